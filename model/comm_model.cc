@@ -1,0 +1,69 @@
+// Collective time from group placement (see comm_model.h).
+#include "model/comm_model.h"
+
+#include <algorithm>
+
+namespace axo {
+
+GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node) {
+  GroupPlacement group;
+  group.size = size;
+  if (size * stride <= gpus_per_node) {
+    group.ranks_per_node = size;
+  } else if (stride >= gpus_per_node) {
+    group.ranks_per_node = 1;
+  } else {
+    group.ranks_per_node = std::clamp<int64_t>(gpus_per_node / stride, 1, size);
+  }
+  return group;
+}
+
+double bus_factor(CollectiveOp op, int64_t p) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2.0 * double(p - 1) / double(p);
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter: return double(p - 1) / double(p);
+    case CollectiveOp::broadcast:
+    case CollectiveOp::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+// Latency steps of a ring: 2(p−1) for all-reduce, p−1 for the others, 1 for send/recv.
+static double latency_steps(CollectiveOp op, int64_t p) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2.0 * double(p - 1);
+    case CollectiveOp::send_recv: return 1.0;
+    default: return double(p - 1);
+  }
+}
+
+LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                           double bytes) {
+  for (const CollectiveFit& fit : machine.collectives) {
+    if (fit.op != op || fit.group_size != group.size || fit.ranks_per_node != group.ranks_per_node) {
+      continue;
+    }
+    for (const LinkSegment& s : fit.segments) {
+      if (bytes <= s.max_bytes || &s == &fit.segments.back()) {
+        return {s.alpha_us * 1e-6, s.bus_bandwidth_GBps * 1e9};
+      }
+    }
+  }
+  const double intra = machine.intra_bus_bandwidth_GBps * 1e9;
+  if (group.intra_node()) {
+    return {latency_steps(op, group.size) * machine.intra_alpha_us * 1e-6, intra};
+  }
+  const double nic_share = double(machine.nics_per_node) * machine.nic_bandwidth_GBps * 1e9 *
+                           double(group.ranks_per_node) / double(machine.gpus_per_node);
+  return {latency_steps(op, group.size) * machine.inter_alpha_us * 1e-6, std::min(intra, nic_share)};
+}
+
+double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                          double bytes) {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  const LinkEstimate link = link_estimate(machine, op, group, bytes);
+  return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
+}
+
+}  // namespace axo

@@ -1,0 +1,44 @@
+// Time of a collective over a group of ranks, from where the group sits.
+//
+// Ring collectives over p ranks moving S bytes (REFERENCE-DATA.md; nccl-tests
+// doc/PERFORMANCE.md): time = α + f · S / B with the bus-bandwidth factor
+// f = 2(p−1)/p for all-reduce, (p−1)/p for all-gather and reduce-scatter,
+// 1 for broadcast and send/recv, and B the group's bus bandwidth. S is the
+// full buffer: the all-reduced buffer, the gathered output, the scattered input.
+//
+// B and α follow from the group's placement: a group whose ranks all share a
+// node uses the intra-node link; otherwise all groups of that shape run at
+// once and share each node's NICs, so a group with k members per node gets
+// min(intra, nics · nic_bandwidth · k / gpus_per_node). A measured fit for the
+// same op, group size and ranks per node replaces the model.
+#pragma once
+
+#include <cstdint>
+
+#include "model/machine_profile.h"
+
+namespace axo {
+
+struct GroupPlacement {
+  int64_t size = 1;            // ranks in the group
+  int64_t ranks_per_node = 1;  // of those, how many share one node
+  bool intra_node() const { return ranks_per_node >= size; }
+};
+
+// The placement of a group of `size` ranks spaced `stride` apart in the rank order.
+GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node);
+
+// Bus-bandwidth factor f of the formula above.
+double bus_factor(CollectiveOp op, int64_t group_size);
+
+struct LinkEstimate {
+  double alpha_s = 0;               // latency of the whole collective
+  double bus_bandwidth_Bps = 0;     // bytes per second
+};
+LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                           double bytes);
+
+double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                          double bytes);
+
+}  // namespace axo

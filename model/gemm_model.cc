@@ -1,0 +1,41 @@
+// GEMM time: roofline, corrected by measured samples (see gemm_model.h).
+#include "model/gemm_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace axo {
+
+double gemm_roofline_seconds(const MachineProfile& machine, Precision precision, double m,
+                             double n, double k) {
+  const double d_half = machine.gemm_half_efficiency_dim;
+  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + d_half));
+  const double flops_per_s = machine.peak_tflops(precision) * 1e12 * machine.gemm_max_efficiency * fill;
+  const double bytes = (m * k + k * n + m * n) * bytes_per_element(precision);
+  const double compute_s = 2.0 * m * n * k / flops_per_s;
+  const double memory_s = bytes / (machine.hbm_bandwidth_GBps * 1e9);
+  return std::max(compute_s, memory_s) + machine.kernel_launch_us * 1e-6;
+}
+
+double gemm_seconds(const MachineProfile& machine, Precision precision, double m, double n,
+                    double k) {
+  const double roofline = gemm_roofline_seconds(machine, precision, m, n, k);
+  double weight_sum = 0, ratio_sum = 0;
+  for (const GemmSample& s : machine.gemm_table) {
+    if (s.precision != precision) continue;
+    const double dm = std::log2(m / double(s.m));
+    const double dn = std::log2(n / double(s.n));
+    const double dk = std::log2(k / double(s.k));
+    const double distance2 = dm * dm + dn * dn + dk * dk;
+    const double measured = 2.0 * double(s.m) * double(s.n) * double(s.k) / (s.tflops * 1e12);
+    const double ratio =
+        measured / gemm_roofline_seconds(machine, precision, double(s.m), double(s.n), double(s.k));
+    if (distance2 < 1e-12) return roofline * ratio;
+    const double weight = 1.0 / (distance2 * distance2);
+    weight_sum += weight;
+    ratio_sum += weight * ratio;
+  }
+  return weight_sum > 0 ? roofline * ratio_sum / weight_sum : roofline;
+}
+
+}  // namespace axo

@@ -1,0 +1,210 @@
+// MachineProfile: YAML schema, validation and output.
+#include "model/machine_profile.h"
+
+#include <cmath>
+#include <limits>
+
+#include "model/error.h"
+#include "model/yaml_fields.h"
+
+namespace axo {
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all_reduce";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+CollectiveOp parse_collective_op(const std::string& text, const std::string& where) {
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
+                          CollectiveOp::reduce_scatter, CollectiveOp::broadcast,
+                          CollectiveOp::send_recv}) {
+    if (text == to_string(op)) return op;
+  }
+  throw InputError(where + ": unknown collective '" + text +
+                   "' (expected all_reduce, all_gather, reduce_scatter, broadcast, send_recv)");
+}
+
+double MachineProfile::peak_tflops(Precision precision) const {
+  switch (precision) {
+    case Precision::fp32: return peak_tflops_fp32;
+    case Precision::fp16: return peak_tflops_fp16;
+    case Precision::bf16: return peak_tflops_bf16;
+  }
+  return 0;
+}
+
+double MachineProfile::usable_memory_bytes() const {
+  return (device_memory_GiB - reserved_memory_GiB) * double(1ull << 30);
+}
+
+namespace {
+
+constexpr double kHuge = 1e12;
+
+Precision parse_precision(const YamlMap& map) {
+  const std::string p = map.get_choice("precision", {"fp32", "fp16", "bf16"});
+  return p == "fp32" ? Precision::fp32 : p == "fp16" ? Precision::fp16 : Precision::bf16;
+}
+
+std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::string& source) {
+  if (!table.IsSequence()) throw InputError(where(table, source) + ": gemm table: expected a list");
+  std::vector<GemmSample> samples;
+  for (const YAML::Node& entry : table) {
+    const YamlMap map(entry, source, "gemm table entry");
+    GemmSample s;
+    s.precision = parse_precision(map);
+    s.m = map.get_int("m", 1, int64_t(1) << 40);
+    s.n = map.get_int("n", 1, int64_t(1) << 40);
+    s.k = map.get_int("k", 1, int64_t(1) << 40);
+    s.tflops = map.get_double("tflops", 1e-9, 1e6);
+    map.reject_unknown_keys();
+    samples.push_back(s);
+  }
+  return samples;
+}
+
+std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::string& source) {
+  if (!list.IsSequence()) throw InputError(where(list, source) + ": collectives: expected a list");
+  std::vector<CollectiveFit> fits;
+  for (const YAML::Node& entry : list) {
+    const YamlMap map(entry, source, "collective fit");
+    CollectiveFit fit;
+    fit.op = parse_collective_op(map.get_string("op"), where(map.get_node("op"), source));
+    fit.group_size = map.get_int("group_size", 1, int64_t(1) << 30);
+    fit.ranks_per_node = map.get_int("ranks_per_node", 1, fit.group_size);
+    const YAML::Node segments = map.get_node("segments");
+    if (!segments.IsSequence() || segments.size() == 0) {
+      map.fail("segments", "expected a non-empty list of {max_bytes, alpha_us, bus_bandwidth_GBps}");
+    }
+    for (const YAML::Node& s : segments) {
+      const YamlMap seg(s, source, "collective segment");
+      LinkSegment piece;
+      piece.max_bytes = seg.has("max_bytes") ? seg.get_double("max_bytes", 1, 1e18) : kHuge * 1e6;
+      piece.alpha_us = seg.get_double("alpha_us", 0, 1e9);
+      piece.bus_bandwidth_GBps = seg.get_double("bus_bandwidth_GBps", 1e-9, 1e9);
+      seg.reject_unknown_keys();
+      if (!fit.segments.empty() && piece.max_bytes <= fit.segments.back().max_bytes) {
+        seg.fail("max_bytes", "segments must be in increasing max_bytes order");
+      }
+      fit.segments.push_back(piece);
+    }
+    map.reject_unknown_keys({"measured"});
+    fits.push_back(fit);
+  }
+  return fits;
+}
+
+}  // namespace
+
+MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::string& source) {
+  const YamlMap map(node, source, "machine profile");
+  MachineProfile p;
+  p.name = map.get_string("name");
+  p.source = map.get_string("source", "");
+  p.backend = map.get_choice("backend", {"gpu", "cpu"}, "gpu");
+  p.gpus_per_node = map.get_int("gpus_per_node", 1, 1 << 16);
+  p.device_memory_GiB = map.get_double("device_memory_GiB", 1e-3, 1e6);
+  p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
+  const YamlMap peak(map.get_node("peak_tflops"), source, "peak_tflops");
+  p.peak_tflops_fp32 = peak.get_double("fp32", 1e-9, 1e7);
+  p.peak_tflops_fp16 = peak.get_double("fp16", 1e-9, 1e7, p.peak_tflops_fp32);
+  p.peak_tflops_bf16 = peak.get_double("bf16", 1e-9, 1e7, p.peak_tflops_fp16);
+  peak.reject_unknown_keys();
+  p.hbm_bandwidth_GBps = map.get_double("hbm_bandwidth_GBps", 1e-6, 1e8);
+  p.memory_bound_efficiency = map.get_double("memory_bound_efficiency", 1e-3, 1, 0.7);
+  p.kernel_launch_us = map.get_double("kernel_launch_us", 0, 1e6, 5);
+
+  const YamlMap gemm(map.get_node("gemm"), source, "gemm");
+  p.gemm_max_efficiency = gemm.get_double("max_efficiency", 1e-3, 1);
+  p.gemm_half_efficiency_dim = gemm.get_double("half_efficiency_dim", 0, 1e6, 32);
+  if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
+  gemm.reject_unknown_keys();
+
+  const YamlMap intra(map.get_node("intra_node"), source, "intra_node link");
+  p.intra_alpha_us = intra.get_double("alpha_us", 0, 1e9);
+  p.intra_bus_bandwidth_GBps = intra.get_double("bus_bandwidth_GBps", 1e-9, 1e9);
+  intra.reject_unknown_keys();
+
+  const YamlMap inter(map.get_node("inter_node"), source, "inter_node link");
+  p.inter_alpha_us = inter.get_double("alpha_us", 0, 1e9);
+  p.nics_per_node = inter.get_int("nics_per_node", 1, 1024);
+  p.nic_bandwidth_GBps = inter.get_double("nic_bandwidth_GBps", 1e-9, 1e9);
+  inter.reject_unknown_keys();
+
+  const YamlMap host(map.get_node("host_link"), source, "host_link");
+  p.host_to_device_GBps = host.get_double("host_to_device_GBps", 1e-9, 1e9);
+  p.device_to_host_GBps = host.get_double("device_to_host_GBps", 1e-9, 1e9);
+  host.reject_unknown_keys();
+
+  p.cpu_optimizer_params_per_s = map.get_double("cpu_optimizer_params_per_s", 1, 1e15);
+  if (map.has("collectives")) p.collectives = read_collectives(map.get_node("collectives"), source);
+  map.reject_unknown_keys({"metadata", "raw"});
+  return p;
+}
+
+MachineProfile load_machine_profile(const std::string& path) {
+  return machine_profile_from_yaml(load_yaml_file(path), path);
+}
+
+YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
+  YAML::Node node;
+  node["name"] = p.name;
+  if (!p.source.empty()) node["source"] = p.source;
+  node["backend"] = p.backend;
+  node["gpus_per_node"] = p.gpus_per_node;
+  node["device_memory_GiB"] = p.device_memory_GiB;
+  node["reserved_memory_GiB"] = p.reserved_memory_GiB;
+  node["peak_tflops"]["fp32"] = p.peak_tflops_fp32;
+  node["peak_tflops"]["fp16"] = p.peak_tflops_fp16;
+  node["peak_tflops"]["bf16"] = p.peak_tflops_bf16;
+  node["hbm_bandwidth_GBps"] = p.hbm_bandwidth_GBps;
+  node["memory_bound_efficiency"] = p.memory_bound_efficiency;
+  node["kernel_launch_us"] = p.kernel_launch_us;
+  node["gemm"]["max_efficiency"] = p.gemm_max_efficiency;
+  node["gemm"]["half_efficiency_dim"] = p.gemm_half_efficiency_dim;
+  for (const GemmSample& s : p.gemm_table) {
+    YAML::Node e;
+    e["precision"] = to_string(s.precision);
+    e["m"] = s.m;
+    e["n"] = s.n;
+    e["k"] = s.k;
+    e["tflops"] = s.tflops;
+    e.SetStyle(YAML::EmitterStyle::Flow);
+    node["gemm"]["table"].push_back(e);
+  }
+  node["intra_node"]["alpha_us"] = p.intra_alpha_us;
+  node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
+  node["inter_node"]["alpha_us"] = p.inter_alpha_us;
+  node["inter_node"]["nics_per_node"] = p.nics_per_node;
+  node["inter_node"]["nic_bandwidth_GBps"] = p.nic_bandwidth_GBps;
+  node["host_link"]["host_to_device_GBps"] = p.host_to_device_GBps;
+  node["host_link"]["device_to_host_GBps"] = p.device_to_host_GBps;
+  node["cpu_optimizer_params_per_s"] = p.cpu_optimizer_params_per_s;
+  for (const CollectiveFit& fit : p.collectives) {
+    YAML::Node e;
+    e["op"] = to_string(fit.op);
+    e["group_size"] = fit.group_size;
+    e["ranks_per_node"] = fit.ranks_per_node;
+    for (size_t i = 0; i < fit.segments.size(); ++i) {
+      YAML::Node s;
+      if (i + 1 < fit.segments.size()) s["max_bytes"] = fit.segments[i].max_bytes;
+      s["alpha_us"] = fit.segments[i].alpha_us;
+      s["bus_bandwidth_GBps"] = fit.segments[i].bus_bandwidth_GBps;
+      s.SetStyle(YAML::EmitterStyle::Flow);
+      e["segments"].push_back(s);
+    }
+    node["collectives"].push_back(e);
+  }
+  if (extra.IsMap()) {
+    for (const auto& entry : extra) node[entry.first.as<std::string>()] = entry.second;
+  }
+  return node;
+}
+
+}  // namespace axo

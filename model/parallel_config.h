@@ -1,0 +1,71 @@
+// One way to split a model over G GPUs: the 4D grid, the pipeline, and the
+// choices that change time and memory (microbatch, recompute, offload,
+// overlap, interleaving, rank order).
+//
+// G = pipeline × data × z × y × x (ARCHITECTURE.md). Megatron-LM's 1D tensor
+// parallelism is x = z = 1 (y = its tensor-parallel size), optionally with
+// sequence parallelism.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace axo {
+
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute recompute);
+
+// The five grid dimensions, named as in the rank order string.
+enum class GridDim { x, y, z, data, pipeline };
+constexpr int kGridDims = 5;
+char order_letter(GridDim dim);  // 'x', 'y', 'z', 'd', 'p'
+
+struct ParallelConfig {
+  int64_t pipeline = 1;
+  int64_t data = 1;
+  int64_t x = 1;
+  int64_t y = 1;
+  int64_t z = 1;
+  int64_t microbatch = 1;  // sequences per microbatch per data-parallel replica
+  Recompute recompute = Recompute::none;
+  bool offload = false;            // optimizer state in host memory
+  bool overlap = true;             // overlap tensor-parallel collectives (OAR, ORS, OAG)
+  bool sequence_parallel = false;  // Megatron sequence parallelism (x = z = 1 only)
+  int64_t interleave = 1;          // virtual pipeline chunks per stage
+  // Rank order, innermost (fastest-varying) dimension first.
+  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+                                          GridDim::pipeline};
+
+  int64_t gpus() const { return pipeline * data * x * y * z; }
+  int64_t size(GridDim dim) const;
+  // Distance in rank numbers between neighbours of a group of `dim`.
+  int64_t stride(GridDim dim) const;
+  std::string order_string() const;  // e.g. "xyzdp"
+};
+
+bool operator==(const ParallelConfig& a, const ParallelConfig& b);
+
+// Parses "xyzdp" (each of x, y, z, d, p once); throws InputError otherwise.
+std::array<GridDim, kGridDims> parse_order(const std::string& text, const std::string& source);
+
+// A partial configuration from `--fix key=value,...`: the fields it sets are
+// held fixed by the search. Keys: pipeline, data, x, y, z, microbatch,
+// recompute (none|selective|full), offload (on|off), overlap (on|off),
+// sequence_parallel (on|off), interleave, order.
+struct FixedFields {
+  ParallelConfig values;
+  bool pipeline = false, data = false, x = false, y = false, z = false, microbatch = false,
+       recompute = false, offload = false, overlap = false, sequence_parallel = false,
+       interleave = false, order = false;
+  bool all_grid_fixed() const { return pipeline && data && x && y && z; }
+  bool allows(const ParallelConfig& config) const;
+};
+FixedFields parse_fix(const std::string& text);
+
+YAML::Node to_yaml(const ParallelConfig& config);
+ParallelConfig parallel_config_from_yaml(const YAML::Node& node, const std::string& source);
+
+}  // namespace axo

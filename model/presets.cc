@@ -1,0 +1,50 @@
+// Preset lookup (see presets.h).
+#include "model/presets.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "model/error.h"
+
+namespace axo {
+
+namespace fs = std::filesystem;
+
+std::string config_dir() {
+  const char* env = std::getenv("AXO_CONFIG_DIR");
+  return env && *env ? env : AXO_DEFAULT_CONFIG_DIR;
+}
+
+std::vector<std::string> list_presets(const std::string& kind) {
+  std::vector<std::string> names;
+  const fs::path dir = fs::path(config_dir()) / kind;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolve_preset(const std::string& kind, const std::string& name_or_path) {
+  std::error_code error;
+  if (fs::is_regular_file(name_or_path, error)) return name_or_path;
+  const fs::path preset = fs::path(config_dir()) / kind / (name_or_path + ".yaml");
+  if (fs::is_regular_file(preset, error)) return preset.string();
+  std::string known;
+  for (const std::string& name : list_presets(kind)) known += (known.empty() ? "" : ", ") + name;
+  throw InputError("'" + name_or_path + "' is neither a file nor a " + kind.substr(0, kind.size() - 1) +
+                   " preset (presets in " + (fs::path(config_dir()) / kind).string() + ": " +
+                   (known.empty() ? "none" : known) + ")");
+}
+
+TransformerSpec load_model(const std::string& name_or_path) {
+  return load_transformer_spec(resolve_preset("models", name_or_path));
+}
+
+MachineProfile load_machine(const std::string& name_or_path) {
+  return load_machine_profile(resolve_preset("machines", name_or_path));
+}
+
+}  // namespace axo

@@ -1,0 +1,218 @@
+// TransformerSpec: derived counts, validation, YAML and Hugging Face input.
+#include "model/transformer_spec.h"
+
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/yaml_fields.h"
+
+namespace axo {
+
+const char* to_string(MlpKind kind) { return kind == MlpKind::gelu ? "gelu" : "swiglu"; }
+const char* to_string(NormKind kind) { return kind == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
+const char* to_string(PositionKind kind) { return kind == PositionKind::learned ? "learned" : "rope"; }
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+int bytes_per_element(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
+
+int64_t TransformerSpec::linear_weights_per_layer() const {
+  // QKV [qkv_width, h], attention out [h, h], MLP up [mlp_up_width, h], MLP down [h, ffn].
+  return hidden * qkv_width() + hidden * hidden + hidden * mlp_up_width() + ffn_hidden * hidden;
+}
+
+int64_t TransformerSpec::params_per_layer() const {
+  const int64_t biases = bias ? qkv_width() + hidden + mlp_up_width() + hidden : 0;
+  const int64_t norm_params = norm == NormKind::layernorm ? 2 * 2 * hidden : 2 * hidden;
+  return linear_weights_per_layer() + biases + norm_params;
+}
+
+int64_t TransformerSpec::non_layer_params() const {
+  const int64_t token_embedding = vocab * hidden;
+  const int64_t position_embedding = positions == PositionKind::learned ? seq_len * hidden : 0;
+  const int64_t final_norm = norm == NormKind::layernorm ? 2 * hidden : hidden;
+  const int64_t lm_head = tied_embeddings ? 0 : vocab * hidden;
+  return token_embedding + position_embedding + final_norm + lm_head;
+}
+
+int64_t TransformerSpec::parameter_count() const {
+  return layers * params_per_layer() + non_layer_params();
+}
+
+double TransformerSpec::model_flops_per_iteration() const {
+  const double tokens = double(global_batch) * double(seq_len);
+  // Forward: 2 FLOPs per weight per token in the linear layers and the LM head,
+  // plus attention scores (QKᵀ) and context (AV): 2·s·h each per token.
+  const double forward_per_token = 2.0 * double(layers) * double(linear_weights_per_layer()) +
+                                   2.0 * double(vocab) * double(hidden) +
+                                   4.0 * double(layers) * double(seq_len) * double(hidden);
+  return 3.0 * tokens * forward_per_token;  // backward = 2 × forward
+}
+
+void validate(const TransformerSpec& spec, const std::string& source) {
+  auto fail = [&](const std::string& field, const std::string& message) {
+    throw InputError(source + ": field '" + field + "': " + message);
+  };
+  if (spec.layers < 1) fail("layers", "must be at least 1");
+  if (spec.hidden < 1) fail("hidden", "must be at least 1");
+  if (spec.heads < 1) fail("heads", "must be at least 1");
+  if (spec.hidden % spec.heads != 0) {
+    fail("heads", std::to_string(spec.heads) + " heads do not divide hidden " +
+                      std::to_string(spec.hidden));
+  }
+  if (spec.kv_heads < 1 || spec.kv_heads > spec.heads || spec.heads % spec.kv_heads != 0) {
+    fail("kv_heads", std::to_string(spec.kv_heads) + " must divide heads " +
+                         std::to_string(spec.heads));
+  }
+  if (spec.ffn_hidden < 1) fail("ffn_hidden", "must be at least 1");
+  if (spec.seq_len < 1) fail("seq_len", "must be at least 1");
+  if (spec.vocab < 1) fail("vocab", "must be at least 1");
+  if (spec.global_batch < 1) fail("global_batch", "must be at least 1");
+}
+
+TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source) {
+  const YamlMap map(node, source, "model spec");
+  constexpr int64_t big = int64_t(1) << 40;
+  TransformerSpec spec;
+  spec.name = map.get_string("name");
+  spec.source = map.get_string("source", "");
+  spec.layers = map.get_int("layers", 1, 100000);
+  spec.hidden = map.get_int("hidden", 1, 1 << 24);
+  spec.heads = map.get_int("heads", 1, 1 << 20);
+  spec.kv_heads = map.get_int("kv_heads", 1, 1 << 20, spec.heads);
+  spec.ffn_hidden = map.get_int("ffn_hidden", 1, 1 << 26, 4 * spec.hidden);
+  spec.mlp = map.get_choice("mlp", {"gelu", "swiglu"}, "gelu") == "gelu" ? MlpKind::gelu
+                                                                           : MlpKind::swiglu;
+  spec.norm = map.get_choice("norm", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm"
+                  ? NormKind::layernorm
+                  : NormKind::rmsnorm;
+  spec.positions = map.get_choice("positions", {"learned", "rope"}, "learned") == "learned"
+                       ? PositionKind::learned
+                       : PositionKind::rope;
+  spec.bias = map.get_bool("bias", true);
+  spec.tied_embeddings = map.get_bool("tied_embeddings", true);
+  spec.dropout = map.get_bool("dropout", false);
+  spec.seq_len = map.get_int("seq_len", 1, 1 << 24);
+  spec.vocab = map.get_int("vocab", 1, 1 << 24);
+  spec.global_batch = map.get_int("global_batch", 1, big);
+  const std::string precision = map.get_choice("precision", {"fp32", "fp16", "bf16"}, "bf16");
+  spec.precision = precision == "fp32" ? Precision::fp32
+                   : precision == "fp16" ? Precision::fp16
+                                         : Precision::bf16;
+  map.reject_unknown_keys();
+  if (spec.hidden % spec.heads != 0) {
+    map.fail("heads", std::to_string(spec.heads) + " heads do not divide hidden " +
+                          std::to_string(spec.hidden));
+  }
+  if (spec.heads % spec.kv_heads != 0) {
+    map.fail("kv_heads", std::to_string(spec.kv_heads) + " does not divide heads " +
+                             std::to_string(spec.heads));
+  }
+  return spec;
+}
+
+namespace {
+
+// The first of `keys` present in `config` as an integer.
+int64_t hf_int(const nlohmann::json& config, std::initializer_list<const char*> keys,
+               const std::string& source, std::optional<int64_t> fallback = std::nullopt) {
+  for (const char* key : keys) {
+    if (!config.contains(key) || config[key].is_null()) continue;
+    const nlohmann::json& v = config[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      throw InputError(source + ": field '" + key + "': expected a positive integer, got " +
+                       v.dump());
+    }
+    return v.get<int64_t>();
+  }
+  if (fallback) return *fallback;
+  throw InputError(source + ": field '" + *keys.begin() + "': missing from the config.json");
+}
+
+}  // namespace
+
+TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
+                                                const std::string& source) {
+  if (!config.is_object()) throw InputError(source + ": expected a JSON object");
+  TransformerSpec spec;
+  spec.name = config.value("_name_or_path", config.value("model_type", std::string("hf-model")));
+  spec.source = source;
+  spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
+  spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
+  spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
+  spec.kv_heads = hf_int(config, {"num_key_value_heads"}, source, spec.heads);
+  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
+                           4 * spec.hidden);
+  spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source);
+  spec.vocab = hf_int(config, {"vocab_size"}, source);
+  const std::string act = config.value("hidden_act", config.value("activation_function", "gelu"));
+  spec.mlp = (act == "silu" || act == "swiglu") ? MlpKind::swiglu : MlpKind::gelu;
+  const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
+  spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
+  spec.positions = (llama_like || config.contains("rope_theta")) ? PositionKind::rope
+                                                                 : PositionKind::learned;
+  spec.bias = !llama_like && config.value("attention_bias", true);
+  spec.tied_embeddings = config.value("tie_word_embeddings", !llama_like);
+  spec.dropout = config.value("attention_dropout", 0.0) > 0 || config.value("attn_pdrop", 0.0) > 0;
+  const std::string dtype = config.value("torch_dtype", std::string("bfloat16"));
+  spec.precision = dtype == "float32" ? Precision::fp32
+                   : dtype == "float16" ? Precision::fp16
+                                        : Precision::bf16;
+  if (spec.hidden % spec.heads != 0 || spec.heads % spec.kv_heads != 0) {
+    throw InputError(source + ": heads (" + std::to_string(spec.heads) + ") and kv heads (" +
+                     std::to_string(spec.kv_heads) + ") do not divide hidden " +
+                     std::to_string(spec.hidden));
+  }
+  return spec;
+}
+
+TransformerSpec load_transformer_spec(const std::string& path) {
+  const bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (!is_json) {
+    TransformerSpec spec = transformer_spec_from_yaml(load_yaml_file(path), path);
+    validate(spec, path);
+    return spec;
+  }
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                     e.what());
+  }
+  return transformer_spec_from_hf_config(config, path);
+}
+
+YAML::Node to_yaml(const TransformerSpec& spec) {
+  YAML::Node node;
+  node["name"] = spec.name;
+  if (!spec.source.empty()) node["source"] = spec.source;
+  node["layers"] = spec.layers;
+  node["hidden"] = spec.hidden;
+  node["heads"] = spec.heads;
+  node["kv_heads"] = spec.kv_heads;
+  node["ffn_hidden"] = spec.ffn_hidden;
+  node["mlp"] = to_string(spec.mlp);
+  node["norm"] = to_string(spec.norm);
+  node["positions"] = to_string(spec.positions);
+  node["bias"] = spec.bias;
+  node["tied_embeddings"] = spec.tied_embeddings;
+  node["dropout"] = spec.dropout;
+  node["seq_len"] = spec.seq_len;
+  node["vocab"] = spec.vocab;
+  node["global_batch"] = spec.global_batch;
+  node["precision"] = to_string(spec.precision);
+  return node;
+}
+
+}  // namespace axo

@@ -1,0 +1,79 @@
+// The shape of a decoder-only transformer and the counts derived from it.
+//
+// A TransformerSpec is what every part of axo agrees a model is: the planner
+// costs it, the executor trains it. It is read from the YAML presets in
+// configs/models/ or from a Hugging Face config.json.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+
+namespace axo {
+
+enum class MlpKind { gelu, swiglu };
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { learned, rope };
+enum class Precision { fp32, fp16, bf16 };
+
+const char* to_string(MlpKind kind);
+const char* to_string(NormKind kind);
+const char* to_string(PositionKind kind);
+const char* to_string(Precision precision);
+// Bytes of one element: 4 for fp32, 2 for fp16 and bf16.
+int bytes_per_element(Precision precision);
+
+struct TransformerSpec {
+  std::string name;
+  std::string source;           // where the shape comes from (paper, model card)
+  int64_t layers = 0;
+  int64_t hidden = 0;           // h
+  int64_t heads = 0;            // a (query heads)
+  int64_t kv_heads = 0;         // key/value heads; == heads unless grouped-query attention
+  int64_t ffn_hidden = 0;       // MLP width (4h for GPT)
+  MlpKind mlp = MlpKind::gelu;
+  NormKind norm = NormKind::layernorm;
+  PositionKind positions = PositionKind::learned;
+  bool bias = true;             // biases on every linear layer (GPT) or none (Llama)
+  bool tied_embeddings = true;  // LM head shares the token embedding
+  bool dropout = false;         // attention and hidden dropout (Megatron-LM 2022 trained with it)
+  int64_t seq_len = 0;          // s
+  int64_t vocab = 0;            // V
+  int64_t global_batch = 0;     // B, sequences per iteration
+  Precision precision = Precision::bf16;
+
+  int64_t head_dim() const { return hidden / heads; }
+  // Output width of the fused QKV projection: (a + 2·kv)·(h/a).
+  int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim(); }
+  // Output width of the MLP's first projection: ffn, or 2·ffn for SwiGLU (gate and up).
+  int64_t mlp_up_width() const { return mlp == MlpKind::swiglu ? 2 * ffn_hidden : ffn_hidden; }
+  // Weights of the four linear layers of one block (no biases).
+  int64_t linear_weights_per_layer() const;
+  // Every parameter of one block: linear weights, biases, norms.
+  int64_t params_per_layer() const;
+  // Token embedding, position embedding, final norm and (untied) LM head.
+  int64_t non_layer_params() const;
+  int64_t parameter_count() const;
+  // Model FLOPs of one iteration (forward + backward, no recompute), counting
+  // 2 FLOPs per multiply-add of every GEMM including attention scores and
+  // context and the LM head. For GPT this is Narayanan et al.'s (SC'21)
+  // 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
+  double model_flops_per_iteration() const;
+};
+
+// Throws InputError naming the field when the spec is not a usable model.
+void validate(const TransformerSpec& spec, const std::string& source);
+
+// From a parsed YAML mapping; `source` names the file in messages.
+TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source);
+// From a Hugging Face config.json (GPT-2, Llama, Mistral, GPT-NeoX style keys).
+// config.json has no batch size: global_batch is left 0 for the caller to set.
+TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
+                                                const std::string& source);
+// Reads a .yaml/.yml spec or a .json Hugging Face config, by extension.
+TransformerSpec load_transformer_spec(const std::string& path);
+YAML::Node to_yaml(const TransformerSpec& spec);
+
+}  // namespace axo

@@ -1,0 +1,169 @@
+// Typed, located reading of YAML fields (see yaml_fields.h).
+#include "model/yaml_fields.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "model/error.h"
+
+namespace axo {
+
+YAML::Node load_yaml_text(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream out;
+    out << source;
+    if (!e.mark.is_null()) out << ":" << e.mark.line + 1 << ":" << e.mark.column + 1;
+    out << ": malformed YAML: " << e.msg;
+    throw InputError(out.str());
+  }
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_yaml_text(text.str(), path);
+}
+
+std::string where(const YAML::Node& node, const std::string& source) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null()) return source;
+  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+YamlMap::YamlMap(const YAML::Node& node, std::string source, std::string what)
+    : node_(node), source_(std::move(source)), what_(std::move(what)) {
+  if (!node_.IsMap()) {
+    throw InputError(where(node_, source_) + ": expected a mapping for the " + what_);
+  }
+}
+
+bool YamlMap::has(const std::string& key) const {
+  read_keys_.insert(key);
+  const YAML::Node v = node_[key];
+  return v.IsDefined() && !v.IsNull();
+}
+
+YAML::Node YamlMap::value(const std::string& key) const {
+  read_keys_.insert(key);
+  const YAML::Node v = node_[key];
+  if (!v.IsDefined() || v.IsNull()) fail(key, "missing (required in the " + what_ + ")");
+  return v;
+}
+
+void YamlMap::fail(const std::string& key, const std::string& message) const {
+  if (key.empty()) throw InputError(where(node_, source_) + ": " + what_ + ": " + message);
+  const YAML::Node v = node_[key];
+  const std::string at = v.IsDefined() ? where(v, source_) : where(node_, source_);
+  throw InputError(at + ": field '" + key + "': " + message);
+}
+
+static std::string scalar_text(const YAML::Node& v) {
+  return v.IsScalar() ? v.Scalar() : std::string(v.IsMap() ? "<mapping>" : "<sequence>");
+}
+
+std::string YamlMap::get_string(const std::string& key) const {
+  const YAML::Node v = value(key);
+  if (!v.IsScalar()) fail(key, "expected a string, got " + scalar_text(v));
+  return v.Scalar();
+}
+
+std::string YamlMap::get_string(const std::string& key, const std::string& fallback) const {
+  return has(key) ? get_string(key) : fallback;
+}
+
+int64_t YamlMap::get_int(const std::string& key, int64_t min, int64_t max) const {
+  const YAML::Node v = value(key);
+  const std::string text = scalar_text(v);
+  int64_t parsed = 0;
+  size_t used = 0;
+  try {
+    parsed = std::stoll(text, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (!v.IsScalar() || used == 0 || used != text.size()) {
+    fail(key, "expected a whole number, got '" + text + "'");
+  }
+  if (parsed < min || parsed > max) {
+    fail(key, "expected a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
+                  "], got " + text);
+  }
+  return parsed;
+}
+
+int64_t YamlMap::get_int(const std::string& key, int64_t min, int64_t max, int64_t fallback) const {
+  return has(key) ? get_int(key, min, max) : fallback;
+}
+
+double YamlMap::get_double(const std::string& key, double min, double max) const {
+  const YAML::Node v = value(key);
+  const std::string text = scalar_text(v);
+  double parsed = 0;
+  size_t used = 0;
+  try {
+    parsed = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (!v.IsScalar() || used == 0 || used != text.size() || !std::isfinite(parsed)) {
+    fail(key, "expected a number, got '" + text + "'");
+  }
+  if (parsed < min || parsed > max) {
+    std::ostringstream range;
+    range << "expected a number in [" << min << ", " << max << "], got " << text;
+    fail(key, range.str());
+  }
+  return parsed;
+}
+
+double YamlMap::get_double(const std::string& key, double min, double max, double fallback) const {
+  return has(key) ? get_double(key, min, max) : fallback;
+}
+
+bool YamlMap::get_bool(const std::string& key) const {
+  const YAML::Node v = value(key);
+  bool parsed = false;
+  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, parsed)) {
+    fail(key, "expected true or false, got '" + scalar_text(v) + "'");
+  }
+  return parsed;
+}
+
+bool YamlMap::get_bool(const std::string& key, bool fallback) const {
+  return has(key) ? get_bool(key) : fallback;
+}
+
+std::string YamlMap::get_choice(const std::string& key,
+                                const std::vector<std::string>& choices) const {
+  const std::string text = get_string(key);
+  for (const std::string& c : choices) {
+    if (c == text) return text;
+  }
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+  fail(key, "expected one of " + list + ", got '" + text + "'");
+}
+
+std::string YamlMap::get_choice(const std::string& key, const std::vector<std::string>& choices,
+                                const std::string& fallback) const {
+  return has(key) ? get_choice(key, choices) : fallback;
+}
+
+YAML::Node YamlMap::get_node(const std::string& key) const { return value(key); }
+
+void YamlMap::reject_unknown_keys(const std::set<std::string>& also_allowed) const {
+  for (const auto& entry : node_) {
+    const std::string key = entry.first.as<std::string>();
+    if (read_keys_.count(key) == 0 && also_allowed.count(key) == 0) {
+      throw InputError(where(entry.first, source_) + ": field '" + key + "': unknown field in the " +
+                       what_);
+    }
+  }
+}
+
+}  // namespace axo

@@ -1,0 +1,34 @@
+// The `axo` command line: registers the subcommands and maps failures to exit
+// codes (0 success, 1 runtime failure, 2 usage error or bad input).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "model/error.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"axo: plan, run and check hybrid-parallel transformer training"};
+  app.require_subcommand(1);
+  axo::tools::add_plan_command(app);
+  axo::tools::add_models_command(app);
+  axo::tools::add_machines_command(app);
+  axo::tools::add_validate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const axo::InputError& e) {
+    std::cerr << "axo: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "axo: failed: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,15 @@
+// The subcommands of `axo`. Each add_* function registers one subcommand on
+// the CLI11 app; its callback parses nothing itself, calls a library, prints,
+// and throws InputError for user mistakes (exit 2) or anything else (exit 1).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace axo::tools {
+
+void add_plan_command(CLI::App& app);
+void add_models_command(CLI::App& app);
+void add_machines_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+
+}  // namespace axo::tools
