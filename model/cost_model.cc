@@ -169,6 +169,7 @@ CostModel::LocalCompute CostModel::compute_local(const ParallelConfig& c,
     forward_gemm += fwd;
     backward_gemm += dx + dw;
     lc.linear_dw[i] = dw;
+    lc.linear_dx[i] = dx;
   }
 
   // Attention core: per local head, scores [s, d]·[d, s] and context [s, s]·[s, d],
@@ -185,7 +186,9 @@ CostModel::LocalCompute CostModel::compute_local(const ParallelConfig& c,
   layer.gemm("backward", "attention scores dQ dK", batch * sq, d, sq, scores_bwd, 1);
   layer.gemm("backward", "attention context dP dV", batch * sq, sq, d, context_bwd, 1);
 
-  // Memory-bound ops, forward bytes; backward reads input and gradient and writes a gradient (2x).
+  // Memory-bound ops, forward bytes. Their backward reads the input (or
+  // output) and the incoming gradient and writes one gradient: three tensors
+  // where the forward moved two, so 1.5x the forward's bytes.
   const double attention_elems = batch * sq * sq;
   const double column_ffn = tokens * double(s.ffn_hidden / c.y);
   const double norms = 2 * 2 * hidden_elems * e;
@@ -204,9 +207,9 @@ CostModel::LocalCompute CostModel::compute_local(const ParallelConfig& c,
   layer.memory("forward", s.mlp == MlpKind::swiglu ? "swiglu" : "gelu", activation, activation_t, 1);
   if (rope > 0) layer.memory("forward", "rotary embedding", rope, rope_t, 1);
   const double memory_forward = norm_t + residual_t + softmax_t + activation_t + rope_t;
-  const double memory_backward = 2 * memory_forward;
-  layer.memory("backward", "memory-bound ops (2x forward)", 2 * (norms + residuals + softmax + activation + rope),
-               memory_backward, 1);
+  const double memory_backward = 1.5 * memory_forward;
+  layer.memory("backward", "memory-bound ops (1.5x forward)",
+               1.5 * (norms + residuals + softmax + activation + rope), memory_backward, 1);
 
   lc.layer_forward = forward_gemm + scores + context + memory_forward;
   lc.layer_backward = backward_gemm + scores_bwd + context_bwd + memory_backward;
@@ -340,6 +343,10 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
     collective(bwd, Exposure::async_bwd, 0, "layer", "backward", CollectiveOp::all_gather,
                GridDim::z, block, e, "weights", l.name);
     if (sp && !l.transposed) {
+      // Megatron-LM keeps only the sequence-split input and gathers it again
+      // for the weight gradient, under the dX GEMM.
+      collective(bwd, Exposure::oar, lc.linear_dx[i], "layer", "backward", CollectiveOp::all_gather,
+                 GridDim::y, tokens * double(l.in), e, "input again for dW", l.name);
       collective(bwd, Exposure::oar, lc.linear_dw[i], "layer", "backward",
                  CollectiveOp::reduce_scatter, GridDim::y, tokens * double(l.in), e, "dX", l.name);
     } else if (sp) {
@@ -420,27 +427,37 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
   b.bubble = c.pipeline > 1 ? double(c.pipeline - 1) / double(c.interleave) * stage_time : 0;
 
   // Pipeline point-to-point: one activation forward and one gradient backward
-  // per microbatch and chunk boundary, plus the fill and drain.
+  // per microbatch and chunk boundary, plus the fill and drain. The activation
+  // [T, h/x] is replicated over Y, so each Y rank sends 1/y of it and the
+  // receiver all-gathers it over Y (Megatron-LM's scatter-gather); with
+  // sequence parallelism it is already split over Y.
   const Recorder step_items{items, "step"};
   if (c.pipeline > 1) {
     const GroupPlacement pipe = place_group(c.pipeline, c.stride(GridDim::pipeline), gpn);
     const GroupPlacement pair{2, pipe.intra_node() ? 2 : 1};
-    const double bytes = tokens * double(s.hidden / c.x) / (sp ? double(c.y) : 1.0) * e;
-    const double t = collective_seconds(machine_, CollectiveOp::send_recv, pair, bytes);
+    const double activation = tokens * double(s.hidden / c.x) * e;
+    const double bytes = activation / double(c.y);
     const double count = 2 * (double(c.interleave) * m + double(c.pipeline - 1));
-    b.pp_comm = count * t;
+    const double send = collective_seconds(machine_, CollectiveOp::send_recv, pair, bytes);
+    const double gather =
+        sp ? 0
+           : collective_seconds(machine_, CollectiveOp::all_gather,
+                                place_group(c.y, c.stride(GridDim::y), gpn), activation);
+    b.pp_comm = count * (send + gather);
     if (items) {
       CostItem item;
       item.scope = "step";
       item.phase = "forward+backward";
       item.kind = "p2p";
-      item.name = "send/recv activations and gradients";
+      item.name = gather > 0 ? "send/recv 1/y of activations and gradients, all-gather over y"
+                             : "send/recv activations and gradients";
       item.group = "pipeline";
       item.group_size = 2;
       item.ranks_per_node = pair.ranks_per_node;
       item.bytes = bytes;
-      item.bandwidth_GBps = link_estimate(machine_, CollectiveOp::send_recv, pair, bytes).bus_bandwidth_Bps / 1e9;
-      item.seconds = item.exposed = t;
+      item.bandwidth_GBps =
+          link_estimate(machine_, CollectiveOp::send_recv, pair, bytes).bus_bandwidth_Bps / 1e9;
+      item.seconds = item.exposed = send + gather;
       item.per_iteration = count;
       items->push_back(item);
     }
@@ -481,8 +498,11 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
     }
   }
 
-  // Optimizer: Adam on the device moves (24 + 2e) bytes per parameter (fp32
-  // master, two moments read and written; gradient read, weight written).
+  // Optimizer: the mixed-precision Adam step as Megatron-LM runs it on the
+  // device moves 28 + 4e bytes per parameter: gradient norm and overflow check
+  // (read the gradient twice), Adam (read the gradient, read and write the
+  // fp32 master and both moments), copy to the low-precision weight (read
+  // the master, write the weight).
   // With offload it runs on the host, and gradients go down and weights up.
   if (c.offload) {
     b.optimizer = local_params / machine_.cpu_optimizer_params_per_s;
@@ -493,7 +513,7 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
                       down + up, 1);
     step_items.memory("step", "Adam on the host", 0, b.optimizer, 1);
   } else {
-    const double bytes = local_params * (24 + 2 * e);
+    const double bytes = local_params * (28 + 4 * e);
     b.optimizer = bytes / (machine_.hbm_bandwidth_GBps * 1e9 * machine_.memory_bound_efficiency) +
                   machine_.kernel_launch_us * 1e-6;
     step_items.memory("step", "Adam on the device", bytes, b.optimizer, 1);

@@ -74,6 +74,7 @@ class CostModel {
     double layer_recompute = 0;   // extra forward work in backward (selective or full)
     double layer_forward_gemm = 0;    // window for the prefetched weight all-gather
     double linear_dw[4] = {};          // windows for the dX all-reduces (OAR)
+    double linear_dx[4] = {};          // windows for sequence parallelism's input re-gather
     double layer_backward_window = 0;  // window for the async reduce-scatter (ORS)
     double first_forward = 0, first_backward = 0;  // embedding
     double last_forward = 0, last_backward = 0;    // final norm, LM head, loss

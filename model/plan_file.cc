@@ -1,0 +1,100 @@
+// plan.yaml reading and writing (see plan_file.h).
+#include "model/plan_file.h"
+
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "model/error.h"
+#include "model/yaml_fields.h"
+
+namespace axo {
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (!file) throw InputError(path + ": cannot write (cannot create " + temporary + ")");
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
+                       std::fflush(file) == 0 && ::fsync(fileno(file)) == 0;
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error(path + ": writing failed");
+  }
+}
+
+void write_plan_file(const Plan& plan, const std::string& path) {
+  YAML::Node root;
+  root["axo_plan"] = 1;
+  root["model"] = to_yaml(plan.model);
+  root["machine"] = plan.machine;
+  root["gpus"] = plan.gpus;
+  root["config"] = to_yaml(plan.config);
+  YAML::Node predicted;
+  const Breakdown& b = plan.predicted;
+  predicted["iter_time_s"] = b.iter_time;
+  predicted["tflops_per_gpu"] = b.tflops_per_gpu;
+  predicted["pct_peak"] = b.pct_peak;
+  const auto values = components(b);
+  for (size_t i = 0; i < values.size(); ++i) predicted["components_s"][kComponentNames[i]] = values[i];
+  constexpr double GiB = double(1ull << 30);
+  predicted["memory_GiB"]["weights"] = b.memory.weights / GiB;
+  predicted["memory_GiB"]["gradients"] = b.memory.gradients / GiB;
+  predicted["memory_GiB"]["optimizer"] = b.memory.optimizer / GiB;
+  predicted["memory_GiB"]["activations"] = b.memory.activations / GiB;
+  predicted["memory_GiB"]["comm_buffers"] = b.memory.comm_buffers / GiB;
+  predicted["memory_GiB"]["total"] = b.memory.total() / GiB;
+  predicted["memory_GiB"]["capacity"] = b.memory_capacity / GiB;
+  predicted["fits"] = b.fits;
+  root["predicted"] = predicted;
+  YAML::Emitter out;
+  out << root;
+  write_file_atomically(path, std::string(out.c_str()) + "\n");
+}
+
+Plan read_plan_file(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  const YamlMap map(root, path, "plan");
+  if (map.get_int("axo_plan", 1, 1) != 1) map.fail("axo_plan", "unsupported plan version");
+  Plan plan;
+  plan.model = transformer_spec_from_yaml(map.get_node("model"), path);
+  validate(plan.model, path);
+  plan.machine = map.get_string("machine");
+  plan.gpus = map.get_int("gpus", 1, int64_t(1) << 30);
+  plan.config = parallel_config_from_yaml(map.get_node("config"), path);
+  if (plan.config.gpus() != plan.gpus) {
+    map.fail("config", "pipeline*data*z*y*x = " + std::to_string(plan.config.gpus()) +
+                           " does not equal gpus = " + std::to_string(plan.gpus));
+  }
+  if (map.has("predicted")) {
+    const YamlMap predicted(map.get_node("predicted"), path, "predicted breakdown");
+    Breakdown& b = plan.predicted;
+    b.iter_time = predicted.get_double("iter_time_s", 0, 1e12);
+    b.tflops_per_gpu = predicted.get_double("tflops_per_gpu", 0, 1e12, 0);
+    b.pct_peak = predicted.get_double("pct_peak", 0, 1e6, 0);
+    b.fits = predicted.get_bool("fits", true);
+    const YamlMap parts(predicted.get_node("components_s"), path, "predicted components");
+    double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm,
+                        &b.dp_comm, &b.offload, &b.optimizer};
+    for (size_t i = 0; i < kComponentNames.size(); ++i) {
+      *fields[i] = parts.get_double(kComponentNames[i], 0, 1e12);
+    }
+    parts.reject_unknown_keys();
+    if (predicted.has("memory_GiB")) {
+      const YamlMap memory(predicted.get_node("memory_GiB"), path, "predicted memory");
+      constexpr double GiB = double(1ull << 30);
+      b.memory.weights = memory.get_double("weights", 0, 1e9) * GiB;
+      b.memory.gradients = memory.get_double("gradients", 0, 1e9) * GiB;
+      b.memory.optimizer = memory.get_double("optimizer", 0, 1e9) * GiB;
+      b.memory.activations = memory.get_double("activations", 0, 1e9) * GiB;
+      b.memory.comm_buffers = memory.get_double("comm_buffers", 0, 1e9) * GiB;
+      b.memory_capacity = memory.get_double("capacity", 0, 1e9, 0) * GiB;
+      memory.reject_unknown_keys({"total"});
+    }
+    predicted.reject_unknown_keys();
+  }
+  map.reject_unknown_keys();
+  return plan;
+}
+
+}  // namespace axo

@@ -1,0 +1,32 @@
+// plan.yaml: the configuration the planner chose, with everything needed to
+// run it (the model spec, the GPU count) and what the planner predicted for
+// it, so `axo train` runs exactly the plan and `axo report` can compare.
+#pragma once
+
+#include <string>
+
+#include "model/breakdown.h"
+#include "model/parallel_config.h"
+#include "model/transformer_spec.h"
+
+namespace axo {
+
+struct Plan {
+  TransformerSpec model;
+  std::string machine;  // the profile's name
+  int64_t gpus = 0;
+  ParallelConfig config;
+  Breakdown predicted;
+};
+
+// Writes atomically (temporary file, flush, rename).
+void write_plan_file(const Plan& plan, const std::string& path);
+// Throws InputError with file, line and field on a malformed plan, or when
+// the grid's product is not the plan's GPU count.
+Plan read_plan_file(const std::string& path);
+
+// Writes `text` to `path` through a temporary file in the same folder, flushed
+// and renamed over the target, so a reader never sees a partial file.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace axo

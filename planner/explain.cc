@@ -1,0 +1,102 @@
+// Text and JSON explanations of one configuration (see explain.h).
+#include "planner/explain.h"
+
+#include <cstdio>
+
+namespace axo {
+
+namespace {
+
+std::string format(const char* pattern, auto... values) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, pattern, values...);
+  return buffer;
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes <= 0) return "-";
+  if (bytes >= double(1ull << 30)) return format("%.2f GiB", bytes / double(1ull << 30));
+  if (bytes >= double(1ull << 20)) return format("%.2f MiB", bytes / double(1ull << 20));
+  if (bytes >= 1024) return format("%.1f KiB", bytes / 1024);
+  return format("%.0f B", bytes);
+}
+
+}  // namespace
+
+std::string explain_text(const CostModel& model, const ParallelConfig& c) {
+  std::vector<CostItem> items;
+  const Breakdown b = model.explain(c, items);
+  std::string out = format(
+      "Configuration: pipeline=%lld data=%lld x=%lld y=%lld z=%lld microbatch=%lld recompute=%s "
+      "offload=%s overlap=%s sequence_parallel=%s interleave=%lld order=%s\n",
+      (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y, (long long)c.z,
+      (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
+      c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
+      c.order_string().c_str());
+  out += format("Microbatches per iteration: %lld; layers per stage: %lld\n\n",
+                (long long)model.microbatches(c), (long long)(model.spec().layers / c.pipeline));
+  out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11s %11s %10s\n", "scope", "phase", "kind",
+                "what", "group", "size", "rate", "once (ms)", "exposed", "per iter");
+  std::string last_scope;
+  for (const CostItem& item : items) {
+    if (item.scope != last_scope && !last_scope.empty()) out += "\n";
+    last_scope = item.scope;
+    std::string group = "-";
+    if (!item.group.empty()) {
+      group = format("%s:%lld/%lld", item.group.c_str(), (long long)item.group_size,
+                     (long long)item.ranks_per_node);
+    }
+    const std::string rate = item.kind == "gemm" ? format("%.1f TF/s", item.bandwidth_GBps)
+                             : item.bandwidth_GBps > 0 ? format("%.1f GB/s", item.bandwidth_GBps)
+                                                       : std::string("-");
+    out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11.4f %11.4f %10.0f\n", item.scope.c_str(),
+                  item.phase.c_str(), item.kind.c_str(), item.name.c_str(), group.c_str(),
+                  human_bytes(item.bytes).c_str(), rate.c_str(), item.seconds * 1e3,
+                  item.exposed * 1e3, item.per_iteration);
+  }
+  out += "\n(group = dimension:ranks/ranks sharing a node; rate = achieved TFLOP/s or bus GB/s)\n\n";
+  out += "Iteration breakdown (s):\n";
+  const auto values = components(b);
+  for (size_t i = 0; i < values.size(); ++i) {
+    out += format("  %-10s %10.4f  (%5.1f%%)\n", kComponentNames[i], values[i],
+                  100 * values[i] / b.iter_time);
+  }
+  out += format("  %-10s %10.4f\n", "total", b.iter_time);
+  out += format("Model TFLOP/s per GPU: %.1f (%.1f%% of peak)\n", b.tflops_per_gpu, b.pct_peak);
+  constexpr double GiB = double(1ull << 30);
+  out += format(
+      "Memory per GPU (GiB): weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
+      "buffers %.2f; total %.2f of %.2f usable: %s\n",
+      b.memory.weights / GiB, b.memory.gradients / GiB, b.memory.optimizer / GiB,
+      b.memory.activations / GiB, b.memory.comm_buffers / GiB, b.memory.total() / GiB,
+      b.memory_capacity / GiB, b.fits ? "fits" : "does NOT fit");
+  return out;
+}
+
+nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig& config) {
+  std::vector<CostItem> items;
+  model.explain(config, items);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const CostItem& item : items) {
+    nlohmann::ordered_json j;
+    j["scope"] = item.scope;
+    j["phase"] = item.phase;
+    j["kind"] = item.kind;
+    j["name"] = item.name;
+    if (!item.group.empty()) {
+      j["group"] = item.group;
+      j["group_size"] = item.group_size;
+      j["ranks_per_node"] = item.ranks_per_node;
+    }
+    j["bytes"] = item.bytes;
+    j["flops"] = item.flops;
+    j[item.kind == "gemm" ? "tflops" : "bus_bandwidth_GBps"] = item.bandwidth_GBps;
+    j["seconds"] = item.seconds;
+    j["exposed_seconds"] = item.exposed;
+    j["per_iteration"] = item.per_iteration;
+    list.push_back(j);
+  }
+  return list;
+}
+
+}  // namespace axo

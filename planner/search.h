@@ -1,0 +1,52 @@
+// The configuration search: every way to split a model over N GPUs that the
+// model's shapes allow, costed, filtered by memory, ranked by iteration time.
+//
+// The space: every factorization N = pipeline × data × z × y × x whose sizes
+// divide the model (layers, heads, hidden, ffn, batch), every microbatch that
+// divides the per-replica batch, recompute none/selective/full, offload
+// on/off, overlap on/off (when there is tensor parallelism), sequence
+// parallelism (1D grids), every interleaving factor dividing the layers per
+// stage, and every rank order that places the groups differently (orders
+// that put every group on the same links are one configuration).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/breakdown.h"
+#include "model/cost_model.h"
+#include "model/parallel_config.h"
+
+namespace axo {
+
+struct PlanRow {
+  ParallelConfig config;
+  Breakdown breakdown;
+};
+
+struct SearchOptions {
+  int64_t gpus = 0;
+  size_t top = 10;
+  FixedFields fixed;  // fields held fixed (--fix)
+};
+
+struct SearchResult {
+  std::vector<PlanRow> best;        // configurations that fit, fastest first, at most `top`
+  std::optional<PlanRow> closest;   // when none fits: the one that misses memory by least
+  int64_t evaluated = 0;            // configurations costed (memory, and time where it fits)
+  int64_t grids = 0;                // valid factorizations of the GPU count
+  double seconds = 0;               // wall time of the search
+};
+
+// Throws InputError when no configuration at all is valid, saying what does
+// not divide what for the simplest splits.
+SearchResult search(const CostModel& model, const SearchOptions& options);
+
+// Rank orders (innermost first) of `config`'s grid that place its groups
+// differently, the default order "xyzdp" first.
+std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
+                                                            int64_t gpus_per_node);
+
+}  // namespace axo

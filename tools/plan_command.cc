@@ -1,0 +1,130 @@
+// `axo plan`: search the configuration space for a model on N GPUs of a
+// machine, print the best, and write CSV / JSON / plan.yaml on request.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/plan_file.h"
+#include "model/presets.h"
+#include "planner/explain.h"
+#include "planner/plan_table.h"
+#include "planner/search.h"
+#include "tools/commands.h"
+
+namespace axo::tools {
+
+namespace {
+
+struct PlanOptions {
+  std::string model, machine, fix, csv, json, out;
+  int64_t gpus = 0, batch = 0, seq = 0;
+  size_t top = 10;
+  bool explain = false;
+};
+
+void print_table(const std::vector<PlanRow>& rows) {
+  constexpr double GiB = double(1ull << 30);
+  std::printf("%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
+              "rank", "pipe", "data", "x", "y", "z", "mb", "recompute", "off", "ovl", "sp", "il",
+              "order", "iter_s", "TF/GPU", "%peak", "mem_GiB", "fits", "compute", "tp_comm", "bubble",
+              "pp_comm", "dp_comm", "offload", "optim");
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ParallelConfig& c = rows[r].config;
+    const Breakdown& b = rows[r].breakdown;
+    std::printf("%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
+                r + 1, (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y,
+                (long long)c.z, (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
+                c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
+                c.order_string().c_str(), b.iter_time, b.tflops_per_gpu, b.pct_peak,
+                b.memory.total() / GiB, b.fits ? "yes" : "no", b.compute, b.tp_comm, b.bubble,
+                b.pp_comm, b.dp_comm, b.offload, b.optimizer);
+  }
+}
+
+void run_plan(const PlanOptions& o) {
+  TransformerSpec spec = load_model(o.model);
+  if (o.batch > 0) spec.global_batch = o.batch;
+  if (o.seq > 0) spec.seq_len = o.seq;
+  if (spec.global_batch == 0) {
+    throw InputError(o.model + ": no global batch size in the model file; pass --batch");
+  }
+  validate(spec, o.model);
+  const MachineProfile machine = load_machine(o.machine);
+  const CostModel model(spec, machine);
+  SearchOptions search_options;
+  search_options.gpus = o.gpus;
+  search_options.top = o.top;
+  search_options.fixed = parse_fix(o.fix);
+  const FixedFields& fixed = search_options.fixed;
+  if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
+    throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
+                     " does not equal --gpus " + std::to_string(o.gpus));
+  }
+  const SearchResult result = search(model, search_options);
+
+  std::printf("%s (%.2fB parameters) on %lld x %s: %lld configurations evaluated over %lld grids in %.3f s\n",
+              spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
+              machine.name.c_str(), (long long)result.evaluated, (long long)result.grids,
+              result.seconds);
+  std::vector<PlanRow> rows = result.best;
+  if (rows.empty() && result.closest) rows.push_back(*result.closest);
+  if (!rows.empty()) print_table(rows);
+  if (!o.csv.empty()) write_plan_csv(rows, o.csv);
+  if (!o.json.empty()) {
+    nlohmann::ordered_json j;
+    j["model"] = spec.name;
+    j["machine"] = machine.name;
+    j["gpus"] = o.gpus;
+    j["evaluated"] = result.evaluated;
+    j["search_seconds"] = result.seconds;
+    j["configurations"] = plan_rows_to_json(rows);
+    if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
+    write_file_atomically(o.json, j.dump(2) + "\n");
+  }
+  if (result.best.empty()) {
+    if (!result.closest) {
+      const std::string why = fixed.all_grid_fixed() ? model.check(fixed.values) : "";
+      throw InputError("no configuration of " + spec.name + " on " + std::to_string(o.gpus) +
+                       " GPUs matches --fix " + o.fix + (why.empty() ? "" : ": " + why));
+    }
+    const Breakdown& b = result.closest->breakdown;
+    constexpr double GiB = double(1ull << 30);
+    if (o.explain) std::cout << "\n" << explain_text(model, result.closest->config);
+    char message[256];
+    std::snprintf(message, sizeof message,
+                  "nothing fits in %.2f GiB per GPU; the closest configuration (shown) needs %.2f GiB, "
+                  "%.2f GiB too much",
+                  b.memory_capacity / GiB, b.memory.total() / GiB,
+                  (b.memory.total() - b.memory_capacity) / GiB);
+    throw InputError(spec.name + " on " + std::to_string(o.gpus) + " GPUs of " + machine.name +
+                     ": " + message);
+  }
+  if (o.explain) std::cout << "\n" << explain_text(model, rows.front().config);
+  if (!o.out.empty()) {
+    Plan plan{spec, machine.name, o.gpus, rows.front().config, rows.front().breakdown};
+    write_plan_file(plan, o.out);
+    std::printf("Wrote the best configuration to %s\n", o.out.c_str());
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* plan = app.add_subcommand("plan", "Search the parallel configurations of a model on N GPUs");
+  plan->add_option("--model", options->model, "Model preset name or file (.yaml spec or HF config.json)")->required();
+  plan->add_option("--gpus", options->gpus, "Number of GPUs")->required()->check(CLI::PositiveNumber);
+  plan->add_option("--machine", options->machine, "Machine preset name or profile file")->required();
+  plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")->check(CLI::PositiveNumber);
+  plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(CLI::PositiveNumber);
+  plan->add_option("--top", options->top, "How many configurations to keep")->check(CLI::PositiveNumber);
+  plan->add_option("--fix", options->fix, "Hold fields fixed: pipeline=8,data=4,x=1,y=8,z=1,microbatch=1,recompute=full,offload=off,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+  plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
+  plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
+  plan->add_option("--out", options->out, "Write the best configuration as plan.yaml for axo train");
+  plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
+  plan->callback([options] { run_plan(*options); });
+}
+
+}  // namespace axo::tools

@@ -1,0 +1,39 @@
+// `axo models` and `axo machines`: list the presets with their key figures.
+#include <cstdio>
+
+#include "model/presets.h"
+#include "tools/commands.h"
+
+namespace axo::tools {
+
+void add_models_command(CLI::App& app) {
+  CLI::App* models = app.add_subcommand("models", "List the model presets");
+  models->callback([] {
+    std::printf("%-20s %10s %6s %6s %5s %4s %7s %5s %7s %6s %-6s\n", "name", "params", "layers",
+                "hidden", "heads", "kv", "ffn", "seq", "vocab", "batch", "mlp");
+    for (const std::string& name : list_presets("models")) {
+      const TransformerSpec s = load_model(name);
+      std::printf("%-20s %9.2fB %6lld %6lld %5lld %4lld %7lld %5lld %7lld %6lld %-6s\n", name.c_str(),
+                  double(s.parameter_count()) / 1e9, (long long)s.layers, (long long)s.hidden,
+                  (long long)s.heads, (long long)s.kv_heads, (long long)s.ffn_hidden,
+                  (long long)s.seq_len, (long long)s.vocab, (long long)s.global_batch, to_string(s.mlp));
+    }
+  });
+}
+
+void add_machines_command(CLI::App& app) {
+  CLI::App* machines = app.add_subcommand("machines", "List the machine presets");
+  machines->callback([] {
+    std::printf("%-14s %8s %8s %10s %9s %11s %11s\n", "name", "gpus/node", "mem_GiB", "bf16_TF/s",
+                "HBM_GB/s", "intra_GB/s", "NIC_GB/s");
+    for (const std::string& name : list_presets("machines")) {
+      const MachineProfile m = load_machine(name);
+      std::printf("%-14s %8lld %8.0f %10.1f %9.0f %11.0f %5lldx%-5.0f\n", name.c_str(),
+                  (long long)m.gpus_per_node, m.device_memory_GiB, m.peak_tflops_bf16,
+                  m.hbm_bandwidth_GBps, m.intra_bus_bandwidth_GBps, (long long)m.nics_per_node,
+                  m.nic_bandwidth_GBps);
+    }
+  });
+}
+
+}  // namespace axo::tools
