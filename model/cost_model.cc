@@ -259,6 +259,12 @@ CostModel::LocalCompute CostModel::compute_local(const ParallelConfig& c,
 
 Breakdown CostModel::evaluate(const ParallelConfig& config) const { return cost(config, nullptr); }
 
+double CostModel::compute_lower_bound(const ParallelConfig& c) const {
+  const LocalCompute& lc = local_compute(c, nullptr);
+  return double(microbatches(c)) * double(spec_.layers / c.pipeline) *
+         (lc.layer_forward + lc.layer_backward + lc.layer_recompute);
+}
+
 Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>& items) const {
   items.clear();
   return cost(config, &items);

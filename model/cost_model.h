@@ -63,6 +63,11 @@ class CostModel {
   // Same, listing every GEMM, op and collective into `items`.
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
+  // A lower bound on evaluate(config).iter_time that ignores communication,
+  // the pipeline and the optimizer: m × the compute of one stage's layers.
+  // The search skips configurations whose bound is already too slow.
+  double compute_lower_bound(const ParallelConfig& config) const;
+
   // Number of microbatches per iteration: B / (data · microbatch).
   int64_t microbatches(const ParallelConfig& config) const;
 

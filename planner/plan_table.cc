@@ -111,7 +111,9 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
   return row;
 }
 
+// Plain when it needs no quoting; otherwise quoted by libcsv.
 std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
   std::string quoted(value.size() * 2 + 2, '\0');
   quoted.resize(csv_write(quoted.data(), quoted.size(), value.data(), value.size()));
   return quoted;
@@ -145,7 +147,8 @@ struct CsvCollector {
 const std::vector<std::string>& plan_table_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> names;
-    for (const auto& entry : row_json(1, PlanRow{}).items()) names.push_back(entry.key());
+    const nlohmann::ordered_json example = row_json(1, PlanRow{});
+    for (const auto& entry : example.items()) names.push_back(entry.key());
     return names;
   }();
   return columns;

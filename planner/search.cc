@@ -169,6 +169,10 @@ SearchResult search(const CostModel& model, const SearchOptions& options) {
                         }
                         continue;
                       }
+                      if (options.prune && !top.worth_adding(model.compute_lower_bound(c))) {
+                        result.pruned += int64_t(orders.size());
+                        continue;
+                      }
                       for (const auto& order : orders) {
                         c.order = order;
                         const Breakdown b = model.evaluate(c);

@@ -1,6 +1,10 @@
 // The configuration search: every way to split a model over N GPUs that the
 // model's shapes allow, costed, filtered by memory, ranked by iteration time.
 //
+// Branch and bound: a configuration whose compute time alone (a lower bound
+// on its iteration time) is slower than the slowest of the top K kept so far
+// cannot enter the top K, and is skipped with all its rank orders.
+//
 // The space: every factorization N = pipeline × data × z × y × x whose sizes
 // divide the model (layers, heads, hidden, ffn, batch), every microbatch that
 // divides the per-replica batch, recompute none/selective/full, offload
@@ -30,12 +34,14 @@ struct SearchOptions {
   int64_t gpus = 0;
   size_t top = 10;
   FixedFields fixed;  // fields held fixed (--fix)
+  bool prune = true;  // branch and bound; off costs every configuration (for tests)
 };
 
 struct SearchResult {
   std::vector<PlanRow> best;        // configurations that fit, fastest first, at most `top`
   std::optional<PlanRow> closest;   // when none fits: the one that misses memory by least
   int64_t evaluated = 0;            // configurations costed (memory, and time where it fits)
+  int64_t pruned = 0;               // skipped: their compute alone is slower than the top's last
   int64_t grids = 0;                // valid factorizations of the GPU count
   double seconds = 0;               // wall time of the search
 };

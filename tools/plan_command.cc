@@ -63,9 +63,11 @@ void run_plan(const PlanOptions& o) {
   }
   const SearchResult result = search(model, search_options);
 
-  std::printf("%s (%.2fB parameters) on %lld x %s: %lld configurations evaluated over %lld grids in %.3f s\n",
+  std::printf("%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
+              "%lld evaluated and %lld bounded out, in %.3f s\n",
               spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
-              machine.name.c_str(), (long long)result.evaluated, (long long)result.grids,
+              machine.name.c_str(), (long long)(result.evaluated + result.pruned),
+              (long long)result.grids, (long long)result.evaluated, (long long)result.pruned,
               result.seconds);
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);

@@ -1,0 +1,54 @@
+// Collective times: the ring formulas and placement-aware bandwidth.
+#include "model/comm_model.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+TEST(CommModel, Placement) {
+  // 8 GPUs per node.
+  EXPECT_TRUE(place_group(8, 1, 8).intra_node());
+  EXPECT_TRUE(place_group(4, 2, 8).intra_node());
+  EXPECT_EQ(place_group(4, 8, 8).ranks_per_node, 1);
+  EXPECT_EQ(place_group(16, 1, 8).ranks_per_node, 8);
+  EXPECT_EQ(place_group(16, 2, 8).ranks_per_node, 4);
+  EXPECT_FALSE(place_group(16, 2, 8).intra_node());
+}
+
+TEST(CommModel, RingFormulasIntraNode) {
+  const MachineProfile m = load_machine("selene");
+  const double S = 1e9, B = m.intra_bus_bandwidth_GBps * 1e9, a = m.intra_alpha_us * 1e-6;
+  const GroupPlacement g = place_group(8, 1, 8);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_gather, g, S), 7 * a + S * 7 / (8 * B), 1e-12);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::reduce_scatter, g, S), 7 * a + S * 7 / (8 * B), 1e-12);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, S), 14 * a + 2 * S * 7 / (8 * B), 1e-12);
+  EXPECT_EQ(collective_seconds(m, CollectiveOp::all_reduce, place_group(1, 1, 8), S), 0);
+}
+
+TEST(CommModel, GroupsAcrossNodesShareTheNics) {
+  const MachineProfile m = load_machine("selene");  // 8 GPUs, 8 NICs of 25 GB/s
+  // One rank per node: eight groups share the node's 200 GB/s, 25 GB/s each.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(4, 8, 8), 1e9).bus_bandwidth_Bps, 25e9, 1);
+  // Four ranks per node: two groups share it, 100 GB/s each.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 2, 8), 1e9).bus_bandwidth_Bps, 100e9, 1);
+  // Never faster than the intra-node link.
+  EXPECT_LE(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8), 1e9).bus_bandwidth_Bps,
+            m.intra_bus_bandwidth_GBps * 1e9);
+}
+
+TEST(CommModel, MeasuredFitsReplaceTheModel) {
+  MachineProfile m = load_machine("selene");
+  m.collectives.push_back({CollectiveOp::all_reduce, 4, 4, {{1024, 2, 1}, {1e18, 10, 50}}});
+  const GroupPlacement g = place_group(4, 1, 8);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 512), 2e-6 + 1.5 * 512 / 1e9, 1e-15);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 1e6), 10e-6 + 1.5 * 1e6 / 50e9, 1e-15);
+  // Other ops still use the tier model.
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_gather, g, 1e6),
+              3 * m.intra_alpha_us * 1e-6 + 0.75 * 1e6 / (m.intra_bus_bandwidth_GBps * 1e9), 1e-15);
+}
+
+}  // namespace
+}  // namespace axo

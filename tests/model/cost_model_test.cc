@@ -1,0 +1,148 @@
+// The 4D cost model: message sizes, bubble, divisibility and invariants.
+#include "model/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+const CostItem* find_item(const std::vector<CostItem>& items, const std::string& name,
+                          const std::string& phase = "forward") {
+  for (const CostItem& item : items) {
+    if (item.name == name && item.phase == phase) return &item;
+  }
+  return nullptr;
+}
+
+TEST(CostModel, FourDMessageSizesFollowTheTable) {
+  const TransformerSpec spec = load_model("gpt3-13b");  // h 5120, 40 heads, bf16
+  const CostModel model(spec, load_machine("selene"));
+  ParallelConfig c;
+  c.x = 2, c.y = 4, c.z = 2, c.data = 2, c.microbatch = 2;
+  ASSERT_EQ(model.check(c), "");
+  std::vector<CostItem> items;
+  model.explain(c, items);
+  const double e = 2, h = 5120, m = 2 * 2048;  // tokens per replica per microbatch
+  const double k = h, n = 3 * h;              // QKV: plain layer
+  // Forward: all-gather W over Z of kn/(GxGy); all-reduce over X of mn/(GzGy).
+  const CostItem* gather = find_item(items, "all_gather weights (qkv)");
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(gather->group, "z");
+  EXPECT_DOUBLE_EQ(gather->bytes, k * n / (2 * 4) * e);
+  const CostItem* partial = find_item(items, "all_reduce partial sums (qkv)");
+  ASSERT_NE(partial, nullptr);
+  EXPECT_EQ(partial->group, "x");
+  EXPECT_DOUBLE_EQ(partial->bytes, m * n / (2 * 4) * e);
+  // Backward: all-reduce dX over Y of mk/(GzGx); reduce-scatter dW over Z.
+  const CostItem* dx = find_item(items, "all_reduce dX (qkv)", "backward");
+  ASSERT_NE(dx, nullptr);
+  EXPECT_EQ(dx->group, "y");
+  EXPECT_DOUBLE_EQ(dx->bytes, m * k / (2 * 2) * e);
+  const CostItem* dw = find_item(items, "reduce_scatter dW (qkv)", "backward");
+  ASSERT_NE(dw, nullptr);
+  EXPECT_DOUBLE_EQ(dw->bytes, k * n / (2 * 4) * e);
+  // The transposed attention-out layer swaps X and Y: its partial sums go over Y.
+  const CostItem* out = find_item(items, "all_reduce partial sums (attn_out)");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->group, "y");
+  EXPECT_DOUBLE_EQ(out->bytes, m * h / (2 * 2) * e);
+}
+
+TEST(CostModel, BubbleIsPMinusOneOverVOfTheSteadyState) {
+  const CostModel model(load_model("gpt3-175b"), load_machine("selene"));
+  ParallelConfig c;
+  c.pipeline = 8, c.y = 8, c.data = 2, c.microbatch = 1, c.recompute = Recompute::selective;
+  for (int64_t v : {1, 2, 3}) {
+    c.interleave = v;
+    ASSERT_EQ(model.check(c), "");
+    const Breakdown b = model.evaluate(c);
+    const double m = double(model.microbatches(c));
+    EXPECT_NEAR(b.bubble / ((b.compute + b.tp_comm) / m), 7.0 / double(v), 1e-9);
+    EXPECT_NEAR(b.iter_time, b.compute + b.tp_comm + b.bubble + b.pp_comm + b.dp_comm + b.offload + b.optimizer, 1e-12);
+  }
+}
+
+TEST(CostModel, CheckSaysWhatDoesNotDivide) {
+  const CostModel model(load_model("gpt3-175b"), load_machine("selene"));
+  ParallelConfig c;
+  c.y = 7;
+  EXPECT_EQ(model.check(c), "y=7 does not divide heads=96");
+  c = ParallelConfig{};
+  c.pipeline = 5;
+  EXPECT_EQ(model.check(c), "pipeline*interleave=5 does not divide layers=96");
+  c = ParallelConfig{};
+  c.z = 2;
+  EXPECT_EQ(model.check(c), "z=2 does not divide microbatch=1");
+  c = ParallelConfig{};
+  c.x = 2, c.sequence_parallel = true;
+  EXPECT_NE(model.check(c).find("sequence parallelism needs"), std::string::npos);
+}
+
+TEST(CostModel, MoreGpusNeverGrowComputePerGpu) {
+  const CostModel model(load_model("llama2-13b"), load_machine("dgx-h100"));
+  for (GridDim dim : {GridDim::data, GridDim::x, GridDim::y, GridDim::z, GridDim::pipeline}) {
+    ParallelConfig c;
+    c.microbatch = 8;
+    c.recompute = Recompute::selective;
+    for (int step = 0; step < 3; ++step) {
+      ParallelConfig bigger = c;
+      if (dim == GridDim::data) bigger.data *= 2;
+      if (dim == GridDim::x) bigger.x *= 2;
+      if (dim == GridDim::y) bigger.y *= 2;
+      if (dim == GridDim::z) bigger.z *= 2;
+      if (dim == GridDim::pipeline) bigger.pipeline *= 2;
+      ASSERT_EQ(model.check(bigger), "") << order_letter(dim);
+      EXPECT_LE(model.evaluate(bigger).compute, model.evaluate(c).compute * (1 + 1e-12))
+          << order_letter(dim) << " step " << step;
+      c = bigger;
+    }
+  }
+}
+
+TEST(CostModel, OverlapNeverSlowsAndHidesCollectives) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("perlmutter"));
+  ParallelConfig c;
+  c.x = 2, c.y = 2, c.z = 2, c.data = 4, c.microbatch = 2;
+  c.overlap = false;
+  const Breakdown off = model.evaluate(c);
+  c.overlap = true;
+  const Breakdown on = model.evaluate(c);
+  EXPECT_LT(on.tp_comm, off.tp_comm);
+  EXPECT_DOUBLE_EQ(on.compute, off.compute);
+}
+
+TEST(CostModel, OffloadTradesMemoryForHostTime) {
+  const CostModel model(load_model("gpt3-6.7b"), load_machine("summit"));
+  ParallelConfig c;
+  c.y = 2, c.pipeline = 2, c.data = 2, c.microbatch = 1;
+  ASSERT_EQ(model.check(c), "") << model.check(c);
+  const Breakdown plain = model.evaluate(c);
+  c.offload = true;
+  const Breakdown offloaded = model.evaluate(c);
+  EXPECT_LT(offloaded.memory.total(), plain.memory.total());
+  EXPECT_GT(offloaded.offload, 0);
+  EXPECT_EQ(plain.offload, 0);
+}
+
+TEST(CostModel, ExplainAgreesWithEvaluate) {
+  const CostModel model(load_model("megatron-18b"), load_machine("selene"));
+  ParallelConfig c;
+  c.pipeline = 2, c.x = 2, c.y = 4, c.z = 2, c.data = 2, c.microbatch = 2, c.interleave = 2;
+  std::vector<CostItem> items;
+  const Breakdown explained = model.explain(c, items);
+  const Breakdown evaluated = model.evaluate(c);
+  EXPECT_DOUBLE_EQ(explained.iter_time, evaluated.iter_time);
+  EXPECT_GT(items.size(), 30u);
+  // Per iteration, the layer GEMMs add up to the forward+backward GEMM share of compute.
+  double gemm = 0;
+  for (const CostItem& item : items) {
+    if (item.scope == "layer" && item.kind == "gemm") gemm += item.seconds * item.per_iteration;
+  }
+  EXPECT_GT(gemm, 0.5 * evaluated.compute);
+  EXPECT_LT(gemm, evaluated.compute);
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,77 @@
+// Machine profiles: every preset loads; schema errors are located; round trip.
+#include "model/machine_profile.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "model/presets.h"
+#include "model/yaml_fields.h"
+
+namespace axo {
+namespace {
+
+TEST(MachineProfile, EveryPresetLoads) {
+  const auto names = list_presets("machines");
+  ASSERT_GE(names.size(), 6u);
+  for (const std::string& name : {"selene", "perlmutter", "frontier", "alps", "summit", "dgx-h100"}) {
+    const MachineProfile m = load_machine(name);
+    EXPECT_EQ(m.name, name);
+    EXPECT_GT(m.usable_memory_bytes(), 0);
+    EXPECT_FALSE(m.source.empty()) << name << " must cite its figures";
+  }
+}
+
+TEST(MachineProfile, RoundTripWithFitsAndTable) {
+  MachineProfile m = load_machine("selene");
+  m.gemm_table.push_back({Precision::bf16, 1024, 2048, 4096, 200.5});
+  m.collectives.push_back({CollectiveOp::all_gather, 4, 2, {{65536, 3.5, 10}, {1e18, 20, 80}}});
+  YAML::Node extra;
+  extra["metadata"]["date"] = "2026-11-22";
+  YAML::Emitter out;
+  out << to_yaml(m, extra);
+  const MachineProfile back = machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt");
+  EXPECT_EQ(back.name, m.name);
+  EXPECT_DOUBLE_EQ(back.peak_tflops_bf16, 312);
+  ASSERT_EQ(back.gemm_table.size(), 1u);
+  EXPECT_EQ(back.gemm_table[0].n, 2048);
+  ASSERT_EQ(back.collectives.size(), 1u);
+  EXPECT_EQ(back.collectives[0].op, CollectiveOp::all_gather);
+  ASSERT_EQ(back.collectives[0].segments.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.collectives[0].segments[1].bus_bandwidth_GBps, 80);
+}
+
+TEST(MachineProfile, ErrorsNameFileLineField) {
+  const std::string text =
+      "name: m\ngpus_per_node: 8\ndevice_memory_GiB: 80\npeak_tflops: {fp32: 10}\n"
+      "hbm_bandwidth_GBps: fast\n";
+  try {
+    machine_profile_from_yaml(load_yaml_text(text, "m.yaml"), "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "m.yaml:5:21: field 'hbm_bandwidth_GBps': expected a number, got 'fast'");
+  }
+}
+
+TEST(Presets, UnknownPresetListsTheKnownOnes) {
+  try {
+    load_machine("selenium");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'selenium' is neither a file nor a machine preset"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("selene"), std::string::npos);
+  }
+  EXPECT_THROW(load_model("gpt-7"), InputError);
+}
+
+TEST(Presets, EveryModelPresetLoadsAndCitesItsSource) {
+  const auto names = list_presets("models");
+  ASSERT_GE(names.size(), 20u);
+  for (const std::string& name : names) {
+    const TransformerSpec spec = load_model(name);
+    EXPECT_FALSE(spec.source.empty()) << name;
+    EXPECT_GT(spec.parameter_count(), 0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,70 @@
+// plan.yaml round trip and validation.
+#include "model/plan_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("axo_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+TEST(PlanFile, RoundTrip) {
+  Plan plan;
+  plan.model = load_model("gpt2-124m");
+  plan.machine = "selene";
+  plan.config.pipeline = 2, plan.config.y = 2, plan.config.data = 2, plan.config.microbatch = 4;
+  plan.gpus = 8;
+  plan.predicted.iter_time = 1.25;
+  plan.predicted.compute = 1.0, plan.predicted.tp_comm = 0.25;
+  plan.predicted.memory.weights = 3.0 * (1 << 30);
+  const std::string path = temp_path("plan.yaml");
+  write_plan_file(plan, path);
+  const Plan back = read_plan_file(path);
+  EXPECT_EQ(back.config, plan.config);
+  EXPECT_EQ(back.model.parameter_count(), plan.model.parameter_count());
+  EXPECT_EQ(back.gpus, 8);
+  EXPECT_DOUBLE_EQ(back.predicted.iter_time, 1.25);
+  EXPECT_DOUBLE_EQ(back.predicted.tp_comm, 0.25);
+  EXPECT_NEAR(back.predicted.memory.weights, 3.0 * (1 << 30), 1);
+  std::remove(path.c_str());
+}
+
+TEST(PlanFile, GridMustMatchGpus) {
+  const std::string path = temp_path("bad_plan.yaml");
+  std::ofstream(path) << "axo_plan: 1\nmodel: {name: m, layers: 2, hidden: 8, heads: 2, seq_len: 4, vocab: 16, global_batch: 2}\n"
+                         "machine: selene\ngpus: 4\nconfig: {pipeline: 2, data: 1, x: 1, y: 1, z: 1, microbatch: 1}\n";
+  try {
+    read_plan_file(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipeline*data*z*y*x = 2 does not equal gpus = 4"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(PlanFile, AtomicWriteLeavesNoTemporary) {
+  const std::string path = temp_path("atomic.txt");
+  write_file_atomically(path, "first\n");
+  write_file_atomically(path, "second\n");
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "second");
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,60 @@
+// Located YAML errors: file, line, column and field in every message.
+#include "model/yaml_fields.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+
+namespace axo {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(YamlFields, SyntaxErrorNamesLineAndColumn) {
+  const std::string message =
+      error_of([] { load_yaml_text("a: 1\nb: [1, 2\nc: 3\n", "spec.yaml"); });
+  EXPECT_NE(message.find("spec.yaml:"), std::string::npos) << message;
+  EXPECT_NE(message.find("malformed YAML"), std::string::npos) << message;
+}
+
+TEST(YamlFields, WrongTypeNamesFieldAndLine) {
+  const YAML::Node node = load_yaml_text("name: x\nlayers: twelve\n", "m.yaml");
+  const YamlMap map(node, "m.yaml", "model spec");
+  const std::string message = error_of([&] { map.get_int("layers", 1, 100); });
+  EXPECT_EQ(message, "m.yaml:2:9: field 'layers': expected a whole number, got 'twelve'");
+}
+
+TEST(YamlFields, RangeAndMissingAndUnknown) {
+  const YAML::Node node = load_yaml_text("layers: 0\nlayres: 3\n", "m.yaml");
+  const YamlMap map(node, "m.yaml", "model spec");
+  EXPECT_NE(error_of([&] { map.get_int("layers", 1, 100); }).find("in [1, 100], got 0"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { map.get_string("name"); }).find("field 'name': missing"),
+            std::string::npos);
+  const std::string unknown = error_of([&] { map.reject_unknown_keys(); });
+  EXPECT_NE(unknown.find("m.yaml:2:1: field 'layres': unknown field"), std::string::npos) << unknown;
+}
+
+TEST(YamlFields, ChoicesAndDefaults) {
+  const YAML::Node node = load_yaml_text("mlp: relu\nflag: yes\n", "m.yaml");
+  const YamlMap map(node, "m.yaml", "spec");
+  EXPECT_NE(error_of([&] { map.get_choice("mlp", {"gelu", "swiglu"}); }).find("expected one of gelu, swiglu"),
+            std::string::npos);
+  EXPECT_TRUE(map.get_bool("flag"));
+  EXPECT_EQ(map.get_int("absent", 1, 10, 7), 7);
+  EXPECT_DOUBLE_EQ(map.get_double("absent2", 0, 1, 0.5), 0.5);
+}
+
+TEST(YamlFields, MissingFileIsInputError) {
+  EXPECT_THROW(load_yaml_file("/nonexistent/file.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,35 @@
+// --explain lists every collective with its group and exposed time.
+#include "planner/explain.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+TEST(Explain, TextNamesCollectivesGroupsAndTotals) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  ParallelConfig c;
+  c.x = 2, c.y = 2, c.z = 2, c.pipeline = 2, c.data = 2, c.microbatch = 2;
+  const std::string text = explain_text(model, c);
+  EXPECT_NE(text.find("all_gather weights (qkv)"), std::string::npos);
+  EXPECT_NE(text.find("z:2/2"), std::string::npos);
+  EXPECT_NE(text.find("reduce_scatter dW (mlp_down)"), std::string::npos);
+  EXPECT_NE(text.find("send/recv"), std::string::npos);
+  EXPECT_NE(text.find("Iteration breakdown"), std::string::npos);
+  const auto json = explain_json(model, c);
+  ASSERT_TRUE(json.is_array());
+  bool found = false;
+  for (const auto& item : json) {
+    if (item["name"] == "all_reduce gradients") {
+      found = true;
+      EXPECT_EQ(item["group"], "data");
+      EXPECT_LE(item["exposed_seconds"].get<double>(), item["seconds"].get<double>());
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,99 @@
+// The configuration search: completeness, ranking, --fix, pruning, errors.
+#include "planner/search.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+SearchResult run(const std::string& model_name, const std::string& machine, int64_t gpus,
+                 const std::string& fix = "", size_t top = 10, bool prune = true) {
+  static std::vector<std::unique_ptr<CostModel>> models;  // keep alive: rows refer to nothing, but cheap
+  models.push_back(std::make_unique<CostModel>(load_model(model_name), load_machine(machine)));
+  SearchOptions options;
+  options.gpus = gpus;
+  options.top = top;
+  options.fixed = parse_fix(fix);
+  options.prune = prune;
+  return search(*models.back(), options);
+}
+
+TEST(Search, RowsAreValidRankedAndUseEveryGpu) {
+  const SearchResult result = run("gpt3-6.7b", "selene", 64, "", 25);
+  ASSERT_EQ(result.best.size(), 25u);
+  EXPECT_GT(result.evaluated, 1000);
+  const CostModel model(load_model("gpt3-6.7b"), load_machine("selene"));
+  for (size_t i = 0; i < result.best.size(); ++i) {
+    const PlanRow& row = result.best[i];
+    EXPECT_EQ(row.config.gpus(), 64);
+    EXPECT_EQ(model.check(row.config), "");
+    EXPECT_TRUE(row.breakdown.fits);
+    if (i > 0) EXPECT_GE(row.breakdown.iter_time, result.best[i - 1].breakdown.iter_time);
+  }
+}
+
+TEST(Search, PruningDoesNotChangeTheAnswer) {
+  const SearchResult pruned = run("megatron-18b", "perlmutter", 64, "", 15, true);
+  const SearchResult full = run("megatron-18b", "perlmutter", 64, "", 15, false);
+  EXPECT_GT(pruned.pruned, 0);
+  EXPECT_EQ(full.pruned, 0);
+  EXPECT_EQ(pruned.evaluated + pruned.pruned, full.evaluated);
+  ASSERT_EQ(pruned.best.size(), full.best.size());
+  for (size_t i = 0; i < full.best.size(); ++i) {
+    EXPECT_DOUBLE_EQ(pruned.best[i].breakdown.iter_time, full.best[i].breakdown.iter_time);
+  }
+}
+
+TEST(Search, FixedFieldsAreHeld) {
+  const SearchResult result = run("gpt3-13b", "selene", 64, "pipeline=2,y=8,recompute=full,overlap=off");
+  ASSERT_FALSE(result.best.empty());
+  for (const PlanRow& row : result.best) {
+    EXPECT_EQ(row.config.pipeline, 2);
+    EXPECT_EQ(row.config.y, 8);
+    EXPECT_EQ(row.config.recompute, Recompute::full);
+    EXPECT_FALSE(row.config.overlap);
+  }
+  const SearchResult one = run("gpt3-13b", "selene", 64,
+                               "pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,"
+                               "overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+  ASSERT_EQ(one.best.size(), 1u);
+  EXPECT_EQ(one.evaluated, 1);
+}
+
+TEST(Search, OrdersThatPlaceGroupsAlikeAreOne) {
+  ParallelConfig c;
+  c.y = 8, c.data = 16;
+  // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
+  const auto orders = distinct_orders(c, 8);
+  EXPECT_GE(orders.size(), 2u);
+  EXPECT_LT(orders.size(), 120u);
+  EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
+  ParallelConfig single;
+  single.data = 8;
+  EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
+}
+
+TEST(Search, NoValidFactorizationSaysWhy) {
+  try {
+    run("gpt2-124m", "selene", 7);  // 7 divides no dimension of GPT-2 124M
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("7 GPUs: no split"), std::string::npos) << message;
+    EXPECT_NE(message.find("data*microbatch=7 does not divide global_batch=512"), std::string::npos) << message;
+  }
+}
+
+TEST(Search, NothingFitsGivesTheClosest) {
+  const SearchResult result = run("llama3-405b", "summit", 6);
+  EXPECT_TRUE(result.best.empty());
+  ASSERT_TRUE(result.closest.has_value());
+  EXPECT_FALSE(result.closest->breakdown.fits);
+  EXPECT_GT(result.closest->breakdown.memory.total(), result.closest->breakdown.memory_capacity);
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,29 @@
+// Predictions against Korthikanti et al. 2022 Table 5 with one Selene profile.
+// The bar: under 3% mean and 6% worst error (Calculon: 3.65% / 8.87%).
+#include "planner/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+TEST(Validation, Korthikanti2022Table5) {
+  const ValidationSet set = load_validation_set(config_dir() + "/validation/korthikanti2022_table5.yaml");
+  ASSERT_EQ(set.points.size(), 8u);
+  const auto results = run_validation(set, load_machine(set.machine));
+  double sum = 0, worst = 0;
+  for (const ValidationResult& r : results) {
+    sum += std::fabs(r.error_pct);
+    worst = std::max(worst, std::fabs(r.error_pct));
+    EXPECT_LT(std::fabs(r.error_pct), 6.0) << r.point->name;
+  }
+  EXPECT_LT(sum / double(results.size()), 3.0);
+  EXPECT_LT(worst, 6.0);
+}
+
+}  // namespace
+}  // namespace axo
