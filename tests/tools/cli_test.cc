@@ -1,0 +1,127 @@
+// The axo command line end to end: outputs, files, exit codes and messages.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model/plan_file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result axo(const std::string& arguments) {
+  const std::string binary = AXO_BINARY;  // defined by tests/CMakeLists.txt
+  Result result;
+  FILE* pipe = popen((binary + " " + arguments + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("axo_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, PlanWritesTableCsvJsonAndPlan) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --top 4 --explain --csv " +
+                       path("p.csv") + " --json " + path("p.json") + " --out " + path("plan.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("configurations over"), std::string::npos);
+  EXPECT_NE(r.output.find("Iteration breakdown"), std::string::npos);
+  EXPECT_TRUE(fs::exists(path("p.csv")));
+  EXPECT_TRUE(fs::exists(path("p.json")));
+  const axo::Plan plan = axo::read_plan_file(path("plan.yaml"));
+  EXPECT_EQ(plan.gpus, 32);
+  EXPECT_EQ(plan.config.gpus(), 32);
+  EXPECT_GT(plan.predicted.iter_time, 0);
+}
+
+TEST_F(Cli, ListsAndValidates) {
+  EXPECT_NE(axo("models").output.find("llama3-405b"), std::string::npos);
+  EXPECT_NE(axo("machines").output.find("perlmutter"), std::string::npos);
+  const Result v = axo("validate");
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("mean |error|"), std::string::npos);
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  Result r = axo("plan --model gpt3-13b --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--gpus is required"), std::string::npos) << r.output;
+  r = axo("plan --model gpt-7 --gpus 8 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("'gpt-7' is neither a file nor a model preset"), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,x=1,y=1,z=1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("pipeline*data*z*y*x = 4 does not equal --gpus 8"), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix colour=red");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("unknown key 'colour'"), std::string::npos) << r.output;
+  EXPECT_EQ(axo("frobnicate").code, 2);
+}
+
+TEST_F(Cli, MalformedYamlNamesFileAndLine) {
+  const std::string model = write("bad.yaml", "name: bad\nlayers: 12\nhidden: [768\nheads: 12\n");
+  Result r = axo("plan --model " + model + " --gpus 8 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(model + ":"), std::string::npos) << r.output;
+  const std::string typo = write("typo.yaml",
+                                 "name: t\nlayers: 12\nhidden: 768\nheads: 12\nseq_len: 1024\n"
+                                 "vocab: 50257\nglobal_batch: 8\nhiden: 3\n");
+  r = axo("plan --model " + typo + " --gpus 8 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(typo + ":8:1: field 'hiden': unknown field"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, ImpossibleRequestsSayWhy) {
+  Result r = axo("plan --model gpt2-124m --gpus 7 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("does not divide"), std::string::npos) << r.output;
+  r = axo("plan --model llama3-405b --gpus 6 --machine summit");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("nothing fits"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GiB too much"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
+  const std::string config = write("config.json",
+                                   R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16,
+                                       "num_attention_heads": 32, "num_key_value_heads": 8,
+                                       "intermediate_size": 8192, "hidden_act": "silu",
+                                       "max_position_embeddings": 4096, "vocab_size": 128256,
+                                       "rms_norm_eps": 1e-5})");
+  Result r = axo("plan --model " + config + " --gpus 8 --machine dgx-h100");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("pass --batch"), std::string::npos) << r.output;
+  r = axo("plan --model " + config + " --gpus 8 --machine dgx-h100 --batch 256 --top 2");
+  EXPECT_EQ(r.code, 0) << r.output;
+  const std::string broken = write("broken.json", "{\"hidden_size\": 12,");
+  r = axo("plan --model " + broken + " --gpus 8 --machine dgx-h100 --batch 8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("malformed JSON"), std::string::npos) << r.output;
+}
+
+}  // namespace
