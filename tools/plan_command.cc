@@ -1,6 +1,9 @@
 // `axo plan`: search the configuration space for a model on N GPUs of a
-// machine, print the best, and write CSV / JSON / plan.yaml on request.
+// machine, print the best, and write CSV / JSON / plan.yaml on request, or
+// export the chosen configuration to Megatron-LM, AxoNN, torchtitan or Slurm.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +11,7 @@
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "planner/explain.h"
+#include "planner/export.h"
 #include "planner/plan_table.h"
 #include "planner/search.h"
 #include "tools/commands.h"
@@ -17,22 +21,23 @@ namespace axo::tools {
 namespace {
 
 struct PlanOptions {
-  std::string model, machine, fix, csv, json, out;
+  std::string model, machine, fix, csv, json, out, emit, emit_out;
   int64_t gpus = 0, batch = 0, seq = 0;
   size_t top = 10;
+  size_t rank = 0;  // 0: the best; K: the K-th row of the table
   bool explain = false;
 };
 
-void print_table(const std::vector<PlanRow>& rows) {
+void print_table(FILE* stream, const std::vector<PlanRow>& rows) {
   constexpr double GiB = double(1ull << 30);
-  std::printf("%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
+  std::fprintf(stream, "%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
               "rank", "pipe", "data", "x", "y", "z", "mb", "recompute", "off", "ovl", "sp", "il",
               "order", "iter_s", "TF/GPU", "%peak", "mem_GiB", "fits", "compute", "tp_comm", "bubble",
               "pp_comm", "dp_comm", "offload", "optim");
   for (size_t r = 0; r < rows.size(); ++r) {
     const ParallelConfig& c = rows[r].config;
     const Breakdown& b = rows[r].breakdown;
-    std::printf("%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
+    std::fprintf(stream, "%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
                 r + 1, (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y,
                 (long long)c.z, (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
                 c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
@@ -42,7 +47,22 @@ void print_table(const std::vector<PlanRow>& rows) {
   }
 }
 
+// Where the Slurm script finds the plan: --out, else plan.yaml beside --emit-out.
+std::string slurm_plan_path(const PlanOptions& o) {
+  if (!o.out.empty()) return o.out;
+  if (o.emit_out.empty()) return "plan.yaml";
+  return (std::filesystem::path(o.emit_out).parent_path() / "plan.yaml").string();
+}
+
 void run_plan(const PlanOptions& o) {
+  // Parse --emit before the search so a typo costs nothing.
+  const bool emit = !o.emit.empty();
+  const ExportFormat format = emit ? parse_export_format(o.emit) : ExportFormat::slurm;
+  if (!o.emit_out.empty() && !emit) throw InputError("--emit-out needs --emit FORMAT");
+  // Exporting to stdout keeps stdout for the export alone; the report goes to stderr.
+  FILE* report = emit && o.emit_out.empty() ? stderr : stdout;
+  std::ostream& report_stream = report == stderr ? std::cerr : std::cout;
+
   TransformerSpec spec = load_model(o.model);
   if (o.batch > 0) spec.global_batch = o.batch;
   if (o.seq > 0) spec.seq_len = o.seq;
@@ -54,7 +74,7 @@ void run_plan(const PlanOptions& o) {
   const CostModel model(spec, machine);
   SearchOptions search_options;
   search_options.gpus = o.gpus;
-  search_options.top = o.top;
+  search_options.top = std::max(o.top, o.rank);
   search_options.fixed = parse_fix(o.fix);
   const FixedFields& fixed = search_options.fixed;
   if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
@@ -63,15 +83,15 @@ void run_plan(const PlanOptions& o) {
   }
   const SearchResult result = search(model, search_options);
 
-  std::printf("%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
-              "%lld evaluated and %lld bounded out, in %.3f s\n",
-              spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
-              machine.name.c_str(), (long long)(result.evaluated + result.pruned),
-              (long long)result.grids, (long long)result.evaluated, (long long)result.pruned,
-              result.seconds);
+  std::fprintf(report, "%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
+               "%lld evaluated and %lld bounded out, in %.3f s\n",
+               spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
+               machine.name.c_str(), (long long)(result.evaluated + result.pruned),
+               (long long)result.grids, (long long)result.evaluated, (long long)result.pruned,
+               result.seconds);
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
-  if (!rows.empty()) print_table(rows);
+  if (!rows.empty()) print_table(report, rows);
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
   if (!o.json.empty()) {
     nlohmann::ordered_json j;
@@ -92,7 +112,7 @@ void run_plan(const PlanOptions& o) {
     }
     const Breakdown& b = result.closest->breakdown;
     constexpr double GiB = double(1ull << 30);
-    if (o.explain) std::cout << "\n" << explain_text(model, result.closest->config);
+    if (o.explain) report_stream << "\n" << explain_text(model, result.closest->config);
     char message[256];
     std::snprintf(message, sizeof message,
                   "nothing fits in %.2f GiB per GPU; the closest configuration (shown) needs %.2f GiB, "
@@ -102,11 +122,52 @@ void run_plan(const PlanOptions& o) {
     throw InputError(spec.name + " on " + std::to_string(o.gpus) + " GPUs of " + machine.name +
                      ": " + message);
   }
-  if (o.explain) std::cout << "\n" << explain_text(model, rows.front().config);
-  if (!o.out.empty()) {
-    Plan plan{spec, machine.name, o.gpus, rows.front().config, rows.front().breakdown};
-    write_plan_file(plan, o.out);
-    std::printf("Wrote the best configuration to %s\n", o.out.c_str());
+  if (o.rank > result.best.size()) {
+    throw InputError("--rank " + std::to_string(o.rank) + ": only " +
+                     std::to_string(result.best.size()) + " configuration" +
+                     (result.best.size() == 1 ? "" : "s") + " of " + spec.name + " on " +
+                     std::to_string(o.gpus) + " GPUs fit (ranks 1 to " +
+                     std::to_string(result.best.size()) + ")");
+  }
+  const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
+  const PlanRow& chosen = result.best[chosen_rank - 1];
+  if (o.explain) report_stream << "\n" << explain_text(model, chosen.config);
+
+  std::string plan_out = o.out;
+  if (emit && format == ExportFormat::slurm && plan_out.empty() && !o.emit_out.empty()) {
+    plan_out = slurm_plan_path(o);  // the script must find the plan it runs
+  }
+  if (emit) {
+    if (const std::string why = export_limitation(format, spec, machine, chosen.config);
+        !why.empty()) {
+      throw InputError(inexpressible_message(format, model, search_options, chosen));
+    }
+  }
+  if (!plan_out.empty()) {
+    Plan plan{spec, machine.name, o.gpus, chosen.config, chosen.breakdown};
+    write_plan_file(plan, plan_out);
+    std::fprintf(report, "Wrote configuration %zu to %s\n", chosen_rank, plan_out.c_str());
+  }
+  if (emit) {
+    char note[160];
+    std::snprintf(note, sizeof note, "Configuration %zu of the ranked table: predicted %.4f s per "
+                  "iteration, %.1f TFLOP/s per GPU.", chosen_rank, chosen.breakdown.iter_time,
+                  chosen.breakdown.tflops_per_gpu);
+    ExportContext context;
+    context.plan_path = slurm_plan_path(o);
+    context.note = note;
+    const std::string text = export_plan(format, spec, machine, chosen.config, context);
+    if (o.emit_out.empty()) {
+      std::fputs(text.c_str(), stdout);
+      if (format == ExportFormat::slurm && o.out.empty()) {
+        std::fprintf(stderr, "The script runs %s: write it with --out %s\n",
+                     context.plan_path.c_str(), context.plan_path.c_str());
+      }
+    } else {
+      write_file_atomically(o.emit_out, text);
+      std::fprintf(report, "Wrote the %s export of configuration %zu to %s\n", to_string(format),
+                   chosen_rank, o.emit_out.c_str());
+    }
   }
 }
 
@@ -124,7 +185,10 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--fix", options->fix, "Hold fields fixed: pipeline=8,data=4,x=1,y=8,z=1,microbatch=1,recompute=full,offload=off,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
   plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
-  plan->add_option("--out", options->out, "Write the best configuration as plan.yaml for axo train");
+  plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");
+  plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")->check(CLI::PositiveNumber);
+  plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan or slurm");
+  plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout");
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
   plan->callback([options] { run_plan(*options); });
 }

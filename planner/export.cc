@@ -1,0 +1,181 @@
+// Export: choosing the format, and finding the nearest plan a framework can
+// express when the best one is beyond it.
+#include "planner/export.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/comm_model.h"
+#include "model/error.h"
+
+namespace axo {
+
+namespace {
+
+const char* framework_name(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::megatron: return "Megatron-LM";
+    case ExportFormat::axonn: return "AxoNN";
+    case ExportFormat::torchtitan: return "torchtitan";
+    case ExportFormat::slurm: return "Slurm (axo train)";
+  }
+  return "?";
+}
+
+// The rank order each framework builds its process groups in (innermost first).
+const char* framework_order(ExportFormat format) {
+  return format == ExportFormat::axonn ? "xyzpd" : "xyzdp";
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f s", seconds);
+  return text;
+}
+
+}  // namespace
+
+const char* to_string(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::megatron: return "megatron";
+    case ExportFormat::axonn: return "axonn";
+    case ExportFormat::torchtitan: return "torchtitan";
+    case ExportFormat::slurm: return "slurm";
+  }
+  return "?";
+}
+
+ExportFormat parse_export_format(const std::string& text) {
+  for (ExportFormat format : {ExportFormat::megatron, ExportFormat::axonn, ExportFormat::torchtitan,
+                              ExportFormat::slurm}) {
+    if (text == to_string(format)) return format;
+  }
+  throw InputError("--emit: unknown format '" + text +
+                   "' (expected megatron, axonn, torchtitan or slurm)");
+}
+
+std::string export_plan(ExportFormat format, const TransformerSpec& spec,
+                        const MachineProfile& machine, const ParallelConfig& config,
+                        const ExportContext& context) {
+  switch (format) {
+    case ExportFormat::megatron: return export_megatron(spec, machine, config, context);
+    case ExportFormat::axonn: return export_axonn(spec, machine, config, context);
+    case ExportFormat::torchtitan: return export_torchtitan(spec, machine, config, context);
+    case ExportFormat::slurm: return export_slurm(spec, machine, config, context);
+  }
+  return "";
+}
+
+std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
+                              const MachineProfile& machine, const ParallelConfig& config) {
+  switch (format) {
+    case ExportFormat::megatron: return megatron_limitation(spec, machine, config);
+    case ExportFormat::axonn: return axonn_limitation(spec, machine, config);
+    case ExportFormat::torchtitan: return torchtitan_limitation(spec, machine, config);
+    case ExportFormat::slurm: return "";
+  }
+  return "";
+}
+
+FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order) {
+  FixedFields fixed = user;
+  auto fix_int = [](bool& flag, int64_t& field, int64_t value) {
+    flag = true;
+    field = value;
+  };
+  auto fix_bool = [](bool& flag, bool& field, bool value) {
+    flag = true;
+    field = value;
+  };
+  switch (format) {
+    case ExportFormat::megatron:
+      fix_int(fixed.x, fixed.values.x, 1);
+      fix_int(fixed.z, fixed.values.z, 1);
+      fix_bool(fixed.offload, fixed.values.offload, false);
+      fix_bool(fixed.overlap, fixed.values.overlap, true);
+      break;
+    case ExportFormat::axonn:
+      fix_bool(fixed.offload, fixed.values.offload, false);
+      fix_bool(fixed.sequence_parallel, fixed.values.sequence_parallel, false);
+      break;
+    case ExportFormat::torchtitan:
+      fix_int(fixed.x, fixed.values.x, 1);
+      fix_bool(fixed.offload, fixed.values.offload, false);
+      break;
+    case ExportFormat::slurm:
+      break;
+  }
+  if (pin_order && format != ExportFormat::slurm) {
+    fixed.order = true;
+    fixed.values.order = parse_order(framework_order(format), "export");
+  }
+  return fixed;
+}
+
+std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
+                                           const SearchOptions& options) {
+  for (bool pin_order : {false, true}) {
+    SearchOptions again = options;
+    again.fixed = expressible_fields(format, options.fixed, pin_order);
+    again.top = std::max<size_t>(options.top, 64);
+    SearchResult result;
+    try {
+      result = search(model, again);
+    } catch (const InputError&) {
+      continue;  // nothing valid with these fields fixed
+    }
+    for (const PlanRow& row : result.best) {
+      if (export_limitation(format, model.spec(), model.machine(), row.config).empty()) return row;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string inexpressible_message(ExportFormat format, const CostModel& model,
+                                  const SearchOptions& options, const PlanRow& original) {
+  const std::string why =
+      export_limitation(format, model.spec(), model.machine(), original.config);
+  std::string message = std::string("--emit ") + to_string(format) + ": " +
+                        framework_name(format) + " cannot run this plan (" +
+                        fix_string(original.config) + "): " + why + ".";
+  const std::optional<PlanRow> nearest = nearest_expressible(format, model, options);
+  if (!nearest) {
+    return message + " No configuration it can express fits " + model.spec().name + " on " +
+           std::to_string(options.gpus) + " GPUs of " + model.machine().name + ".";
+  }
+  const double original_time = original.breakdown.iter_time;
+  const double nearest_time = nearest->breakdown.iter_time;
+  char change[64];
+  std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * (nearest_time / original_time - 1.0));
+  return message + "\nThe nearest plan " + framework_name(format) +
+         " can express (the search run again within its limits):\n  --fix " +
+         fix_string(nearest->config) + "\n  predicted " + seconds_text(nearest_time) +
+         " per iteration, against " + seconds_text(original_time) + " for the plan above (" +
+         change + ").\nRun axo plan again with that --fix to export it.";
+}
+
+std::string fix_string(const ParallelConfig& c) {
+  return "pipeline=" + std::to_string(c.pipeline) + ",data=" + std::to_string(c.data) +
+         ",x=" + std::to_string(c.x) + ",y=" + std::to_string(c.y) + ",z=" + std::to_string(c.z) +
+         ",microbatch=" + std::to_string(c.microbatch) + ",recompute=" + to_string(c.recompute) +
+         ",offload=" + (c.offload ? "on" : "off") + ",overlap=" + (c.overlap ? "on" : "off") +
+         ",sequence_parallel=" + (c.sequence_parallel ? "on" : "off") +
+         ",interleave=" + std::to_string(c.interleave) + ",order=" + c.order_string();
+}
+
+bool places_groups_as(const ParallelConfig& config, const std::string& order,
+                      int64_t gpus_per_node) {
+  ParallelConfig other = config;
+  other.order = parse_order(order, "export");
+  for (GridDim dim : {GridDim::x, GridDim::y, GridDim::z, GridDim::data, GridDim::pipeline}) {
+    const GroupPlacement a = place_group(config.size(dim), config.stride(dim), gpus_per_node);
+    const GroupPlacement b = place_group(other.size(dim), other.stride(dim), gpus_per_node);
+    // A group inside one node uses the same link however its ranks are packed.
+    if (a.size != b.size || std::min(a.ranks_per_node, a.size) != std::min(b.ranks_per_node, b.size)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace axo

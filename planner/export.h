@@ -1,0 +1,95 @@
+// Exporting a plan to the frameworks people already train with: the
+// Megatron-LM arguments, the AxoNN initialisation, the torchtitan TOML
+// sections, and a Slurm batch script that runs `axo train` on the plan.
+//
+// Each export_* function takes the model, the machine and the configuration
+// and returns the text, or throws InputError saying why the framework cannot
+// express the configuration. The matching *_limitation function returns that
+// reason without throwing (empty when the configuration is expressible), so
+// the planner can search again for the nearest configuration the framework
+// can run (nearest_expressible) and show what the difference costs.
+//
+// The mapping of axo's grid onto each framework, and the sources it was read
+// from, are stated at the top of each export_<framework>.cc and repeated in a
+// comment in the text it writes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "model/cost_model.h"
+#include "model/machine_profile.h"
+#include "model/parallel_config.h"
+#include "model/transformer_spec.h"
+#include "planner/search.h"
+
+namespace axo {
+
+enum class ExportFormat { megatron, axonn, torchtitan, slurm };
+const char* to_string(ExportFormat format);
+// "megatron", "axonn", "torchtitan" or "slurm"; throws InputError listing them otherwise.
+ExportFormat parse_export_format(const std::string& text);
+
+struct ExportContext {
+  // The plan file `axo train` reads (the Slurm script's srun line).
+  std::string plan_path = "plan.yaml";
+  // One line written as a comment under the header, e.g. where the
+  // configuration came from and its predicted iteration time. May be empty.
+  std::string note;
+};
+
+std::string export_megatron(const TransformerSpec& spec, const MachineProfile& machine,
+                            const ParallelConfig& config, const ExportContext& context);
+std::string export_axonn(const TransformerSpec& spec, const MachineProfile& machine,
+                         const ParallelConfig& config, const ExportContext& context);
+std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile& machine,
+                              const ParallelConfig& config, const ExportContext& context);
+// axo's own executor runs every configuration axo plans, so this never throws
+// for a configuration that passed CostModel::check.
+std::string export_slurm(const TransformerSpec& spec, const MachineProfile& machine,
+                         const ParallelConfig& config, const ExportContext& context);
+
+std::string megatron_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                const ParallelConfig& config);
+std::string axonn_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                             const ParallelConfig& config);
+std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                  const ParallelConfig& config);
+
+// The text for `format`, or InputError when it cannot express `config`.
+std::string export_plan(ExportFormat format, const TransformerSpec& spec,
+                        const MachineProfile& machine, const ParallelConfig& config,
+                        const ExportContext& context);
+// Empty when `format` can express `config`; otherwise why not, in a sentence.
+std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
+                              const MachineProfile& machine, const ParallelConfig& config);
+
+// The fields a search must hold fixed, on top of `user`'s, to stay near what
+// `format` can express (Megatron-LM: x=1, z=1, offload off, ...). A field the
+// user fixed is kept unless the framework needs another value. With
+// `pin_order` the rank order is fixed to the framework's own too.
+FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order);
+
+// The fastest configuration that fits and that `format` can express: the
+// search runs again with expressible_fields (first with the rank order free,
+// then pinned to the framework's) and the first expressible row is kept.
+// Empty when there is none.
+std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
+                                           const SearchOptions& options);
+
+// The message for a plan `format` cannot express: why, and the nearest plan it
+// can express with its predicted iteration time against the original's.
+std::string inexpressible_message(ExportFormat format, const CostModel& model,
+                                  const SearchOptions& options, const PlanRow& original);
+
+// `config` as a --fix value that reproduces it exactly, e.g.
+// "pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,...,order=xyzdp".
+std::string fix_string(const ParallelConfig& config);
+
+// True when every group of `config` (x, y, z, data, pipeline) sits on the same
+// links as it would under the rank order `order` (innermost first, e.g.
+// "xyzpd"): same size and ranks per node. Then the two orders cost the same.
+bool places_groups_as(const ParallelConfig& config, const std::string& order,
+                      int64_t gpus_per_node);
+
+}  // namespace axo

@@ -1,0 +1,129 @@
+// AxoNN set-up for a plan: the axonn.init call, the data loader and the
+// communication-overlap context of a training step, as Python.
+//
+// Sources (read for names and meaning, nothing copied), axonn-ai/axonn at
+// 660a224 (2024-10): axonn/axonn.py (init(G_inter, G_data, G_intra_r,
+// G_intra_c, G_intra_d, gpus_per_node), create_dataloader), axonn/
+// communication.py (rank = data·(G_inter·G_intra) + pipeline·G_intra + intra,
+// intra = depth·(r·c) + row·c + column: column innermost, then row, depth,
+// pipeline, data), axonn/intra_layer/fully_connected.py (the column,
+// "inner", group splits a weight's input features and all-reduces the
+// forward output; the row, "outer", group splits its output features;
+// transpose=True swaps them; depth shards the weight block like FSDP),
+// axonn/intra_layer/overlap_communication.py (optimize_communication with
+// overlap_all_reduce, overlap_reduce_scatter, overlap_all_gather),
+// axonn/inter_layer.py (micro_batch_size slices each GPU's batch), and
+// docs/user_guide.rst.
+//
+// Mapping: axo x = G_intra_c, y = G_intra_r, z = G_intra_d, pipeline =
+// G_inter, data = G_data; axo's rank order xyzpd is AxoNN's. axo's overlap
+// (OAR, ORS, OAG) is the three optimize_communication flags. AxoNN splits the
+// batch over data and depth, so its micro_batch_size is axo's microbatch / z.
+#include <string>
+
+#include "model/error.h"
+#include "planner/export.h"
+
+namespace axo {
+
+namespace {
+
+const char* python_bool(bool value) { return value ? "True" : "False"; }
+
+}  // namespace
+
+std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machine,
+                             const ParallelConfig& c) {
+  if (c.sequence_parallel) {
+    return "sequence parallelism (sequence_parallel=on) is Megatron-LM's; AxoNN's tensor-parallel "
+           "layers have no such mode";
+  }
+  if (c.offload) {
+    return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
+           "axonn.init no longer sets up, so offload=on has no working counterpart";
+  }
+  if (!places_groups_as(c, "xyzpd", machine.gpus_per_node)) {
+    return "it orders ranks column (x) innermost, then row (y), depth (z), pipeline and data "
+           "(axo's xyzpd), and rank order " + c.order_string() + " places the groups differently";
+  }
+  return "";
+}
+
+std::string export_axonn(const TransformerSpec& spec, const MachineProfile& machine,
+                         const ParallelConfig& c, const ExportContext& context) {
+  const std::string why = axonn_limitation(spec, machine, c);
+  if (!why.empty()) throw InputError("AxoNN cannot run this plan: " + why);
+  const std::string overlap = python_bool(c.overlap);
+  const bool overlap_all_gather = c.overlap && c.z > 1;
+
+  std::string text = "# AxoNN set-up for " + spec.name + " on " + std::to_string(c.gpus()) +
+                     " GPUs of " + machine.name + ", from axo plan.\n";
+  if (!context.note.empty()) text += "# " + context.note + "\n";
+  text +=
+      "# axo -> AxoNN: x -> G_intra_c (column: splits a weight's input features),\n"
+      "# y -> G_intra_r (row: splits its output features), z -> G_intra_d (depth:\n"
+      "# shards each weight block and the batch, like FSDP), pipeline -> G_inter,\n"
+      "# data -> G_data. Layers built with transpose=True swap row and column, as\n"
+      "# axo's transposed layers (attention output, MLP down) do. AxoNN's rank order,\n"
+      "# column innermost, then row, depth, pipeline, data, is axo's xyzpd.\n"
+      "# Sources: axonn-ai/axonn axonn/axonn.py, axonn/communication.py,\n"
+      "# axonn/intra_layer/fully_connected.py, axonn/intra_layer/overlap_communication.py.\n"
+      "import torch\n"
+      "import torch.distributed as dist\n"
+      "from axonn import axonn as ax\n"
+      "from axonn.intra_layer import optimize_communication\n"
+      "\n"
+      "dist.init_process_group(backend=\"nccl\")\n"
+      "ax.init(G_inter=" + std::to_string(c.pipeline) + ", G_data=" + std::to_string(c.data) +
+      ", G_intra_r=" + std::to_string(c.y) + ", G_intra_c=" + std::to_string(c.x) +
+      ", G_intra_d=" + std::to_string(c.z) +
+      ", gpus_per_node=" + std::to_string(machine.gpus_per_node) + ")\n"
+      "\n"
+      "# Each (data, depth) rank reads global_batch / (G_data * G_intra_d) = " +
+      std::to_string(spec.global_batch / (c.data * c.z)) +
+      " sequences\n# of length " + std::to_string(spec.seq_len) + " per step, in microbatches of " +
+      std::to_string(c.microbatch / c.z) + ".\n"
+      "def make_loader(dataset):\n"
+      "    return ax.create_dataloader(dataset, global_batch_size=" +
+      std::to_string(spec.global_batch) +
+      ", micro_batch_size=" + std::to_string(c.microbatch / c.z) + ")\n\n";
+  if (c.pipeline > 1) {
+    text += "# G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;\n"
+            "# needs mpi4py), " + std::to_string(spec.layers / c.pipeline) +
+            " transformer layers per stage.\n";
+  }
+  switch (c.recompute) {
+    case Recompute::full:
+      text += "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint);\n"
+              "# run the checkpointed forward under\n"
+              "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";
+      break;
+    case Recompute::selective:
+      text += "# Recompute selective: checkpoint only the attention core (scores, softmax,\n"
+              "# context) of each block (torch.utils.checkpoint).\n";
+      break;
+    case Recompute::none:
+      break;
+  }
+  text += "# The plan's overlap=" + std::string(c.overlap ? "on" : "off") +
+          ": dX all-reduce under the dW GEMM, asynchronous dW\n"
+          "# reduce-scatter, prefetched weight all-gather (the last only matters with G_intra_d > 1).\n"
+          "def train_step(model, batch, loss_fn):\n"
+          "    with optimize_communication(overlap_all_reduce=" + overlap +
+          ", overlap_reduce_scatter=" + overlap +
+          ",\n                                overlap_all_gather=" +
+          python_bool(overlap_all_gather) +
+          (overlap_all_gather ? ", model_object_for_overlapping_allgathers=model" : "") + "):\n";
+  if (spec.precision == Precision::fp32) {
+    text += "        loss = loss_fn(model(batch))\n";
+  } else {
+    text += std::string("        with torch.autocast(device_type=\"cuda\", dtype=torch.") +
+            (spec.precision == Precision::bf16 ? "bfloat16" : "float16") + "):\n"
+            "            loss = loss_fn(model(batch))\n";
+  }
+  text += "        loss.backward()\n"
+          "    return loss\n";
+  return text;
+}
+
+}  // namespace axo

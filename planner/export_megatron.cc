@@ -1,0 +1,134 @@
+// Megatron-LM arguments for a plan, as a bash array to pass to pretrain_gpt.py.
+//
+// Sources (read for names and meaning, nothing copied), NVIDIA/Megatron-LM at
+// d98e8a6 (2026-08): megatron/training/arguments.py and the config
+// dataclasses it turns into options (megatron/core/model_parallel_config.py,
+// megatron/core/transformer/transformer_config.py,
+// megatron/training/config/common_config.py: use_tp_pp_dp_mapping),
+// megatron/training/initialize.py (rank order 'tp-cp-ep-dp-pp', or
+// 'tp-cp-ep-pp-dp' with --use-tp-pp-dp-mapping),
+// megatron/core/tensor_parallel/layers.py (the tensor-parallel dX
+// all-reduce or reduce-scatter runs asynchronously under the weight-gradient
+// GEMM, relying on CUDA_DEVICE_MAX_CONNECTIONS=1), and the example scripts
+// examples/gpt3/train_gpt3_175b_distributed.sh and
+// examples/llama/train_llama3_8b_h100_fp8.sh.
+//
+// Mapping: Megatron's tensor parallelism is axo's 1D special case, its size
+// axo's y with x = z = 1; pipeline and data map one to one; axo's microbatch
+// (sequences per data-parallel replica) is --micro-batch-size. Megatron always
+// overlaps the tensor-parallel backward collective, and its data-parallel
+// gradient all-reduce overlaps the backward with --overlap-grad-reduce, which
+// is what axo's cost model assumes. Megatron's distributed optimizer (and so
+// --optimizer-cpu-offload, which needs it) shards optimizer state over data
+// ranks, which is not the plan axo costs, so offload is not exported.
+#include <string>
+
+#include "model/error.h"
+#include "planner/export.h"
+
+namespace axo {
+
+namespace {
+
+std::string flag(const std::string& name) { return "  " + name + "\n"; }
+std::string flag(const std::string& name, int64_t value) {
+  return "  " + name + " " + std::to_string(value) + "\n";
+}
+
+}  // namespace
+
+std::string megatron_limitation(const TransformerSpec&, const MachineProfile& machine,
+                                const ParallelConfig& c) {
+  if (c.x != 1 || c.z != 1) {
+    return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
+           "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
+  }
+  if (c.offload) {
+    return "offloading the optimizer (offload=on) needs Megatron-LM's distributed optimizer, which "
+           "shards optimizer state over data-parallel ranks, a different plan than axo costs";
+  }
+  if (c.y > 1 && !c.overlap) {
+    return "it always overlaps the tensor-parallel backward collective with the weight-gradient "
+           "GEMM, so a plan with overlap=off does not describe it";
+  }
+  if (!places_groups_as(c, "xyzdp", machine.gpus_per_node) &&
+      !places_groups_as(c, "xyzpd", machine.gpus_per_node)) {
+    return "it orders ranks tensor-innermost, then data, then pipeline (or pipeline before data "
+           "with --use-tp-pp-dp-mapping), and rank order " + c.order_string() +
+           " places the groups differently";
+  }
+  return "";
+}
+
+std::string export_megatron(const TransformerSpec& spec, const MachineProfile& machine,
+                            const ParallelConfig& c, const ExportContext& context) {
+  const std::string why = megatron_limitation(spec, machine, c);
+  if (!why.empty()) throw InputError("Megatron-LM cannot run this plan: " + why);
+  const bool tp_pp_dp = !places_groups_as(c, "xyzdp", machine.gpus_per_node);
+
+  std::string text = "# Megatron-LM arguments for " + spec.name + " on " +
+                     std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
+  if (!context.note.empty()) text += "# " + context.note + "\n";
+  text +=
+      "# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order " +
+      std::string(tp_pp_dp ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp") + " (axo's " +
+      c.order_string() + ").\n"
+      "# Option names: NVIDIA/Megatron-LM megatron/training/arguments.py.\n"
+      "# The vocabulary (" + std::to_string(spec.vocab) +
+      ") comes from the tokenizer; add data, tokenizer and optimizer options.\n"
+      "# Use: torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" ...\n";
+  if (c.y > 1) {
+    text += "# Megatron overlaps the tensor-parallel backward collective with the weight-gradient\n"
+            "# GEMM only when kernels launch in order (megatron/core/tensor_parallel/layers.py).\n"
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  }
+  text += "MEGATRON_ARGS=(\n";
+  text += flag("--tensor-model-parallel-size", c.y);
+  text += flag("--pipeline-model-parallel-size", c.pipeline);
+  if (c.interleave > 1) {
+    text += flag("--num-layers-per-virtual-pipeline-stage",
+                 spec.layers / (c.pipeline * c.interleave));
+  }
+  if (tp_pp_dp) text += flag("--use-tp-pp-dp-mapping");
+  if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
+  switch (c.recompute) {
+    case Recompute::full:
+      text += flag("--recompute-granularity full");
+      text += flag("--recompute-method uniform");
+      text += flag("--recompute-num-layers", 1);
+      break;
+    case Recompute::selective:
+      text += flag("--recompute-granularity selective");
+      break;
+    case Recompute::none:
+      break;
+  }
+  text += flag("--micro-batch-size", c.microbatch);
+  text += flag("--global-batch-size", spec.global_batch);
+  text += flag("--num-layers", spec.layers);
+  text += flag("--hidden-size", spec.hidden);
+  text += flag("--ffn-hidden-size", spec.ffn_hidden);
+  text += flag("--num-attention-heads", spec.heads);
+  if (spec.kv_heads != spec.heads) {
+    text += flag("--group-query-attention");
+    text += flag("--num-query-groups", spec.kv_heads);
+  }
+  text += flag("--seq-length", spec.seq_len);
+  text += flag("--max-position-embeddings", spec.seq_len);
+  if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
+  if (spec.norm == NormKind::rmsnorm) text += flag("--normalization RMSNorm");
+  if (spec.positions == PositionKind::rope) text += flag("--position-embedding-type rope");
+  if (!spec.bias) text += flag("--disable-bias-linear");
+  if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
+  if (!spec.dropout) {
+    text += flag("--attention-dropout 0.0");
+    text += flag("--hidden-dropout 0.0");
+  }
+  if (spec.precision == Precision::bf16) text += flag("--bf16");
+  if (spec.precision == Precision::fp16) text += flag("--fp16");
+  if (c.data > 1) text += flag("--overlap-grad-reduce");
+  text += ")\n";
+  return text;
+}
+
+}  // namespace axo

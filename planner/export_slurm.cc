@@ -1,0 +1,80 @@
+// A Slurm batch script that runs `axo train` on a plan: one task per GPU,
+// ranks packed node by node as the plan's rank order assumes.
+//
+// Sources (read for names and meaning): the Slurm sbatch and srun manual
+// pages (slurm.schedmd.com/sbatch.html, srun.html): --nodes, --ntasks,
+// --ntasks-per-node, --gpus-per-task, --gpu-bind=closest,
+// --distribution=block (consecutive ranks fill a node before the next),
+// --exclusive, and SLURM_CPUS_PER_TASK (set when --cpus-per-task is given).
+//
+// Why each setting: the cost model places a group inside a node when its
+// ranks are consecutive there, so ranks must be packed node by node (block);
+// it charges each node's NICs to this job's groups alone (exclusive); each
+// rank drives one device (one GPU per task, bound to the closest one). The
+// only environment set is OMP_NUM_THREADS, to the CPUs Slurm gives a task:
+// otherwise every rank's OpenMP runtime starts a thread per core of the node,
+// and the host-side work (the CPU optimizer with offload=on, the data loader)
+// oversubscribes the node. Nothing NCCL-specific is set: the plan does not
+// depend on a setting we could justify for every cluster.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "planner/export.h"
+
+namespace axo {
+
+namespace {
+
+// `text` as one shell word: unchanged when it is plain, else single-quoted.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string("/._-+=:,@%").find(ch) != std::string::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char ch : text) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+
+std::string directive(const std::string& option) { return "#SBATCH " + option + "\n"; }
+
+}  // namespace
+
+std::string export_slurm(const TransformerSpec& spec, const MachineProfile& machine,
+                         const ParallelConfig& c, const ExportContext& context) {
+  const int64_t ranks = c.gpus();
+  const int64_t per_node = std::min(ranks, machine.gpus_per_node);
+  const int64_t nodes = (ranks + machine.gpus_per_node - 1) / machine.gpus_per_node;
+  const bool gpu = machine.backend != "cpu";
+
+  std::string text = "#!/bin/bash\n# Slurm batch script: axo train, " + spec.name + " on " +
+                     std::to_string(ranks) + (gpu ? " GPUs" : " ranks") + " of " + machine.name +
+                     " (" + std::to_string(machine.gpus_per_node) + " per node), from axo plan.\n";
+  if (!context.note.empty()) text += "# " + context.note + "\n";
+  text += "# Submit: DATA='tokens/*.bin' sbatch this-script [more axo train options]\n"
+          "# Ranks fill each node in turn (block) as the plan's rank order " +
+          c.order_string() + " assumes,\n"
+          "# and the job owns its nodes' links (exclusive), as the cost model charges them.\n";
+  text += directive("--job-name=axo-" + spec.name);
+  text += directive("--nodes=" + std::to_string(nodes));
+  text += directive("--ntasks=" + std::to_string(ranks));
+  text += directive("--ntasks-per-node=" + std::to_string(per_node));
+  if (gpu) {
+    text += directive("--gpus-per-task=1");
+    text += directive("--gpu-bind=closest");
+  }
+  text += directive("--distribution=block:block");
+  text += directive("--exclusive");
+  text += "\nset -euo pipefail\n"
+          ": \"${DATA:?set DATA to the training token files}\"\n"
+          "AXO=${AXO:-axo}\n"
+          "# One OpenMP thread per CPU Slurm gives a task (add --cpus-per-task to give more).\n"
+          "export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}\n"
+          "\n"
+          "srun \"$AXO\" train --plan " + shell_word(context.plan_path) +
+          " --data \"$DATA\" \"$@\"\n";
+  return text;
+}
+
+}  // namespace axo

@@ -1,0 +1,131 @@
+// torchtitan TOML sections for a plan: [parallelism], [activation_checkpoint],
+// [training] and, for asynchronous tensor parallelism, [compile].
+//
+// Sources (read for names and meaning, nothing copied), pytorch/torchtitan
+// v0.2.2 (2026-02-20, the last release configured by TOML; later versions
+// build the same ParallelismConfig fields in Python and still accept them as
+// --section.option flags): torchtitan/config/job_config.py (the keys),
+// torchtitan/distributed/parallel_dims.py (mesh ["pp", "dp_replicate",
+// "fsdp", "tp"], outermost first), torchtitan/distributed/pipeline_parallel.py
+// (stages from pipeline_parallel_layers_per_stage and the first/last stage
+// weights), torchtitan/models/llama3/infra/parallelize.py (tensor parallelism
+// always shards norms along the sequence: SequenceParallel).
+//
+// Mapping: tensor_parallel_degree = y (x must be 1: torchtitan's tensor
+// parallelism is 1D). axo's z shards each weight and splits the batch, all-
+// gathering weights forward and reduce-scattering gradients backward: that is
+// FSDP, so data_parallel_shard_degree = z, and axo's data (replicas that
+// all-reduce gradients) is data_parallel_replicate_degree (HSDP when both are
+// above 1). The mesh puts tp innermost, then fsdp, dp_replicate, pp: axo's
+// xyzdp. Each rank's share of an axo microbatch is microbatch / z sequences:
+// with a pipeline that is pipeline_parallel_microbatch_size and
+// local_batch_size is the rank's whole step, B / (data·z); without one,
+// local_batch_size is the microbatch and torchtitan accumulates gradients over
+// global_batch_size / (local_batch_size · data · z) of them (torchtitan/train.py).
+#include <string>
+
+#include "model/error.h"
+#include "planner/export.h"
+
+namespace axo {
+
+namespace {
+
+std::string key(const std::string& name, int64_t value) {
+  return name + " = " + std::to_string(value) + "\n";
+}
+std::string key(const std::string& name, const std::string& value) {
+  return name + " = \"" + value + "\"\n";
+}
+
+}  // namespace
+
+std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                  const ParallelConfig& c) {
+  if (c.x != 1) {
+    return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1, and this plan "
+           "has x=" + std::to_string(c.x);
+  }
+  if (c.offload) {
+    return "training.enable_cpu_offload moves FSDP's parameters and gradients to the host as well "
+           "as the optimizer state, not the optimizer alone as offload=on does";
+  }
+  if (c.y > 1 && !c.sequence_parallel) {
+    return "its tensor parallelism always shards norms and activations along the sequence "
+           "(SequenceParallel), so y>1 needs sequence_parallel=on, which axo models with z=1";
+  }
+  if (c.z > 1 && !c.overlap) {
+    return "FSDP always prefetches the weight all-gather and reduce-scatters gradients "
+           "asynchronously, so a plan with z>1 and overlap=off does not describe it";
+  }
+  if (spec.precision == Precision::fp16) {
+    return "training.mixed_precision_param is bfloat16 or float32, and " + spec.name +
+           " trains in fp16";
+  }
+  if (!places_groups_as(c, "xyzdp", machine.gpus_per_node)) {
+    return "its device mesh puts tp innermost, then fsdp, dp_replicate and pp (axo's xyzdp), "
+           "and rank order " + c.order_string() + " places the groups differently";
+  }
+  return "";
+}
+
+std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile& machine,
+                              const ParallelConfig& c, const ExportContext& context) {
+  const std::string why = torchtitan_limitation(spec, machine, c);
+  if (!why.empty()) throw InputError("torchtitan cannot run this plan: " + why);
+  const bool async_tp = c.y > 1 && c.overlap;
+
+  std::string text = "# torchtitan settings for " + spec.name + " on " +
+                     std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
+  if (!context.note.empty()) text += "# " + context.note + "\n";
+  text +=
+      "# axo -> torchtitan: y -> tensor_parallel_degree (x = 1), z -> data_parallel_shard_degree\n"
+      "# (FSDP shards each weight and the batch, as axo's z does), data ->\n"
+      "# data_parallel_replicate_degree, pipeline -> pipeline_parallel_degree. The mesh\n"
+      "# (pp, dp_replicate, fsdp, tp; tp innermost) is axo's rank order xyzdp.\n"
+      "# Keys: pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py; merge into the\n"
+      "# model's TOML ([model], [optimizer], ... stay as they are).\n"
+      "\n[parallelism]\n";
+  text += key("data_parallel_replicate_degree", c.data);
+  text += key("data_parallel_shard_degree", c.z);
+  text += key("tensor_parallel_degree", c.y);
+  if (async_tp) text += "enable_async_tensor_parallel = true\n";
+  text += key("context_parallel_degree", 1);
+  text += key("pipeline_parallel_degree", c.pipeline);
+  if (c.pipeline > 1) {
+    text += key("pipeline_parallel_schedule", c.interleave > 1 ? "Interleaved1F1B" : "1F1B");
+    text += key("pipeline_parallel_layers_per_stage", spec.layers / (c.pipeline * c.interleave));
+    text += "# Even stages, as axo costs them: the embedding and the output layer do not\n"
+            "# count as layers.\n";
+    text += key("pipeline_parallel_first_stage_less_layers", 0);
+    text += key("pipeline_parallel_last_stage_less_layers", 0);
+    text += key("pipeline_parallel_microbatch_size", c.microbatch / c.z);
+  }
+  text += "\n[activation_checkpoint]\n";
+  text += key("mode", to_string(c.recompute));
+  if (c.recompute == Recompute::selective) {
+    text += "# Per-operator selective recompute, the closest to recomputing the attention core.\n";
+    text += key("selective_ac_option", "op");
+  }
+  text += "\n[training]\n";
+  if (c.pipeline > 1) {
+    text += "# One step per rank: local_batch_size sequences in pipeline microbatches.\n";
+    text += key("local_batch_size", spec.global_batch / (c.data * c.z));
+  } else {
+    text += "# Gradient accumulation over global_batch_size / (local_batch_size * data * z)\n"
+            "# microbatches.\n";
+    text += key("local_batch_size", c.microbatch / c.z);
+  }
+  text += key("global_batch_size", spec.global_batch);
+  text += key("seq_len", spec.seq_len);
+  text += key("mixed_precision_param",
+              spec.precision == Precision::bf16 ? "bfloat16" : "float32");
+  if (async_tp) {
+    text += "\n# Asynchronous tensor parallelism (the plan's overlap=on) needs torch.compile.\n"
+            "[compile]\n"
+            "enable = true\n";
+  }
+  return text;
+}
+
+}  // namespace axo
