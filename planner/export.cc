@@ -97,6 +97,7 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
     case ExportFormat::axonn:
       fix_bool(fixed.offload, fixed.values.offload, false);
       fix_bool(fixed.sequence_parallel, fixed.values.sequence_parallel, false);
+      fix_int(fixed.interleave, fixed.values.interleave, 1);
       break;
     case ExportFormat::torchtitan:
       fix_int(fixed.x, fixed.values.x, 1);

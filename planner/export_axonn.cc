@@ -38,6 +38,10 @@ std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machi
     return "sequence parallelism (sequence_parallel=on) is Megatron-LM's; AxoNN's tensor-parallel "
            "layers have no such mode";
   }
+  if (c.interleave > 1) {
+    return "its pipeline (axonn/inter_layer.py) keeps one stage per rank, so it cannot interleave "
+           "(interleave=" + std::to_string(c.interleave) + ")";
+  }
   if (c.offload) {
     return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
            "axonn.init no longer sets up, so offload=on has no working counterpart";
@@ -87,6 +91,11 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
       "    return ax.create_dataloader(dataset, global_batch_size=" +
       std::to_string(spec.global_batch) +
       ", micro_batch_size=" + std::to_string(c.microbatch / c.z) + ")\n\n";
+  const int64_t microbatches = spec.global_batch / (c.data * c.microbatch);
+  if (c.pipeline == 1 && microbatches > 1) {
+    text += "# With G_inter=1 the loader yields microbatches: accumulate gradients over " +
+            std::to_string(microbatches) + " of them\n# (train_step each), then step the optimizer.\n";
+  }
   if (c.pipeline > 1) {
     text += "# G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;\n"
             "# needs mpi4py), " + std::to_string(spec.layers / c.pipeline) +
@@ -106,8 +115,9 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
       break;
   }
   text += "# The plan's overlap=" + std::string(c.overlap ? "on" : "off") +
-          ": dX all-reduce under the dW GEMM, asynchronous dW\n"
-          "# reduce-scatter, prefetched weight all-gather (the last only matters with G_intra_d > 1).\n"
+          " sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce\n"
+          "# under the dW GEMM), overlap_reduce_scatter (asynchronous dW reduce-scatter) and\n"
+          "# overlap_all_gather (prefetched weight all-gather; only with G_intra_d > 1).\n"
           "def train_step(model, batch, loss_fn):\n"
           "    with optimize_communication(overlap_all_reduce=" + overlap +
           ", overlap_reduce_scatter=" + overlap +

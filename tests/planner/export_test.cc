@@ -1,0 +1,274 @@
+// Exports against golden files (tests/data/export/), byte for byte, and the
+// plans a framework cannot express.
+//
+// The golden files were checked by hand against the frameworks' sources
+// named in planner/export_*.cc. To see a changed export, run with
+// AXO_UPDATE_GOLDEN=1 (rewrites the golden files) and review `git diff`.
+#include "planner/export.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+const std::string kGoldenDir = std::string(AXO_TEST_DATA) + "/export/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+// Compares `actual` with the golden file `name`; on a mismatch the message
+// gives the first differing line of each and writes `actual` beside the build
+// for `diff -u`.
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = kGoldenDir + name;
+  if (std::getenv("AXO_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  const std::string expected = read_text(path);
+  if (expected == actual) return;
+  const std::string actual_path = ::testing::TempDir() + name + ".actual";
+  std::ofstream(actual_path, std::ios::binary) << actual;
+  const std::vector<std::string> want = lines_of(expected), got = lines_of(actual);
+  size_t line = 0;
+  while (line < want.size() && line < got.size() && want[line] == got[line]) ++line;
+  ADD_FAILURE() << name << " differs from its golden file at line " << line + 1 << ":\n"
+                << "  expected: " << (line < want.size() ? want[line] : "<end of file>") << "\n"
+                << "  actual:   " << (line < got.size() ? got[line] : "<end of file>") << "\n"
+                << "Whole output: diff -u " << path << " " << actual_path;
+}
+
+// GPT-3 13B as in Narayanan et al. (SC'21) Table 1 / Brown et al. 2020.
+TransformerSpec gpt3_13b() {
+  TransformerSpec s;
+  s.name = "gpt3-13b";
+  s.layers = 40, s.hidden = 5120, s.heads = 40, s.kv_heads = 40, s.ffn_hidden = 20480;
+  s.seq_len = 2048, s.vocab = 51200, s.global_batch = 1024, s.precision = Precision::bf16;
+  return s;
+}
+
+// Llama 3 8B's shape (grouped-query attention, SwiGLU, RMSNorm, RoPE, no bias, untied).
+TransformerSpec llama3_8b() {
+  TransformerSpec s;
+  s.name = "llama3-8b";
+  s.layers = 32, s.hidden = 4096, s.heads = 32, s.kv_heads = 8, s.ffn_hidden = 14336;
+  s.mlp = MlpKind::swiglu, s.norm = NormKind::rmsnorm, s.positions = PositionKind::rope;
+  s.bias = false, s.tied_embeddings = false;
+  s.seq_len = 8192, s.vocab = 128256, s.global_batch = 256, s.precision = Precision::bf16;
+  return s;
+}
+
+MachineProfile gpu_machine(const std::string& name, int64_t gpus_per_node) {
+  MachineProfile m;
+  m.name = name;
+  m.gpus_per_node = gpus_per_node;
+  return m;
+}
+
+ParallelConfig grid(int64_t pipeline, int64_t data, int64_t x, int64_t y, int64_t z,
+                    int64_t microbatch) {
+  ParallelConfig c;
+  c.pipeline = pipeline, c.data = data, c.x = x, c.y = y, c.z = z, c.microbatch = microbatch;
+  return c;
+}
+
+ExportContext context() {
+  ExportContext context;
+  context.note = "Configuration 1 of the ranked table: predicted 1.2345 s per iteration.";
+  return context;
+}
+
+TEST(ExportMegatron, GptWithFullRecompute) {
+  ParallelConfig c = grid(2, 4, 1, 8, 1, 2);
+  c.recompute = Recompute::full;
+  expect_golden("megatron_gpt3_13b.sh",
+                export_megatron(gpt3_13b(), gpu_machine("selene", 8), c, context()));
+}
+
+TEST(ExportMegatron, LlamaInterleavedSequenceParallelPipelineBeforeData) {
+  ParallelConfig c = grid(4, 2, 1, 2, 1, 1);
+  c.recompute = Recompute::selective;
+  c.sequence_parallel = true;
+  c.interleave = 2;
+  c.order = parse_order("xyzpd", "test");  // pipeline inside a node: --use-tp-pp-dp-mapping
+  expect_golden("megatron_llama3_8b.sh",
+                export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
+}
+
+TEST(ExportMegatron, InexpressiblePlansSayWhy) {
+  const TransformerSpec spec = gpt3_13b();
+  const MachineProfile machine = gpu_machine("selene", 8);
+  ParallelConfig c = grid(1, 2, 2, 2, 2, 2);
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("needs x=1 and z=1"), std::string::npos);
+  EXPECT_THROW(export_megatron(spec, machine, c, context()), InputError);
+  c = grid(1, 8, 1, 8, 1, 1);
+  c.offload = true;
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("distributed optimizer"), std::string::npos);
+  c.offload = false;
+  c.overlap = false;
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("overlap=off"), std::string::npos);
+  c.overlap = true;
+  c.order = parse_order("dxyzp", "test");  // data innermost: Megatron puts tensor innermost
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("rank order dxyzp"), std::string::npos);
+  c.order = parse_order("xyzdp", "test");
+  EXPECT_EQ(megatron_limitation(spec, machine, c), "");
+}
+
+TEST(ExportMegatron, NearestExpressiblePlanIsSearchedAndCosted) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  SearchOptions options;
+  options.gpus = 32;
+  options.top = 4;
+  options.fixed = parse_fix("x=2,z=2,microbatch=4");
+  const SearchResult result = search(model, options);
+  ASSERT_FALSE(result.best.empty());
+  const PlanRow& original = result.best.front();
+  ASSERT_NE(megatron_limitation(model.spec(), model.machine(), original.config), "");
+
+  const std::optional<PlanRow> nearest =
+      nearest_expressible(ExportFormat::megatron, model, options);
+  ASSERT_TRUE(nearest);
+  EXPECT_EQ(nearest->config.x, 1);
+  EXPECT_EQ(nearest->config.z, 1);
+  EXPECT_EQ(nearest->config.microbatch, 4);  // the user's other fixed fields are kept
+  EXPECT_FALSE(nearest->config.offload);
+  EXPECT_EQ(megatron_limitation(model.spec(), model.machine(), nearest->config), "");
+  EXPECT_NO_THROW(export_megatron(model.spec(), model.machine(), nearest->config, context()));
+
+  const std::string message =
+      inexpressible_message(ExportFormat::megatron, model, options, original);
+  EXPECT_NE(message.find("Megatron-LM cannot run this plan"), std::string::npos) << message;
+  EXPECT_NE(message.find("--fix " + fix_string(nearest->config)), std::string::npos) << message;
+  char times[128];
+  std::snprintf(times, sizeof times, "predicted %.4f s per iteration, against %.4f s",
+                nearest->breakdown.iter_time, original.breakdown.iter_time);
+  EXPECT_NE(message.find(times), std::string::npos) << message;
+}
+
+TEST(ExportAxonn, FourDimensionalGrid) {
+  ParallelConfig c = grid(2, 2, 2, 2, 4, 8);
+  c.recompute = Recompute::full;
+  c.order = parse_order("xyzpd", "test");
+  expect_golden("axonn_gpt3_13b.py",
+                export_axonn(gpt3_13b(), gpu_machine("perlmutter", 4), c, context()));
+}
+
+TEST(ExportAxonn, NoOverlapFp32) {
+  TransformerSpec spec = gpt3_13b();
+  spec.precision = Precision::fp32;
+  ParallelConfig c = grid(1, 4, 1, 4, 1, 2);
+  c.overlap = false;
+  expect_golden("axonn_gpt3_13b_fp32.py",
+                export_axonn(spec, gpu_machine("frontier", 8), c, context()));
+}
+
+TEST(ExportAxonn, Limitations) {
+  const TransformerSpec spec = gpt3_13b();
+  const MachineProfile machine = gpu_machine("selene", 8);
+  ParallelConfig c = grid(1, 8, 1, 8, 1, 1);
+  c.sequence_parallel = true;
+  EXPECT_NE(axonn_limitation(spec, machine, c).find("sequence_parallel"), std::string::npos);
+  c.sequence_parallel = false;
+  c.offload = true;
+  EXPECT_NE(axonn_limitation(spec, machine, c).find("CPUAdam"), std::string::npos);
+  c = grid(4, 2, 1, 8, 1, 1);
+  c.interleave = 2;
+  EXPECT_NE(axonn_limitation(spec, machine, c).find("interleave=2"), std::string::npos);
+  EXPECT_THROW(export_axonn(spec, machine, c, context()), InputError);
+}
+
+TEST(ExportTorchtitan, TensorPipelineAndReplicas) {
+  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);
+  c.recompute = Recompute::selective;
+  c.sequence_parallel = true;
+  c.interleave = 2;
+  expect_golden("torchtitan_llama3_8b.toml",
+                export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
+}
+
+TEST(ExportTorchtitan, HybridShardedDataParallel) {
+  ParallelConfig c = grid(1, 2, 1, 1, 8, 16);
+  c.recompute = Recompute::full;
+  expect_golden("torchtitan_llama3_8b_hsdp.toml",
+                export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
+}
+
+TEST(ExportTorchtitan, Limitations) {
+  const TransformerSpec spec = llama3_8b();
+  const MachineProfile machine = gpu_machine("dgx-h100", 8);
+  EXPECT_NE(torchtitan_limitation(spec, machine, grid(1, 4, 2, 1, 1, 1)).find("x=1"),
+            std::string::npos);
+  EXPECT_NE(torchtitan_limitation(spec, machine, grid(1, 4, 1, 2, 1, 1)).find("sequence_parallel=on"),
+            std::string::npos);
+  ParallelConfig c = grid(1, 2, 1, 1, 4, 4);
+  c.overlap = false;
+  EXPECT_NE(torchtitan_limitation(spec, machine, c).find("overlap=off"), std::string::npos);
+  c.overlap = true;
+  c.offload = true;
+  EXPECT_NE(torchtitan_limitation(spec, machine, c).find("enable_cpu_offload"), std::string::npos);
+  EXPECT_THROW(export_torchtitan(spec, machine, c, context()), InputError);
+  TransformerSpec fp16 = spec;
+  fp16.precision = Precision::fp16;
+  EXPECT_NE(torchtitan_limitation(fp16, machine, grid(1, 8, 1, 1, 1, 1)).find("fp16"),
+            std::string::npos);
+}
+
+TEST(ExportSlurm, GpuNodes) {
+  ExportContext ctx = context();
+  ctx.plan_path = "runs/plan.yaml";
+  expect_golden("slurm_gpt3_13b.sbatch",
+                export_slurm(gpt3_13b(), gpu_machine("selene", 8), grid(2, 4, 1, 8, 1, 2), ctx));
+}
+
+TEST(ExportSlurm, CpuRanksFillNodesAndPathsAreQuoted) {
+  MachineProfile machine = gpu_machine("laptop", 4);
+  machine.backend = "cpu";
+  ExportContext ctx;
+  ctx.plan_path = "my runs/plan's.yaml";
+  expect_golden("slurm_cpu.sbatch",
+                export_slurm(gpt3_13b(), machine, grid(1, 2, 1, 1, 1, 4), ctx));
+}
+
+TEST(Export, FormatsFixStringsAndPlacement) {
+  EXPECT_EQ(parse_export_format("torchtitan"), ExportFormat::torchtitan);
+  try {
+    parse_export_format("deepspeed");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown format 'deepspeed'"), std::string::npos);
+  }
+  ParallelConfig c = grid(2, 4, 1, 8, 1, 2);
+  c.recompute = Recompute::selective;
+  c.sequence_parallel = true;
+  c.interleave = 2;
+  c.order = parse_order("yxzpd", "test");
+  const FixedFields fixed = parse_fix(fix_string(c));
+  EXPECT_TRUE(fixed.all_grid_fixed());
+  EXPECT_EQ(fixed.values, c);
+  // x = 1 and y fills a node: x's and y's places do not matter, nor does d vs p
+  // once both span nodes with one rank each.
+  EXPECT_TRUE(places_groups_as(c, "xyzdp", 8));
+  EXPECT_FALSE(places_groups_as(grid(4, 2, 1, 2, 1, 1), "xyzpd", 8));
+}
+
+}  // namespace
+}  // namespace axo
