@@ -126,7 +126,8 @@ void run_plan(const PlanOptions& o) {
     throw InputError("--rank " + std::to_string(o.rank) + ": only " +
                      std::to_string(result.best.size()) + " configuration" +
                      (result.best.size() == 1 ? "" : "s") + " of " + spec.name + " on " +
-                     std::to_string(o.gpus) + " GPUs fit (ranks 1 to " +
+                     std::to_string(o.gpus) + " GPUs " +
+                     (result.best.size() == 1 ? "fits" : "fit") + " (ranks 1 to " +
                      std::to_string(result.best.size()) + ")");
   }
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;

@@ -1,0 +1,142 @@
+// `axo plan --emit`: exports on stdout or in a file, --rank, the plan file
+// the Slurm script runs, and the errors for what a framework cannot express.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model/plan_file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+// Runs axo; `redirect` says what happens to stderr ("2>&1" merges it).
+Result axo(const std::string& arguments, const std::string& redirect = "2>&1") {
+  const std::string binary = AXO_BINARY;  // defined by tests/CMakeLists.txt
+  Result result;
+  FILE* pipe = popen((binary + " " + arguments + " " + redirect).c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A configuration Megatron-LM, torchtitan and Slurm can all run.
+const std::string kPlan =
+    "plan --model gpt3-13b --gpus 64 --machine selene "
+    "--fix pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,overlap=on,"
+    "sequence_parallel=on,interleave=1,order=xyzdp";
+
+class Emit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("axo_emit_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(Emit, StdoutHoldsOnlyTheExport) {
+  const Result r = axo(kPlan + " --emit megatron", "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("# Megatron-LM arguments for gpt3-13b on 64 GPUs of selene", 0), 0u)
+      << r.output;
+  EXPECT_NE(r.output.find("  --tensor-model-parallel-size 8\n"), std::string::npos);
+  EXPECT_NE(r.output.find("  --pipeline-model-parallel-size 2\n"), std::string::npos);
+  EXPECT_NE(r.output.find("  --sequence-parallel\n"), std::string::npos);
+  EXPECT_NE(r.output.find("  --recompute-granularity full\n"), std::string::npos);
+  EXPECT_EQ(r.output.find("iter_s"), std::string::npos) << "the table belongs on stderr";
+  const Result all = axo(kPlan + " --emit megatron");
+  EXPECT_NE(all.output.find("iter_s"), std::string::npos);
+}
+
+TEST_F(Emit, EmitOutWritesTheSameTextAndTheTableStays) {
+  const Result r = axo(kPlan + " --emit torchtitan --emit-out " + path("titan.toml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("iter_s"), std::string::npos);
+  EXPECT_NE(r.output.find("Wrote the torchtitan export of configuration 1 to " + path("titan.toml")),
+            std::string::npos)
+      << r.output;
+  const Result stdout_only = axo(kPlan + " --emit torchtitan", "2>/dev/null");
+  EXPECT_EQ(read_text(path("titan.toml")), stdout_only.output);
+  EXPECT_NE(stdout_only.output.find("tensor_parallel_degree = 8\n"), std::string::npos);
+}
+
+TEST_F(Emit, SlurmScriptRunsTheRankedPlanWrittenBesideIt) {
+  const std::string base = "plan --model gpt3-13b --gpus 16 --machine selene --top 5";
+  ASSERT_EQ(axo(base + " --out " + path("best.yaml")).code, 0);
+  ASSERT_EQ(axo(base + " --rank 2 --out " + path("second.yaml")).code, 0);
+  const Result r = axo(base + " --rank 2 --emit slurm --emit-out " + path("job.sbatch"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string script = read_text(path("job.sbatch"));
+  EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --ntasks-per-node=8\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("Configuration 2 of the ranked table"), std::string::npos) << script;
+  EXPECT_NE(script.find("train --plan " + path("plan.yaml") + " --data"), std::string::npos)
+      << script;
+  const axo::Plan written = axo::read_plan_file(path("plan.yaml"));
+  EXPECT_EQ(written.config, axo::read_plan_file(path("second.yaml")).config);
+  EXPECT_FALSE(written.config == axo::read_plan_file(path("best.yaml")).config);
+}
+
+TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene "
+                       "--fix pipeline=1,data=2,x=2,y=2,z=4,order=xyzpd --emit axonn",
+                       "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("ax.init(G_inter=1, G_data=2, G_intra_r=2, G_intra_c=2, G_intra_d=4, "
+                          "gpus_per_node=8)"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(Emit, MegatronRefusesA4DPlanAndShowsTheNearest) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --fix x=2,z=2 "
+                       "--emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("Megatron-LM cannot run this plan"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("needs x=1 and z=1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("The nearest plan Megatron-LM can express"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(",x=1,y="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("s per iteration, against"), std::string::npos) << r.output;
+}
+
+TEST_F(Emit, UsageErrorsExitTwo) {
+  Result r = axo(kPlan + " --emit deepspeed");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("unknown format 'deepspeed'"), std::string::npos) << r.output;
+  r = axo(kPlan + " --emit-out " + path("x.sh"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--emit-out needs --emit"), std::string::npos) << r.output;
+  r = axo(kPlan + " --rank 2 --emit megatron");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--rank 2: only 1 configuration of gpt3-13b on 64 GPUs fits"),
+            std::string::npos)
+      << r.output;
+  r = axo(kPlan + " --rank 0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(path("x.sh")));
+}
+
+}  // namespace
