@@ -227,6 +227,8 @@ TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
                      e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw InputError(source + ": malformed JSON: " + e.what());
   }
   return transformer_spec_from_hf_config(config, source);
 }
