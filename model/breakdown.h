@@ -32,6 +32,10 @@ struct Breakdown {
   double iter_time = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recompute) per second per GPU, in TFLOP/s
   double pct_peak = 0;        // tflops_per_gpu as a percentage of the device's peak
+  // One transformer layer for one microbatch, exposed tensor-parallel
+  // communication included; backward includes recomputation.
+  double layer_forward = 0;
+  double layer_backward = 0;
   MemoryBreakdown memory;
   double memory_capacity = 0;  // usable bytes per device
   bool fits = false;

@@ -526,6 +526,8 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
   }
 
   b.iter_time = b.compute + b.tp_comm + b.bubble + b.pp_comm + b.dp_comm + b.offload + b.optimizer;
+  b.layer_forward = lc.layer_forward + layer_tp_fwd;
+  b.layer_backward = lc.layer_backward + lc.layer_recompute + layer_tp_rec + layer_tp_bwd;
   const double peak = machine_.peak_tflops(s.precision);
   b.tflops_per_gpu = s.model_flops_per_iteration() / double(c.gpus()) / b.iter_time / 1e12;
   b.pct_peak = 100.0 * b.tflops_per_gpu / peak;

@@ -87,8 +87,8 @@ int64_t parse_positive(const std::string& key, const std::string& text, const st
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size() || value < 1) {
-    throw InputError(source + ": " + key + "=" + text + ": expected a positive whole number");
+  if (used == 0 || used != text.size() || value < 1 || value > (int64_t(1) << 30)) {
+    throw InputError(source + ": " + key + "=" + text + ": expected a whole number from 1 to 2^30");
   }
   return value;
 }
@@ -112,6 +112,12 @@ FixedFields parse_fix(const std::string& text) {
   const std::string source = "--fix";
   FixedFields fixed;
   std::stringstream items(text);
+  auto check_size = [&] {
+    const ParallelConfig& v = fixed.values;
+    if (double(v.pipeline) * double(v.data) * double(v.x) * double(v.y) * double(v.z) > 1e12) {
+      throw InputError(source + ": pipeline*data*x*y*z is larger than 10^12 GPUs");
+    }
+  };
   std::string item;
   while (std::getline(items, item, ',')) {
     if (item.empty()) continue;
@@ -141,6 +147,7 @@ FixedFields parse_fix(const std::string& text) {
                        "overlap, sequence_parallel, interleave, order)");
     }
   }
+  check_size();
   return fixed;
 }
 
@@ -196,6 +203,9 @@ ParallelConfig parallel_config_from_yaml(const YAML::Node& node, const std::stri
     }
   }
   map.reject_unknown_keys();
+  if (double(c.pipeline) * double(c.data) * double(c.x) * double(c.y) * double(c.z) > 1e12) {
+    map.fail("", "pipeline*data*x*y*z is larger than 10^12 GPUs");
+  }
   return c;
 }
 

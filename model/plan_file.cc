@@ -52,8 +52,9 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   write_file_atomically(path, std::string(out.c_str()) + "\n");
 }
 
-Plan read_plan_file(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path);
+Plan read_plan_file(const std::string& path) { return plan_from_yaml(load_yaml_file(path), path); }
+
+Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
   const YamlMap map(root, path, "plan");
   if (map.get_int("axo_plan", 1, 1) != 1) map.fail("axo_plan", "unsupported plan version");
   Plan plan;

@@ -3,6 +3,8 @@
 // it, so `axo train` runs exactly the plan and `axo report` can compare.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 
 #include "model/breakdown.h"
@@ -24,6 +26,8 @@ void write_plan_file(const Plan& plan, const std::string& path);
 // Throws InputError with file, line and field on a malformed plan, or when
 // the grid's product is not the plan's GPU count.
 Plan read_plan_file(const std::string& path);
+// Same, from a parsed document; `source` names it in messages.
+Plan plan_from_yaml(const YAML::Node& root, const std::string& source);
 
 // Writes `text` to `path` through a temporary file in the same folder, flushed
 // and renamed over the target, so a reader never sees a partial file.

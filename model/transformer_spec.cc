@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
@@ -76,6 +77,15 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   if (spec.seq_len < 1) fail("seq_len", "must be at least 1");
   if (spec.vocab < 1) fail("vocab", "must be at least 1");
   if (spec.global_batch < 1) fail("global_batch", "must be at least 1");
+  // Keep every count the model derives within 64-bit integers.
+  if (spec.hidden > (1 << 20)) fail("hidden", "must be at most 2^20");
+  if (spec.ffn_hidden > (1 << 24)) fail("ffn_hidden", "must be at most 2^24");
+  if (spec.vocab > (1 << 24)) fail("vocab", "must be at most 2^24");
+  if (spec.seq_len > (1 << 24)) fail("seq_len", "must be at most 2^24");
+  if (spec.layers > 100000) fail("layers", "must be at most 100000");
+  if (double(spec.layers) * double(spec.hidden) * double(spec.hidden + 3 * spec.ffn_hidden) > 1e16) {
+    fail("layers", "the model has more than 10^16 parameters");
+  }
 }
 
 TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source) {
@@ -137,13 +147,33 @@ int64_t hf_int(const nlohmann::json& config, std::initializer_list<const char*> 
   throw InputError(source + ": field '" + *keys.begin() + "': missing from the config.json");
 }
 
+// Optional typed fields: absent or null gives the fallback, a wrong type an InputError.
+std::string hf_string(const nlohmann::json& config, const char* key, const std::string& fallback,
+                      const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_string()) throw InputError(source + ": field '" + key + "': expected a string");
+  return config[key].get<std::string>();
+}
+
+bool hf_bool(const nlohmann::json& config, const char* key, bool fallback, const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_boolean()) throw InputError(source + ": field '" + key + "': expected true or false");
+  return config[key].get<bool>();
+}
+
+double hf_number(const nlohmann::json& config, const char* key, double fallback, const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_number()) throw InputError(source + ": field '" + key + "': expected a number");
+  return config[key].get<double>();
+}
+
 }  // namespace
 
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                                                 const std::string& source) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
   TransformerSpec spec;
-  spec.name = config.value("_name_or_path", config.value("model_type", std::string("hf-model")));
+  spec.name = hf_string(config, "_name_or_path", hf_string(config, "model_type", "hf-model", source), source);
   spec.source = source;
   spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
   spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
@@ -153,16 +183,18 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                            4 * spec.hidden);
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source);
   spec.vocab = hf_int(config, {"vocab_size"}, source);
-  const std::string act = config.value("hidden_act", config.value("activation_function", "gelu"));
+  const std::string act =
+      hf_string(config, "hidden_act", hf_string(config, "activation_function", "gelu", source), source);
   spec.mlp = (act == "silu" || act == "swiglu") ? MlpKind::swiglu : MlpKind::gelu;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
   spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
   spec.positions = (llama_like || config.contains("rope_theta")) ? PositionKind::rope
                                                                  : PositionKind::learned;
-  spec.bias = !llama_like && config.value("attention_bias", true);
-  spec.tied_embeddings = config.value("tie_word_embeddings", !llama_like);
-  spec.dropout = config.value("attention_dropout", 0.0) > 0 || config.value("attn_pdrop", 0.0) > 0;
-  const std::string dtype = config.value("torch_dtype", std::string("bfloat16"));
+  spec.bias = !llama_like && hf_bool(config, "attention_bias", true, source);
+  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", !llama_like, source);
+  spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
+                 hf_number(config, "attn_pdrop", 0, source) > 0;
+  const std::string dtype = hf_string(config, "torch_dtype", "bfloat16", source);
   spec.precision = dtype == "float32" ? Precision::fp32
                    : dtype == "float16" ? Precision::fp16
                                         : Precision::bf16;
@@ -183,14 +215,22 @@ TransformerSpec load_transformer_spec(const std::string& path) {
   }
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return transformer_spec_from_hf_text(text.str(), path);
+}
+
+TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source) {
   nlohmann::json config;
   try {
-    config = nlohmann::json::parse(in);
+    config = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
+    throw InputError(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
                      e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw InputError(source + ": malformed JSON: " + e.what());
   }
-  return transformer_spec_from_hf_config(config, path);
+  return transformer_spec_from_hf_config(config, source);
 }
 
 YAML::Node to_yaml(const TransformerSpec& spec) {

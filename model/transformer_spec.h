@@ -72,6 +72,8 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
 // config.json has no batch size: global_batch is left 0 for the caller to set.
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                                                 const std::string& source);
+// From the text of a config.json; malformed JSON is an InputError.
+TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source);
 // Reads a .yaml/.yml spec or a .json Hugging Face config, by extension.
 TransformerSpec load_transformer_spec(const std::string& path);
 YAML::Node to_yaml(const TransformerSpec& spec);

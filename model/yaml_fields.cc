@@ -158,7 +158,10 @@ YAML::Node YamlMap::get_node(const std::string& key) const { return value(key); 
 
 void YamlMap::reject_unknown_keys(const std::set<std::string>& also_allowed) const {
   for (const auto& entry : node_) {
-    const std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) {
+      throw InputError(where(entry.first, source_) + ": " + what_ + ": keys must be plain names");
+    }
+    const std::string key = entry.first.Scalar();
     if (read_keys_.count(key) == 0 && also_allowed.count(key) == 0) {
       throw InputError(where(entry.first, source_) + ": field '" + key + "': unknown field in the " +
                        what_);

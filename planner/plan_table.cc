@@ -178,7 +178,10 @@ std::vector<PlanRow> read_plan_csv(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  return plan_rows_from_csv(buffer.str(), path);
+}
+
+std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::string& path) {
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
   CsvCollector collector;

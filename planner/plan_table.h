@@ -23,6 +23,8 @@ std::string plan_table_csv(const std::vector<PlanRow>& rows);
 void write_plan_csv(const std::vector<PlanRow>& rows, const std::string& path);
 // Throws InputError naming the file, line and column on a malformed table.
 std::vector<PlanRow> read_plan_csv(const std::string& path);
+// Same, from text already in memory; `source` names it in messages.
+std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::string& source);
 
 nlohmann::ordered_json plan_rows_to_json(const std::vector<PlanRow>& rows);
 std::vector<PlanRow> plan_rows_from_json(const nlohmann::json& rows, const std::string& source);

@@ -23,7 +23,25 @@ ValidationSet load_validation_set(const std::string& path) {
     validate(point.model, path);
     point.gpus = point_map.get_int("gpus", 1, int64_t(1) << 30);
     point.config = parallel_config_from_yaml(point_map.get_node("config"), path);
-    point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9);
+    point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9, 0);
+    if (point_map.has("measured_layer_ms")) {
+      const YAML::Node layer = point_map.get_node("measured_layer_ms");
+      if (!layer.IsSequence() || layer.size() != 2 || !layer[0].IsScalar() || !layer[1].IsScalar()) {
+        point_map.fail("measured_layer_ms", "expected [forward_ms, backward_ms]");
+      }
+      try {
+        point.measured_layer_forward_ms = layer[0].as<double>();
+        point.measured_layer_backward_ms = layer[1].as<double>();
+      } catch (const YAML::Exception&) {
+        point_map.fail("measured_layer_ms", "expected two numbers");
+      }
+      if (!(point.measured_layer_forward_ms > 0) || !(point.measured_layer_backward_ms > 0)) {
+        point_map.fail("measured_layer_ms", "expected two positive numbers");
+      }
+    }
+    if (point.measured_s <= 0 && point.measured_layer_forward_ms <= 0) {
+      point_map.fail("", "needs measured_s or measured_layer_ms");
+    }
     if (point.config.gpus() != point.gpus) {
       point_map.fail("config", "grid product " + std::to_string(point.config.gpus()) +
                                    " does not equal gpus " + std::to_string(point.gpus));
@@ -41,11 +59,14 @@ std::vector<ValidationResult> run_validation(const ValidationSet& set, const Mac
     const CostModel model(point.model, machine);
     const std::string problem = model.check(point.config);
     if (!problem.empty()) throw InputError(set.name + ": point '" + point.name + "': " + problem);
-    ValidationResult r;
-    r.point = &point;
-    r.predicted_s = model.evaluate(point.config).iter_time;
-    r.error_pct = 100.0 * (r.predicted_s - point.measured_s) / point.measured_s;
-    results.push_back(r);
+    const Breakdown b = model.evaluate(point.config);
+    auto compare = [&](const char* quantity, double measured, double predicted) {
+      if (measured <= 0) return;
+      results.push_back({&point, quantity, measured, predicted, 100.0 * (predicted - measured) / measured});
+    };
+    compare("iteration (s)", point.measured_s, b.iter_time);
+    compare("layer forward (ms)", point.measured_layer_forward_ms, b.layer_forward * 1e3);
+    compare("layer backward (ms)", point.measured_layer_backward_ms, b.layer_backward * 1e3);
   }
   return results;
 }

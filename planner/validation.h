@@ -16,7 +16,11 @@ struct ValidationPoint {
   TransformerSpec model;
   int64_t gpus = 0;
   ParallelConfig config;
-  double measured_s = 0;  // published iteration time
+  // What was published: an iteration time, or one layer's forward and
+  // backward time (ms, backward with recomputation), or both.
+  double measured_s = 0;
+  double measured_layer_forward_ms = 0;
+  double measured_layer_backward_ms = 0;
 };
 
 struct ValidationSet {
@@ -26,9 +30,12 @@ struct ValidationSet {
   std::vector<ValidationPoint> points;
 };
 
+// One compared quantity of one point.
 struct ValidationResult {
   const ValidationPoint* point = nullptr;
-  double predicted_s = 0;
+  std::string quantity;  // "iteration (s)", "layer forward (ms)", "layer backward (ms)"
+  double measured = 0;
+  double predicted = 0;
   double error_pct = 0;  // 100·(predicted − measured)/measured
 };
 

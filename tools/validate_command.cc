@@ -27,15 +27,15 @@ void run_validate(const std::vector<std::string>& files, const std::string& mach
     const auto results = run_validation(set, machine);
     std::printf("%s\nSource: %s\nMachine: %s (one profile for every point)\n\n", set.name.c_str(),
                 set.source.c_str(), machine.name.c_str());
-    std::printf("%-28s %6s %12s %13s %9s\n", "point", "GPUs", "measured_s", "predicted_s", "error");
+    std::printf("%-28s %6s %-20s %10s %10s %9s\n", "point", "GPUs", "quantity", "measured", "predicted", "error");
     double sum = 0, worst = 0;
     for (const ValidationResult& r : results) {
-      std::printf("%-28s %6lld %12.3f %13.3f %+8.2f%%\n", r.point->name.c_str(),
-                  (long long)r.point->gpus, r.point->measured_s, r.predicted_s, r.error_pct);
+      std::printf("%-28s %6lld %-20s %10.3f %10.3f %+8.2f%%\n", r.point->name.c_str(),
+                  (long long)r.point->gpus, r.quantity.c_str(), r.measured, r.predicted, r.error_pct);
       sum += std::fabs(r.error_pct);
       worst = std::max(worst, std::fabs(r.error_pct));
     }
-    std::printf("\nmean |error| %.2f%%, worst |error| %.2f%% over %zu points\n\n",
+    std::printf("\nmean |error| %.2f%%, worst |error| %.2f%% over %zu comparisons\n\n",
                 sum / double(results.size()), worst, results.size());
   }
 }

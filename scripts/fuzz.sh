@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Fuzzes every parser with libFuzzer under AddressSanitizer and
+# UndefinedBehaviorSanitizer (clang from Debian). Usage:
+#   scripts/fuzz.sh [RUNS]      # executions per target, default 1000000
+# Seeds come from tests/data/fuzz/<target>/; a crash is saved as
+# build-fuzz/crash-<target>-* and the script fails. Save the input under
+# tests/data/fuzz/<target>/ once fixed, so the regression test replays it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-1000000}
+./scripts/install-deps.sh
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXO_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+  > build-fuzz.log 2>&1 || { cat build-fuzz.log; exit 1; }
+targets=(model_spec hf_config machine_profile plan_file fix_option plan_csv)
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >> build-fuzz.log 2>&1 ||
+  { tail -40 build-fuzz.log; exit 1; }
+for target in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$target
+  mkdir -p "$corpus"
+  cp -n tests/data/fuzz/"$target"/* "$corpus"/ 2>/dev/null || true
+  echo "== $target: $runs runs"
+  UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    build-fuzz/tests/fuzz/fuzz_"$target" "$corpus" -runs="$runs" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=4096 -artifact_prefix=build-fuzz/crash-"$target"- -print_final_stats=1 2>&1 |
+    grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done|crash-" || true
+  if ls build-fuzz/crash-"$target"-* >/dev/null 2>&1; then
+    echo "fuzz: $target found a failing input (build-fuzz/crash-$target-*)"; exit 1
+  fi
+done

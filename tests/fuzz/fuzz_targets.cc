@@ -1,0 +1,85 @@
+// The parsers under fuzzing (see fuzz_targets.h).
+#include "tests/fuzz/fuzz_targets.h"
+
+#include "model/cost_model.h"
+#include "model/error.h"
+#include "model/plan_file.h"
+#include "model/presets.h"
+#include "model/yaml_fields.h"
+#include "planner/plan_table.h"
+
+namespace axo::fuzz {
+
+namespace {
+
+// Accepts success and InputError; lets everything else escape.
+template <class F>
+void expect_clean(F&& parse) {
+  try {
+    parse();
+  } catch (const InputError&) {
+  }
+}
+
+const MachineProfile& selene() {
+  static const MachineProfile machine = load_machine("selene");
+  return machine;
+}
+
+// A spec that parsed is costed on a small configuration it allows.
+void cost_a_little(const TransformerSpec& spec) {
+  const CostModel model(spec, selene());
+  ParallelConfig config;
+  if (model.check(config).empty()) model.evaluate(config);
+  config.y = spec.heads;
+  config.pipeline = spec.layers;
+  if (model.check(config).empty()) model.evaluate(config);
+}
+
+}  // namespace
+
+void model_spec(std::string_view bytes) {
+  expect_clean([&] {
+    const TransformerSpec spec = transformer_spec_from_yaml(load_yaml_text(std::string(bytes), "fuzz"), "fuzz");
+    validate(spec, "fuzz");
+    cost_a_little(spec);
+  });
+}
+
+void hf_config(std::string_view bytes) {
+  expect_clean([&] {
+    TransformerSpec spec = transformer_spec_from_hf_text(std::string(bytes), "fuzz");
+    spec.global_batch = 8;
+    validate(spec, "fuzz");
+    cost_a_little(spec);
+  });
+}
+
+void machine_profile(std::string_view bytes) {
+  expect_clean([&] {
+    const MachineProfile machine = machine_profile_from_yaml(load_yaml_text(std::string(bytes), "fuzz"), "fuzz");
+    YAML::Emitter out;
+    out << to_yaml(machine);
+  });
+}
+
+void plan_file(std::string_view bytes) {
+  expect_clean([&] { plan_from_yaml(load_yaml_text(std::string(bytes), "fuzz"), "fuzz"); });
+}
+
+void fix_option(std::string_view bytes) {
+  expect_clean([&] { parse_fix(std::string(bytes)); });
+}
+
+void plan_csv(std::string_view bytes) {
+  expect_clean([&] { plan_rows_from_csv(std::string(bytes), "fuzz"); });
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {
+      {"model_spec", model_spec},  {"hf_config", hf_config}, {"machine_profile", machine_profile},
+      {"plan_file", plan_file},    {"fix_option", fix_option}, {"plan_csv", plan_csv}};
+  return all;
+}
+
+}  // namespace axo::fuzz

@@ -1,0 +1,27 @@
+// One function per parser that fuzzing exercises. Each takes arbitrary bytes
+// and must either succeed or throw axo::InputError: any other exception, a
+// crash, a hang or a sanitizer report is a bug. libFuzzer drives them
+// (fuzz_main.cc, built by scripts/fuzz.sh with clang), and the regression
+// test replays every input saved under tests/data/fuzz/<target>/.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace axo::fuzz {
+
+void model_spec(std::string_view bytes);       // model spec YAML, then costed
+void hf_config(std::string_view bytes);        // Hugging Face config.json
+void machine_profile(std::string_view bytes);  // machine profile YAML
+void plan_file(std::string_view bytes);        // plan.yaml
+void fix_option(std::string_view bytes);       // --fix key=value,...
+void plan_csv(std::string_view bytes);         // the planner's CSV table
+
+struct Target {
+  const char* name;
+  void (*run)(std::string_view);
+};
+const std::vector<Target>& targets();
+
+}  // namespace axo::fuzz
