@@ -147,7 +147,11 @@ void run_plan(const PlanOptions& o) {
   if (!plan_out.empty()) {
     Plan plan{spec, machine.name, o.gpus, chosen.config, chosen.breakdown};
     write_plan_file(plan, plan_out);
-    std::fprintf(report, "Wrote configuration %zu to %s\n", chosen_rank, plan_out.c_str());
+    if (chosen_rank == 1) {
+      std::fprintf(report, "Wrote the best configuration to %s\n", plan_out.c_str());
+    } else {
+      std::fprintf(report, "Wrote configuration %zu to %s\n", chosen_rank, plan_out.c_str());
+    }
   }
   if (emit) {
     char note[160];
