@@ -103,9 +103,11 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
   }
   switch (c.recompute) {
     case Recompute::full:
-      text += "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint);\n"
-              "# run the checkpointed forward under\n"
-              "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";
+      text += "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).\n";
+      if (overlap_all_gather) {
+        text += "# Run the recomputed forward under\n"
+                "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";
+      }
       break;
     case Recompute::selective:
       text += "# Recompute selective: checkpoint only the attention core (scores, softmax,\n"

@@ -23,8 +23,8 @@ def make_loader(dataset):
 
 # G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;
 # needs mpi4py), 20 transformer layers per stage.
-# Recompute full: checkpoint every transformer block (torch.utils.checkpoint);
-# run the checkpointed forward under
+# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).
+# Run the recomputed forward under
 # axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).
 # The plan's overlap=on sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce
 # under the dW GEMM), overlap_reduce_scatter (asynchronous dW reduce-scatter) and
