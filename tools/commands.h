@@ -11,5 +11,6 @@ void add_plan_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_machines_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace axo::tools

@@ -1,0 +1,270 @@
+// The calibration run (see calibration.h).
+#include "calibrate/calibration.h"
+
+#include <mpi.h>
+#include <cblas.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "calibrate/deadline.h"
+#include "calibrate/fit.h"
+#include "calibrate/group_shapes.h"
+#include "executor/comm/mpi_communicator.h"
+#include "executor/cpu/gemm.h"
+#include "model/error.h"
+#include "model/plan_file.h"
+
+namespace axo::calibration {
+
+namespace {
+
+std::string utc_now() {
+  char text[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::string host_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  return std::string(name, size_t(length));
+}
+
+// Ranks that share this rank's node, from the launcher.
+int64_t launcher_ranks_per_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int size = 0;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
+std::vector<double> message_sizes(double min_bytes, double max_bytes) {
+  std::vector<double> sizes;
+  for (double bytes = min_bytes; bytes <= max_bytes; bytes *= 2) sizes.push_back(bytes);
+  return sizes;
+}
+
+YAML::Node raw_tables(const std::vector<Measurement>& measurements, const std::vector<GemmSample>& gemms,
+                      const MemoryRates& memory) {
+  YAML::Node raw;
+  for (const Measurement& m : measurements) {
+    YAML::Node row;
+    row["op"] = to_string(m.op);
+    row["group_size"] = m.shape.size;
+    row["stride"] = m.shape.stride;
+    row["ranks_per_node"] = m.shape.ranks_per_node;
+    row["bytes"] = m.bytes;
+    row["time_us"] = m.seconds * 1e6;
+    row["iterations"] = m.iterations;
+    row["algbw_GBps"] = m.algbw_GBps();
+    row["busbw_GBps"] = m.busbw_GBps();
+    row.SetStyle(YAML::EmitterStyle::Flow);
+    raw["collectives"].push_back(row);
+  }
+  raw["gemm_samples"] = int64_t(gemms.size());
+  raw["memory"]["copy_GBps"] = memory.copy_GBps;
+  raw["memory"]["memcpy_GBps"] = memory.memcpy_GBps;
+  raw["memory"]["adam_params_per_s"] = memory.adam_params_per_s;
+  return raw;
+}
+
+void print_header(const Measurement& m) {
+  std::printf("#\n# %s, groups of %lld ranks at stride %lld (%lld per node)\n", to_string(m.op),
+              (long long)m.shape.size, (long long)m.shape.stride, (long long)m.shape.ranks_per_node);
+  std::printf("#%13s %12s %10s %10s %11s %11s %7s\n", "size (B)", "count", "iters", "time (us)",
+              "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+}
+
+void print_row(const Measurement& m) {
+  std::printf("%14.0f %12.0f %10lld %10.2f %11.3f %11.3f %7d\n", m.bytes, m.bytes / 4,
+              (long long)m.iterations, m.seconds * 1e6, m.algbw_GBps(), m.busbw_GBps(), 0);
+  std::fflush(stdout);
+}
+
+void progress(const std::string& text) {
+  if (isatty(fileno(stderr))) {
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::vector<GemmShape> model_gemm_shapes(const TransformerSpec& s) {
+  std::vector<GemmShape> shapes;
+  const int64_t m = s.seq_len;
+  for (auto [n, k] : {std::pair{s.qkv_width(), s.hidden}, std::pair{s.hidden, s.hidden},
+                      std::pair{s.mlp_up_width(), s.hidden}, std::pair{s.hidden, s.ffn_hidden}}) {
+    shapes.push_back({m, n, k});  // forward
+    shapes.push_back({m, k, n});  // dX
+    shapes.push_back({n, k, m});  // dW
+  }
+  return shapes;
+}
+
+MachineProfile build_profile(const std::string& name, int64_t ranks_per_node,
+                             const std::vector<GemmSample>& gemms, const MemoryRates& memory,
+                             const std::vector<Measurement>& measurements, double memory_GiB) {
+  MachineProfile p;
+  p.name = name;
+  p.backend = "cpu";
+  p.gpus_per_node = ranks_per_node;
+  p.device_memory_GiB = memory_GiB;
+  double best = 1e-9;
+  for (const GemmSample& s : gemms) best = std::max(best, s.tflops);
+  // The CPU executor computes in fp32 only: every precision runs at the fp32 rate.
+  p.peak_tflops_fp32 = p.peak_tflops_fp16 = p.peak_tflops_bf16 = best;
+  p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
+  p.gemm_table = gemms;
+  p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);
+  p.memory_bound_efficiency = 1.0;  // measured directly
+  p.kernel_launch_us = 0.5;
+  p.host_to_device_GBps = p.device_to_host_GBps = std::max(memory.memcpy_GBps, 1e-6);
+  p.cpu_optimizer_params_per_s = std::max(memory.adam_params_per_s, 1.0);
+
+  // Fits per op and placement.
+  std::map<std::tuple<CollectiveOp, int64_t, int64_t>, std::vector<TimedSize>> points;
+  for (const Measurement& m : measurements) {
+    points[{m.op, m.shape.size, m.shape.ranks_per_node}].push_back({m.bytes, m.seconds});
+  }
+  for (const auto& [key, timed] : points) {
+    const auto& [op, size, per_node] = key;
+    if (timed.size() < 2) continue;
+    // Send/recv is measured on pairs: the model asks for group size 2.
+    p.collectives.push_back({op, size, per_node, fit_segments(op, size, timed)});
+  }
+  // Summary links from the all-reduce fits: the largest group inside a node,
+  // and groups with one rank per node (NIC-bound).
+  const CollectiveFit* intra = nullptr;
+  const CollectiveFit* inter = nullptr;
+  for (const CollectiveFit& fit : p.collectives) {
+    if (fit.op != CollectiveOp::all_reduce) continue;
+    if (fit.ranks_per_node == fit.group_size && (!intra || fit.group_size > intra->group_size)) intra = &fit;
+    if (fit.ranks_per_node == 1 && (!inter || fit.group_size > inter->group_size)) inter = &fit;
+  }
+  auto per_step_alpha = [](const CollectiveFit& fit) {
+    return fit.segments.front().alpha_us / double(2 * (fit.group_size - 1));
+  };
+  if (!intra) intra = inter;
+  if (!inter) inter = intra;
+  if (intra) {
+    p.intra_alpha_us = per_step_alpha(*intra);
+    p.intra_bus_bandwidth_GBps = intra->segments.back().bus_bandwidth_GBps;
+    p.inter_alpha_us = per_step_alpha(*inter);
+    p.nics_per_node = 1;
+    // One rank per node gets nics·nic_bandwidth / ranks_per_node (comm_model.h).
+    p.nic_bandwidth_GBps = inter->segments.back().bus_bandwidth_GBps * double(ranks_per_node);
+  } else {  // no all-reduce measured: the memory copy rate stands in
+    p.intra_bus_bandwidth_GBps = p.nic_bandwidth_GBps = p.host_to_device_GBps;
+  }
+  return p;
+}
+
+MachineProfile run_calibration(const CalibrationOptions& o) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const int me = world.rank();
+  const int64_t ranks = world.size();
+  if (ranks < 2) {
+    throw InputError("calibration needs at least 2 ranks: run it as mpirun -np N axo calibrate ...");
+  }
+  const int64_t launcher_per_node = launcher_ranks_per_node();
+  const int64_t per_node = o.ranks_per_node > 0 ? o.ranks_per_node : launcher_per_node;
+  if (ranks % per_node != 0) {
+    throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
+                     std::to_string(ranks) + " ranks of this launch");
+  }
+  // BLAS threads: the cores of this host shared by the ranks on it.
+  const int threads = std::max<int>(1, int(std::thread::hardware_concurrency() / launcher_per_node));
+  cpu::set_gemm_threads(threads);
+  const double max_bytes = o.max_bytes > 0 ? o.max_bytes : (o.quick ? 4.0 : 64.0) * (1 << 20);
+  const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;
+  const double memory_GiB =
+      double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) / double(1ull << 30) /
+      double(launcher_per_node);
+
+  std::vector<GemmSample> gemms;
+  MemoryRates memory;
+  std::vector<Measurement> measurements;
+  auto write_profile = [&](bool complete, const std::string& error) {
+    MachineProfile profile = build_profile(name, per_node, gemms, memory, measurements, memory_GiB);
+    YAML::Node extra;
+    extra["metadata"]["date"] = utc_now();
+    extra["metadata"]["host"] = host_name();
+    extra["metadata"]["ranks"] = ranks;
+    extra["metadata"]["ranks_per_node"] = per_node;
+    extra["metadata"]["launcher_ranks_per_node"] = launcher_per_node;
+    extra["metadata"]["backend"] = "cpu (MPI + OpenBLAS)";
+    extra["metadata"]["blas_threads_per_rank"] = threads;
+    extra["metadata"]["blas"] = openblas_get_config();
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    extra["metadata"]["mpi"] = std::string(version, size_t(length)).substr(0, 120);
+    extra["metadata"]["complete"] = complete;
+    if (!error.empty()) extra["metadata"]["error"] = error;
+    extra["raw"] = raw_tables(measurements, gemms, memory);
+    profile.source = "axo calibrate, " + std::to_string(ranks) + " ranks on " + host_name() + ", " + utc_now();
+    if (!o.out.empty()) {
+      YAML::Emitter out;
+      out << to_yaml(profile, extra);
+      write_file_atomically(o.out, std::string(out.c_str()) + "\n");
+    }
+    return profile;
+  };
+
+  try {
+    if (me == 0) progress("calibrate: GEMM grid");
+    gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s);
+    if (me == 0) progress("calibrate: memory copy and AdamW");
+    memory = measure_memory(world, o.timeout_s);
+    const auto shapes = group_shapes(ranks, per_node);
+    const auto sizes = message_sizes(o.min_bytes, max_bytes);
+    size_t done = 0;
+    const size_t total = shapes.size() * o.ops.size();
+    for (const GroupShape& shape : shapes) {
+      std::unique_ptr<Communicator> group =
+          world.split(int(group_index(shape, me)), int(group_position(shape, me)));
+      CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, o.fault};
+      for (CollectiveOp op : o.ops) {
+        ++done;
+        if (op == CollectiveOp::send_recv && shape.size != 2) continue;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          if (me == 0 && (i == 0 || isatty(fileno(stderr)))) {
+            char text[160];
+            std::snprintf(text, sizeof text, "calibrate [%zu/%zu] %s, groups of %lld (stride %lld): %.0f bytes",
+                          done, total, to_string(op), (long long)shape.size, (long long)shape.stride, sizes[i]);
+            progress(text);
+          }
+          const Measurement m = measure(bench, op, sizes[i]);
+          if (me == 0 && i == 0) print_header(m);
+          if (me == 0) print_row(m);
+          measurements.push_back(m);
+        }
+      }
+    }
+  } catch (const CalibrationError& e) {
+    std::fprintf(stderr, "\naxo calibrate: %s\n", e.what());
+    write_profile(false, e.what());
+    std::fprintf(stderr, "axo calibrate: wrote the partial profile to %s; stopping every rank\n", o.out.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (me == 0) progress("calibrate: done");
+  if (me == 0 && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
+  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, per_node, gemms, memory, measurements, memory_GiB);
+  return profile;
+}
+
+}  // namespace axo::calibration

@@ -1,0 +1,144 @@
+// Timed, checked collectives (see collective_bench.h).
+#include "calibrate/collective_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "calibrate/deadline.h"
+#include "model/comm_model.h"
+
+namespace axo::calibration {
+
+double Measurement::busbw_GBps() const { return algbw_GBps() * bus_factor(op, shape.size); }
+
+namespace {
+
+float input_value(int64_t position, size_t i) { return float(position + 1 + int64_t(i % 3)); }
+
+struct Buffers {
+  std::vector<float> send, recv;
+};
+
+// Sizes the buffers of `op` for a full buffer of `count` elements over p ranks.
+Buffers make_buffers(CollectiveOp op, size_t count, int64_t p) {
+  Buffers b;
+  const size_t per_rank = count / size_t(p);
+  switch (op) {
+    case CollectiveOp::all_gather: b.send.resize(per_rank), b.recv.resize(count); break;
+    case CollectiveOp::reduce_scatter: b.send.resize(count), b.recv.resize(per_rank); break;
+    default: b.send.resize(count), b.recv.resize(count); break;
+  }
+  return b;
+}
+
+void fill(Buffers& b, CollectiveOp op, int64_t position) {
+  for (size_t i = 0; i < b.send.size(); ++i) b.send[i] = input_value(position, i);
+  if (op == CollectiveOp::all_reduce || op == CollectiveOp::broadcast) b.recv = b.send;
+  if (op == CollectiveOp::broadcast && position != 0) std::fill(b.recv.begin(), b.recv.end(), -1.0f);
+  if (op == CollectiveOp::send_recv) std::fill(b.recv.begin(), b.recv.end(), -1.0f);
+}
+
+// Starts a collective (send/recv is run_once's own case).
+RequestPtr start(Communicator& g, CollectiveOp op, Buffers& b) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return g.start_all_reduce(b.recv.data(), b.recv.size());
+    case CollectiveOp::all_gather: return g.start_all_gather(b.send.data(), b.recv.data(), b.send.size());
+    case CollectiveOp::reduce_scatter:
+      return g.start_reduce_scatter(b.send.data(), b.recv.data(), b.recv.size());
+    case CollectiveOp::broadcast: return g.start_broadcast(b.recv.data(), b.recv.size(), 0);
+    case CollectiveOp::send_recv: break;
+  }
+  throw std::logic_error("send_recv has no collective to start");
+}
+
+// Runs one operation to completion (send/recv posts both directions).
+void run_once(const CollectiveBench& bench, CollectiveOp op, Buffers& b, int64_t position,
+              const std::string& what) {
+  const int me = bench.world->rank();
+  if (op == CollectiveOp::send_recv) {
+    // The two ranks of the pair exchange buffers at once, as neighbouring
+    // pipeline stages do in steady state.
+    const int peer = int(1 - position);
+    RequestPtr receive = bench.group->start_recv(b.recv.data(), b.recv.size(), peer, 7);
+    RequestPtr send = bench.group->start_send(b.send.data(), b.send.size(), peer, 7);
+    wait_or_fail(*send, bench.timeout_s, me, what);
+    wait_or_fail(*receive, bench.timeout_s, me, what);
+    return;
+  }
+  RequestPtr request = start(*bench.group, op, b);
+  wait_or_fail(*request, bench.timeout_s, me, what);
+}
+
+// The value element i of this rank's result must have.
+float expected(CollectiveOp op, int64_t p, int64_t position, size_t i, size_t per_rank) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return float(p * (p + 1) / 2 + p * int64_t(i % 3));
+    case CollectiveOp::all_gather: return input_value(int64_t(i / per_rank), i % per_rank);
+    case CollectiveOp::reduce_scatter: {
+      const size_t global = size_t(position) * per_rank + i;
+      return float(p * (p + 1) / 2 + p * int64_t(global % 3));
+    }
+    case CollectiveOp::broadcast: return input_value(0, i);
+    case CollectiveOp::send_recv: return input_value(1 - position, i);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes) {
+  const int64_t p = bench.shape.size;
+  const int64_t position = bench.group->rank();
+  const int me = bench.world->rank();
+  size_t count = size_t(std::max(1.0, bytes / sizeof(float)));
+  count = std::max<size_t>(count / size_t(p), 1) * size_t(p);  // divisible by the group
+  Measurement m;
+  m.op = op;
+  m.shape = bench.shape;
+  m.bytes = double(count * sizeof(float));
+  const std::string what = std::string(to_string(op)) + " of " + std::to_string(int64_t(m.bytes)) +
+                           " bytes over groups of " + std::to_string(p) + " (stride " +
+                           std::to_string(bench.shape.stride) + ")";
+  if (bench.fault.hang_rank == me) std::this_thread::sleep_for(std::chrono::hours(1));
+
+  Buffers b = make_buffers(op, count, p);
+  // Correctness first, on fresh inputs.
+  fill(b, op, position);
+  run_once(bench, op, b, position, what);
+  if (bench.fault.corrupt && me == bench.world->size() - 1) b.recv[0] += 1.0f;
+  const size_t per_rank = count / size_t(p);
+  for (size_t i = 0; i < b.recv.size(); ++i) {
+    const float want = expected(op, p, position, i, per_rank);
+    if (b.recv[i] != want) {
+      throw CalibrationError("rank " + std::to_string(me) + ": " + what + " gave " +
+                             std::to_string(b.recv[i]) + " at element " + std::to_string(i) +
+                             ", expected " + std::to_string(want) + ": the collective is wrong");
+    }
+  }
+
+  // Timing: warm-up, then enough iterations for the size.
+  const double mib = m.bytes / double(1 << 20);
+  const int64_t iterations =
+      std::clamp<int64_t>(int64_t(double(bench.base_iterations) / std::sqrt(std::max(mib, 1e-3))), 3,
+                          50 * bench.base_iterations);
+  for (int i = 0; i < 2; ++i) run_once(bench, op, b, position, what);
+  float token = 0;
+  RequestPtr barrier = bench.world->start_all_reduce(&token, 1);
+  wait_or_fail(*barrier, bench.timeout_s, me, "barrier before " + what);
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < iterations; ++i) run_once(bench, op, b, position, what);
+  float seconds = float(std::chrono::duration<double>(Clock::now() - t0).count() / double(iterations));
+  // The slowest rank's time: every rank puts its time in its slot of a
+  // zeroed vector, the sum gathers them all, and each takes the largest.
+  std::vector<float> all(size_t(bench.world->size()), 0.0f);
+  all[size_t(me)] = seconds;
+  RequestPtr gather = bench.world->start_all_reduce(all.data(), all.size());
+  wait_or_fail(*gather, bench.timeout_s, me, "collecting the times of " + what);
+  m.seconds = double(*std::max_element(all.begin(), all.end()));
+  m.iterations = iterations;
+  return m;
+}
+
+}  // namespace axo::calibration

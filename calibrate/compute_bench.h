@@ -1,0 +1,34 @@
+// Timing the executor's own compute on this machine: its GEMM (cpu::gemm),
+// memory-bound copies (what the model calls HBM bandwidth; on the CPU backend
+// the "device" is host memory), host<->device copies (on CPU a memcpy between
+// two buffers) and its AdamW step. All ranks run at once, as in training, and
+// each figure is the slowest rank's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "executor/comm/communicator.h"
+#include "model/machine_profile.h"
+
+namespace axo::calibration {
+
+struct GemmShape {
+  int64_t m, n, k;
+};
+
+// A grid of shapes (smaller with `quick`), plus the given extra shapes.
+std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra);
+
+// Achieved TFLOP/s of each shape (fp32 on CPU).
+std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<GemmShape>& shapes,
+                                      double timeout_s);
+
+struct MemoryRates {
+  double copy_GBps = 0;         // bytes read + written per second by a large copy
+  double memcpy_GBps = 0;       // bytes copied per second (the host link on CPU)
+  double adam_params_per_s = 0; // AdamW parameters updated per second
+};
+MemoryRates measure_memory(Communicator& world, double timeout_s);
+
+}  // namespace axo::calibration

@@ -1,0 +1,124 @@
+// Collectives over MPI (see mpi_communicator.h).
+#include "executor/comm/mpi_communicator.h"
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace axo {
+
+namespace {
+
+class MpiRequest : public Request {
+ public:
+  MpiRequest() = default;
+  // Never blocks: a request dropped unfinished is abandoned. Callers wait
+  // before they drop one; only a run about to abort (a calibration timeout)
+  // drops an unfinished one, and waiting there would hang.
+  ~MpiRequest() override = default;
+  MPI_Request* handle() { return &request_; }
+  bool test() override {
+    int done = 0;
+    MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  }
+  void wait() override { MPI_Wait(&request_, MPI_STATUS_IGNORE); }
+
+ private:
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+int checked_count(size_t count) {
+  if (count > size_t(INT_MAX)) {
+    throw std::runtime_error("MPI communicator: " + std::to_string(count) +
+                             " elements exceed MPI's int count");
+  }
+  return int(count);
+}
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = 0;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    owns_ = true;
+  }
+}
+
+MpiSession::~MpiSession() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (owns_ && !finalised) MPI_Finalize();
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (owned_ && !finalised) MPI_Comm_free(&comm_);
+}
+
+RequestPtr MpiCommunicator::start_all_reduce(float* data, size_t count) {
+  auto request = std::make_unique<MpiRequest>();
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, checked_count(count), MPI_FLOAT, MPI_SUM, comm_,
+                       request->handle()),
+        "MPI_Iallreduce");
+  return request;
+}
+
+RequestPtr MpiCommunicator::start_all_gather(const float* send, float* recv, size_t count_per_rank) {
+  auto request = std::make_unique<MpiRequest>();
+  const int n = checked_count(count_per_rank);
+  check(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, request->handle()),
+        "MPI_Iallgather");
+  return request;
+}
+
+RequestPtr MpiCommunicator::start_reduce_scatter(const float* send, float* recv,
+                                                 size_t count_per_rank) {
+  auto request = std::make_unique<MpiRequest>();
+  check(MPI_Ireduce_scatter_block(send, recv, checked_count(count_per_rank), MPI_FLOAT, MPI_SUM,
+                                  comm_, request->handle()),
+        "MPI_Ireduce_scatter_block");
+  return request;
+}
+
+RequestPtr MpiCommunicator::start_broadcast(float* data, size_t count, int root) {
+  auto request = std::make_unique<MpiRequest>();
+  check(MPI_Ibcast(data, checked_count(count), MPI_FLOAT, root, comm_, request->handle()),
+        "MPI_Ibcast");
+  return request;
+}
+
+RequestPtr MpiCommunicator::start_send(const float* data, size_t count, int peer, int tag) {
+  auto request = std::make_unique<MpiRequest>();
+  check(MPI_Isend(data, checked_count(count), MPI_FLOAT, peer, tag, comm_, request->handle()),
+        "MPI_Isend");
+  return request;
+}
+
+RequestPtr MpiCommunicator::start_recv(float* data, size_t count, int peer, int tag) {
+  auto request = std::make_unique<MpiRequest>();
+  check(MPI_Irecv(data, checked_count(count), MPI_FLOAT, peer, tag, comm_, request->handle()),
+        "MPI_Irecv");
+  return request;
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+  return std::make_unique<MpiCommunicator>(sub, true);
+}
+
+}  // namespace axo

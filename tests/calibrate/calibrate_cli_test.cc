@@ -1,0 +1,73 @@
+// `axo calibrate` under mpirun: faults are caught with a message naming the
+// rank and operation, a partial profile is written, bad launches exit 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "model/machine_profile.h"
+#include "model/yaml_fields.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result mpirun(int ranks, const std::string& arguments) {
+  const std::string command = std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
+                              AXO_MPIEXEC + " --oversubscribe -np " + std::to_string(ranks) + " " +
+                              AXO_BINARY + " calibrate " + arguments + " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("axo_calcli_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+TEST(CalibrateCli, CorruptedResultIsCaught) {
+  const std::string out = temp("corrupt.yaml");
+  const Result r = mpirun(2, "--quick --ops all_reduce --min-bytes 1024 --max-bytes 4096 --inject-fault corrupt --out " + out);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 1: all_reduce of 1024 bytes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the collective is wrong"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(out)) << "the partial profile";
+  const YAML::Node root = axo::load_yaml_file(out);
+  EXPECT_FALSE(root["metadata"]["complete"].as<bool>());
+  EXPECT_NO_THROW(axo::load_machine_profile(out));  // partial, but a valid profile
+  fs::remove(out);
+}
+
+TEST(CalibrateCli, HungRankEndsWithAMessage) {
+  const std::string out = temp("hang.yaml");
+  const Result r = mpirun(2, "--quick --ops all_reduce --max-bytes 4096 --timeout 3 --inject-fault hang:1 --out " + out);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 0: all_reduce"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did not complete within 3 s"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out));
+  fs::remove(out);
+}
+
+TEST(CalibrateCli, BadLaunchesExitTwo) {
+  Result r = mpirun(1, "--quick --out " + temp("one.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("needs at least 2 ranks"), std::string::npos) << r.output;
+  r = mpirun(4, "--quick --ranks-per-node 3 --out " + temp("three.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--ranks-per-node 3 does not divide the 4 ranks"), std::string::npos) << r.output;
+  r = mpirun(2, "--quick --ops all_reduce,teleport --out " + temp("ops.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("unknown collective 'teleport'"), std::string::npos) << r.output;
+}
+
+}  // namespace

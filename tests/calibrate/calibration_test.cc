@@ -1,0 +1,88 @@
+// A real (short) calibration under mpirun: the profile it writes loads, the
+// planner runs on it, bandwidth grows with message size, and the fits
+// reproduce the measured times.
+#include "calibrate/calibration.h"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "calibrate/fit.h"
+#include "model/presets.h"
+#include "model/yaml_fields.h"
+#include "planner/search.h"
+
+namespace axo::calibration {
+namespace {
+
+std::string shared_path() {
+  int id = ::getpid();
+  MPI_Bcast(&id, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return (std::filesystem::temp_directory_path() / ("axo_calibration_" + std::to_string(id) + ".yaml")).string();
+}
+
+TEST(Calibration, ShortRunWritesAUsableProfile) {
+  CalibrationOptions options;
+  options.out = shared_path();
+  options.quick = true;
+  options.min_bytes = 1024;
+  options.max_bytes = 1 << 20;
+  options.iterations = 10;
+  options.timeout_s = 120;
+  const MachineProfile profile = run_calibration(options);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+
+  const MachineProfile loaded = load_machine_profile(options.out);
+  EXPECT_EQ(loaded.backend, "cpu");
+  EXPECT_EQ(loaded.collectives.size(), profile.collectives.size());
+  EXPECT_GE(loaded.collectives.size(), 4u);
+  EXPECT_GT(loaded.peak_tflops_fp32, 0);
+  EXPECT_FALSE(loaded.gemm_table.empty());
+
+  // Bus bandwidth grows with message size, and the fits reproduce the times.
+  const YAML::Node root = load_yaml_file(options.out);
+  ASSERT_TRUE(root["metadata"]["complete"].as<bool>());
+  std::map<std::string, std::vector<std::pair<double, double>>> busbw;  // per op and shape
+  std::vector<double> errors;
+  for (const YAML::Node& row : root["raw"]["collectives"]) {
+    const std::string key = row["op"].as<std::string>() + "/" + row["group_size"].as<std::string>() +
+                            "/" + row["ranks_per_node"].as<std::string>();
+    busbw[key].push_back({row["bytes"].as<double>(), row["busbw_GBps"].as<double>()});
+    const CollectiveOp op = parse_collective_op(row["op"].as<std::string>(), "raw");
+    for (const CollectiveFit& fit : loaded.collectives) {
+      if (fit.op == op && fit.group_size == row["group_size"].as<int64_t>() &&
+          fit.ranks_per_node == row["ranks_per_node"].as<int64_t>()) {
+        const double measured = row["time_us"].as<double>() * 1e-6;
+        const double predicted = predicted_seconds(fit.segments, op, fit.group_size, row["bytes"].as<double>());
+        errors.push_back(std::fabs(predicted - measured) / measured);
+      }
+    }
+  }
+  for (const auto& [key, points] : busbw) {
+    // The largest message moves at least 4x the smallest's bus bandwidth
+    // (1 KiB to 1 MiB: latency-bound to bandwidth-bound).
+    EXPECT_GT(points.back().second, 4 * points.front().second) << key;
+  }
+  // Stated tolerance: on this shared machine, the median point within 35% of its fit.
+  ASSERT_FALSE(errors.empty());
+  std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.35);
+
+  // The planner plans on it.
+  const CostModel model(load_model("gpt2-124m"), loaded);
+  SearchOptions search_options;
+  search_options.gpus = 4;
+  const SearchResult result = search(model, search_options);
+  EXPECT_FALSE(result.best.empty());
+  std::filesystem::remove(options.out);
+}
+
+}  // namespace
+}  // namespace axo::calibration
