@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "calibrate/deadline.h"
@@ -224,11 +225,18 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     return profile;
   };
 
+  // A timeout writes what was measured and ends this process (mpirun stops the rest).
+  std::mutex measured;
+  Watchdog watchdog(me, [&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(measured);
+    write_profile(false, message);
+    std::fprintf(stderr, "axo calibrate: wrote the partial profile to %s; stopping\n", o.out.c_str());
+  });
   try {
     if (me == 0) progress("calibrate: GEMM grid");
-    gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s);
+    gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
     if (me == 0) progress("calibrate: memory copy and AdamW");
-    memory = measure_memory(world, o.timeout_s);
+    memory = measure_memory(world, o.timeout_s, &watchdog);
     const auto shapes = group_shapes(ranks, per_node);
     const auto sizes = message_sizes(o.min_bytes, max_bytes);
     size_t done = 0;
@@ -236,7 +244,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     for (const GroupShape& shape : shapes) {
       std::unique_ptr<Communicator> group =
           world.split(int(group_index(shape, me)), int(group_position(shape, me)));
-      CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, o.fault};
+      CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, &watchdog, o.fault};
       for (CollectiveOp op : o.ops) {
         ++done;
         if (op == CollectiveOp::send_recv && shape.size != 2) continue;
@@ -250,6 +258,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
           const Measurement m = measure(bench, op, sizes[i]);
           if (me == 0 && i == 0) print_header(m);
           if (me == 0) print_row(m);
+          std::lock_guard<std::mutex> lock(measured);
           measurements.push_back(m);
         }
       }

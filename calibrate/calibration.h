@@ -5,7 +5,8 @@
 // then every collective over every group shape and message size. A wrong
 // result or a timeout ends the run with a message naming the rank and the
 // operation, after writing the profile of what was measured so far
-// (metadata.complete: false), then MPI_Abort so no rank hangs.
+// (metadata.complete: false); a wrong result then calls MPI_Abort, a timeout
+// ends the waiting process (deadline.h), and mpirun stops every rank.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <thread>
 
-#include "calibrate/deadline.h"
 #include "model/comm_model.h"
 
 namespace axo::calibration {
@@ -40,35 +39,25 @@ void fill(Buffers& b, CollectiveOp op, int64_t position) {
   if (op == CollectiveOp::send_recv) std::fill(b.recv.begin(), b.recv.end(), -1.0f);
 }
 
-// Starts a collective (send/recv is run_once's own case).
-RequestPtr start(Communicator& g, CollectiveOp op, Buffers& b) {
+// Runs one operation to completion with the communicator's blocking calls;
+// send/recv exchanges buffers both ways at once, as neighbouring pipeline
+// stages do in steady state.
+void run_once(const CollectiveBench& bench, CollectiveOp op, Buffers& b, int64_t position) {
+  Communicator& g = *bench.group;
   switch (op) {
-    case CollectiveOp::all_reduce: return g.start_all_reduce(b.recv.data(), b.recv.size());
-    case CollectiveOp::all_gather: return g.start_all_gather(b.send.data(), b.recv.data(), b.send.size());
-    case CollectiveOp::reduce_scatter:
-      return g.start_reduce_scatter(b.send.data(), b.recv.data(), b.recv.size());
-    case CollectiveOp::broadcast: return g.start_broadcast(b.recv.data(), b.recv.size(), 0);
-    case CollectiveOp::send_recv: break;
+    case CollectiveOp::all_reduce: g.all_reduce(b.recv.data(), b.recv.size()); return;
+    case CollectiveOp::all_gather: g.all_gather(b.send.data(), b.recv.data(), b.send.size()); return;
+    case CollectiveOp::reduce_scatter: g.reduce_scatter(b.send.data(), b.recv.data(), b.recv.size()); return;
+    case CollectiveOp::broadcast: g.broadcast(b.recv.data(), b.recv.size(), 0); return;
+    case CollectiveOp::send_recv: {
+      const int peer = int(1 - position);
+      RequestPtr receive = g.start_recv(b.recv.data(), b.recv.size(), peer, 7);
+      RequestPtr send = g.start_send(b.send.data(), b.send.size(), peer, 7);
+      send->wait();
+      receive->wait();
+      return;
+    }
   }
-  throw std::logic_error("send_recv has no collective to start");
-}
-
-// Runs one operation to completion (send/recv posts both directions).
-void run_once(const CollectiveBench& bench, CollectiveOp op, Buffers& b, int64_t position,
-              const std::string& what) {
-  const int me = bench.world->rank();
-  if (op == CollectiveOp::send_recv) {
-    // The two ranks of the pair exchange buffers at once, as neighbouring
-    // pipeline stages do in steady state.
-    const int peer = int(1 - position);
-    RequestPtr receive = bench.group->start_recv(b.recv.data(), b.recv.size(), peer, 7);
-    RequestPtr send = bench.group->start_send(b.send.data(), b.send.size(), peer, 7);
-    wait_or_fail(*send, bench.timeout_s, me, what);
-    wait_or_fail(*receive, bench.timeout_s, me, what);
-    return;
-  }
-  RequestPtr request = start(*bench.group, op, b);
-  wait_or_fail(*request, bench.timeout_s, me, what);
 }
 
 // The value element i of this rank's result must have.
@@ -103,10 +92,11 @@ Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes)
                            std::to_string(bench.shape.stride) + ")";
   if (bench.fault.hang_rank == me) std::this_thread::sleep_for(std::chrono::hours(1));
 
+  const Deadline deadline(bench.watchdog, bench.timeout_s, what);
   Buffers b = make_buffers(op, count, p);
   // Correctness first, on fresh inputs.
   fill(b, op, position);
-  run_once(bench, op, b, position, what);
+  run_once(bench, op, b, position);
   if (bench.fault.corrupt && me == bench.world->size() - 1) b.recv[0] += 1.0f;
   const size_t per_rank = count / size_t(p);
   for (size_t i = 0; i < b.recv.size(); ++i) {
@@ -123,19 +113,17 @@ Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes)
   const int64_t iterations =
       std::clamp<int64_t>(int64_t(double(bench.base_iterations) / std::sqrt(std::max(mib, 1e-3))), 3,
                           50 * bench.base_iterations);
-  for (int i = 0; i < 2; ++i) run_once(bench, op, b, position, what);
+  for (int i = 0; i < 2; ++i) run_once(bench, op, b, position);
   float token = 0;
-  RequestPtr barrier = bench.world->start_all_reduce(&token, 1);
-  wait_or_fail(*barrier, bench.timeout_s, me, "barrier before " + what);
+  bench.world->all_reduce(&token, 1);  // start together
   const auto t0 = Clock::now();
-  for (int64_t i = 0; i < iterations; ++i) run_once(bench, op, b, position, what);
+  for (int64_t i = 0; i < iterations; ++i) run_once(bench, op, b, position);
   float seconds = float(std::chrono::duration<double>(Clock::now() - t0).count() / double(iterations));
   // The slowest rank's time: every rank puts its time in its slot of a
   // zeroed vector, the sum gathers them all, and each takes the largest.
   std::vector<float> all(size_t(bench.world->size()), 0.0f);
   all[size_t(me)] = seconds;
-  RequestPtr gather = bench.world->start_all_reduce(all.data(), all.size());
-  wait_or_fail(*gather, bench.timeout_s, me, "collecting the times of " + what);
+  bench.world->all_reduce(all.data(), all.size());
   m.seconds = double(*std::max_element(all.begin(), all.end()));
   m.iterations = iterations;
   return m;

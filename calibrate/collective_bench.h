@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/deadline.h"
 #include "calibrate/group_shapes.h"
 #include "executor/comm/communicator.h"
 #include "model/machine_profile.h"
@@ -37,12 +38,13 @@ struct CollectiveBench {
   Communicator* group = nullptr;  // this rank's group of `shape`
   GroupShape shape;
   int64_t base_iterations = 20;   // at 1 MiB; more for smaller messages, fewer for larger
-  double timeout_s = 60;
+  double timeout_s = 60;          // per measurement
+  Watchdog* watchdog = nullptr;   // armed for each measurement when given
   FaultInjection fault;
 };
 
 // Measures `op` with a buffer of `bytes`; throws CalibrationError on a wrong
-// result or a timeout.
+// result (a timeout ends the process through the watchdog).
 Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes);
 
 }  // namespace axo::calibration

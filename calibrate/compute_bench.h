@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "calibrate/deadline.h"
 #include "executor/comm/communicator.h"
 #include "model/machine_profile.h"
 
@@ -21,14 +22,15 @@ struct GemmShape {
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra);
 
 // Achieved TFLOP/s of each shape (fp32 on CPU).
+// `watchdog` (optional) bounds each measurement by `timeout_s`.
 std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<GemmShape>& shapes,
-                                      double timeout_s);
+                                      double timeout_s, Watchdog* watchdog = nullptr);
 
 struct MemoryRates {
   double copy_GBps = 0;         // bytes read + written per second by a large copy
   double memcpy_GBps = 0;       // bytes copied per second (the host link on CPU)
   double adam_params_per_s = 0; // AdamW parameters updated per second
 };
-MemoryRates measure_memory(Communicator& world, double timeout_s);
+MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog = nullptr);
 
 }  // namespace axo::calibration

@@ -46,14 +46,18 @@ class Communicator {
   // A sub-group of the ranks passing the same `color`, ordered by `key`.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 
-  void all_reduce(float* data, size_t count) { start_all_reduce(data, count)->wait(); }
-  void all_gather(const float* send, float* recv, size_t count_per_rank) {
+  // Blocking forms: by default start and wait; an implementation may use a
+  // faster blocking path (MPI's blocking collectives are).
+  virtual void all_reduce(float* data, size_t count) { start_all_reduce(data, count)->wait(); }
+  virtual void all_gather(const float* send, float* recv, size_t count_per_rank) {
     start_all_gather(send, recv, count_per_rank)->wait();
   }
-  void reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
+  virtual void reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
     start_reduce_scatter(send, recv, count_per_rank)->wait();
   }
-  void broadcast(float* data, size_t count, int root) { start_broadcast(data, count, root)->wait(); }
+  virtual void broadcast(float* data, size_t count, int root) {
+    start_broadcast(data, count, root)->wait();
+  }
   void send(const float* data, size_t count, int peer, int tag) {
     start_send(data, count, peer, tag)->wait();
   }

@@ -115,6 +115,25 @@ RequestPtr MpiCommunicator::start_recv(float* data, size_t count, int peer, int 
   return request;
 }
 
+void MpiCommunicator::all_reduce(float* data, size_t count) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, checked_count(count), MPI_FLOAT, MPI_SUM, comm_),
+        "MPI_Allreduce");
+}
+
+void MpiCommunicator::all_gather(const float* send, float* recv, size_t count_per_rank) {
+  const int n = checked_count(count_per_rank);
+  check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+}
+
+void MpiCommunicator::reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
+  check(MPI_Reduce_scatter_block(send, recv, checked_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_),
+        "MPI_Reduce_scatter_block");
+}
+
+void MpiCommunicator::broadcast(float* data, size_t count, int root) {
+  check(MPI_Bcast(data, checked_count(count), MPI_FLOAT, root, comm_), "MPI_Bcast");
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm sub = MPI_COMM_NULL;
   check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");

@@ -40,6 +40,12 @@ class MpiCommunicator : public Communicator {
   RequestPtr start_send(const float* data, size_t count, int peer, int tag) override;
   RequestPtr start_recv(float* data, size_t count, int peer, int tag) override;
   std::unique_ptr<Communicator> split(int color, int key) override;
+  // Blocking MPI collectives: in Open MPI they take tuned algorithms that
+  // beat the non-blocking ones for an operation nothing overlaps.
+  void all_reduce(float* data, size_t count) override;
+  void all_gather(const float* send, float* recv, size_t count_per_rank) override;
+  void reduce_scatter(const float* send, float* recv, size_t count_per_rank) override;
+  void broadcast(float* data, size_t count, int root) override;
 
  private:
   MPI_Comm comm_;
