@@ -62,7 +62,9 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
   };
   auto integer = [&](const char* key) {
     const double v = number(key);
-    if (v < 1 || v != std::floor(v)) throw InputError(at + ": column '" + key + "': expected a positive whole number");
+    if (v < 1 || v > double(int64_t(1) << 30) || v != std::floor(v)) {
+      throw InputError(at + ": column '" + key + "': expected a whole number from 1 to 2^30");
+    }
     return int64_t(v);
   };
   auto boolean = [&](const char* key) {
