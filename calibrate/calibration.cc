@@ -20,6 +20,13 @@
 #include "executor/cpu/gemm.h"
 #include "model/error.h"
 #include "model/plan_file.h"
+#ifdef AXO_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "calibrate/gpu_bench.h"
+#include "executor/cuda/device.h"
+#include "executor/cuda/nccl_communicator.h"
+#endif
 
 namespace axo::calibration {
 
@@ -74,7 +81,8 @@ YAML::Node raw_tables(const std::vector<Measurement>& measurements, const std::v
   }
   raw["gemm_samples"] = int64_t(gemms.size());
   raw["memory"]["copy_GBps"] = memory.copy_GBps;
-  raw["memory"]["memcpy_GBps"] = memory.memcpy_GBps;
+  raw["memory"]["host_to_device_GBps"] = memory.host_to_device_GBps;
+  raw["memory"]["device_to_host_GBps"] = memory.device_to_host_GBps;
   raw["memory"]["adam_params_per_s"] = memory.adam_params_per_s;
   return raw;
 }
@@ -115,24 +123,34 @@ std::vector<GemmShape> model_gemm_shapes(const TransformerSpec& s) {
   return shapes;
 }
 
-MachineProfile build_profile(const std::string& name, int64_t ranks_per_node,
+MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,
                              const std::vector<Measurement>& measurements, double memory_GiB) {
   MachineProfile p;
   p.name = name;
-  p.backend = "cpu";
+  p.backend = gpu ? "gpu" : "cpu";
   p.gpus_per_node = ranks_per_node;
   p.device_memory_GiB = memory_GiB;
-  double best = 1e-9;
-  for (const GemmSample& s : gemms) best = std::max(best, s.tflops);
-  // The CPU executor computes in fp32 only: every precision runs at the fp32 rate.
-  p.peak_tflops_fp32 = p.peak_tflops_fp16 = p.peak_tflops_bf16 = best;
+  auto best = [&](Precision precision) {
+    double rate = 0;
+    for (const GemmSample& s : gemms) {
+      if (s.precision == precision) rate = std::max(rate, s.tflops);
+    }
+    return rate;
+  };
+  // The peak of a precision is its best measured rate. The CPU executor
+  // computes in fp32 only, so there every precision runs at the fp32 rate;
+  // on GPUs fp16 runs at the bf16 rate.
+  p.peak_tflops_fp32 = std::max(best(Precision::fp32), 1e-9);
+  p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), 1e-9) : p.peak_tflops_fp32;
+  p.peak_tflops_fp16 = p.peak_tflops_bf16;
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);
   p.memory_bound_efficiency = 1.0;  // measured directly
   p.kernel_launch_us = 0.5;
-  p.host_to_device_GBps = p.device_to_host_GBps = std::max(memory.memcpy_GBps, 1e-6);
+  p.host_to_device_GBps = std::max(memory.host_to_device_GBps, 1e-6);
+  p.device_to_host_GBps = std::max(memory.device_to_host_GBps, 1e-6);
   p.cpu_optimizer_params_per_s = std::max(memory.adam_params_per_s, 1.0);
 
   // Fits per op and placement.
@@ -186,27 +204,47 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
                      std::to_string(ranks) + " ranks of this launch");
   }
+#ifdef AXO_WITH_CUDA
+  const bool gpu = cuda::device_count() > 0;
+  if (gpu) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int local_rank = 0;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+    cuda::select_device(local_rank);
+  }
+#else
+  const bool gpu = false;
+#endif
   // BLAS threads: the cores of this host shared by the ranks on it.
   const int threads = std::max<int>(1, int(std::thread::hardware_concurrency() / launcher_per_node));
   cpu::set_gemm_threads(threads);
-  const double max_bytes = o.max_bytes > 0 ? o.max_bytes : (o.quick ? 4.0 : 64.0) * (1 << 20);
+  const double max_bytes =
+      o.max_bytes > 0 ? o.max_bytes : (gpu ? (o.quick ? 16.0 : 256.0) : (o.quick ? 4.0 : 64.0)) * (1 << 20);
   const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;
-  const double memory_GiB =
-      double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) / double(1ull << 30) /
-      double(launcher_per_node);
+  double memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
+                      double(1ull << 30) / double(launcher_per_node);
+#ifdef AXO_WITH_CUDA
+  if (gpu) {
+    size_t free_bytes = 0, total_bytes = 0;
+    cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    memory_GiB = double(total_bytes) / double(1ull << 30);
+  }
+#endif
 
   std::vector<GemmSample> gemms;
   MemoryRates memory;
   std::vector<Measurement> measurements;
   auto write_profile = [&](bool complete, const std::string& error) {
-    MachineProfile profile = build_profile(name, per_node, gemms, memory, measurements, memory_GiB);
+    MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
     extra["metadata"]["host"] = host_name();
     extra["metadata"]["ranks"] = ranks;
     extra["metadata"]["ranks_per_node"] = per_node;
     extra["metadata"]["launcher_ranks_per_node"] = launcher_per_node;
-    extra["metadata"]["backend"] = "cpu (MPI + OpenBLAS)";
+    extra["metadata"]["backend"] = gpu ? "gpu (NCCL + cuBLAS)" : "cpu (MPI + OpenBLAS)";
     extra["metadata"]["blas_threads_per_rank"] = threads;
     extra["metadata"]["blas"] = openblas_get_config();
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -233,10 +271,19 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     std::fprintf(stderr, "axo calibrate: wrote the partial profile to %s; stopping\n", o.out.c_str());
   });
   try {
-    if (me == 0) progress("calibrate: GEMM grid");
-    gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
     if (me == 0) progress("calibrate: memory copy and AdamW");
     memory = measure_memory(world, o.timeout_s, &watchdog);
+    if (me == 0) progress(gpu ? "calibrate: cuBLAS GEMM grid and device links" : "calibrate: GEMM grid");
+#ifdef AXO_WITH_CUDA
+    if (gpu) {
+      gemms = measure_gpu_gemms(world, gpu_gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
+      const DeviceRates device = measure_device_memory(world, o.timeout_s, &watchdog);
+      memory.copy_GBps = device.copy_GBps;
+      memory.host_to_device_GBps = device.host_to_device_GBps;
+      memory.device_to_host_GBps = device.device_to_host_GBps;
+    }
+#endif
+    if (!gpu) gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
     const auto shapes = group_shapes(ranks, per_node);
     const auto sizes = message_sizes(o.min_bytes, max_bytes);
     size_t done = 0;
@@ -245,6 +292,13 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       std::unique_ptr<Communicator> group =
           world.split(int(group_index(shape, me)), int(group_position(shape, me)));
       CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, &watchdog, o.fault};
+#ifdef AXO_WITH_CUDA
+      if (gpu) {  // the executor's GPU path: NCCL over device buffers
+        group = std::make_unique<cuda::NcclCommunicator>(static_cast<MpiCommunicator&>(*group).comm());
+        bench.group = group.get();
+        bench.space = &device_memory();
+      }
+#endif
       for (CollectiveOp op : o.ops) {
         ++done;
         if (op == CollectiveOp::send_recv && shape.size != 2) continue;
@@ -272,7 +326,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   }
   if (me == 0) progress("calibrate: done");
   if (me == 0 && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
-  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, per_node, gemms, memory, measurements, memory_GiB);
+  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
   return profile;
 }
 

@@ -43,7 +43,7 @@ struct CalibrationOptions {
 MachineProfile run_calibration(const CalibrationOptions& options);
 
 // Builds the profile from measurements (exposed for tests).
-MachineProfile build_profile(const std::string& name, int64_t ranks_per_node,
+MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,
                              const std::vector<Measurement>& measurements, double memory_GiB);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <thread>
 
 #include "model/comm_model.h"
@@ -16,27 +17,53 @@ namespace {
 
 float input_value(int64_t position, size_t i) { return float(position + 1 + int64_t(i % 3)); }
 
-struct Buffers {
-  std::vector<float> send, recv;
+class HostMemory : public BufferSpace {
+ public:
+  float* allocate(size_t count) const override { return new float[std::max<size_t>(count, 1)]; }
+  void release(float* buffer) const override { delete[] buffer; }
+  void upload(float* buffer, const std::vector<float>& values) const override {
+    std::copy(values.begin(), values.end(), buffer);
+  }
+  std::vector<float> download(const float* buffer, size_t count) const override {
+    return std::vector<float>(buffer, buffer + count);
+  }
 };
 
-// Sizes the buffers of `op` for a full buffer of `count` elements over p ranks.
-Buffers make_buffers(CollectiveOp op, size_t count, int64_t p) {
-  Buffers b;
+// The send and receive buffers of one operation, in `space`.
+struct Buffers {
+  const BufferSpace& space;
+  size_t send_count = 0, recv_count = 0;
+  float* send = nullptr;
+  float* recv = nullptr;
+  Buffers(const BufferSpace& s, size_t sends, size_t receives)
+      : space(s), send_count(sends), recv_count(receives), send(s.allocate(sends)), recv(s.allocate(receives)) {}
+  ~Buffers() {
+    space.release(send);
+    space.release(recv);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+};
+
+// Buffers of `op` for a full buffer of `count` elements over p ranks.
+std::unique_ptr<Buffers> make_buffers(const BufferSpace& space, CollectiveOp op, size_t count, int64_t p) {
   const size_t per_rank = count / size_t(p);
   switch (op) {
-    case CollectiveOp::all_gather: b.send.resize(per_rank), b.recv.resize(count); break;
-    case CollectiveOp::reduce_scatter: b.send.resize(count), b.recv.resize(per_rank); break;
-    default: b.send.resize(count), b.recv.resize(count); break;
+    case CollectiveOp::all_gather: return std::make_unique<Buffers>(space, per_rank, count);
+    case CollectiveOp::reduce_scatter: return std::make_unique<Buffers>(space, count, per_rank);
+    default: return std::make_unique<Buffers>(space, count, count);
   }
-  return b;
 }
 
 void fill(Buffers& b, CollectiveOp op, int64_t position) {
-  for (size_t i = 0; i < b.send.size(); ++i) b.send[i] = input_value(position, i);
-  if (op == CollectiveOp::all_reduce || op == CollectiveOp::broadcast) b.recv = b.send;
-  if (op == CollectiveOp::broadcast && position != 0) std::fill(b.recv.begin(), b.recv.end(), -1.0f);
-  if (op == CollectiveOp::send_recv) std::fill(b.recv.begin(), b.recv.end(), -1.0f);
+  std::vector<float> input(b.send_count);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = input_value(position, i);
+  b.space.upload(b.send, input);
+  if (op == CollectiveOp::all_reduce || op == CollectiveOp::broadcast) {
+    if (op == CollectiveOp::broadcast && position != 0) std::fill(input.begin(), input.end(), -1.0f);
+    b.space.upload(b.recv, input);
+  }
+  if (op == CollectiveOp::send_recv) b.space.upload(b.recv, std::vector<float>(b.recv_count, -1.0f));
 }
 
 // Runs one operation to completion with the communicator's blocking calls;
@@ -45,14 +72,14 @@ void fill(Buffers& b, CollectiveOp op, int64_t position) {
 void run_once(const CollectiveBench& bench, CollectiveOp op, Buffers& b, int64_t position) {
   Communicator& g = *bench.group;
   switch (op) {
-    case CollectiveOp::all_reduce: g.all_reduce(b.recv.data(), b.recv.size()); return;
-    case CollectiveOp::all_gather: g.all_gather(b.send.data(), b.recv.data(), b.send.size()); return;
-    case CollectiveOp::reduce_scatter: g.reduce_scatter(b.send.data(), b.recv.data(), b.recv.size()); return;
-    case CollectiveOp::broadcast: g.broadcast(b.recv.data(), b.recv.size(), 0); return;
+    case CollectiveOp::all_reduce: g.all_reduce(b.recv, b.recv_count); return;
+    case CollectiveOp::all_gather: g.all_gather(b.send, b.recv, b.send_count); return;
+    case CollectiveOp::reduce_scatter: g.reduce_scatter(b.send, b.recv, b.recv_count); return;
+    case CollectiveOp::broadcast: g.broadcast(b.recv, b.recv_count, 0); return;
     case CollectiveOp::send_recv: {
       const int peer = int(1 - position);
-      RequestPtr receive = g.start_recv(b.recv.data(), b.recv.size(), peer, 7);
-      RequestPtr send = g.start_send(b.send.data(), b.send.size(), peer, 7);
+      RequestPtr receive = g.start_recv(b.recv, b.recv_count, peer, 7);
+      RequestPtr send = g.start_send(b.send, b.send_count, peer, 7);
       send->wait();
       receive->wait();
       return;
@@ -77,6 +104,11 @@ float expected(CollectiveOp op, int64_t p, int64_t position, size_t i, size_t pe
 
 }  // namespace
 
+const BufferSpace& host_memory() {
+  static const HostMemory memory;
+  return memory;
+}
+
 Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes) {
   const int64_t p = bench.shape.size;
   const int64_t position = bench.group->rank();
@@ -93,17 +125,19 @@ Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes)
   if (bench.fault.hang_rank == me) std::this_thread::sleep_for(std::chrono::hours(1));
 
   const Deadline deadline(bench.watchdog, bench.timeout_s, what);
-  Buffers b = make_buffers(op, count, p);
+  const std::unique_ptr<Buffers> buffers = make_buffers(*bench.space, op, count, p);
+  Buffers& b = *buffers;
   // Correctness first, on fresh inputs.
   fill(b, op, position);
   run_once(bench, op, b, position);
-  if (bench.fault.corrupt && me == bench.world->size() - 1) b.recv[0] += 1.0f;
+  std::vector<float> result = b.space.download(b.recv, b.recv_count);
+  if (bench.fault.corrupt && me == bench.world->size() - 1) result[0] += 1.0f;
   const size_t per_rank = count / size_t(p);
-  for (size_t i = 0; i < b.recv.size(); ++i) {
+  for (size_t i = 0; i < result.size(); ++i) {
     const float want = expected(op, p, position, i, per_rank);
-    if (b.recv[i] != want) {
+    if (result[i] != want) {
       throw CalibrationError("rank " + std::to_string(me) + ": " + what + " gave " +
-                             std::to_string(b.recv[i]) + " at element " + std::to_string(i) +
+                             std::to_string(result[i]) + " at element " + std::to_string(i) +
                              ", expected " + std::to_string(want) + ": the collective is wrong");
     }
   }

@@ -33,6 +33,18 @@ struct FaultInjection {
   int hang_rank = -1;    // this rank stops answering before its first collective
 };
 
+// Where a measurement's buffers live: host memory for the MPI communicator,
+// device memory for NCCL (gpu_bench.h).
+class BufferSpace {
+ public:
+  virtual ~BufferSpace() = default;
+  virtual float* allocate(size_t count) const = 0;
+  virtual void release(float* buffer) const = 0;
+  virtual void upload(float* buffer, const std::vector<float>& values) const = 0;
+  virtual std::vector<float> download(const float* buffer, size_t count) const = 0;
+};
+const BufferSpace& host_memory();
+
 struct CollectiveBench {
   Communicator* world = nullptr;  // every rank takes part
   Communicator* group = nullptr;  // this rank's group of `shape`
@@ -41,6 +53,7 @@ struct CollectiveBench {
   double timeout_s = 60;          // per measurement
   Watchdog* watchdog = nullptr;   // armed for each measurement when given
   FaultInjection fault;
+  const BufferSpace* space = &host_memory();
 };
 
 // Measures `op` with a buffer of `bytes`; throws CalibrationError on a wrong

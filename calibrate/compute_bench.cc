@@ -9,13 +9,8 @@
 
 namespace axo::calibration {
 
-namespace {
-
-// Runs `work` until at least `min_seconds` passed (at least twice) and
-// returns the slowest rank's seconds per run.
-template <class F>
-double time_per_run(Communicator& world, double timeout_s, Watchdog* watchdog, const std::string& what,
-                    double min_seconds, F&& work) {
+double slowest_seconds_per_run(Communicator& world, double timeout_s, Watchdog* watchdog,
+                               const std::string& what, double min_seconds, const std::function<void()>& work) {
   const Deadline deadline(watchdog, timeout_s, what);
   work();  // warm-up
   int64_t runs = 0;
@@ -31,8 +26,6 @@ double time_per_run(Communicator& world, double timeout_s, Watchdog* watchdog, c
   world.all_reduce(all.data(), all.size());
   return double(*std::max_element(all.begin(), all.end()));
 }
-
-}  // namespace
 
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra) {
   const std::vector<int64_t> sizes = quick ? std::vector<int64_t>{128, 512, 1024}
@@ -51,7 +44,7 @@ std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<Gem
   for (const GemmShape& s : shapes) {
     std::vector<float> a(size_t(s.m * s.k), 0.5f), b(size_t(s.k * s.n), 0.25f), c(size_t(s.m * s.n));
     const std::string what = "GEMM " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-    const double seconds = time_per_run(world, timeout_s, watchdog, what, 0.05, [&] {
+    const double seconds = slowest_seconds_per_run(world, timeout_s, watchdog, what, 0.05, [&] {
       cpu::gemm(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n);
     });
     samples.push_back({Precision::fp32, s.m, s.n, s.k, 2.0 * double(s.m * s.n * s.k) / seconds / 1e12});
@@ -63,13 +56,13 @@ MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watc
   MemoryRates rates;
   const size_t n = size_t(16) << 20;  // 64 MiB of floats
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
-  const double copy = time_per_run(world, timeout_s, watchdog, "memory copy", 0.2, [&] { std::memcpy(b.data(), a.data(), n * 4); });
-  rates.memcpy_GBps = double(n * 4) / copy / 1e9;
+  const double copy = slowest_seconds_per_run(world, timeout_s, watchdog, "memory copy", 0.2, [&] { std::memcpy(b.data(), a.data(), n * 4); });
+  rates.host_to_device_GBps = rates.device_to_host_GBps = double(n * 4) / copy / 1e9;
   rates.copy_GBps = 2.0 * double(n * 4) / copy / 1e9;
   const size_t params = size_t(4) << 20;
   std::vector<float> theta(params, 0.1f), grad(params, 0.01f), m(params, 0.0f), v(params, 0.0f);
   long step = 0;
-  const double adam = time_per_run(world, timeout_s, watchdog, "AdamW step", 0.2, [&] {
+  const double adam = slowest_seconds_per_run(world, timeout_s, watchdog, "AdamW step", 0.2, [&] {
     cpu::adamw_update(theta.data(), grad.data(), m.data(), v.data(), params, cpu::AdamWSettings{}, ++step);
   });
   rates.adam_params_per_s = double(params) / adam;

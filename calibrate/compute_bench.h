@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "calibrate/deadline.h"
@@ -13,6 +15,11 @@
 #include "model/machine_profile.h"
 
 namespace axo::calibration {
+
+// Runs `work` (after one warm-up) until at least `min_seconds` passed and
+// returns the slowest rank's seconds per run, bounded by the watchdog.
+double slowest_seconds_per_run(Communicator& world, double timeout_s, Watchdog* watchdog,
+                               const std::string& what, double min_seconds, const std::function<void()>& work);
 
 struct GemmShape {
   int64_t m, n, k;
@@ -27,9 +34,10 @@ std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<Gem
                                       double timeout_s, Watchdog* watchdog = nullptr);
 
 struct MemoryRates {
-  double copy_GBps = 0;         // bytes read + written per second by a large copy
-  double memcpy_GBps = 0;       // bytes copied per second (the host link on CPU)
-  double adam_params_per_s = 0; // AdamW parameters updated per second
+  double copy_GBps = 0;            // device memory: bytes read + written per second by a large copy
+  double host_to_device_GBps = 0;  // the host link (on CPU: a memcpy between two buffers)
+  double device_to_host_GBps = 0;
+  double adam_params_per_s = 0;    // AdamW parameters updated per second on the host
 };
 MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog = nullptr);
 
