@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fuzzes every parser with libFuzzer under AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang from Debian). Usage:
-#   scripts/fuzz.sh [RUNS]      # executions per target, default 1000000
+#   scripts/fuzz.sh [RUNS] [SEED]   # executions per target (default 1000000); a fixed seed repeats a run
 # Seeds come from tests/data/fuzz/<target>/; a crash is saved as
 # build-fuzz/crash-<target>-* and the script fails. Save the input under
 # tests/data/fuzz/<target>/ once fixed, so the regression test replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
+seed=${2:-0}
 ./scripts/install-deps.sh
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXO_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -22,7 +23,7 @@ for target in "${targets[@]}"; do
   cp -n tests/data/fuzz/"$target"/* "$corpus"/ 2>/dev/null || true
   echo "== $target: $runs runs"
   UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    build-fuzz/tests/fuzz/fuzz_"$target" "$corpus" -runs="$runs" -max_len=4096 -timeout=10 \
+    build-fuzz/tests/fuzz/fuzz_"$target" "$corpus" -runs="$runs" -max_len=4096 -timeout=10 -seed="$seed" \
     -rss_limit_mb=4096 -artifact_prefix=build-fuzz/crash-"$target"- -print_final_stats=1 2>&1 |
     grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done|crash-" || true
   if ls build-fuzz/crash-"$target"-* >/dev/null 2>&1; then
