@@ -7,6 +7,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libeigen3-dev nlohmann-json3-dev libboost-graph-dev
   libopenmpi-dev openmpi-bin libopenblas-dev libgtest-dev libcsv-dev
   clang libclang-rt-14-dev
+  fortunes
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   axo::tools::add_machines_command(app);
   axo::tools::add_validate_command(app);
   axo::tools::add_calibrate_command(app);
+  axo::tools::add_train_command(app);
+  axo::tools::add_data_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -12,5 +12,7 @@ void add_models_command(CLI::App& app);
 void add_machines_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_data_command(CLI::App& app);
 
 }  // namespace axo::tools

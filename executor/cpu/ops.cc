@@ -1,0 +1,222 @@
+// CPU forward and backward operations (see ops.h for shapes).
+#include "executor/cpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "executor/cpu/gemm.h"
+
+namespace axo::cpu {
+
+void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int64_t B,
+                       int64_t T, int64_t C) {
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T; ++t) {
+      float* o = out + (b * T + t) * C;
+      const float* token_row = wte + int64_t(tokens[b * T + t]) * C;
+      const float* position_row = wpe + t * C;
+      for (int64_t c = 0; c < C; ++c) o[c] = token_row[c] + position_row[c];
+    }
+  }
+}
+
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t B,
+                        int64_t T, int64_t C) {
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T; ++t) {
+      const float* d = dout + (b * T + t) * C;
+      float* token_row = dwte + int64_t(tokens[b * T + t]) * C;
+      float* position_row = dwpe + t * C;
+      for (int64_t c = 0; c < C; ++c) token_row[c] += d[c], position_row[c] += d[c];
+    }
+  }
+}
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* in, const float* weight,
+                       const float* bias, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const float* x = in + n * C;
+    double sum = 0;
+    for (int64_t c = 0; c < C; ++c) sum += x[c];
+    const float m = float(sum / double(C));
+    double variance = 0;
+    for (int64_t c = 0; c < C; ++c) variance += double(x[c] - m) * double(x[c] - m);
+    const float s = float(1.0 / std::sqrt(variance / double(C) + 1e-5));
+    float* o = out + n * C;
+    for (int64_t c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+void layernorm_backward(float* din, float* dweight, float* dbias, const float* dout, const float* in,
+                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const float* x = in + n * C;
+    const float* d = dout + n * C;
+    float* dx = din + n * C;
+    // With x̂ = (x − μ)·σ⁻¹ and g = dout·weight:
+    // dx = σ⁻¹ · (g − mean(g) − x̂ · mean(g · x̂)).
+    double mean_g = 0, mean_gx = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const float xhat = (x[c] - mean[n]) * rstd[n];
+      const float g = d[c] * weight[c];
+      mean_g += g;
+      mean_gx += double(g) * xhat;
+      dweight[c] += d[c] * xhat;
+      dbias[c] += d[c];
+    }
+    mean_g /= double(C);
+    mean_gx /= double(C);
+    for (int64_t c = 0; c < C; ++c) {
+      const float xhat = (x[c] - mean[n]) * rstd[n];
+      dx[c] += rstd[n] * (d[c] * weight[c] - float(mean_g) - xhat * float(mean_gx));
+    }
+  }
+}
+
+void linear_forward(float* out, const float* in, const float* weight, const float* bias, int64_t N,
+                    int64_t C, int64_t OC) {
+  gemm(false, true, N, OC, C, 1.0f, in, C, weight, C, 0.0f, out, OC);
+  if (!bias) return;
+  for (int64_t n = 0; n < N; ++n) {
+    float* o = out + n * OC;
+    for (int64_t j = 0; j < OC; ++j) o[j] += bias[j];
+  }
+}
+
+void linear_backward(float* din, float* dweight, float* dbias, const float* dout, const float* in,
+                     const float* weight, int64_t N, int64_t C, int64_t OC) {
+  gemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, din, C);       // dX = dY·W
+  gemm(true, false, OC, C, N, 1.0f, dout, OC, in, C, 1.0f, dweight, C);        // dW = dYᵀ·X
+  if (!dbias) return;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* d = dout + n * OC;
+    for (int64_t j = 0; j < OC; ++j) dbias[j] += d[j];
+  }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T, int64_t C,
+                       int64_t NH) {
+  const int64_t hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < NH; ++h) {
+      for (int64_t t = 0; t < T; ++t) {
+        const float* q = qkv + (b * T + t) * 3 * C + h * hs;
+        float* row = att + ((b * NH + h) * T + t) * T;
+        float max_score = -INFINITY;
+        for (int64_t u = 0; u <= t; ++u) {
+          const float* k = qkv + (b * T + u) * 3 * C + C + h * hs;
+          float score = 0;
+          for (int64_t i = 0; i < hs; ++i) score += q[i] * k[i];
+          row[u] = score * scale;
+          max_score = std::max(max_score, row[u]);
+        }
+        float sum = 0;
+        for (int64_t u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max_score);
+        for (int64_t u = 0; u <= t; ++u) row[u] /= sum;
+        for (int64_t u = t + 1; u < T; ++u) row[u] = 0;
+        float* o = out + (b * T + t) * C + h * hs;
+        std::fill(o, o + hs, 0.0f);
+        for (int64_t u = 0; u <= t; ++u) {
+          const float* v = qkv + (b * T + u) * 3 * C + 2 * C + h * hs;
+          for (int64_t i = 0; i < hs; ++i) o[i] += row[u] * v[i];
+        }
+      }
+    }
+  }
+}
+
+void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < NH; ++h) {
+      for (int64_t t = 0; t < T; ++t) {
+        const float* row = att + ((b * NH + h) * T + t) * T;
+        float* drow = datt + ((b * NH + h) * T + t) * T;
+        const float* d = dout + (b * T + t) * C + h * hs;
+        // Through out = Σ att·v: datt and dv.
+        for (int64_t u = 0; u <= t; ++u) {
+          const float* v = qkv + (b * T + u) * 3 * C + 2 * C + h * hs;
+          float* dv = dqkv + (b * T + u) * 3 * C + 2 * C + h * hs;
+          float dot = 0;
+          for (int64_t i = 0; i < hs; ++i) dot += d[i] * v[i], dv[i] += row[u] * d[i];
+          drow[u] = dot;
+        }
+        // Through the softmax: dscore = att · (datt − Σ att·datt).
+        float weighted = 0;
+        for (int64_t u = 0; u <= t; ++u) weighted += row[u] * drow[u];
+        const float* q = qkv + (b * T + t) * 3 * C + h * hs;
+        float* dq = dqkv + (b * T + t) * 3 * C + h * hs;
+        for (int64_t u = 0; u <= t; ++u) {
+          const float dscore = row[u] * (drow[u] - weighted) * scale;
+          const float* k = qkv + (b * T + u) * 3 * C + C + h * hs;
+          float* dk = dqkv + (b * T + u) * 3 * C + C + h * hs;
+          for (int64_t i = 0; i < hs; ++i) dq[i] += dscore * k[i], dk[i] += dscore * q[i];
+        }
+      }
+    }
+  }
+}
+
+namespace {
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2/π)
+}
+
+void gelu_forward(float* out, const float* in, int64_t N) {
+  for (int64_t i = 0; i < N; ++i) {
+    const float x = in[i];
+    out[i] = 0.5f * x * (1.0f + std::tanh(kGeluScale * (x + 0.044715f * x * x * x)));
+  }
+}
+
+void gelu_backward(float* din, const float* dout, const float* in, int64_t N) {
+  for (int64_t i = 0; i < N; ++i) {
+    const float x = in[i];
+    const float inner = kGeluScale * (x + 0.044715f * x * x * x);
+    const float th = std::tanh(inner);
+    const float sech2 = 1.0f - th * th;
+    const float local = 0.5f * (1.0f + th) + 0.5f * x * sech2 * kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
+    din[i] += local * dout[i];
+  }
+}
+
+void residual_forward(float* out, const float* a, const float* b, int64_t N) {
+  for (int64_t i = 0; i < N; ++i) out[i] = a[i] + b[i];
+}
+
+void residual_backward(float* da, float* db, const float* dout, int64_t N) {
+  for (int64_t i = 0; i < N; ++i) da[i] += dout[i], db[i] += dout[i];
+}
+
+float cross_entropy_forward(float* probs, const float* logits, const int* targets, int64_t BT,
+                            int64_t V, int64_t Vp) {
+  double loss = 0;
+  for (int64_t n = 0; n < BT; ++n) {
+    const float* z = logits + n * Vp;
+    float* p = probs + n * Vp;
+    float max_logit = -INFINITY;
+    for (int64_t v = 0; v < V; ++v) max_logit = std::max(max_logit, z[v]);
+    double sum = 0;
+    for (int64_t v = 0; v < V; ++v) sum += p[v] = std::exp(z[v] - max_logit);
+    for (int64_t v = 0; v < V; ++v) p[v] = float(p[v] / sum);
+    for (int64_t v = V; v < Vp; ++v) p[v] = 0;
+    loss -= std::log(double(p[targets[n]]) + 1e-30);
+  }
+  return float(loss / double(BT));
+}
+
+void cross_entropy_backward(float* dlogits, const float* probs, const int* targets, int64_t BT,
+                            int64_t V, int64_t Vp) {
+  const float scale = 1.0f / float(BT);
+  for (int64_t n = 0; n < BT; ++n) {
+    const float* p = probs + n * Vp;
+    float* d = dlogits + n * Vp;
+    for (int64_t v = 0; v < V; ++v) d[v] += scale * (p[v] - (v == targets[n] ? 1.0f : 0.0f));
+  }
+}
+
+}  // namespace axo::cpu

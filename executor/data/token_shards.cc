@@ -1,0 +1,87 @@
+// Token shards and batches (see token_shards.h).
+#include "executor/data/token_shards.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "model/error.h"
+#include "model/plan_file.h"
+
+namespace axo {
+
+namespace {
+constexpr int32_t kShardMagic = 20240520;
+}
+
+void write_token_shard(const std::string& path, const std::vector<uint16_t>& tokens) {
+  int32_t header[256] = {};
+  header[0] = kShardMagic, header[1] = 1, header[2] = int32_t(tokens.size());
+  std::string bytes(sizeof header + tokens.size() * 2, '\0');
+  std::memcpy(bytes.data(), header, sizeof header);
+  std::memcpy(bytes.data() + sizeof header, tokens.data(), tokens.size() * 2);
+  write_file_atomically(path, bytes);
+}
+
+std::vector<uint16_t> read_token_shard(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the token shard");
+  int32_t header[256];
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header)) {
+    throw InputError(path + ": too short for a token shard header (1024 bytes)");
+  }
+  if (header[0] != kShardMagic) {
+    throw InputError(path + ": not a token shard (magic " + std::to_string(header[0]) + ", expected " +
+                     std::to_string(kShardMagic) + ")");
+  }
+  if (header[1] != 1) throw InputError(path + ": token shard version " + std::to_string(header[1]) + " (expected 1)");
+  if (header[2] < 0) throw InputError(path + ": negative token count");
+  std::vector<uint16_t> tokens(static_cast<size_t>(header[2]));
+  if (!in.read(reinterpret_cast<char*>(tokens.data()), std::streamsize(tokens.size() * 2))) {
+    throw InputError(path + ": truncated: the header promises " + std::to_string(header[2]) + " tokens");
+  }
+  return tokens;
+}
+
+TokenStream::TokenStream(const std::string& pattern, int rank, int world) : rank_(rank), world_(world) {
+  glob_t matches{};
+  const int status = ::glob(pattern.c_str(), 0, nullptr, &matches);
+  std::vector<std::string> paths;
+  if (status == 0) paths.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+  globfree(&matches);
+  if (paths.empty()) throw InputError("--data '" + pattern + "': no token shard matches");
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& path : paths) {
+    const std::vector<uint16_t> shard = read_token_shard(path);
+    tokens_.insert(tokens_.end(), shard.begin(), shard.end());
+  }
+}
+
+int TokenStream::max_token() const {
+  return tokens_.empty() ? -1 : int(*std::max_element(tokens_.begin(), tokens_.end()));
+}
+
+void TokenStream::next_batch(int64_t B, int64_t T, int* inputs, int* targets) {
+  const int64_t span = B * T;
+  if (int64_t(tokens_.size()) < span + 1) {
+    throw InputError("the data has " + std::to_string(tokens_.size()) + " tokens, fewer than one batch of " +
+                     std::to_string(span + 1));
+  }
+  const int64_t windows = (int64_t(tokens_.size()) - 1) / span;
+  const int64_t start = ((window_ + rank_) % windows) * span;
+  for (int64_t i = 0; i < span; ++i) {
+    inputs[i] = tokens_[size_t(start + i)];
+    targets[i] = tokens_[size_t(start + i + 1)];
+  }
+  window_ += world_;
+}
+
+std::vector<uint16_t> encode_bytes(const std::string& text) {
+  std::vector<uint16_t> tokens(text.size());
+  for (size_t i = 0; i < text.size(); ++i) tokens[i] = static_cast<unsigned char>(text[i]);
+  return tokens;
+}
+
+}  // namespace axo

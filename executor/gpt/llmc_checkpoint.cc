@@ -1,0 +1,58 @@
+// llm.c model files (see llmc_checkpoint.h).
+#include "executor/gpt/llmc_checkpoint.h"
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+
+#include "model/error.h"
+#include "model/plan_file.h"
+
+namespace axo {
+
+namespace {
+constexpr int32_t kMagic = 20240326;
+constexpr int32_t kVersionFp32 = 3;
+}  // namespace
+
+void write_llmc_model(const std::string& path, const GptShape& g, const std::vector<float>& parameters) {
+  int32_t header[256] = {};
+  header[0] = kMagic, header[1] = kVersionFp32, header[2] = int32_t(g.max_seq), header[3] = int32_t(g.vocab);
+  header[4] = int32_t(g.layers), header[5] = int32_t(g.heads), header[6] = int32_t(g.channels);
+  header[7] = int32_t(g.padded_vocab);
+  std::string bytes(sizeof header + parameters.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), header, sizeof header);
+  std::memcpy(bytes.data() + sizeof header, parameters.data(), parameters.size() * sizeof(float));
+  write_file_atomically(path, bytes);
+}
+
+void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& parameters) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the model file");
+  int32_t header[256];
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header)) {
+    throw InputError(path + ": too short for an llm.c model header (1024 bytes)");
+  }
+  if (header[0] != kMagic) {
+    throw InputError(path + ": not an llm.c model file (magic " + std::to_string(header[0]) + ", expected " +
+                     std::to_string(kMagic) + ")");
+  }
+  if (header[1] != kVersionFp32) {
+    throw InputError(path + ": llm.c model version " + std::to_string(header[1]) +
+                     " is not supported (expected 3, fp32)");
+  }
+  for (int i = 2; i <= 7; ++i) {
+    if (header[i] <= 0 || header[i] > (1 << 24)) throw InputError(path + ": header field " + std::to_string(i) + " is out of range");
+  }
+  g.max_seq = header[2], g.vocab = header[3], g.layers = header[4], g.heads = header[5];
+  g.channels = header[6], g.padded_vocab = header[7];
+  if (g.channels % g.heads != 0 || g.padded_vocab < g.vocab) {
+    throw InputError(path + ": inconsistent header (heads must divide channels, padded vocab >= vocab)");
+  }
+  parameters.assign(size_t(gpt_parameter_count(g)), 0.0f);
+  if (!in.read(reinterpret_cast<char*>(parameters.data()), std::streamsize(parameters.size() * sizeof(float)))) {
+    throw InputError(path + ": truncated: expected " + std::to_string(parameters.size()) + " parameters");
+  }
+}
+
+}  // namespace axo

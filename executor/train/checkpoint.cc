@@ -1,0 +1,154 @@
+// Training checkpoints (see checkpoint.h).
+#include "executor/train/checkpoint.h"
+
+#include <boost/crc.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/error.h"
+#include "model/plan_file.h"
+
+namespace axo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '1'};
+
+template <class T>
+void put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+void put_floats(std::string& out, const std::vector<float>& values) {
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+// Reads from a payload, failing with the file's name when it runs short.
+struct Reader {
+  const std::string& bytes;
+  const std::string& path;
+  size_t at = 0;
+  void take(void* into, size_t n) {
+    if (at + n > bytes.size()) throw InputError(path + ": checkpoint payload is truncated");
+    std::memcpy(into, bytes.data() + at, n);
+    at += n;
+  }
+  template <class T>
+  T get() {
+    T value;
+    take(&value, sizeof value);
+    return value;
+  }
+  std::vector<float> floats(size_t n) {
+    std::vector<float> values(n);
+    take(values.data(), n * sizeof(float));
+    return values;
+  }
+};
+
+uint32_t crc32(const std::string& bytes) {
+  boost::crc_32_type crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+std::vector<fs::path> checkpoints_newest_first(const std::string& dir) {
+  std::vector<fs::path> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".axockpt") found.push_back(entry.path());
+  }
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+}  // namespace
+
+std::string checkpoint_path(const std::string& dir, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step_%08lld.axockpt", (long long)step);
+  return (fs::path(dir) / name).string();
+}
+
+void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) {
+  fs::create_directories(dir);
+  std::string payload;
+  for (int64_t v : {s.shape.layers, s.shape.heads, s.shape.channels, s.shape.max_seq, s.shape.vocab,
+                    s.shape.padded_vocab}) {
+    put(payload, v);
+  }
+  put(payload, s.step);
+  put(payload, s.data_position);
+  put(payload, uint64_t(s.rng_state.size()));
+  payload += s.rng_state;
+  put(payload, uint64_t(s.parameters.size()));
+  put_floats(payload, s.parameters);
+  put_floats(payload, s.m);
+  put_floats(payload, s.v);
+  std::string file(kMagic, sizeof kMagic);
+  put(file, uint64_t(payload.size()));
+  put(file, crc32(payload));
+  file += payload;
+  write_file_atomically(checkpoint_path(dir, s.step), file);
+  const auto all = checkpoints_newest_first(dir);
+  for (size_t i = size_t(std::max(keep, 1)); i < all.size(); ++i) fs::remove(all[i]);
+}
+
+TrainingState read_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the checkpoint");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string file = buffer.str();
+  const size_t header = sizeof kMagic + sizeof(uint64_t) + sizeof(uint32_t);
+  if (file.size() < header || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
+    throw InputError(path + ": not an axo checkpoint (bad magic or too short)");
+  }
+  uint64_t length = 0;
+  uint32_t checksum = 0;
+  std::memcpy(&length, file.data() + sizeof kMagic, sizeof length);
+  std::memcpy(&checksum, file.data() + sizeof kMagic + sizeof length, sizeof checksum);
+  if (file.size() - header != length) {
+    throw InputError(path + ": truncated checkpoint (" + std::to_string(file.size() - header) + " of " +
+                     std::to_string(length) + " payload bytes)");
+  }
+  const std::string payload = file.substr(header);
+  if (crc32(payload) != checksum) throw InputError(path + ": checkpoint checksum mismatch (the file is corrupt)");
+  Reader r{payload, path};
+  TrainingState s;
+  s.shape.layers = r.get<int64_t>(), s.shape.heads = r.get<int64_t>(), s.shape.channels = r.get<int64_t>();
+  s.shape.max_seq = r.get<int64_t>(), s.shape.vocab = r.get<int64_t>(), s.shape.padded_vocab = r.get<int64_t>();
+  s.step = r.get<int64_t>();
+  s.data_position = r.get<int64_t>();
+  const uint64_t rng_length = r.get<uint64_t>();
+  if (rng_length > payload.size()) throw InputError(path + ": bad random-state length");
+  s.rng_state.resize(rng_length);
+  r.take(s.rng_state.data(), rng_length);
+  const uint64_t n = r.get<uint64_t>();
+  if (n != uint64_t(gpt_parameter_count(s.shape))) throw InputError(path + ": parameter count does not match its shape");
+  s.parameters = r.floats(n);
+  s.m = r.floats(n);
+  s.v = r.floats(n);
+  return s;
+}
+
+std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log) {
+  for (const fs::path& path : checkpoints_newest_first(dir)) {
+    try {
+      return read_checkpoint(path.string());
+    } catch (const InputError& e) {
+      log << "warning: " << e.what() << "; trying the previous checkpoint\n";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace axo

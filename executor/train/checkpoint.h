@@ -1,0 +1,38 @@
+// Training checkpoints: everything a run needs to continue exactly where it
+// stopped (parameters, AdamW moments, step, data position, random state).
+//
+// One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT1",
+// the payload's length (uint64) and CRC-32 (uint32, Boost.CRC), then the
+// payload. Written atomically; the newest two are kept, so a checkpoint
+// damaged on disk is detected by its length or checksum and the one before
+// it is used.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "executor/gpt/gpt.h"
+
+namespace axo {
+
+struct TrainingState {
+  GptShape shape;
+  int64_t step = 0;           // optimizer steps completed
+  int64_t data_position = 0;  // TokenStream::position()
+  std::string rng_state;      // the trainer's generator, serialised
+  std::vector<float> parameters, m, v;
+};
+
+std::string checkpoint_path(const std::string& dir, int64_t step);
+// Writes dir/step_NNNNNNNN.axockpt and removes all but the newest `keep`.
+void write_checkpoint(const std::string& dir, const TrainingState& state, int keep = 2);
+// InputError naming the file and what is wrong (short, bad magic, checksum).
+TrainingState read_checkpoint(const std::string& path);
+// The newest checkpoint of `dir` that reads back whole; each damaged one is
+// reported on `log` and skipped. Nothing when the folder has none.
+std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log);
+
+}  // namespace axo

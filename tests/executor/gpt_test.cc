@@ -1,0 +1,83 @@
+// The whole GPT: gradients against finite differences of the loss, and the
+// llm.c model file round trip.
+#include "executor/gpt/gpt.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "executor/gpt/llmc_checkpoint.h"
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+GptShape tiny() { return {1, 2, 16, 8, 32, 128}; }
+
+TEST(Gpt, GradientsMatchFiniteDifferences) {
+  Gpt model(tiny());
+  model.initialize(7);
+  for (float& p : model.parameters()) p *= 5;  // larger weights: a loss that moves
+  const int64_t B = 2, T = 8;
+  std::vector<int> inputs(B * T), targets(B * T);
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = int(rng() % 32), targets[i] = int(rng() % 32);
+  model.zero_gradients();
+  model.forward(inputs.data(), targets.data(), B, T);
+  model.backward();
+  const std::vector<float> analytic = model.gradients();
+  std::vector<float>& p = model.parameters();
+  // Sample parameters from every tensor.
+  const auto sizes = gpt_tensor_sizes(tiny());
+  size_t offset = 0, checked = 0;
+  for (int t = 0; t < kGptTensors; ++t) {
+    for (int k = 0; k < 4; ++k) {
+      // Token rows that occur in the inputs, so the embedding gradient is non-trivial.
+      const size_t i = t == 0 ? size_t(inputs[size_t(k)] * 16 + k) : offset + size_t(rng() % uint32_t(sizes[size_t(t)]));
+      const float saved = p[i], step = 1e-2f;
+      p[i] = saved + step;
+      const double up = model.forward(inputs.data(), targets.data(), B, T);
+      p[i] = saved - step;
+      const double down = model.forward(inputs.data(), targets.data(), B, T);
+      p[i] = saved;
+      const double numeric = (up - down) / (2 * step);
+      EXPECT_NEAR(analytic[i], numeric, 2e-3 + 5e-2 * std::fabs(numeric)) << "tensor " << t << " element " << i;
+      ++checked;
+    }
+    offset += size_t(sizes[size_t(t)]);
+  }
+  EXPECT_EQ(checked, size_t(4 * kGptTensors));
+}
+
+TEST(Gpt, LlmcModelFileRoundTrip) {
+  Gpt model(gpt_shape(load_model("gpt2-tiny")));
+  model.initialize(11);
+  const std::string path = (std::filesystem::temp_directory_path() / ("axo_llmc_" + std::to_string(::getpid()) + ".bin")).string();
+  write_llmc_model(path, model.shape(), model.parameters());
+  EXPECT_EQ(std::filesystem::file_size(path), 1024 + model.parameters().size() * 4);
+  GptShape shape;
+  std::vector<float> parameters;
+  read_llmc_model(path, shape, parameters);
+  EXPECT_EQ(shape, model.shape());
+  EXPECT_EQ(parameters, model.parameters());
+  // A truncated file and a wrong magic are reported, not read.
+  std::filesystem::resize_file(path, 2000);
+  EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);
+  std::ofstream(path, std::ios::binary) << std::string(1024, '\0');
+  EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);
+  std::filesystem::remove(path);
+}
+
+TEST(Gpt, OnlyGpt2ArchitectureIsAccepted) {
+  EXPECT_THROW(gpt_shape(load_model("llama2-7b")), InputError);
+  const GptShape g = gpt_shape(load_model("gpt2-124m"));
+  EXPECT_EQ(g.padded_vocab, 50304);
+  EXPECT_EQ(gpt_parameter_count(g), 124475904);  // llm.c's GPT-2 124M with the padded vocabulary
+}
+
+}  // namespace
+}  // namespace axo
