@@ -1,6 +1,14 @@
 // The parsers under fuzzing (see fuzz_targets.h).
 #include "tests/fuzz/fuzz_targets.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "executor/data/token_shards.h"
+#include "executor/gpt/llmc_checkpoint.h"
+#include "executor/train/checkpoint.h"
 #include "model/cost_model.h"
 #include "model/error.h"
 #include "model/plan_file.h"
@@ -19,6 +27,13 @@ void expect_clean(F&& parse) {
     parse();
   } catch (const InputError&) {
   }
+}
+
+// The file readers take paths: the bytes go to a file of this process first.
+std::string as_file(std::string_view bytes) {
+  static const std::string path = "/tmp/axo_fuzz_input_" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+  return path;
 }
 
 const MachineProfile& selene() {
@@ -75,10 +90,27 @@ void plan_csv(std::string_view bytes) {
   expect_clean([&] { plan_rows_from_csv(std::string(bytes), "fuzz"); });
 }
 
+void token_shard(std::string_view bytes) {
+  expect_clean([&] { read_token_shard(as_file(bytes)); });
+}
+
+void llmc_model(std::string_view bytes) {
+  expect_clean([&] {
+    GptShape shape;
+    std::vector<float> parameters;
+    read_llmc_model(as_file(bytes), shape, parameters);
+  });
+}
+
+void checkpoint(std::string_view bytes) {
+  expect_clean([&] { read_checkpoint(as_file(bytes)); });
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"model_spec", model_spec},  {"hf_config", hf_config}, {"machine_profile", machine_profile},
-      {"plan_file", plan_file},    {"fix_option", fix_option}, {"plan_csv", plan_csv}};
+      {"model_spec", model_spec},   {"hf_config", hf_config},   {"machine_profile", machine_profile},
+      {"plan_file", plan_file},     {"fix_option", fix_option}, {"plan_csv", plan_csv},
+      {"token_shard", token_shard}, {"llmc_model", llmc_model}, {"checkpoint", checkpoint}};
   return all;
 }
 

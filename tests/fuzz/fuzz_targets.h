@@ -17,6 +17,9 @@ void machine_profile(std::string_view bytes);  // machine profile YAML
 void plan_file(std::string_view bytes);        // plan.yaml
 void fix_option(std::string_view bytes);       // --fix key=value,...
 void plan_csv(std::string_view bytes);         // the planner's CSV table
+void token_shard(std::string_view bytes);      // an llm.c token shard file
+void llmc_model(std::string_view bytes);       // an llm.c GPT-2 model file
+void checkpoint(std::string_view bytes);       // a training checkpoint file
 
 struct Target {
   const char* name;

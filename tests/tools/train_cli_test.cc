@@ -1,0 +1,96 @@
+// `axo data encode` and `axo train` end to end: shards, logs, run.json,
+// checkpoints and resume, and clear errors with exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result axo(const std::string& arguments) {
+  Result result;
+  FILE* pipe = popen((std::string(AXO_BINARY) + " " + arguments + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class TrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_);
+    const Result r = axo("data encode --in /usr/share/games/fortunes/literature --out " + path("lit"));
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_ = fs::temp_directory_path() / ("axo_train_cli_" + std::to_string(::getpid()));
+};
+
+TEST_F(TrainCli, EncodesTrainsAndWritesRunJson) {
+  EXPECT_TRUE(fs::exists(path("lit_train_000000.bin")));
+  EXPECT_TRUE(fs::exists(path("lit_val_000000.bin")));
+  const Result r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --val-data '" +
+                       path("lit_val_*.bin") + "' --steps 12 --batch 4 --microbatch 2 --seq 32 --val-every 6 --run " +
+                       path("run.json") + " --save-model " + path("model.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("step    12/12 | loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| val "), std::string::npos) << r.output;
+  std::ifstream in(path("run.json"));
+  const nlohmann::json run = nlohmann::json::parse(in);
+  ASSERT_EQ(run["steps"].size(), 12u);
+  const auto& step = run["steps"][0];
+  for (const char* op : {"gemm", "attention", "layernorm", "gelu", "embedding", "loss", "optimizer"}) {
+    EXPECT_TRUE(step["ops_s"].contains(op)) << op;
+  }
+  for (const char* component : {"compute", "tp_comm", "bubble", "pp_comm", "dp_comm", "offload", "optimizer"}) {
+    EXPECT_TRUE(step["components_s"].contains(component)) << component;
+  }
+  EXPECT_GT(step["iteration_s"].get<double>(), 0);
+  // The saved llm.c model starts another run.
+  const Result again = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                           "' --steps 2 --batch 2 --microbatch 2 --seq 32 --init-from " + path("model.bin"));
+  EXPECT_EQ(again.code, 0) << again.output;
+}
+
+TEST_F(TrainCli, CheckpointThenResume) {
+  const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                             "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") +
+                             " --checkpoint-every 2";
+  Result r = axo(common + " --stop-after 4");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = axo(common + " --resume");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 4"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("step     1/8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step     8/8"), std::string::npos) << r.output;
+}
+
+TEST_F(TrainCli, MistakesExitTwo) {
+  Result r = axo("train --model gpt2-tiny --data '" + path("nothing_*.bin") + "' --steps 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no token shard matches"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --batch 6 --microbatch 4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--microbatch 4 does not divide --batch 6"), std::string::npos) << r.output;
+  r = axo("train --model llama2-7b --data '" + path("lit_train_*.bin") + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("GPT-2's architecture"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-124m --data '" + path("lit_train_*.bin") + "' --steps 1 --checkpoint-every 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("need --checkpoint-dir"), std::string::npos) << r.output;
+}
+
+}  // namespace
