@@ -25,13 +25,16 @@ void run(TrainArguments& a) {
                        " GPUs; this executor trains on one rank (parallel execution is not built yet)");
     }
     spec = plan.model;
-    a.options.microbatch = plan.config.microbatch;
+    if (a.options.microbatch == 0) a.options.microbatch = plan.config.microbatch;
     if (!a.model.empty()) throw InputError("--model and --plan both name a model: give one");
   } else if (!a.model.empty()) {
     spec = load_model(a.model);
   } else {
     throw InputError("--model or --plan is required");
   }
+  // Defaults from the model: its global batch, without accumulation.
+  if (a.options.batch == 0) a.options.batch = spec.global_batch;
+  if (a.options.microbatch == 0) a.options.microbatch = a.options.batch;
   Trainer trainer(spec, a.options, std::cout);
   trainer.run();
 }
@@ -48,8 +51,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--val-data", o.val_data, "Validation token shards (glob)");
   cmd->add_option("--steps", o.steps, "Optimizer steps")->check(CLI::PositiveNumber);
   cmd->add_option("--stop-after", o.stop_after, "Stop this run at this step (resume later with --resume)")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", o.batch, "Sequences per step")->check(CLI::PositiveNumber);
-  cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward")->check(CLI::PositiveNumber);
+  o.batch = 0, o.microbatch = 0;  // defaults: the model's global batch, the plan's microbatch
+  cmd->add_option("--batch", o.batch, "Sequences per step (default: the model's global batch)")->check(CLI::PositiveNumber);
+  cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward (default: the plan's, else the batch)")->check(CLI::PositiveNumber);
   cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(CLI::PositiveNumber);
   cmd->add_option("--lr", o.lr, "Peak learning rate")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o.warmup, "Warm-up steps")->check(CLI::NonNegativeNumber);
