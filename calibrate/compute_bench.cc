@@ -28,8 +28,11 @@ double slowest_seconds_per_run(Communicator& world, double timeout_s, Watchdog* 
 }
 
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra) {
-  const std::vector<int64_t> sizes = quick ? std::vector<int64_t>{128, 512, 1024}
-                                           : std::vector<int64_t>{64, 256, 512, 1024, 2048};
+  return gemm_grid(quick ? std::vector<int64_t>{128, 512, 1024} : std::vector<int64_t>{64, 256, 512, 1024, 2048},
+                   extra);
+}
+
+std::vector<GemmShape> gemm_grid(const std::vector<int64_t>& sizes, const std::vector<GemmShape>& extra) {
   std::vector<GemmShape> shapes;
   for (int64_t m : sizes)
     for (int64_t n : sizes)

@@ -25,7 +25,9 @@ struct GemmShape {
   int64_t m, n, k;
 };
 
-// A grid of shapes (smaller with `quick`), plus the given extra shapes.
+// Every (m, n, k) with each of m, n, k in `sizes`, plus the given extra shapes.
+std::vector<GemmShape> gemm_grid(const std::vector<int64_t>& sizes, const std::vector<GemmShape>& extra);
+// The CPU grid (smaller with `quick`).
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra);
 
 // Achieved TFLOP/s of each shape (fp32 on CPU).

@@ -42,14 +42,7 @@ const BufferSpace& device_memory() {
 }
 
 std::vector<GemmShape> gpu_gemm_shapes(bool quick, const std::vector<GemmShape>& extra) {
-  const std::vector<int64_t> sizes = quick ? std::vector<int64_t>{1024, 4096}
-                                           : std::vector<int64_t>{256, 1024, 4096, 8192};
-  std::vector<GemmShape> shapes;
-  for (int64_t m : sizes)
-    for (int64_t n : sizes)
-      for (int64_t k : sizes) shapes.push_back({m, n, k});
-  shapes.insert(shapes.end(), extra.begin(), extra.end());
-  return shapes;
+  return gemm_grid(quick ? std::vector<int64_t>{1024, 4096} : std::vector<int64_t>{256, 1024, 4096, 8192}, extra);
 }
 
 std::vector<GemmSample> measure_gpu_gemms(Communicator& world, const std::vector<GemmShape>& shapes,

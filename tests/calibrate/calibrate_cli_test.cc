@@ -1,34 +1,24 @@
 // `axo calibrate` under mpirun: faults are caught with a message naming the
 // rank and operation, a partial profile is written, bad launches exit 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "model/machine_profile.h"
 #include "model/yaml_fields.h"
+#include "tests/run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using Result = axo::testing::CommandResult;
 
 Result mpirun(int ranks, const std::string& arguments) {
-  const std::string command = std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
-                              AXO_MPIEXEC + " --oversubscribe -np " + std::to_string(ranks) + " " +
-                              AXO_BINARY + " calibrate " + arguments + " 2>&1";
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return axo::testing::run_command(std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
+                                   AXO_MPIEXEC + " --oversubscribe -np " + std::to_string(ranks) + " " +
+                                   AXO_BINARY + " calibrate " + arguments + " 2>&1");
 }
 
 std::string temp(const std::string& name) {

@@ -1,34 +1,21 @@
 // The axo command line end to end: outputs, files, exit codes and messages.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "model/plan_file.h"
+#include "tests/run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
+using Result = axo::testing::CommandResult;
 
-Result axo(const std::string& arguments) {
-  const std::string binary = AXO_BINARY;  // defined by tests/CMakeLists.txt
-  Result result;
-  FILE* pipe = popen((binary + " " + arguments + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+Result axo(const std::string& arguments) { return axo::testing::run_axo(arguments); }
 
 class Cli : public ::testing::Test {
  protected:

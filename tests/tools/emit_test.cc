@@ -2,34 +2,23 @@
 // the Slurm script runs, and the errors for what a framework cannot express.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "model/plan_file.h"
+#include "tests/run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using Result = axo::testing::CommandResult;
 
 // Runs axo; `redirect` says what happens to stderr ("2>&1" merges it).
 Result axo(const std::string& arguments, const std::string& redirect = "2>&1") {
-  const std::string binary = AXO_BINARY;  // defined by tests/CMakeLists.txt
-  Result result;
-  FILE* pipe = popen((binary + " " + arguments + " " + redirect).c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return axo::testing::run_axo(arguments, redirect);
 }
 
 std::string read_text(const std::string& path) {

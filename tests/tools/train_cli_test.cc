@@ -1,31 +1,21 @@
 // `axo data encode` and `axo train` end to end: shards, logs, run.json,
 // checkpoints and resume, and clear errors with exit code 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using Result = axo::testing::CommandResult;
 
-Result axo(const std::string& arguments) {
-  Result result;
-  FILE* pipe = popen((std::string(AXO_BINARY) + " " + arguments + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+Result axo(const std::string& arguments) { return axo::testing::run_axo(arguments); }
 
 class TrainCli : public ::testing::Test {
  protected:
