@@ -65,7 +65,15 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
       }
     }
   }
+  // Under AddressSanitizer every copy is instrumented and the ranks share two
+  // cores: times say nothing about the links there, so only the rest is checked.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool kTimesMeanSomething = false;
+#else
+  constexpr bool kTimesMeanSomething = true;
+#endif
   for (const auto& [key, points] : busbw) {
+    if (!kTimesMeanSomething) break;
     // From 1 KiB (latency-bound) to 1 MiB (bandwidth-bound) the bus bandwidth
     // grows: the best of the larger half of the sizes beats the best of the
     // smaller half (robust to one noisy point on a shared machine).
@@ -77,7 +85,7 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   // Stated tolerance: on this shared machine, the median point within 35% of its fit.
   ASSERT_FALSE(errors.empty());
   std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
-  EXPECT_LT(errors[errors.size() / 2], 0.35);
+  if (kTimesMeanSomething) EXPECT_LT(errors[errors.size() / 2], 0.35);
 
   // The planner plans on it.
   const CostModel model(load_model("gpt2-124m"), loaded);
