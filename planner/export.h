@@ -44,8 +44,9 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
                          const ParallelConfig& config, const ExportContext& context);
 std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile& machine,
                               const ParallelConfig& config, const ExportContext& context);
-// axo's own executor runs every configuration axo plans, so this never throws
-// for a configuration that passed CostModel::check.
+// Slurm launches any configuration axo plans, so this never throws for one
+// that passed CostModel::check. (Until the parallel executor lands, `axo
+// train` itself runs only one-rank plans: it says so for the others.)
 std::string export_slurm(const TransformerSpec& spec, const MachineProfile& machine,
                          const ParallelConfig& config, const ExportContext& context);
 
