@@ -38,6 +38,14 @@ std::vector<uint16_t> read_token_shard(const std::string& path) {
   }
   if (header[1] != 1) throw InputError(path + ": token shard version " + std::to_string(header[1]) + " (expected 1)");
   if (header[2] < 0) throw InputError(path + ": negative token count");
+  // Check the size before allocating: a damaged header must not ask for gigabytes.
+  in.seekg(0, std::ios::end);
+  const std::streamoff available = in.tellg() - std::streamoff(sizeof header);
+  if (available < std::streamoff(header[2]) * 2) {
+    throw InputError(path + ": truncated: the header promises " + std::to_string(header[2]) + " tokens, the file holds " +
+                     std::to_string(available / 2));
+  }
+  in.seekg(sizeof header);
   std::vector<uint16_t> tokens(static_cast<size_t>(header[2]));
   if (!in.read(reinterpret_cast<char*>(tokens.data()), std::streamsize(tokens.size() * 2))) {
     throw InputError(path + ": truncated: the header promises " + std::to_string(header[2]) + " tokens");

@@ -25,6 +25,18 @@ GptShape gpt_shape(const TransformerSpec& s) {
   return g;
 }
 
+void check_gpt_shape(const GptShape& g, const std::string& source) {
+  for (int64_t v : {g.layers, g.heads, g.channels, g.max_seq, g.vocab, g.padded_vocab}) {
+    if (v < 1 || v > (int64_t(1) << 24)) throw InputError(source + ": a model size is out of range [1, 2^24]");
+  }
+  if (g.channels % g.heads != 0 || g.padded_vocab < g.vocab) {
+    throw InputError(source + ": inconsistent model shape (heads must divide channels, padded vocab >= vocab)");
+  }
+  const double C = double(g.channels);
+  const double parameters = double(g.padded_vocab + g.max_seq) * C + double(g.layers) * (12 * C * C + 13 * C) + 2 * C;
+  if (parameters > double(int64_t(1) << 40)) throw InputError(source + ": more than 2^40 parameters");
+}
+
 std::array<int64_t, kGptTensors> gpt_tensor_sizes(const GptShape& g) {
   const int64_t L = g.layers, C = g.channels;
   return {g.padded_vocab * C, g.max_seq * C, L * C, L * C, L * 3 * C * C, L * 3 * C,

@@ -24,6 +24,12 @@ struct GptShape {
 // head, no grouped-query attention). The vocabulary is padded to 128.
 GptShape gpt_shape(const TransformerSpec& spec);
 
+// InputError naming `source` unless every size is positive, heads divide
+// channels, the padded vocabulary holds the vocabulary and the model has at
+// most 2^40 parameters (so every count below fits in 64 bits). Readers of
+// model files and checkpoints call it before they allocate.
+void check_gpt_shape(const GptShape& shape, const std::string& source);
+
 constexpr int kGptTensors = 16;
 // Elements of each parameter tensor in llm.c's order: wte (Vp·C), wpe (maxT·C),
 // ln1w, ln1b (L·C), qkvw (L·3C·C), qkvb (L·3C), attprojw (L·C·C), attprojb (L·C),

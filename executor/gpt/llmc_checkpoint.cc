@@ -41,14 +41,18 @@ void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& p
     throw InputError(path + ": llm.c model version " + std::to_string(header[1]) +
                      " is not supported (expected 3, fp32)");
   }
-  for (int i = 2; i <= 7; ++i) {
-    if (header[i] <= 0 || header[i] > (1 << 24)) throw InputError(path + ": header field " + std::to_string(i) + " is out of range");
-  }
   g.max_seq = header[2], g.vocab = header[3], g.layers = header[4], g.heads = header[5];
   g.channels = header[6], g.padded_vocab = header[7];
-  if (g.channels % g.heads != 0 || g.padded_vocab < g.vocab) {
-    throw InputError(path + ": inconsistent header (heads must divide channels, padded vocab >= vocab)");
+  check_gpt_shape(g, path);
+  // The size the header implies, checked against the file before allocating.
+  const double count = double(gpt_parameter_count(g));
+  in.seekg(0, std::ios::end);
+  const double available = double(in.tellg() - std::streamoff(sizeof header)) / sizeof(float);
+  if (count > available) {
+    throw InputError(path + ": truncated: the header implies " + std::to_string(int64_t(count)) +
+                     " parameters, the file holds " + std::to_string(int64_t(available)));
   }
+  in.seekg(sizeof header);
   parameters.assign(size_t(gpt_parameter_count(g)), 0.0f);
   if (!in.read(reinterpret_cast<char*>(parameters.data()), std::streamsize(parameters.size() * sizeof(float)))) {
     throw InputError(path + ": truncated: expected " + std::to_string(parameters.size()) + " parameters");

@@ -133,7 +133,10 @@ TrainingState read_checkpoint(const std::string& path) {
   s.rng_state.resize(rng_length);
   r.take(s.rng_state.data(), rng_length);
   const uint64_t n = r.get<uint64_t>();
-  if (n != uint64_t(gpt_parameter_count(s.shape))) throw InputError(path + ": parameter count does not match its shape");
+  check_gpt_shape(s.shape, path);
+  if (n > payload.size() / sizeof(float) || n != uint64_t(gpt_parameter_count(s.shape))) {
+    throw InputError(path + ": parameter count does not match its shape or the file");
+  }
   s.parameters = r.floats(n);
   s.m = r.floats(n);
   s.v = r.floats(n);
