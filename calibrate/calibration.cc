@@ -222,7 +222,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   cpu::set_gemm_threads(threads);
   const double max_bytes =
       o.max_bytes > 0 ? o.max_bytes : (gpu ? (o.quick ? 16.0 : 256.0) : (o.quick ? 4.0 : 64.0)) * (1 << 20);
-  const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;
+  const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
   double memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
                       double(1ull << 30) / double(launcher_per_node);
 #ifdef AXO_WITH_CUDA
@@ -236,25 +236,28 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   std::vector<GemmSample> gemms;
   MemoryRates memory;
   std::vector<Measurement> measurements;
+  // Asked of MPI here, on the main thread: the watchdog's thread writes profiles too.
+  const std::string host = host_name();
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int version_length = 0;
+  MPI_Get_library_version(version, &version_length);
+  const std::string mpi_version = std::string(version, size_t(version_length)).substr(0, 120);
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
-    extra["metadata"]["host"] = host_name();
+    extra["metadata"]["host"] = host;
     extra["metadata"]["ranks"] = ranks;
     extra["metadata"]["ranks_per_node"] = per_node;
     extra["metadata"]["launcher_ranks_per_node"] = launcher_per_node;
     extra["metadata"]["backend"] = gpu ? "gpu (NCCL + cuBLAS)" : "cpu (MPI + OpenBLAS)";
     extra["metadata"]["blas_threads_per_rank"] = threads;
     extra["metadata"]["blas"] = openblas_get_config();
-    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-    int length = 0;
-    MPI_Get_library_version(version, &length);
-    extra["metadata"]["mpi"] = std::string(version, size_t(length)).substr(0, 120);
+    extra["metadata"]["mpi"] = mpi_version;
     extra["metadata"]["complete"] = complete;
     if (!error.empty()) extra["metadata"]["error"] = error;
     extra["raw"] = raw_tables(measurements, gemms, memory);
-    profile.source = "axo calibrate, " + std::to_string(ranks) + " ranks on " + host_name() + ", " + utc_now();
+    profile.source = "axo calibrate, " + std::to_string(ranks) + " ranks on " + host + ", " + utc_now();
     if (!o.out.empty()) {
       YAML::Emitter out;
       out << to_yaml(profile, extra);
