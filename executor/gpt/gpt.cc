@@ -1,11 +1,11 @@
 // GPT-2 forward and backward on the CPU backend (see gpt.h).
 #include "executor/gpt/gpt.h"
 
-#include <chrono>
 #include <cmath>
 #include <random>
 
 #include "executor/cpu/ops.h"
+#include "executor/timer.h"
 #include "model/error.h"
 
 namespace axo {
@@ -70,14 +70,6 @@ Tensors carve(float* base, const GptShape& g) {
     base += sizes[size_t(i)];
   }
   return t;
-}
-
-// Adds the seconds `f` takes to `total`.
-template <class F>
-void timed(double& total, F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+// The 4D tensor-parallel linear layer (see linear_4d.h).
+#include "executor/parallel/linear_4d.h"
+
+#include "executor/cpu/gemm.h"
+#include "executor/timer.h"
+
+namespace axo {
+
+Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
+                   bool overlap, PhaseTimes& times)
+    : in_(in), out_(out), z_(z), n_(n_local), k_(k_local), overlap_(overlap), times_(times) {
+  const int64_t Gz = z.size();
+  chunk_ = (n_ * k_ + Gz - 1) / Gz;
+  if (Gz > 1) {
+    gathered_.assign(size_t(chunk_ * Gz), 0.0f);
+    dblock_.assign(size_t(chunk_ * Gz), 0.0f);
+    dchunk_part_.assign(size_t(chunk_), 0.0f);
+  }
+}
+
+void Linear4d::prefetch(const float* chunk) {
+  if (!overlap_ || z_.size() == 1 || gather_) return;
+  timed(times_.tp_comm, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
+}
+
+const float* Linear4d::block(const float* chunk) {
+  if (z_.size() == 1) return chunk;
+  timed(times_.tp_comm, [&] {
+    if (gather_) {
+      gather_->wait();
+      gather_.reset();
+    } else {
+      z_.all_gather(chunk, gathered_.data(), size_t(chunk_));
+    }
+  });
+  return gathered_.data();
+}
+
+void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
+  const float* w = block(chunk);
+  timed(times_.compute, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, out, n_); });
+  if (in_.size() > 1) timed(times_.tp_comm, [&] { in_.all_reduce(out, size_t(m * n_)); });
+  if (!bias) return;
+  timed(times_.compute, [&] {
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n_; ++j) out[r * n_ + j] += bias[j];
+    }
+  });
+}
+
+void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in,
+                        const float* chunk, int64_t m) {
+  const float* w = block(chunk);
+  finish_gradient();  // the previous backward's reduce-scatter owns dblock_
+  dx_partial_.resize(size_t(m * k_));
+  timed(times_.compute, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx_partial_.data(), k_); });
+  RequestPtr dx_reduce;
+  if (out_.size() > 1) {
+    timed(times_.tp_comm, [&] {
+      if (overlap_) {
+        dx_reduce = out_.start_all_reduce(dx_partial_.data(), dx_partial_.size());
+      } else {
+        out_.all_reduce(dx_partial_.data(), dx_partial_.size());
+      }
+    });
+  }
+  const bool split = z_.size() > 1;
+  timed(times_.compute, [&] {
+    // dW = dYᵀ · X: into the chunk directly without a Z split, else into the whole block first.
+    cpu::gemm(true, false, n_, k_, m, 1.0f, dout, n_, in, k_, split ? 0.0f : 1.0f, split ? dblock_.data() : dchunk, k_);
+    if (dbias) {
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n_; ++j) dbias[j] += dout[r * n_ + j];
+      }
+    }
+  });
+  if (split) {
+    timed(times_.tp_comm, [&] {
+      scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
+      scatter_target_ = dchunk;
+    });
+    if (!overlap_) finish_gradient();
+  }
+  if (dx_reduce) timed(times_.tp_comm, [&] { dx_reduce->wait(); });
+  timed(times_.compute, [&] {
+    for (int64_t i = 0; i < m * k_; ++i) din[i] += dx_partial_[size_t(i)];
+  });
+}
+
+void Linear4d::finish_gradient() {
+  if (!scatter_) return;
+  timed(times_.tp_comm, [&] { scatter_->wait(); });
+  scatter_.reset();
+  timed(times_.compute, [&] {
+    for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];
+  });
+}
+
+}  // namespace axo

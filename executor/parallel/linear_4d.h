@@ -1,0 +1,55 @@
+// AxoNN's 4D tensor-parallel linear layer on one rank (ARCHITECTURE.md):
+// Y[m, n] = X[m, k] · Wᵀ + b with W's k axis split over the `in` group, its
+// n axis over the `out` group, and each rank's (n/Gout)×(k/Gin) block split
+// again over Z in contiguous chunks of the row-major block.
+//
+//   forward:  all-gather the block over Z; Y_partial = X_local · blockᵀ;
+//             all-reduce Y_partial over `in`; add the bias slice.
+//   backward: all-gather the block over Z (again: the Z-sharded memory is the
+//             point); dX_partial = dY · block, all-reduced over `out`, under
+//             dW = dYᵀ · X_local (OAR); dW reduce-scattered over Z into the
+//             chunk, asynchronously (ORS) until finish_gradient().
+// With overlap, prefetch() starts the next layer's all-gather early (OAG).
+// A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "executor/comm/communicator.h"
+#include "executor/parallel/phase_times.h"
+
+namespace axo {
+
+class Linear4d {
+ public:
+  // The block is n_local × k_local; `times` receives compute and wait seconds.
+  Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local, bool overlap,
+           PhaseTimes& times);
+
+  // Elements of this rank's chunk (the block split over Z, padded).
+  int64_t chunk_size() const { return chunk_; }
+
+  // Starts gathering the block from `chunk` (overlap only; no-op without Z split).
+  void prefetch(const float* chunk);
+  // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
+  void forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m);
+  // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
+  // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
+  void backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in, const float* chunk,
+                int64_t m);
+  // Completes the reduce-scatter of the last backward into its dchunk.
+  void finish_gradient();
+
+ private:
+  const float* block(const float* chunk);
+  Communicator &in_, &out_, &z_;
+  int64_t n_, k_, chunk_;
+  bool overlap_;
+  PhaseTimes& times_;
+  std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_;
+  RequestPtr gather_, scatter_;
+  float* scatter_target_ = nullptr;
+};
+
+}  // namespace axo

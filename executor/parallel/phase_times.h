@@ -1,0 +1,23 @@
+// Where a rank's time in a training step goes, in the planner's components
+// (model/breakdown.h): compute, time blocked in tensor-parallel collectives,
+// idle waiting for the pipeline (the bubble), pipeline sends, exposed
+// data-parallel reductions, and the optimizer.
+#pragma once
+
+#include <array>
+
+namespace axo {
+
+struct PhaseTimes {
+  double compute = 0;    // kernels (GEMMs, attention, norms, ...)
+  double tp_comm = 0;    // blocked in X, Y or Z collectives
+  double bubble = 0;     // waiting for a pipeline neighbour's activation or gradient
+  double pp_comm = 0;    // posting and retiring pipeline sends
+  double dp_comm = 0;    // blocked in gradient reductions over data (and z, embedding)
+  double optimizer = 0;  // loss and norm reductions, clipping, AdamW
+
+  // In kComponentNames' order (offload is not measured here: 0).
+  std::array<double, 7> components() const { return {compute, tp_comm, bubble, pp_comm, dp_comm, 0.0, optimizer}; }
+};
+
+}  // namespace axo
