@@ -284,9 +284,9 @@ void Gpt::backward() {
   timed(times_.embedding, [&] { cpu::embedding_backward(g.wte, g.wpe, d.encoded, inputs_.data(), B, T, C); });
 }
 
-double Gpt::flops_per_step(int64_t B, int64_t T) const {
-  const double C = double(shape_.channels), L = double(shape_.layers), tokens = double(B * T);
-  const double matmul_params = L * 12.0 * C * C + double(shape_.padded_vocab) * C;
+double gpt_training_flops(const GptShape& shape, int64_t B, int64_t T) {
+  const double C = double(shape.channels), L = double(shape.layers), tokens = double(B * T);
+  const double matmul_params = L * 12.0 * C * C + double(shape.padded_vocab) * C;
   // Forward 2 FLOPs per parameter per token plus causal attention (≈ 2·T·C per
   // token per layer for scores and context, half of the full square); ×3 for backward.
   return 3.0 * (2.0 * matmul_params * tokens + 2.0 * L * double(T) * C * tokens);

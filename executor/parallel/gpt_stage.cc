@@ -109,7 +109,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   if (grid_.first_stage()) {
     const float* wte = layout_.view(p_, GptTensor::wte);
     const float* wpe = layout_.view(p_, GptTensor::wpe);
-    timed(times_.compute, [&] { cpu::embedding_forward(a.input, tokens(inputs_, microbatch), wte, wpe, Bz_, T_, Cx_); });
+    timed(times_.ops.embedding, [&] { cpu::embedding_forward(a.input, tokens(inputs_, microbatch), wte, wpe, Bz_, T_, Cx_); });
   } else {
     std::copy_n(input, rows_ * Cx_, a.input);
   }
@@ -117,7 +117,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   forward_layers(a, microbatch);
   if (grid_.last_stage()) {
     float loss = 0;
-    timed(times_.compute, [&] {
+    timed(times_.ops.loss, [&] {
       loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), rows_, V_, Vp_);
     });
     loss_sum_ += double(loss) * double(rows_);
@@ -142,23 +142,23 @@ void GptStage::forward_layers(Acts& a, int64_t microbatch) {
     norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), m, Cx_);
     w.qkv->forward(x.qkv, x.ln1, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
-    timed(times_.compute, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
-    timed(times_.compute, [&] { cpu::residual_forward(x.residual2, in, x.attproj, m * Cx_); });
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, m * Cx_); });
     norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), m, Cx_);
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2, P(GptTensor::fcw), P(GptTensor::fcb), m);
-    timed(times_.compute, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
+    timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
     if (i + 1 < a.layers.size()) linears_[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
-    timed(times_.compute, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, m * Cx_); });
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, m * Cx_); });
   }
   if (!grid_.last_stage()) return;
   const float* wte = layout_.view(p, GptTensor::wte);
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
                 layout_.view(p, GptTensor::lnfb), m, Cx_);
   // logits[m, Vp] = Σ over X of lnf[m, Cx] · wte[Vp, Cx]ᵀ
-  timed(times_.compute, [&] { cpu::gemm(false, true, m, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
   if (grid_.x().size() > 1) timed(times_.tp_comm, [&] { grid_.x().all_reduce(a.logits, size_t(m * Vp_)); });
 }
 
@@ -174,7 +174,7 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
     std::copy_n(stash.data(), rows_ * Cx_, a.input);
     forward_layers(a, microbatch);
     if (grid_.last_stage()) {
-      timed(times_.compute, [&] {
+      timed(times_.ops.loss, [&] {
         cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), rows_, V_, Vp_);
       });
     }
@@ -189,11 +189,13 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   if (grid_.last_stage()) {
     const float* wte = layout_.view(p, GptTensor::wte);
     float* dwte = layout_.view(g_, GptTensor::wte);
-    timed(times_.compute, [&] {
+    timed(times_.ops.loss, [&] {
       cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
       // cross_entropy_backward divides by this microbatch's m rows; the loss is the global batch's mean.
       const float scale = float(loss_scale_ * double(m));
       for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
+    });
+    timed(times_.ops.gemm, [&] {
       cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
       cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
     });
@@ -214,7 +216,7 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
     }
   }
   if (grid_.first_stage()) {
-    timed(times_.compute, [&] {
+    timed(times_.ops.embedding, [&] {
       cpu::embedding_backward(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
                               tokens(inputs_, microbatch), Bz_, T_, Cx_);
     });
@@ -234,19 +236,19 @@ void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const
   auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
   w.fcproj->prefetch(P(GptTensor::fcprojw));
   w.fc->prefetch(P(GptTensor::fcw));
-  timed(times_.compute, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, m * Cx_); });
+  timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, m * Cx_); });
   w.fcproj->backward(d.fch_gelu, G(GptTensor::fcprojw), G(GptTensor::fcprojb), d.fcproj, x.fch_gelu,
                      P(GptTensor::fcprojw), m);
   w.attproj->prefetch(P(GptTensor::attprojw));
-  timed(times_.compute, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
+  timed(times_.ops.gelu, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
   w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2, P(GptTensor::fcw), m);
   norm_.backward(d.residual2, G(GptTensor::ln2w), G(GptTensor::ln2b), d.ln2, x.residual2, P(GptTensor::ln2w),
                  x.ln2_mean, x.ln2_rstd, m, Cx_);
-  timed(times_.compute, [&] { cpu::residual_backward(din, d.attproj, d.residual2, m * Cx_); });
+  timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, m * Cx_); });
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
-  timed(times_.compute, [&] {
+  timed(times_.ops.attention, [&] {
     std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
     cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
   });

@@ -38,10 +38,10 @@ const float* Linear4d::block(const float* chunk) {
 
 void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
   const float* w = block(chunk);
-  timed(times_.compute, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, out, n_); });
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, out, n_); });
   if (in_.size() > 1) timed(times_.tp_comm, [&] { in_.all_reduce(out, size_t(m * n_)); });
   if (!bias) return;
-  timed(times_.compute, [&] {
+  timed(times_.ops.gemm, [&] {
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t j = 0; j < n_; ++j) out[r * n_ + j] += bias[j];
     }
@@ -53,7 +53,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   const float* w = block(chunk);
   finish_gradient();  // the previous backward's reduce-scatter owns dblock_
   dx_partial_.resize(size_t(m * k_));
-  timed(times_.compute, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx_partial_.data(), k_); });
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx_partial_.data(), k_); });
   RequestPtr dx_reduce;
   if (out_.size() > 1) {
     timed(times_.tp_comm, [&] {
@@ -65,7 +65,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     });
   }
   const bool split = z_.size() > 1;
-  timed(times_.compute, [&] {
+  timed(times_.ops.gemm, [&] {
     // dW = dYᵀ · X: into the chunk directly without a Z split, else into the whole block first.
     cpu::gemm(true, false, n_, k_, m, 1.0f, dout, n_, in, k_, split ? 0.0f : 1.0f, split ? dblock_.data() : dchunk, k_);
     if (dbias) {
@@ -82,7 +82,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     if (!overlap_) finish_gradient();
   }
   if (dx_reduce) timed(times_.tp_comm, [&] { dx_reduce->wait(); });
-  timed(times_.compute, [&] {
+  timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < m * k_; ++i) din[i] += dx_partial_[size_t(i)];
   });
 }
@@ -91,7 +91,7 @@ void Linear4d::finish_gradient() {
   if (!scatter_) return;
   timed(times_.tp_comm, [&] { scatter_->wait(); });
   scatter_.reset();
-  timed(times_.compute, [&] {
+  timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];
   });
 }

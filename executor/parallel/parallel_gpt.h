@@ -34,6 +34,7 @@ class ParallelGpt {
   const ShardLayout& layout() const { return *layout_; }
   const ProcessGrid& grid() const { return grid_; }
   std::vector<float>& parameters() { return parameters_; }
+  const std::vector<float>& parameters() const { return parameters_; }
   std::vector<float>& gradients() { return gradients_; }
   PhaseTimes& times() { return times_; }
 

@@ -6,10 +6,12 @@
 
 #include <array>
 
+#include "executor/gpt/gpt.h"
+
 namespace axo {
 
 struct PhaseTimes {
-  double compute = 0;    // kernels (GEMMs, attention, norms, ...)
+  OpTimes ops;           // kernels by kind; their total is the compute component
   double tp_comm = 0;    // blocked in X, Y or Z collectives
   double bubble = 0;     // waiting for a pipeline neighbour's activation or gradient
   double pp_comm = 0;    // posting and retiring pipeline sends
@@ -17,7 +19,7 @@ struct PhaseTimes {
   double optimizer = 0;  // loss and norm reductions, clipping, AdamW
 
   // In kComponentNames' order (offload is not measured here: 0).
-  std::array<double, 7> components() const { return {compute, tp_comm, bubble, pp_comm, dp_comm, 0.0, optimizer}; }
+  std::array<double, 7> components() const { return {ops.total(), tp_comm, bubble, pp_comm, dp_comm, 0.0, optimizer}; }
 };
 
 }  // namespace axo

@@ -11,12 +11,12 @@ namespace axo {
 void ShardedLayerNorm::forward(float* out, float* mean, float* rstd, const float* in, const float* weight,
                                const float* bias, int64_t N, int64_t C_local) {
   if (group_.size() == 1) {
-    timed(times_.compute, [&] { cpu::layernorm_forward(out, mean, rstd, in, weight, bias, N, C_local); });
+    timed(times_.ops.layernorm, [&] { cpu::layernorm_forward(out, mean, rstd, in, weight, bias, N, C_local); });
     return;
   }
   sums_.resize(size_t(N));
   auto row_sums = [&](auto&& term) {
-    timed(times_.compute, [&] {
+    timed(times_.ops.layernorm, [&] {
       for (int64_t n = 0; n < N; ++n) {
         double sum = 0;
         for (int64_t c = 0; c < C_local; ++c) sum += term(n, in[n * C_local + c]);
@@ -28,7 +28,7 @@ void ShardedLayerNorm::forward(float* out, float* mean, float* rstd, const float
   row_sums([](int64_t, float x) { return double(x); });
   for (int64_t n = 0; n < N; ++n) mean[n] = float(double(sums_[size_t(n)]) / double(channels_));
   row_sums([&](int64_t n, float x) { return double(x - mean[n]) * double(x - mean[n]); });
-  timed(times_.compute, [&] {
+  timed(times_.ops.layernorm, [&] {
     for (int64_t n = 0; n < N; ++n) {
       const float s = float(1.0 / std::sqrt(double(sums_[size_t(n)]) / double(channels_) + 1e-5));
       rstd[n] = s;
@@ -43,14 +43,14 @@ void ShardedLayerNorm::backward(float* din, float* dweight, float* dbias, const 
                                 const float* weight, const float* mean, const float* rstd, int64_t N,
                                 int64_t C_local) {
   if (group_.size() == 1) {
-    timed(times_.compute,
+    timed(times_.ops.layernorm,
           [&] { cpu::layernorm_backward(din, dweight, dbias, dout, in, weight, mean, rstd, N, C_local); });
     return;
   }
   // With x̂ = (x − μ)·σ⁻¹ and g = dout·weight: dx = σ⁻¹ · (g − mean(g) − x̂ · mean(g · x̂)),
   // the means over the whole row.
   sums_.resize(size_t(2 * N));
-  timed(times_.compute, [&] {
+  timed(times_.ops.layernorm, [&] {
     for (int64_t n = 0; n < N; ++n) {
       double sum_g = 0, sum_gx = 0;
       for (int64_t c = 0; c < C_local; ++c) {
@@ -66,7 +66,7 @@ void ShardedLayerNorm::backward(float* din, float* dweight, float* dbias, const 
     }
   });
   timed(times_.tp_comm, [&] { group_.all_reduce(sums_.data(), size_t(2 * N)); });
-  timed(times_.compute, [&] {
+  timed(times_.ops.layernorm, [&] {
     for (int64_t n = 0; n < N; ++n) {
       const float mean_g = float(double(sums_[size_t(2 * n)]) / double(channels_));
       const float mean_gx = float(double(sums_[size_t(2 * n + 1)]) / double(channels_));
