@@ -1,5 +1,6 @@
 // `axo train`: train a GPT on CPU ranks, one or (under mpirun) every rank
 // of a plan's grid.
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -19,8 +20,19 @@ namespace {
 
 struct TrainArguments {
   TrainOptions options;
-  std::string model, plan, schedule = "message-driven";
+  std::string model, plan, schedule = "message-driven", fault;
 };
+
+// --inject-fault kill:RANK:STEP (testing only).
+void parse_fault(const std::string& text, TrainOptions& o) {
+  int rank = -1;
+  long long step = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "kill:%d:%lld%c", &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
+    throw InputError("--inject-fault: expected kill:RANK:STEP, got '" + text + "'");
+  }
+  o.kill_rank = rank, o.kill_step = step;
+}
 
 // OpenBLAS threads per rank: the cores shared among this node's ranks
 // (Open MPI says how many there are), unless OPENBLAS_NUM_THREADS is set.
@@ -36,6 +48,7 @@ void run(TrainArguments& a) {
   MpiCommunicator world(MPI_COMM_WORLD);
   share_cores_among_ranks();
   a.options.schedule.schedule = parse_schedule(a.schedule);
+  if (!a.fault.empty()) parse_fault(a.fault, a.options);
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);
@@ -91,6 +104,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--resume", o.resume, "Continue from the newest good checkpoint");
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule: message-driven (AxoNN) or 1f1b")
       ->check(CLI::IsMember({"message-driven", "1f1b"}));
+  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });
 }

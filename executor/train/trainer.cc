@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -139,6 +140,7 @@ std::vector<StepRecord> Trainer::run() {
     StepRecord r;
     r.step = s + 1;
     r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
+    if (world_.rank() == o_.kill_rank && r.step == o_.kill_step) std::raise(SIGKILL);  // fault test
     r.grad_norm = model_.clip_gradients(o_.grad_clip);
     r.lr = learning_rate(s);
     model_.adamw(long(s + 1), r.lr, o_.weight_decay, m_, v_);

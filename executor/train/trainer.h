@@ -45,6 +45,9 @@ struct TrainOptions {
   std::string save_model;      // llm.c model file written at the end
   ParallelConfig grid;         // the plan's grid and options (its microbatch is not used: see above)
   ScheduleOptions schedule;
+  // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
+  int kill_rank = -1;
+  int64_t kill_step = 0;
 };
 
 struct StepRecord {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,40 @@ TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanExitsTwo) {
   r = mpirun(2, "train --model gpt2-tiny " + data() + "--steps 1");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("needs --plan"), std::string::npos) << r.output;
+}
+
+// Issue 8's fault scenario: SIGKILL one rank mid-step; the launch ends with a
+// clear message instead of hanging, and --resume finishes bit-identical to a
+// run never interrupted, even when the newest checkpoint was damaged on disk.
+TEST_F(ParallelTrainCli, AKilledRankStopsTheRunAndResumeIsBitIdentical) {
+  Result r = axo("plan --model gpt2-tiny --gpus 2 --machine selene --fix pipeline=2,microbatch=2 --top 1 --out " +
+                 path("plan.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string common = "train --plan " + path("plan.yaml") + " " + data() +
+                             "--steps 8 --batch 4 --checkpoint-every 2 --checkpoint-dir ";
+  r = mpirun(2, common + path("whole") + " --save-model " + path("whole.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+
+  const auto start = std::chrono::steady_clock::now();
+  r = mpirun(2, common + path("killed") + " --inject-fault kill:1:5");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("signal 9"), std::string::npos) << r.output;  // Open MPI names the rank and the signal
+  EXPECT_LT(seconds, 60) << "the surviving rank should be stopped, not left waiting";
+  ASSERT_TRUE(fs::exists(path("killed/step_00000004.axockpt"))) << r.output;
+  EXPECT_FALSE(fs::exists(path("killed/step_00000005.axockpt")));
+
+  // Truncate the newest checkpoint: resume falls back to step 2's.
+  fs::resize_file(path("killed/step_00000004.axockpt"), 100);
+  r = mpirun(2, common + path("killed") + " --resume --save-model " + path("resumed.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 2"), std::string::npos) << r.output;
+  auto bytes = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_FALSE(bytes(path("whole.bin")).empty());
+  EXPECT_TRUE(bytes(path("resumed.bin")) == bytes(path("whole.bin"))) << "final weights differ after resume";
 }
 
 }  // namespace
