@@ -6,23 +6,27 @@
 #include "executor/cpu/gemm.h"
 #include "executor/cpu/ops.h"
 #include "executor/timer.h"
+#include "model/error.h"
 
 namespace axo {
 
 // One layer's activations for one microbatch (local shapes in gpt_stage.h).
+// mr = m without sequence parallelism.
 struct GptStage::LayerActs {
-  float *ln1, *ln1_mean, *ln1_rstd;  // [m, Cx], [m], [m]
+  float *ln1, *ln1_mean, *ln1_rstd;  // [mr, Cx], [mr], [mr]
+  float* ln1_rows;                   // [m, Cx]: ln1 gathered over Y (sequence parallelism; else ln1)
   float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T]
-  float *attproj, *residual2;        // [m, Cx]
-  float *ln2, *ln2_mean, *ln2_rstd;  // [m, Cx], [m], [m]
+  float *attproj, *residual2;        // [mr, Cx]
+  float *ln2, *ln2_mean, *ln2_rstd;  // [mr, Cx], [mr], [mr]
+  float* ln2_rows;                   // [m, Cx]: like ln1_rows
   float *fch, *fch_gelu;             // [m, 4Cy]
-  float *fcproj, *residual3;         // [m, Cx]
+  float *fcproj, *residual3;         // [mr, Cx]
 };
 
 struct GptStage::Acts {
-  float* input;  // [m, Cx]: the stage's input (the embedding on the first stage); first, so a stash of it alone is a prefix
+  float* input;  // [mr, Cx]: the stage's input (the embedding on the first stage); first, so a stash of it alone is a prefix
   std::vector<LayerActs> layers;
-  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // last stage: [m, Cx], [m], [m], [m, Vp], [m, Vp]
+  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // last stage: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
   float* output() const { return layers.back().residual3; }
 };
 
@@ -34,16 +38,17 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       g_(gradients),
       recompute_(recompute),
       times_(times),
+      sequence_parallel_(grid.config().sequence_parallel),
       norm_(grid.x(), layout.shape().channels, times) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
   for (int64_t l = layout.layers().begin; l < layout.layers().end; ++l) {
     LayerLinears ll;
-    ll.qkv = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 3 * Cy_, Cx_, overlap, times);
-    ll.attproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, Cy_, overlap, times);
-    ll.fc = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 4 * Cy_, Cx_, overlap, times);
-    ll.fcproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, 4 * Cy_, overlap, times);
+    ll.qkv = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 3 * Cy_, Cx_, overlap, sequence_parallel_, times);
+    ll.attproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, Cy_, overlap, sequence_parallel_, times);
+    ll.fc = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 4 * Cy_, Cx_, overlap, sequence_parallel_, times);
+    ll.fcproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, 4 * Cy_, overlap, sequence_parallel_, times);
     linears_.push_back(std::move(ll));
   }
 }
@@ -55,6 +60,13 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   targets_.assign(targets, targets + sequences * T);
   T_ = T, microbatch_ = microbatch, microbatches_ = sequences / microbatch;
   Bz_ = microbatch / Gz, rows_ = Bz_ * T;
+  const int64_t Gy = grid_.config().y;
+  if (sequence_parallel_ && rows_ % Gy != 0) {
+    throw InputError("sequence parallelism: y = " + std::to_string(Gy) + " does not divide the microbatch's " +
+                     std::to_string(rows_) + " tokens");
+  }
+  stream_rows_ = sequence_parallel_ ? rows_ / Gy : rows_;
+  first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
   loss_scale_ = loss_scale, loss_sum_ = 0;
   const int64_t n = acts_size();
   if (int64_t(workspace_.size()) != n) {
@@ -66,29 +78,38 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
 }
 
 const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) const {
-  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_;
+  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_ + first_row_;
+}
+
+void GptStage::gather_rows(float* all_rows, const float* mine) {
+  timed(times_.tp_comm, [&] { grid_.y().all_gather(mine, all_rows, size_t(stream_rows_ * Cx_)); });
 }
 
 GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
-  const int64_t m = rows_;
+  const int64_t m = rows_, mr = stream_rows_;
   int64_t used = 0;
   auto take = [&](float*& view, int64_t n) {
     view = base ? base + used : nullptr;
     used += n;
   };
   Acts a{};
-  take(a.input, m * Cx_);
+  take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.layers().count()));
   for (LayerActs& l : a.layers) {
-    take(l.ln1, m * Cx_), take(l.ln1_mean, m), take(l.ln1_rstd, m);
+    take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
     take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
-    take(l.attproj, m * Cx_), take(l.residual2, m * Cx_);
-    take(l.ln2, m * Cx_), take(l.ln2_mean, m), take(l.ln2_rstd, m);
+    take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
+    take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
     take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
-    take(l.fcproj, m * Cx_), take(l.residual3, m * Cx_);
+    take(l.fcproj, mr * Cx_), take(l.residual3, mr * Cx_);
+    if (sequence_parallel_) {
+      take(l.ln1_rows, m * Cx_), take(l.ln2_rows, m * Cx_);
+    } else {
+      l.ln1_rows = l.ln1, l.ln2_rows = l.ln2;
+    }
   }
   if (grid_.last_stage()) {
-    take(a.lnf, m * Cx_), take(a.lnf_mean, m), take(a.lnf_rstd, m), take(a.logits, m * Vp_), take(a.probs, m * Vp_);
+    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
   }
   if (size) *size = used;
   return a;
@@ -103,26 +124,29 @@ int64_t GptStage::acts_size() const {
 void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   std::vector<float> stash;
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
-  const int64_t keep = recompute_ == Recompute::full ? rows_ * Cx_ : acts_size();
+  const int64_t mr = stream_rows_;
+  const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size();
   stash.resize(size_t(keep));
   Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data());
   if (grid_.first_stage()) {
     const float* wte = layout_.view(p_, GptTensor::wte);
     const float* wpe = layout_.view(p_, GptTensor::wpe);
-    timed(times_.ops.embedding, [&] { cpu::embedding_forward(a.input, tokens(inputs_, microbatch), wte, wpe, Bz_, T_, Cx_); });
+    timed(times_.ops.embedding, [&] {
+      cpu::embedding_forward_rows(a.input, tokens(inputs_, microbatch), wte, wpe, mr, first_row_, T_, Cx_);
+    });
   } else {
-    std::copy_n(input, rows_ * Cx_, a.input);
+    std::copy_n(input, mr * Cx_, a.input);
   }
-  if (recompute_ == Recompute::full) std::copy_n(a.input, rows_ * Cx_, stash.data());
+  if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
   forward_layers(a, microbatch);
   if (grid_.last_stage()) {
     float loss = 0;
     timed(times_.ops.loss, [&] {
-      loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), rows_, V_, Vp_);
+      loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), mr, V_, Vp_);
     });
-    loss_sum_ += double(loss) * double(rows_);
+    loss_sum_ += double(loss) * double(mr);
   } else {
-    std::copy_n(a.output(), rows_ * Cx_, output);
+    std::copy_n(a.output(), mr * Cx_, output);
   }
   stash_[microbatch] = std::move(stash);
 }
@@ -130,7 +154,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
 void GptStage::forward_layers(Acts& a, int64_t microbatch) {
   (void)microbatch;
   const float* p = p_;
-  const int64_t m = rows_, first = layout_.layers().begin;
+  const int64_t m = rows_, mr = stream_rows_, first = layout_.layers().begin;
   for (size_t i = 0; i < a.layers.size(); ++i) {
     const int64_t l = first + int64_t(i);
     LayerActs& x = a.layers[i];
@@ -139,27 +163,29 @@ void GptStage::forward_layers(Acts& a, int64_t microbatch) {
     auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
     w.qkv->prefetch(P(GptTensor::qkvw));
     w.attproj->prefetch(P(GptTensor::attprojw));
-    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), m, Cx_);
-    w.qkv->forward(x.qkv, x.ln1, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
+    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), mr, Cx_);
+    if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
+    w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
     timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
-    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, m * Cx_); });
-    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), m, Cx_);
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
+    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), mr, Cx_);
+    if (sequence_parallel_) gather_rows(x.ln2_rows, x.ln2);
     w.fcproj->prefetch(P(GptTensor::fcprojw));
-    w.fc->forward(x.fch, x.ln2, P(GptTensor::fcw), P(GptTensor::fcb), m);
+    w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
     if (i + 1 < a.layers.size()) linears_[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
-    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, m * Cx_); });
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
   }
   if (!grid_.last_stage()) return;
   const float* wte = layout_.view(p, GptTensor::wte);
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
-                layout_.view(p, GptTensor::lnfb), m, Cx_);
-  // logits[m, Vp] = Σ over X of lnf[m, Cx] · wte[Vp, Cx]ᵀ
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
-  if (grid_.x().size() > 1) timed(times_.tp_comm, [&] { grid_.x().all_reduce(a.logits, size_t(m * Vp_)); });
+                layout_.view(p, GptTensor::lnfb), mr, Cx_);
+  // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, mr, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
+  if (grid_.x().size() > 1) timed(times_.tp_comm, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
 }
 
 void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput) {
@@ -171,11 +197,11 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   if (recompute_ == Recompute::full) {
     // Recompute the stage's activations from its input (the head's loss is not counted twice).
     a = carve(workspace_.data());
-    std::copy_n(stash.data(), rows_ * Cx_, a.input);
+    std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
     forward_layers(a, microbatch);
     if (grid_.last_stage()) {
       timed(times_.ops.loss, [&] {
-        cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), rows_, V_, Vp_);
+        cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
       });
     }
   } else {
@@ -184,14 +210,14 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   std::fill(grads_.begin(), grads_.end(), 0.0f);
   Acts d = carve(grads_.data());
   const bool final = microbatch == microbatches_ - 1;
-  const int64_t m = rows_, first = layout_.layers().begin;
+  const int64_t m = stream_rows_, first = layout_.layers().begin;
   const float* p = p_;
   if (grid_.last_stage()) {
     const float* wte = layout_.view(p, GptTensor::wte);
     float* dwte = layout_.view(g_, GptTensor::wte);
     timed(times_.ops.loss, [&] {
       cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
-      // cross_entropy_backward divides by this microbatch's m rows; the loss is the global batch's mean.
+      // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
       const float scale = float(loss_scale_ * double(m));
       for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
     });
@@ -217,8 +243,8 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   }
   if (grid_.first_stage()) {
     timed(times_.ops.embedding, [&] {
-      cpu::embedding_backward(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
-                              tokens(inputs_, microbatch), Bz_, T_, Cx_);
+      cpu::embedding_backward_rows(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
+                                   tokens(inputs_, microbatch), m, first_row_, T_, Cx_);
     });
     if (final && on_final_) on_final_(-1);
   } else {
@@ -229,22 +255,22 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
 
 void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const float* in, float* din) {
   const float* p = p_;
-  const int64_t m = rows_;
+  const int64_t m = rows_, mr = stream_rows_;
   const size_t i = size_t(l - layout_.layers().begin);
   LayerLinears& w = linears_[i];
   auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
   auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
   w.fcproj->prefetch(P(GptTensor::fcprojw));
   w.fc->prefetch(P(GptTensor::fcw));
-  timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, m * Cx_); });
+  timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, mr * Cx_); });
   w.fcproj->backward(d.fch_gelu, G(GptTensor::fcprojw), G(GptTensor::fcprojb), d.fcproj, x.fch_gelu,
                      P(GptTensor::fcprojw), m);
   w.attproj->prefetch(P(GptTensor::attprojw));
   timed(times_.ops.gelu, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
-  w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2, P(GptTensor::fcw), m);
+  w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2_rows, P(GptTensor::fcw), m);
   norm_.backward(d.residual2, G(GptTensor::ln2w), G(GptTensor::ln2b), d.ln2, x.residual2, P(GptTensor::ln2w),
-                 x.ln2_mean, x.ln2_rstd, m, Cx_);
-  timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, m * Cx_); });
+                 x.ln2_mean, x.ln2_rstd, mr, Cx_);
+  timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, mr * Cx_); });
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
@@ -253,9 +279,9 @@ void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const
     cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
   });
   if (i > 0) linears_[i - 1].fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
-  w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1, P(GptTensor::qkvw), m);
+  w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
   norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,
-                 x.ln1_rstd, m, Cx_);
+                 x.ln1_rstd, mr, Cx_);
 }
 
 void GptStage::drop(int64_t microbatch) {

@@ -10,6 +10,12 @@
 //   logits, probabilities [m, Vp]                              (replicated over X and Y)
 // The LM head computes logits from its X slice of the channels and
 // all-reduces them over X.
+//
+// With Megatron's sequence parallelism (x = z = 1) the residual stream, the
+// norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
+// the plain layers all-gather their input's rows (kept for backward as
+// ln1_rows, ln2_rows) and the transposed layers reduce-scatter their output
+// rows (linear_4d.h).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +50,7 @@ class GptStage : public PipelineStage {
   // `layer` are final on this rank (-1: the embedding; layers().end: the head).
   void on_gradients_final(std::function<void(int64_t layer)> callback) { on_final_ = std::move(callback); }
 
-  int64_t boundary_size() const override { return rows_ * Cx_; }
+  int64_t boundary_size() const override { return stream_rows_ * Cx_; }
   void forward(int64_t microbatch, const float* input, float* output) override;
   void backward(int64_t microbatch, const float* doutput, float* dinput) override;
   void drop(int64_t microbatch) override;
@@ -68,7 +74,12 @@ class GptStage : public PipelineStage {
   float* g_;
   Recompute recompute_;
   PhaseTimes& times_;
-  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, rows_ = 0, microbatch_ = 0, microbatches_ = 0;
+  void gather_rows(float* all_rows, const float* mine);
+  bool sequence_parallel_;
+  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;
+  int64_t rows_ = 0;         // m: the microbatch's rows on this Z rank
+  int64_t stream_rows_ = 0;  // mr: the residual stream's rows here (m/Gy with sequence parallelism)
+  int64_t first_row_ = 0;    // of the stream's rows within the m
   double loss_scale_ = 1, loss_sum_ = 0;
   std::vector<int> inputs_, targets_;
   std::vector<LayerLinears> linears_;

@@ -7,8 +7,15 @@
 namespace axo {
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-                   bool overlap, PhaseTimes& times)
-    : in_(in), out_(out), z_(z), n_(n_local), k_(k_local), overlap_(overlap), times_(times) {
+                   bool overlap, bool sequence_parallel, PhaseTimes& times)
+    : in_(in),
+      out_(out),
+      z_(z),
+      n_(n_local),
+      k_(k_local),
+      overlap_(overlap),
+      sequence_parallel_(sequence_parallel),
+      times_(times) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
   if (Gz > 1) {
@@ -38,11 +45,23 @@ const float* Linear4d::block(const float* chunk) {
 
 void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
   const float* w = block(chunk);
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, out, n_); });
-  if (in_.size() > 1) timed(times_.tp_comm, [&] { in_.all_reduce(out, size_t(m * n_)); });
+  const bool scatter_rows = sequence_parallel_ && in_.size() > 1;
+  float* result = out;
+  if (scatter_rows) {
+    partial_out_.resize(size_t(m * n_));
+    result = partial_out_.data();
+  }
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, result, n_); });
+  int64_t rows = m;
+  if (scatter_rows) {
+    rows = m / in_.size();
+    timed(times_.tp_comm, [&] { in_.reduce_scatter(result, out, size_t(rows * n_)); });
+  } else if (in_.size() > 1) {
+    timed(times_.tp_comm, [&] { in_.all_reduce(out, size_t(m * n_)); });
+  }
   if (!bias) return;
   timed(times_.ops.gemm, [&] {
-    for (int64_t r = 0; r < m; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n_; ++j) out[r * n_ + j] += bias[j];
     }
   });
@@ -50,19 +69,32 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
 
 void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in,
                         const float* chunk, int64_t m) {
+  if (sequence_parallel_ && in_.size() > 1) {
+    // This rank holds m/|in| rows of dY; the GEMMs need all m.
+    dout_rows_.resize(size_t(m * n_));
+    timed(times_.tp_comm, [&] { in_.all_gather(dout, dout_rows_.data(), size_t(m / in_.size() * n_)); });
+    dout = dout_rows_.data();
+  }
   const float* w = block(chunk);
   finish_gradient();  // the previous backward's reduce-scatter owns dblock_
-  dx_partial_.resize(size_t(m * k_));
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx_partial_.data(), k_); });
+  const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
+  const int64_t din_rows = scatter_rows ? m / out_.size() : m;
+  dx_partial_.resize(size_t((m + din_rows) * k_));
+  float* dx = dx_partial_.data();
+  float* dx_rows = dx + m * k_;  // the reduce-scatter's result
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx, k_); });
   RequestPtr dx_reduce;
   if (out_.size() > 1) {
+    if (!scatter_rows) dx_rows = dx;
     timed(times_.tp_comm, [&] {
-      if (overlap_) {
-        dx_reduce = out_.start_all_reduce(dx_partial_.data(), dx_partial_.size());
-      } else {
-        out_.all_reduce(dx_partial_.data(), dx_partial_.size());
-      }
+      // With overlap (OAR) the reduction runs under the dW GEMM below.
+      if (scatter_rows && overlap_) dx_reduce = out_.start_reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (scatter_rows && !overlap_) out_.reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (!scatter_rows && overlap_) dx_reduce = out_.start_all_reduce(dx, size_t(m * k_));
+      if (!scatter_rows && !overlap_) out_.all_reduce(dx, size_t(m * k_));
     });
+  } else {
+    dx_rows = dx;
   }
   const bool split = z_.size() > 1;
   timed(times_.ops.gemm, [&] {
@@ -83,7 +115,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   }
   if (dx_reduce) timed(times_.tp_comm, [&] { dx_reduce->wait(); });
   timed(times_.ops.gemm, [&] {
-    for (int64_t i = 0; i < m * k_; ++i) din[i] += dx_partial_[size_t(i)];
+    for (int64_t i = 0; i < din_rows * k_; ++i) din[i] += dx_rows[i];
   });
 }
 

@@ -11,6 +11,12 @@
 //             chunk, asynchronously (ORS) until finish_gradient().
 // With overlap, prefetch() starts the next layer's all-gather early (OAG).
 // A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
+//
+// Megatron's sequence parallelism (x = z = 1): the all-reduces become
+// reduce-scatters of rows. A transposed layer reduce-scatters its output to
+// [m/Gy, n] rows and, in backward, all-gathers dY's rows first; a plain
+// layer reduce-scatters dX to [m/Gy, k] rows (its caller all-gathers X's rows
+// before forward, and keeps them for backward).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +31,7 @@ class Linear4d {
  public:
   // The block is n_local × k_local; `times` receives compute and wait seconds.
   Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local, bool overlap,
-           PhaseTimes& times);
+           bool sequence_parallel, PhaseTimes& times);
 
   // Elements of this rank's chunk (the block split over Z, padded).
   int64_t chunk_size() const { return chunk_; }
@@ -33,9 +39,11 @@ class Linear4d {
   // Starts gathering the block from `chunk` (overlap only; no-op without Z split).
   void prefetch(const float* chunk);
   // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
+  // With sequence parallelism out is this rank's m/|in| rows.
   void forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m);
   // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
   // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
+  // With sequence parallelism dout (transposed) or din (plain) hold this rank's rows only.
   void backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in, const float* chunk,
                 int64_t m);
   // Completes the reduce-scatter of the last backward into its dchunk.
@@ -45,9 +53,9 @@ class Linear4d {
   const float* block(const float* chunk);
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
-  bool overlap_;
+  bool overlap_, sequence_parallel_;
   PhaseTimes& times_;
-  std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_;
+  std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_, partial_out_, dout_rows_;
   RequestPtr gather_, scatter_;
   float* scatter_target_ = nullptr;
 };

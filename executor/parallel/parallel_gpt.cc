@@ -13,9 +13,6 @@ namespace axo {
 ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const ParallelOptions& options)
     : grid_(grid), options_(options) {
   const ParallelConfig& c = grid.config();
-  if (c.sequence_parallel) {
-    throw InputError("the executor does not run sequence parallelism yet: plan with --fix sequence_parallel=off");
-  }
   if (c.interleave != 1) {
     throw InputError("the executor does not run interleaved pipeline stages yet: plan with --fix interleave=1");
   }
@@ -43,9 +40,11 @@ std::vector<float> ParallelGpt::gather(const std::vector<float>& local) const {
 }
 
 double ParallelGpt::global_loss(double tokens) {
-  // Each token's loss is on the last stage's ranks of every (data, z); count x = y = 0 once.
+  // Each token's loss is on the last stage's ranks of every (data, z), replicated over x and over y
+  // (but for sequence parallelism, where each y holds its own rows); count each once.
   const GridCoords& at = grid_.coords();
-  float sum = grid_.last_stage() && at.x == 0 && at.y == 0 ? float(stage_->loss_sum()) : 0.0f;
+  const bool counts = grid_.last_stage() && at.x == 0 && (at.y == 0 || grid_.config().sequence_parallel);
+  float sum = counts ? float(stage_->loss_sum()) : 0.0f;
   grid_.world().all_reduce(&sum, 1);
   return double(sum) / tokens;
 }
@@ -66,7 +65,9 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   stage_->on_gradients_final([&](int64_t layer) {
     for (const GradientBucket& b : layout_->buckets()) {
       if (b.layer != layer) continue;
-      Communicator& group = b.group == GradientGroup::data ? grid_.data() : grid_.z_and_data();
+      Communicator& group = b.group == GradientGroup::data         ? grid_.data()
+                            : b.group == GradientGroup::z_and_data ? grid_.z_and_data()
+                                                                   : grid_.y_z_and_data();
       if (group.size() == 1) continue;
       timed(times_.dp_comm, [&] { reductions.push_back(group.start_all_reduce(gradients_.data() + b.offset, size_t(b.size))); });
     }

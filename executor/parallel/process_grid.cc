@@ -47,6 +47,7 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
   pipeline_ = world.split(colour_without({GridDim::pipeline}), c.pipeline);
   tensor_ = world.split(colour_without({GridDim::x, GridDim::y, GridDim::z}), rank);
   z_and_data_ = world.split(colour_without({GridDim::z, GridDim::data}), rank);
+  y_z_and_data_ = world.split(colour_without({GridDim::y, GridDim::z, GridDim::data}), rank);
   // Every rank takes part in the split; the middle stages' groups are dropped.
   const bool shares_embedding = first_stage() || last_stage();
   auto embedding = world.split(shares_embedding ? colour_without({GridDim::pipeline}) : config.gpus() + rank, c.pipeline);

@@ -43,6 +43,9 @@ class ProcessGrid {
   // split over Z nor over data (norms, biases, embeddings) sum their
   // gradients here.
   Communicator& z_and_data() const { return *z_and_data_; }
+  // Ranks differing only in y, z and data: with sequence parallelism the
+  // norms and embeddings see only this rank's rows, so they sum over Y too.
+  Communicator& y_z_and_data() const { return *y_z_and_data_; }
   // The first and the last stage of one (data, z, y, x): they share the
   // tied embedding. Null with one stage.
   Communicator* embedding() const { return embedding_.get(); }
@@ -54,7 +57,7 @@ class ProcessGrid {
   Communicator& world_;
   ParallelConfig config_;
   GridCoords coords_;
-  std::unique_ptr<Communicator> x_, y_, z_, data_, pipeline_, tensor_, z_and_data_, embedding_;
+  std::unique_ptr<Communicator> x_, y_, z_, data_, pipeline_, tensor_, z_and_data_, y_z_and_data_, embedding_;
 };
 
 }  // namespace axo

@@ -45,12 +45,18 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     throw InputError("y = " + std::to_string(Gy) + " does not divide the model's " + std::to_string(NH) +
                      " heads (attention is split by heads over Y)");
   }
+  if (config.sequence_parallel && (Gx != 1 || Gz != 1)) {
+    throw InputError("sequence parallelism is Megatron's, for x = z = 1 (got x = " + std::to_string(Gx) +
+                     ", z = " + std::to_string(Gz) + ")");
+  }
   if (C % Gx != 0) {
     throw InputError("x = " + std::to_string(Gx) + " does not divide the model's " + std::to_string(C) + " channels");
   }
   const int64_t Cx = C / Gx, Cy = C / Gy, L = g.layers;
   const bool first = at.pipeline == 0, last = at.pipeline == config.pipeline - 1;
   const bool replica_owner = at.data == 0 && at.z == 0 && at.y == 0;
+  // Parameters applied to the residual stream's rows (norms, embeddings).
+  const GradientGroup row_group = config.sequence_parallel ? GradientGroup::y_z_and_data : GradientGroup::z_and_data;
   const auto base = full_offsets(g);
   auto of = [&](GptTensor t) { return base[size_t(t)]; };
 
@@ -72,9 +78,9 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
   };
 
   if (first) {
-    add(GptTensor::wte, -1, g.padded_vocab * Cx, true, replica_owner, config.pipeline > 1, GradientGroup::z_and_data,
+    add(GptTensor::wte, -1, g.padded_vocab * Cx, true, replica_owner, config.pipeline > 1, row_group,
         x_columns(of(GptTensor::wte), g.padded_vocab));
-    add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, GradientGroup::z_and_data,
+    add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, row_group,
         x_columns(of(GptTensor::wpe), g.max_seq));
   }
   for (int64_t l = layers_.begin; l < layers_.end; ++l) {
@@ -90,7 +96,8 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
       for (const ShardSegment& s : segments) size += s.length;
       const bool split_over_y = kind == GptTensor::qkvb || kind == GptTensor::fcb;
       const bool owned = at.data == 0 && at.z == 0 && (split_over_y ? at.x == 0 : at.y == 0);
-      add(kind, l, size, false, owned, false, GradientGroup::z_and_data, std::move(segments));
+      const bool norm = kind == GptTensor::ln1w || kind == GptTensor::ln1b || kind == GptTensor::ln2w || kind == GptTensor::ln2b;
+      add(kind, l, size, false, owned, false, norm ? row_group : GradientGroup::z_and_data, std::move(segments));
     };
     small(GptTensor::ln1w, slice(of(GptTensor::ln1w) + l * C + at.x * Cx, Cx));
     small(GptTensor::ln1b, slice(of(GptTensor::ln1b) + l * C + at.x * Cx, Cx));
@@ -106,13 +113,11 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     small(GptTensor::fcprojb, slice(of(GptTensor::fcprojb) + l * C + at.x * Cx, Cx));
   }
   if (last) {
-    add(GptTensor::lnfw, -1, Cx, false, replica_owner, false, GradientGroup::z_and_data,
-        slice(of(GptTensor::lnfw) + at.x * Cx, Cx));
-    add(GptTensor::lnfb, -1, Cx, false, replica_owner, false, GradientGroup::z_and_data,
-        slice(of(GptTensor::lnfb) + at.x * Cx, Cx));
+    add(GptTensor::lnfw, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfw) + at.x * Cx, Cx));
+    add(GptTensor::lnfb, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfb) + at.x * Cx, Cx));
     // The LM head's copy of the tied embedding (the first stage's is the one counted).
     if (!first) {
-      add(GptTensor::wte, -1, g.padded_vocab * Cx, true, false, true, GradientGroup::z_and_data,
+      add(GptTensor::wte, -1, g.padded_vocab * Cx, true, false, true, row_group,
           x_columns(of(GptTensor::wte), g.padded_vocab));
     }
   }

@@ -17,7 +17,9 @@
 // fcb are replicated over x, z and data; the rest over y, z and data. A parameter's gradient is summed over
 // the ranks holding partial sums of it: linear shards over data (their Z
 // partial sums are reduce-scattered inside the layer), the rest over z and
-// data, and the tied wte also between the first and the last stage.
+// data, and the tied wte also between the first and the last stage. With
+// sequence parallelism (x = z = 1) the norms and the embeddings work on this
+// rank's rows of the sequence, so their gradients are summed over y as well.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +35,7 @@ namespace axo {
 enum class GptTensor { wte, wpe, ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb, lnfw, lnfb };
 
 // The ranks a gradient is summed over after backward.
-enum class GradientGroup { data, z_and_data };
+enum class GradientGroup { data, z_and_data, y_z_and_data };
 
 // A run of elements: local[local, local+length) ↔ full[global, global+length).
 struct ShardSegment {

@@ -92,7 +92,8 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   for (const auto& [fix, schedule] : std::vector<std::pair<std::string, std::string>>{
            {"pipeline=2,data=2,x=1,y=1,z=1,microbatch=4", "1f1b"},
            {"pipeline=1,data=1,x=2,y=1,z=2,microbatch=4,order=zxydp", "message-driven"},
-           {"pipeline=2,data=1,x=1,y=2,z=1,microbatch=4,sequence_parallel=off", "message-driven"}}) {
+           {"pipeline=2,data=1,x=1,y=2,z=1,microbatch=4,sequence_parallel=off", "message-driven"},
+           {"pipeline=1,data=1,x=1,y=4,z=1,microbatch=4,sequence_parallel=on", "message-driven"}}) {
     const std::vector<double> values = losses(4, fix, schedule);
     ASSERT_EQ(values.size(), reference.size()) << fix;
     for (size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(values[i], reference[i], 1e-5 * reference[i]) << fix;

@@ -150,6 +150,7 @@ struct Case {
   std::string order = "xyzdp";
   bool overlap = true;
   Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
 };
 
 std::vector<Case> cases() {
@@ -171,6 +172,10 @@ std::vector<Case> cases() {
       {"pipe2_x2y2", 2, 1, 1, 2, 2, S::message_driven},
       {"pipe2_data2_z2_1f1b", 2, 2, 2, 1, 1, S::one_f_one_b, "zdpxy"},
       {"pipe2_y2_x2_message_driven_order_yxpzd", 2, 1, 1, 2, 2, S::message_driven, "yxpzd"},
+      {"y2_sequence_parallel", 1, 1, 1, 2, 1, S::message_driven, "xyzdp", true, Recompute::none, true},
+      {"y4_sequence_parallel_no_overlap", 1, 1, 1, 4, 1, S::message_driven, "xyzdp", false, Recompute::none, true},
+      {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", true, Recompute::full, true},
+      {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", true, Recompute::none, true},
   };
 }
 
@@ -179,6 +184,7 @@ ParallelConfig config_of(const Case& c) {
   config.pipeline = c.pipeline, config.data = c.data, config.z = c.z, config.y = c.y, config.x = c.x;
   config.microbatch = kMicrobatch;
   config.order = parse_order(c.order, "test");
+  config.sequence_parallel = c.sequence_parallel;
   return config;
 }
 
