@@ -82,7 +82,7 @@ const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) con
 }
 
 void GptStage::gather_rows(float* all_rows, const float* mine) {
-  timed(times_.tp_comm, [&] { grid_.y().all_gather(mine, all_rows, size_t(stream_rows_ * Cx_)); });
+  timed(times_.tp.all_gather, [&] { grid_.y().all_gather(mine, all_rows, size_t(stream_rows_ * Cx_)); });
 }
 
 GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
@@ -185,7 +185,7 @@ void GptStage::forward_layers(Acts& a, int64_t microbatch) {
                 layout_.view(p, GptTensor::lnfb), mr, Cx_);
   // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
   timed(times_.ops.gemm, [&] { cpu::gemm(false, true, mr, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
-  if (grid_.x().size() > 1) timed(times_.tp_comm, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
+  if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
 }
 
 void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput) {

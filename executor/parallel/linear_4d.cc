@@ -27,12 +27,12 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
 
 void Linear4d::prefetch(const float* chunk) {
   if (!overlap_ || z_.size() == 1 || gather_) return;
-  timed(times_.tp_comm, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
+  timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
 }
 
 const float* Linear4d::block(const float* chunk) {
   if (z_.size() == 1) return chunk;
-  timed(times_.tp_comm, [&] {
+  timed(times_.tp.all_gather, [&] {
     if (gather_) {
       gather_->wait();
       gather_.reset();
@@ -55,9 +55,9 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
   int64_t rows = m;
   if (scatter_rows) {
     rows = m / in_.size();
-    timed(times_.tp_comm, [&] { in_.reduce_scatter(result, out, size_t(rows * n_)); });
+    timed(times_.tp.reduce_scatter, [&] { in_.reduce_scatter(result, out, size_t(rows * n_)); });
   } else if (in_.size() > 1) {
-    timed(times_.tp_comm, [&] { in_.all_reduce(out, size_t(m * n_)); });
+    timed(times_.tp.all_reduce, [&] { in_.all_reduce(out, size_t(m * n_)); });
   }
   if (!bias) return;
   timed(times_.ops.gemm, [&] {
@@ -72,7 +72,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   if (sequence_parallel_ && in_.size() > 1) {
     // This rank holds m/|in| rows of dY; the GEMMs need all m.
     dout_rows_.resize(size_t(m * n_));
-    timed(times_.tp_comm, [&] { in_.all_gather(dout, dout_rows_.data(), size_t(m / in_.size() * n_)); });
+    timed(times_.tp.all_gather, [&] { in_.all_gather(dout, dout_rows_.data(), size_t(m / in_.size() * n_)); });
     dout = dout_rows_.data();
   }
   const float* w = block(chunk);
@@ -86,7 +86,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   RequestPtr dx_reduce;
   if (out_.size() > 1) {
     if (!scatter_rows) dx_rows = dx;
-    timed(times_.tp_comm, [&] {
+    timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] {
       // With overlap (OAR) the reduction runs under the dW GEMM below.
       if (scatter_rows && overlap_) dx_reduce = out_.start_reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
       if (scatter_rows && !overlap_) out_.reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
@@ -107,13 +107,13 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     }
   });
   if (split) {
-    timed(times_.tp_comm, [&] {
+    timed(times_.tp.reduce_scatter, [&] {
       scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
       scatter_target_ = dchunk;
     });
     if (!overlap_) finish_gradient();
   }
-  if (dx_reduce) timed(times_.tp_comm, [&] { dx_reduce->wait(); });
+  if (dx_reduce) timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] { dx_reduce->wait(); });
   timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < din_rows * k_; ++i) din[i] += dx_rows[i];
   });
@@ -121,7 +121,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
 
 void Linear4d::finish_gradient() {
   if (!scatter_) return;
-  timed(times_.tp_comm, [&] { scatter_->wait(); });
+  timed(times_.tp.reduce_scatter, [&] { scatter_->wait(); });
   scatter_.reset();
   timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];

@@ -12,14 +12,17 @@ namespace axo {
 
 struct PhaseTimes {
   OpTimes ops;           // kernels by kind; their total is the compute component
-  double tp_comm = 0;    // blocked in X, Y or Z collectives
+  struct {
+    double all_gather = 0, all_reduce = 0, reduce_scatter = 0;
+  } tp;                  // blocked in X, Y or Z collectives, by kind
   double bubble = 0;     // waiting for a pipeline neighbour's activation or gradient
   double pp_comm = 0;    // posting and retiring pipeline sends
   double dp_comm = 0;    // blocked in gradient reductions over data (and z, embedding)
   double optimizer = 0;  // loss and norm reductions, clipping, AdamW
 
+  double tp_comm() const { return tp.all_gather + tp.all_reduce + tp.reduce_scatter; }
   // In kComponentNames' order (offload is not measured here: 0).
-  std::array<double, 7> components() const { return {ops.total(), tp_comm, bubble, pp_comm, dp_comm, 0.0, optimizer}; }
+  std::array<double, 7> components() const { return {ops.total(), tp_comm(), bubble, pp_comm, dp_comm, 0.0, optimizer}; }
 };
 
 }  // namespace axo

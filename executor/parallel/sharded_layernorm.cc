@@ -23,7 +23,7 @@ void ShardedLayerNorm::forward(float* out, float* mean, float* rstd, const float
         sums_[size_t(n)] = float(sum);
       }
     });
-    timed(times_.tp_comm, [&] { group_.all_reduce(sums_.data(), size_t(N)); });
+    timed(times_.tp.all_reduce, [&] { group_.all_reduce(sums_.data(), size_t(N)); });
   };
   row_sums([](int64_t, float x) { return double(x); });
   for (int64_t n = 0; n < N; ++n) mean[n] = float(double(sums_[size_t(n)]) / double(channels_));
@@ -65,7 +65,7 @@ void ShardedLayerNorm::backward(float* din, float* dweight, float* dbias, const 
       sums_[size_t(2 * n)] = float(sum_g), sums_[size_t(2 * n + 1)] = float(sum_gx);
     }
   });
-  timed(times_.tp_comm, [&] { group_.all_reduce(sums_.data(), size_t(2 * N)); });
+  timed(times_.tp.all_reduce, [&] { group_.all_reduce(sums_.data(), size_t(2 * N)); });
   timed(times_.ops.layernorm, [&] {
     for (int64_t n = 0; n < N; ++n) {
       const float mean_g = float(double(sums_[size_t(2 * n)]) / double(channels_));

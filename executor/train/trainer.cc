@@ -149,16 +149,17 @@ std::vector<StepRecord> Trainer::run() {
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;
     r.gflops = flops / r.seconds / 1e9;
     // Every rank's breakdown, for run.json.
-    std::array<float, 8> mine{};
     const auto components = r.times.components();
+    std::array<float, 11> mine{};
     for (size_t i = 0; i < components.size(); ++i) mine[i] = float(components[i]);
-    mine[7] = float(r.seconds);
-    std::vector<float> all(size_t(8 * world_.size()));
-    world_.all_gather(mine.data(), all.data(), 8);
+    mine[7] = float(r.times.tp.all_gather), mine[8] = float(r.times.tp.all_reduce);
+    mine[9] = float(r.times.tp.reduce_scatter), mine[10] = float(r.seconds);
+    std::vector<float> all(mine.size() * size_t(world_.size()));
+    world_.all_gather(mine.data(), all.data(), mine.size());
     if (leader()) {
       for (int k = 0; k < world_.size(); ++k) {
-        std::array<double, 8> row{};
-        for (size_t i = 0; i < 8; ++i) row[i] = all[size_t(8 * k) + i];
+        std::array<double, 11> row{};
+        for (size_t i = 0; i < row.size(); ++i) row[i] = all[mine.size() * size_t(k) + i];
         r.ranks.push_back(row);
       }
     }
@@ -232,7 +233,9 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
       nlohmann::ordered_json rank;
       rank["rank"] = k;
       for (size_t i = 0; i < kComponentNames.size(); ++i) rank["components_s"][kComponentNames[i]] = r.ranks[k][i];
-      rank["iteration_s"] = r.ranks[k][7];
+      rank["tp_comm_by_kind_s"] = {{"all_gather", r.ranks[k][7]}, {"all_reduce", r.ranks[k][8]},
+                                   {"reduce_scatter", r.ranks[k][9]}};
+      rank["iteration_s"] = r.ranks[k][10];
       step["ranks"].push_back(rank);
     }
     j["steps"].push_back(step);

@@ -55,8 +55,10 @@ struct StepRecord {
   double loss = 0, lr = 0, grad_norm = 0;
   double seconds = 0, tokens_per_s = 0, gflops = 0;
   PhaseTimes times;            // this rank's
-  // Every rank's components (kComponentNames) and step seconds; on world rank 0 only.
-  std::vector<std::array<double, 8>> ranks;
+  // Every rank's components (kComponentNames), its tensor-parallel time by
+  // kind (all-gather, all-reduce, reduce-scatter) and its step seconds; on
+  // world rank 0 only.
+  std::vector<std::array<double, 11>> ranks;
   double val_loss = -1;        // negative when not validated this step
 };
 
