@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "executor/comm/mpi_communicator.h"
@@ -20,8 +21,22 @@ namespace {
 
 struct TrainArguments {
   TrainOptions options;
-  std::string model, plan, schedule = "message-driven", fault;
+  std::string model, plan, schedule = "message-driven", fault, overlap;
 };
+
+// --overlap none | a comma list of oar, ors, oag.
+Overlap parse_overlap(const std::string& text) {
+  Overlap o = Overlap::none();
+  if (text == "none") return o;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item == "oar") o.all_reduce = true;
+    else if (item == "ors") o.reduce_scatter = true;
+    else if (item == "oag") o.all_gather = true;
+    else throw InputError("--overlap: expected none or a list of oar, ors, oag; got '" + item + "'");
+  }
+  return o;
+}
 
 // --inject-fault kill:RANK:STEP (testing only).
 void parse_fault(const std::string& text, TrainOptions& o) {
@@ -49,6 +64,7 @@ void run(TrainArguments& a) {
   share_cores_among_ranks();
   a.options.schedule.schedule = parse_schedule(a.schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
+  if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);
@@ -104,6 +120,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--resume", o.resume, "Continue from the newest good checkpoint");
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule: message-driven (AxoNN) or 1f1b")
       ->check(CLI::IsMember({"message-driven", "1f1b"}));
+  cmd->add_option("--overlap", a->overlap,
+                  "Tensor-parallel overlaps: none or a list of oar (dX all-reduce under dW), ors (async dW "
+                  "reduce-scatter), oag (weight all-gather prefetch); default: the plan's");
   cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });

@@ -31,7 +31,7 @@ struct GptStage::Acts {
 };
 
 GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-                   bool overlap, Recompute recompute, PhaseTimes& times)
+                   const Overlap& overlap, Recompute recompute, PhaseTimes& times)
     : layout_(layout),
       grid_(grid),
       p_(parameters),

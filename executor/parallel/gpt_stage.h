@@ -37,7 +37,7 @@ class GptStage : public PipelineStage {
   // parameters and gradients are the rank's local buffers (layout.size()
   // elements); they must outlive the stage.
   GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-           bool overlap, Recompute recompute, PhaseTimes& times);
+           const Overlap& overlap, Recompute recompute, PhaseTimes& times);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
   // [sequences·T], split into microbatches of `microbatch` sequences.

@@ -7,7 +7,7 @@
 namespace axo {
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-                   bool overlap, bool sequence_parallel, PhaseTimes& times)
+                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times)
     : in_(in),
       out_(out),
       z_(z),
@@ -26,7 +26,7 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
 }
 
 void Linear4d::prefetch(const float* chunk) {
-  if (!overlap_ || z_.size() == 1 || gather_) return;
+  if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
   timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
 }
 
@@ -88,10 +88,11 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     if (!scatter_rows) dx_rows = dx;
     timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] {
       // With overlap (OAR) the reduction runs under the dW GEMM below.
-      if (scatter_rows && overlap_) dx_reduce = out_.start_reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
-      if (scatter_rows && !overlap_) out_.reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
-      if (!scatter_rows && overlap_) dx_reduce = out_.start_all_reduce(dx, size_t(m * k_));
-      if (!scatter_rows && !overlap_) out_.all_reduce(dx, size_t(m * k_));
+      const bool oar = overlap_.all_reduce;
+      if (scatter_rows && oar) dx_reduce = out_.start_reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (scatter_rows && !oar) out_.reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (!scatter_rows && oar) dx_reduce = out_.start_all_reduce(dx, size_t(m * k_));
+      if (!scatter_rows && !oar) out_.all_reduce(dx, size_t(m * k_));
     });
   } else {
     dx_rows = dx;
@@ -111,7 +112,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
       scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
       scatter_target_ = dchunk;
     });
-    if (!overlap_) finish_gradient();
+    if (!overlap_.reduce_scatter) finish_gradient();
   }
   if (dx_reduce) timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] { dx_reduce->wait(); });
   timed(times_.ops.gemm, [&] {

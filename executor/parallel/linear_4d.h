@@ -9,7 +9,7 @@
 //             point); dX_partial = dY · block, all-reduced over `out`, under
 //             dW = dYᵀ · X_local (OAR); dW reduce-scattered over Z into the
 //             chunk, asynchronously (ORS) until finish_gradient().
-// With overlap, prefetch() starts the next layer's all-gather early (OAG).
+// prefetch() starts the next layer's all-gather early (OAG).
 // A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
 //
 // Megatron's sequence parallelism (x = z = 1): the all-reduces become
@@ -27,16 +27,24 @@
 
 namespace axo {
 
+// AxoNN's three overlaps, each switchable.
+struct Overlap {
+  bool all_reduce = true;      // OAR: backward's dX reduction under the dW GEMM
+  bool reduce_scatter = true;  // ORS: dW reduce-scatter left running until the gradient is needed
+  bool all_gather = true;      // OAG: the next layer's weight all-gather prefetched
+  static Overlap none() { return {false, false, false}; }
+};
+
 class Linear4d {
  public:
   // The block is n_local × k_local; `times` receives compute and wait seconds.
-  Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local, bool overlap,
-           bool sequence_parallel, PhaseTimes& times);
+  Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
+           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times);
 
   // Elements of this rank's chunk (the block split over Z, padded).
   int64_t chunk_size() const { return chunk_; }
 
-  // Starts gathering the block from `chunk` (overlap only; no-op without Z split).
+  // Starts gathering the block from `chunk` (with OAG; no-op without Z split).
   void prefetch(const float* chunk);
   // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
   // With sequence parallelism out is this rank's m/|in| rows.
@@ -53,7 +61,8 @@ class Linear4d {
   const float* block(const float* chunk);
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
-  bool overlap_, sequence_parallel_;
+  Overlap overlap_;
+  bool sequence_parallel_;
   PhaseTimes& times_;
   std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_, partial_out_, dout_rows_;
   RequestPtr gather_, scatter_;

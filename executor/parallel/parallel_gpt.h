@@ -21,7 +21,7 @@ namespace axo {
 
 struct ParallelOptions {
   ScheduleOptions schedule;
-  bool overlap = true;  // OAR, ORS and OAG in the tensor-parallel layers
+  Overlap overlap;  // OAR, ORS and OAG in the tensor-parallel layers
   Recompute recompute = Recompute::none;
   int64_t seq = 0;  // tokens per sequence, for balancing the stages; 0: the model's
 };

@@ -36,7 +36,7 @@ int64_t sequence_length(const TransformerSpec& spec, const TrainOptions& o) {
 ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   ParallelOptions p;
   p.schedule = o.schedule;
-  p.overlap = o.grid.overlap;
+  p.overlap = o.overlap ? *o.overlap : o.grid.overlap ? Overlap{} : Overlap::none();
   p.recompute = o.grid.recompute;
   p.seq = T;
   return p;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -45,6 +46,7 @@ struct TrainOptions {
   std::string save_model;      // llm.c model file written at the end
   ParallelConfig grid;         // the plan's grid and options (its microbatch is not used: see above)
   ScheduleOptions schedule;
+  std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
   int kill_rank = -1;
   int64_t kill_step = 0;

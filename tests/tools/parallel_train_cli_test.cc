@@ -107,7 +107,7 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   }
 }
 
-TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanExitsTwo) {
+TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
   Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --top 1 --out " + path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   r = mpirun(2, "train --plan " + path("plan.yaml") + " " + data() + "--steps 1");
@@ -116,6 +116,11 @@ TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanExitsTwo) {
   r = mpirun(2, "train --model gpt2-tiny " + data() + "--steps 1");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("needs --plan"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny " + data() + "--steps 1 --overlap oar,fast");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--overlap: expected none or a list of oar, ors, oag; got 'fast'"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny " + data() + "--steps 1 --schedule gpipe");
+  EXPECT_EQ(r.code, 2) << r.output;
 }
 
 // Issue 8's fault scenario: SIGKILL one rank mid-step; the launch ends with a

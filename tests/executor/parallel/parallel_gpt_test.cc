@@ -148,7 +148,7 @@ struct Case {
   int64_t pipeline, data, z, y, x;
   Schedule schedule = Schedule::message_driven;
   std::string order = "xyzdp";
-  bool overlap = true;
+  Overlap overlap;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
 };
@@ -159,23 +159,25 @@ std::vector<Case> cases() {
       {"x2", 1, 1, 1, 1, 2},
       {"y2", 1, 1, 1, 2, 1},
       {"z2", 1, 1, 2, 1, 1},
-      {"z2_no_overlap", 1, 1, 2, 1, 1, S::message_driven, "xyzdp", false},
+      {"z2_no_overlap", 1, 1, 2, 1, 1, S::message_driven, "xyzdp", Overlap::none()},
       {"data2", 1, 2, 1, 1, 1},
       {"pipe2_message_driven", 2, 1, 1, 1, 1, S::message_driven},
       {"pipe2_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b},
       {"x2y2", 1, 1, 1, 2, 2},
       {"x2z2", 1, 1, 2, 1, 2},
-      {"y2z2_recompute", 1, 1, 2, 2, 1, S::message_driven, "xyzdp", true, Recompute::full},
+      {"y2z2_recompute", 1, 1, 2, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::full},
       {"pipe4_message_driven", 4, 1, 1, 1, 1, S::message_driven},
       {"pipe4_1f1b", 4, 1, 1, 1, 1, S::one_f_one_b},
       {"pipe2_data2_order_pdzyx", 2, 2, 1, 1, 1, S::message_driven, "pdzyx"},
       {"pipe2_x2y2", 2, 1, 1, 2, 2, S::message_driven},
       {"pipe2_data2_z2_1f1b", 2, 2, 2, 1, 1, S::one_f_one_b, "zdpxy"},
       {"pipe2_y2_x2_message_driven_order_yxpzd", 2, 1, 1, 2, 2, S::message_driven, "yxpzd"},
-      {"y2_sequence_parallel", 1, 1, 1, 2, 1, S::message_driven, "xyzdp", true, Recompute::none, true},
-      {"y4_sequence_parallel_no_overlap", 1, 1, 1, 4, 1, S::message_driven, "xyzdp", false, Recompute::none, true},
-      {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", true, Recompute::full, true},
-      {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", true, Recompute::none, true},
+      {"y2_sequence_parallel", 1, 1, 1, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, true},
+      {"y4_sequence_parallel_no_overlap", 1, 1, 1, 4, 1, S::message_driven, "xyzdp", Overlap::none(), Recompute::none, true},
+      {"x2y2z2_ors_oag_without_oar", 1, 1, 2, 2, 2, S::message_driven, "xyzdp", Overlap{false, true, true}},
+      {"x2z2_oar_only", 1, 1, 2, 1, 2, S::message_driven, "zxydp", Overlap{true, false, false}},
+      {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", Overlap{}, Recompute::full, true},
+      {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", Overlap{}, Recompute::none, true},
   };
 }
 
