@@ -16,6 +16,7 @@
 #include "calibrate/deadline.h"
 #include "calibrate/fit.h"
 #include "calibrate/group_shapes.h"
+#include "calibrate/overlap_bench.h"
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
 #include "model/error.h"
@@ -236,6 +237,8 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   std::vector<GemmSample> gemms;
   MemoryRates memory;
   std::vector<Measurement> measurements;
+  OverlapMeasurement overlap;
+  overlap.efficiency = 1.0;  // until measured (GPUs: NCCL runs on its own stream)
   // Asked of MPI here, on the main thread: the watchdog's thread writes profiles too.
   const std::string host = host_name();
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -244,6 +247,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   const std::string mpi_version = std::string(version, size_t(version_length)).substr(0, 120);
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
+    profile.overlap_efficiency = overlap.efficiency;
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
     extra["metadata"]["host"] = host;
@@ -257,6 +261,11 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     extra["metadata"]["complete"] = complete;
     if (!error.empty()) extra["metadata"]["error"] = error;
     extra["raw"] = raw_tables(measurements, gemms, memory);
+    if (!gpu) {
+      extra["raw"]["overlap"]["gemm_s"] = overlap.gemm_s;
+      extra["raw"]["overlap"]["all_gather_s"] = overlap.collective_s;
+      extra["raw"]["overlap"]["all_gather_under_gemm_s"] = overlap.overlapped_s;
+    }
     profile.source = "axo calibrate, " + std::to_string(ranks) + " ranks on " + host + ", " + utc_now();
     if (!o.out.empty()) {
       YAML::Emitter out;
@@ -286,7 +295,13 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       memory.device_to_host_GBps = device.device_to_host_GBps;
     }
 #endif
-    if (!gpu) gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
+    if (!gpu) {
+      gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
+      if (me == 0) progress("calibrate: collective under compute (overlap efficiency)");
+      const OverlapMeasurement measured_overlap = measure_overlap(world, o.timeout_s, &watchdog);
+      std::lock_guard<std::mutex> lock(measured);
+      overlap = measured_overlap;
+    }
     const auto shapes = group_shapes(ranks, per_node);
     const auto sizes = message_sizes(o.min_bytes, max_bytes);
     size_t done = 0;

@@ -63,7 +63,7 @@ double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupP
                           double bytes) {
   if (group.size <= 1 || bytes <= 0) return 0;
   const LinkEstimate link = link_estimate(machine, op, group, bytes);
-  return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
+  return machine.collective_slowdown * (link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps);
 }
 
 }  // namespace axo

@@ -10,7 +10,8 @@
 // node uses the intra-node link; otherwise all groups of that shape run at
 // once and share each node's NICs, so a group with k members per node gets
 // min(intra, nics · nic_bandwidth · k / gpus_per_node). A measured fit for the
-// same op, group size and ranks per node replaces the model.
+// same op, group size and ranks per node replaces the model. Every time is
+// multiplied by the profile's collective_slowdown.
 #pragma once
 
 #include <cstdint>

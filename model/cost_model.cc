@@ -278,6 +278,9 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
   const int64_t gpn = machine_.gpus_per_node;
   const bool sp = c.sequence_parallel;
 
+  // Of `t` seconds of communication overlapped with a `window` of compute, the
+  // part that hides: all of it that fits, scaled by the machine's overlap efficiency.
+  auto hidden = [&](double t, double window) { return machine_.overlap_efficiency * std::min(t, window); };
   // Collectives of one layer per microbatch, summed by how they are exposed.
   struct Sums {
     double exposed = 0, prefetch = 0, async = 0, oar_exposed = 0, oar_total = 0;
@@ -301,7 +304,7 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
       case Exposure::async_bwd: sums.async += t; break;
       case Exposure::oar:
         sums.oar_total += t;
-        sums.oar_exposed += std::max(0.0, t - window);
+        sums.oar_exposed += t - hidden(t, window);
         break;
     }
     if (!items) return;
@@ -377,7 +380,8 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
 
   auto exposed = [&](const Sums& sums, double window) {
     if (!c.overlap) return sums.exposed + sums.prefetch + sums.async + sums.oar_total;
-    return sums.exposed + sums.oar_exposed + std::max(0.0, sums.prefetch + sums.async - window);
+    const double pooled = sums.prefetch + sums.async;
+    return sums.exposed + sums.oar_exposed + pooled - hidden(pooled, window);
   };
   const double layer_tp_fwd = exposed(fwd, lc.layer_forward_gemm);
   const double layer_tp_rec = exposed(rec, lc.layer_forward_gemm);
@@ -479,7 +483,7 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
   const double dp_full = dp.exposed;
   if (dp_full > 0) {
     const double window = stage_backward * (layers_per_stage - 1) / layers_per_stage;
-    b.dp_comm = std::max(dp_full / layers_per_stage, dp_full - window);
+    b.dp_comm = dp_full - hidden(dp_full * (layers_per_stage - 1) / layers_per_stage, window);
   }
   if (c.pipeline > 1 && s.tied_embeddings) {
     // The first and last stages each hold the tied embedding and sum its gradient.
@@ -549,7 +553,7 @@ Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items)
       } else if (p.exposure == Exposure::oar) {
         item.exposed = item.seconds * sums.oar_exposed / sums.oar_total;
       } else {
-        item.exposed = item.seconds * std::max(0.0, pooled - window) / pooled;
+        item.exposed = item.seconds * (pooled - hidden(pooled, window)) / pooled;
       }
     }
     for (CostItem& item : *items) {

@@ -119,6 +119,8 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.hbm_bandwidth_GBps = map.get_double("hbm_bandwidth_GBps", 1e-6, 1e8);
   p.memory_bound_efficiency = map.get_double("memory_bound_efficiency", 1e-3, 1, 0.7);
   p.kernel_launch_us = map.get_double("kernel_launch_us", 0, 1e6, 5);
+  p.overlap_efficiency = map.get_double("overlap_efficiency", 0, 1, 1.0);
+  p.collective_slowdown = map.get_double("collective_slowdown", 1e-3, 1e3, 1.0);
 
   const YamlMap gemm(map.get_node("gemm"), source, "gemm");
   p.gemm_max_efficiency = gemm.get_double("max_efficiency", 1e-3, 1);
@@ -166,6 +168,8 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["hbm_bandwidth_GBps"] = p.hbm_bandwidth_GBps;
   node["memory_bound_efficiency"] = p.memory_bound_efficiency;
   node["kernel_launch_us"] = p.kernel_launch_us;
+  node["overlap_efficiency"] = p.overlap_efficiency;
+  node["collective_slowdown"] = p.collective_slowdown;
   node["gemm"]["max_efficiency"] = p.gemm_max_efficiency;
   node["gemm"]["half_efficiency_dim"] = p.gemm_half_efficiency_dim;
   for (const GemmSample& s : p.gemm_table) {

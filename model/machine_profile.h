@@ -75,6 +75,15 @@ struct MachineProfile {
   double device_to_host_GBps = 0;
   // Adam steps on the host, parameters per second per device's share of the CPU.
   double cpu_optimizer_params_per_s = 0;
+  // The fraction of an overlapped collective's time that hides under compute:
+  // 1 for a device with its own communication engine (NCCL on a separate
+  // stream); near 0 for MPI between CPU ranks, which progresses only inside
+  // MPI calls (calibrate measures it).
+  double overlap_efficiency = 1.0;
+  // Collectives inside a training step take this many times their calibrated
+  // time (ranks arriving apart, cores shared with compute); 1 unless refined
+  // from measured runs (axo report / refine).
+  double collective_slowdown = 1.0;
   std::vector<CollectiveFit> collectives;  // measured fits (calibrate)
 
   double peak_tflops(Precision precision) const;

@@ -49,6 +49,14 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   // Bus bandwidth grows with message size, and the fits reproduce the times.
   const YAML::Node root = load_yaml_file(options.out);
   ASSERT_TRUE(root["metadata"]["complete"].as<bool>());
+  // The overlap measurement: its three times, and the efficiency they give.
+  const YAML::Node overlap = root["raw"]["overlap"];
+  ASSERT_TRUE(overlap.IsMap());
+  const double gemm = overlap["gemm_s"].as<double>(), gather = overlap["all_gather_s"].as<double>();
+  const double both = overlap["all_gather_under_gemm_s"].as<double>();
+  EXPECT_GT(gemm, 0);
+  EXPECT_GT(gather, 0);
+  EXPECT_NEAR(loaded.overlap_efficiency, std::clamp((gemm + gather - both) / std::min(gemm, gather), 0.0, 1.0), 1e-9);
   std::map<std::string, std::vector<std::pair<double, double>>> busbw;  // per op and shape
   std::vector<double> errors;
   for (const YAML::Node& row : root["raw"]["collectives"]) {

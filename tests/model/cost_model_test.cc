@@ -113,6 +113,38 @@ TEST(CostModel, OverlapNeverSlowsAndHidesCollectives) {
   EXPECT_DOUBLE_EQ(on.compute, off.compute);
 }
 
+TEST(CostModel, OverlapEfficiencyScalesWhatHides) {
+  MachineProfile machine = load_machine("perlmutter");
+  ParallelConfig c;
+  c.x = 2, c.y = 2, c.z = 2, c.data = 4, c.microbatch = 2;
+  c.overlap = false;
+  const Breakdown off = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  c.overlap = true;
+  const Breakdown full = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  machine.overlap_efficiency = 0.5;
+  const Breakdown half = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  machine.overlap_efficiency = 0;
+  const Breakdown none = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  // Nothing hides at 0: overlap on costs what overlap off does; half of it at 0.5.
+  EXPECT_NEAR(none.tp_comm, off.tp_comm, 1e-12 * off.tp_comm);
+  EXPECT_NEAR(half.tp_comm, (full.tp_comm + none.tp_comm) / 2, 1e-9 * off.tp_comm);
+  EXPECT_LT(full.tp_comm, half.tp_comm);
+  EXPECT_GT(none.dp_comm, full.dp_comm);
+}
+
+TEST(CostModel, CollectiveSlowdownMultipliesCommunication) {
+  MachineProfile machine = load_machine("selene");
+  machine.overlap_efficiency = 0;  // so every collective second is exposed
+  ParallelConfig c;
+  c.x = 2, c.y = 2, c.data = 4, c.pipeline = 2, c.microbatch = 1;
+  const Breakdown base = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  machine.collective_slowdown = 3;
+  const Breakdown slow = CostModel(load_model("gpt3-13b"), machine).evaluate(c);
+  EXPECT_NEAR(slow.tp_comm, 3 * base.tp_comm, 1e-9 * base.tp_comm);
+  EXPECT_NEAR(slow.dp_comm, 3 * base.dp_comm, 1e-9 * base.dp_comm);
+  EXPECT_DOUBLE_EQ(slow.compute, base.compute);
+}
+
 TEST(CostModel, OffloadTradesMemoryForHostTime) {
   const CostModel model(load_model("gpt3-6.7b"), load_machine("summit"));
   ParallelConfig c;

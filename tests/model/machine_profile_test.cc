@@ -52,6 +52,25 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   }
 }
 
+TEST(MachineProfile, OverlapAndSlowdownFactorsAreBounded) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.overlap_efficiency, 1.0);
+  EXPECT_EQ(selene.collective_slowdown, 1.0);
+  YAML::Node node = to_yaml(selene);
+  node["overlap_efficiency"] = 0.25;
+  node["collective_slowdown"] = 2.5;
+  const MachineProfile set = machine_profile_from_yaml(node, "m.yaml");
+  EXPECT_EQ(set.overlap_efficiency, 0.25);
+  EXPECT_EQ(set.collective_slowdown, 2.5);
+  node["overlap_efficiency"] = 1.5;
+  try {
+    machine_profile_from_yaml(node, "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap_efficiency"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Presets, UnknownPresetListsTheKnownOnes) {
   try {
     load_machine("selenium");
