@@ -15,8 +15,8 @@ struct PhaseTimes {
   struct {
     double all_gather = 0, all_reduce = 0, reduce_scatter = 0;
   } tp;                  // blocked in X, Y or Z collectives, by kind
-  double bubble = 0;     // waiting for a pipeline neighbour's activation or gradient
-  double pp_comm = 0;    // posting and retiring pipeline sends
+  double bubble = 0;     // waiting for a pipeline neighbour (its activation, gradient, or to take our last send)
+  double pp_comm = 0;    // posting pipeline sends and receives, retiring finished sends
   double dp_comm = 0;    // blocked in gradient reductions over data (and z, embedding)
   double optimizer = 0;  // loss and norm reductions, clipping, AdamW
 
