@@ -138,7 +138,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
     std::copy_n(input, mr * Cx_, a.input);
   }
   if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
-  forward_layers(a, microbatch);
+  forward_layers(a);
   if (grid_.last_stage()) {
     float loss = 0;
     timed(times_.ops.loss, [&] {
@@ -151,8 +151,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   stash_[microbatch] = std::move(stash);
 }
 
-void GptStage::forward_layers(Acts& a, int64_t microbatch) {
-  (void)microbatch;
+void GptStage::forward_layers(Acts& a) {
   const float* p = p_;
   const int64_t m = rows_, mr = stream_rows_, first = layout_.layers().begin;
   for (size_t i = 0; i < a.layers.size(); ++i) {
@@ -198,7 +197,7 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
     // Recompute the stage's activations from its input (the head's loss is not counted twice).
     a = carve(workspace_.data());
     std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
-    forward_layers(a, microbatch);
+    forward_layers(a);
     if (grid_.last_stage()) {
       timed(times_.ops.loss, [&] {
         cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);

@@ -64,7 +64,8 @@ class GptStage : public PipelineStage {
   // Views of one microbatch's activations at base; *size gets the elements used.
   Acts carve(float* base, int64_t* size = nullptr) const;
   int64_t acts_size() const;
-  void forward_layers(Acts& a, int64_t microbatch);
+  // The layers' forward (and the head's logits) from a.input.
+  void forward_layers(Acts& a);
   void backward_layer(int64_t l, const LayerActs& a, LayerActs& d, const float* in, float* din);
   const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
 
