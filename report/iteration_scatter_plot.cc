@@ -21,11 +21,16 @@ std::string iteration_scatter_svg(const RunSetSummary& summary) {
     top = std::max({top, row.predicted_s, row.measured_s});
   }
   if (!(top > 0)) top = 1;
-  top *= 1.1;
+  // Below a second, milliseconds read better than PLplot's "(x10^-3)" axis note.
+  const double unit = top < 1 ? 1e3 : 1;
+  for (PLFLT& v : predicted) v *= unit;
+  for (PLFLT& v : measured) v *= unit;
+  top *= 1.1 * unit;
+  const std::string in = unit == 1 ? " (s)" : " (ms)";
   return render_svg(560, 560, [&] {
     plcol0(kPlotInk);
     plenv(0.0, top, 0.0, top, 1, 0);  // equal scales, so y = x is the diagonal
-    pllab("predicted iteration time (s)", "measured iteration time (s)",
+    pllab(("predicted iteration time" + in).c_str(), ("measured iteration time" + in).c_str(),
           "axo report: predicted vs measured");
     PLFLT diagonal_x[2] = {0.0, top}, diagonal_y[2] = {0.0, top};
     plcol0(kPlotGuide);

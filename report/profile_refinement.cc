@@ -147,7 +147,10 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     }
     if (!improved) step /= 2;
   }
-  for (size_t i = 0; i < 4; ++i) result.factors[i] = std::exp(theta[i]);
+  for (size_t i = 0; i < 4; ++i) {
+    result.factors[i] = std::exp(theta[i]);
+    result.at_limit[i] = result.constrained[i] && (theta[i] == low[i] || theta[i] == high[i]);
+  }
   result.profile = apply_refinement_factors(profile, result.factors);
   const std::vector<Breakdown> after = predict_all(result.profile, cases);
   result.rms_error_after = std::sqrt(objective(after, cases));

@@ -47,6 +47,10 @@ struct RefinementCase {
 struct RefinementResult {
   std::array<double, 4> factors{1, 1, 1, 1};     // in kRefinementFactorNames order
   std::array<bool, 4> constrained{};              // false: no run's prediction depends on it
+  // True where the fit stopped at a bound (1/20, 20, or an efficiency of 1):
+  // the runs ask for more than the profile's schema allows (a profile of
+  // another machine, or work the model charges at a rate the run beat).
+  std::array<bool, 4> at_limit{};
   MachineProfile profile;                         // the input with the factors applied
   double rms_error_before = 0, rms_error_after = 0;  // root mean square of r
   // Per case: (predicted − measured) / measured iteration time, before and after.

@@ -13,8 +13,11 @@ std::string refined_profile_yaml(const RefinementResult& result, const YAML::Nod
   if (!already_refined) profile.name += "-refined";
   YAML::Node extra;
   YAML::Node metadata;
-  if (original.IsMap() && original["metadata"].IsMap()) metadata = YAML::Clone(original["metadata"]);
-  if (original.IsMap() && original["raw"]) extra["raw"] = YAML::Clone(original["raw"]);
+  if (original.IsMap()) {
+    // A const node's missing key is an invalid node: test it before asking its type.
+    if (const YAML::Node m = original["metadata"]; m && m.IsMap()) metadata = YAML::Clone(m);
+    if (const YAML::Node raw = original["raw"]; raw) extra["raw"] = YAML::Clone(raw);
+  }
   YAML::Node refinement;
   for (size_t i = 0; i < kRefinementFactorNames.size(); ++i) {
     refinement["factors"][kRefinementFactorNames[i]] = result.factors[i];

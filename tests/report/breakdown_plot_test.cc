@@ -27,7 +27,8 @@ TEST(BreakdownPlot, WellFormedWithLegend) {
   EXPECT_EQ(check.root, "svg");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_EQ(svg.substr(svg.find_last_not_of("\n") - 5, 6), "</svg>");
-  for (const char* name : {"compute", "tp_comm", "optimizer", "predicted", "measured", "gpt2-tiny on 1 GPU"}) {
+  for (const char* name : {"compute", "tp_comm", "optimizer", "predicted", "measured", "gpt2-tiny on 1 GPU",
+                           "seconds per iteration"}) {
     EXPECT_NE(check.text.find(name), std::string::npos) << name;
   }
 }

@@ -16,6 +16,9 @@ TEST(IterationScatterPlot, WellFormedWithNumberedPoints) {
   EXPECT_EQ(check.root, "svg");
   EXPECT_NE(check.text.find("predicted iteration time (s)"), std::string::npos) << check.text;
   EXPECT_NE(check.text.find("measured iteration time (s)"), std::string::npos);
+  const RunSetSummary fast = summarize_run_set({{"a", 0.02, 0.03}, {"b", 0.01, 0.02}});
+  EXPECT_NE(testing::check_svg(iteration_scatter_svg(fast)).text.find("measured iteration time (ms)"),
+            std::string::npos);
   for (const char* number : {"1", "2", "3"}) EXPECT_NE(check.text.find(number), std::string::npos);
 }
 

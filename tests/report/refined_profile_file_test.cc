@@ -36,6 +36,12 @@ TEST(RefinedProfileFile, RoundTripsAndRecordsTheRefinement) {
   EXPECT_EQ(refinement["runs"][1].as<std::string>(), "r2.json");
   EXPECT_DOUBLE_EQ(refinement["rms_component_error_after"].as<double>(), 0.01);
 
+  // A profile file without metadata (a preset) gets one for the refinement.
+  const YAML::Node preset = load_yaml_text("name: selene\n", "preset.yaml");
+  const YAML::Node written = load_yaml_text(refined_profile_yaml(result, preset, {"r.json"}), "refined");
+  EXPECT_EQ(written["metadata"]["refinement"]["runs"][0].as<std::string>(), "r.json");
+  EXPECT_FALSE(written["raw"]);
+
   // Refining a refined profile keeps one suffix.
   result.profile = back;
   EXPECT_NE(refined_profile_yaml(result, YAML::Node(), {}).find("name: selene-refined\n"), std::string::npos);
