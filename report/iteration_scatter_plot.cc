@@ -38,6 +38,7 @@ std::string iteration_scatter_svg(const RunSetSummary& summary) {
     plline(2, diagonal_x, diagonal_y);
     pllsty(1);
     plcol0(kPlotFirstSeries);
+    plssym(0.0, 2.0);  // symbols twice the default size
     plpoin(PLINT(predicted.size()), predicted.data(), measured.data(), 17);  // filled circles
     plcol0(kPlotInk);
     for (size_t i = 0; i < predicted.size(); ++i) {

@@ -73,6 +73,9 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   }
   run.iteration_s /= double(run.steps_used);
   for (double& value : run.components) value /= double(run.steps_used);
+  bool finite = std::isfinite(run.iteration_s);
+  for (double value : run.components) finite = finite && std::isfinite(value);
+  if (!finite) throw InputError(source + ": steps: seconds too large to average");
   return run;
 }
 

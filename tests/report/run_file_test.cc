@@ -95,6 +95,8 @@ TEST(RunFile, BadFilesNameTheFileAndTheField) {
   EXPECT_NE(error_of({{"steps", nlohmann::json::array()}}).find("steps: expected a non-empty list"),
             std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::array()).find("expected a JSON object"), std::string::npos);
+  EXPECT_EQ(error_of(testing::run_json({{1e308, {1e308, 0, 0, 0, 0, 0, 0}}, {1e308, {1e308, 0, 0, 0, 0, 0, 0}}})),
+            "run.json: steps: seconds too large to average");
 }
 
 TEST(RunFile, NotJsonOrMissingFileIsAnInputError) {
