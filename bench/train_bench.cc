@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
                            axo::cpu::AdamWSettings{}, s + 1);
     if (s > 0) best_step = std::min(best_step, seconds_since(start));
   }
-  const double gflops = model.flops_per_step(B, T) / best_step / 1e9;
+  const double gflops = gpt_training_flops(model.shape(), B, T) / best_step / 1e9;
   std::printf("GPT-2 124M-shaped layers (L=2, C=768, NH=12, V=50257), B=%lld, T=%lld, %lld parameters\n",
               (long long)B, (long long)T, (long long)axo::gpt_parameter_count(shape));
   std::printf("step %.3f s (best of %d) | %.0f tokens/s | %.2f GFLOP/s | BLAS 1024^3 GEMM %.2f GFLOP/s | %.1f%% of BLAS\n",

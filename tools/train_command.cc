@@ -1,6 +1,14 @@
-// `axo train`: train a GPT on one CPU rank (the serial executor).
+// `axo train`: train a GPT on CPU ranks, one or (under mpirun) every rank
+// of a plan's grid.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
+#include "executor/comm/mpi_communicator.h"
+#include "executor/cpu/gemm.h"
 #include "executor/train/trainer.h"
 #include "model/error.h"
 #include "model/plan_file.h"
@@ -13,20 +21,63 @@ namespace {
 
 struct TrainArguments {
   TrainOptions options;
-  std::string model, plan;
+  std::string model, plan, schedule = "message-driven", fault, overlap;
 };
 
+// --overlap none | a comma list of oar, ors, oag.
+Overlap parse_overlap(const std::string& text) {
+  Overlap o = Overlap::none();
+  if (text == "none") return o;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item == "oar") o.all_reduce = true;
+    else if (item == "ors") o.reduce_scatter = true;
+    else if (item == "oag") o.all_gather = true;
+    else throw InputError("--overlap: expected none or a list of oar, ors, oag; got '" + item + "'");
+  }
+  return o;
+}
+
+// --inject-fault kill:RANK:STEP (testing only).
+void parse_fault(const std::string& text, TrainOptions& o) {
+  int rank = -1;
+  long long step = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "kill:%d:%lld%c", &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
+    throw InputError("--inject-fault: expected kill:RANK:STEP, got '" + text + "'");
+  }
+  o.kill_rank = rank, o.kill_step = step;
+}
+
+// OpenBLAS threads per rank: the cores shared among this node's ranks
+// (Open MPI says how many there are), unless OPENBLAS_NUM_THREADS is set.
+void share_cores_among_ranks() {
+  if (std::getenv("OPENBLAS_NUM_THREADS")) return;
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = local ? std::max(1, std::atoi(local)) : 1;
+  cpu::set_gemm_threads(std::max(1, int(std::thread::hardware_concurrency()) / ranks));
+}
+
 void run(TrainArguments& a) {
+  MpiSession mpi(nullptr, nullptr);
+  MpiCommunicator world(MPI_COMM_WORLD);
+  share_cores_among_ranks();
+  a.options.schedule.schedule = parse_schedule(a.schedule);
+  if (!a.fault.empty()) parse_fault(a.fault, a.options);
+  if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);
-    if (plan.gpus != 1) {
-      throw InputError(a.plan + ": a plan for " + std::to_string(plan.gpus) +
-                       " GPUs; this executor trains on one rank (parallel execution is not built yet)");
+    if (plan.gpus != world.size()) {
+      throw InputError(a.plan + ": a plan for " + std::to_string(plan.gpus) + " ranks, launched on " +
+                       std::to_string(world.size()) + " (run it with mpirun -np " + std::to_string(plan.gpus) + ")");
     }
     spec = plan.model;
+    a.options.grid = plan.config;
     if (a.options.microbatch == 0) a.options.microbatch = plan.config.microbatch;
     if (!a.model.empty()) throw InputError("--model and --plan both name a model: give one");
+  } else if (world.size() > 1) {
+    throw InputError("training on " + std::to_string(world.size()) + " ranks needs --plan (its grid says how to split the model)");
   } else if (!a.model.empty()) {
     spec = load_model(a.model);
   } else {
@@ -34,8 +85,9 @@ void run(TrainArguments& a) {
   }
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
-  if (a.options.microbatch == 0) a.options.microbatch = a.options.batch;
-  Trainer trainer(spec, a.options, std::cout);
+  if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
+  std::ofstream quiet;  // only rank 0 prints
+  Trainer trainer(spec, a.options, world, world.rank() == 0 ? std::cout : quiet);
   trainer.run();
 }
 
@@ -44,9 +96,9 @@ void run(TrainArguments& a) {
 void add_train_command(CLI::App& app) {
   auto a = std::make_shared<TrainArguments>();
   TrainOptions& o = a->options;
-  CLI::App* cmd = app.add_subcommand("train", "Train a GPT on this machine (one CPU rank)");
+  CLI::App* cmd = app.add_subcommand("train", "Train a GPT on CPU ranks: one, or every rank of a plan under mpirun");
   cmd->add_option("--model", a->model, "Model preset or spec file (GPT-2 architecture)");
-  cmd->add_option("--plan", a->plan, "A plan.yaml from axo plan (one GPU) instead of --model");
+  cmd->add_option("--plan", a->plan, "A plan.yaml from axo plan instead of --model: its grid, microbatch, recompute and overlap");
   cmd->add_option("--data", o.data, "Training token shards (glob)")->required();
   cmd->add_option("--val-data", o.val_data, "Validation token shards (glob)");
   cmd->add_option("--steps", o.steps, "Optimizer steps")->check(CLI::PositiveNumber);
@@ -66,6 +118,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Folder of training checkpoints");
   cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--resume", o.resume, "Continue from the newest good checkpoint");
+  cmd->add_option("--schedule", a->schedule, "Pipeline schedule: message-driven (AxoNN) or 1f1b")
+      ->check(CLI::IsMember({"message-driven", "1f1b"}));
+  cmd->add_option("--overlap", a->overlap,
+                  "Tensor-parallel overlaps: none or a list of oar (dX all-reduce under dW), ors (async dW "
+                  "reduce-scatter), oag (weight all-gather prefetch); default: the plan's");
+  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });
 }

@@ -2,6 +2,7 @@
 #include "executor/comm/mpi_communicator.h"
 
 #include <climits>
+#include <thread>
 #include <stdexcept>
 #include <string>
 
@@ -138,6 +139,29 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm sub = MPI_COMM_NULL;
   check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
   return std::make_unique<MpiCommunicator>(sub, true);
+}
+
+size_t wait_any(const std::vector<Request*>& requests) {
+  if (requests.empty()) throw std::logic_error("wait_any needs at least one request");
+  std::vector<MpiRequest*> mpi;
+  for (Request* r : requests) {
+    if (auto* m = dynamic_cast<MpiRequest*>(r)) mpi.push_back(m);
+  }
+  if (mpi.size() == requests.size()) {
+    std::vector<MPI_Request> handles;
+    for (MpiRequest* m : mpi) handles.push_back(*m->handle());
+    int index = MPI_UNDEFINED;
+    check(MPI_Waitany(int(handles.size()), handles.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
+    if (index == MPI_UNDEFINED) throw std::logic_error("wait_any: every request had already completed");
+    for (size_t i = 0; i < mpi.size(); ++i) *mpi[i]->handle() = handles[i];
+    return size_t(index);
+  }
+  for (;;) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i]->test()) return i;
+    }
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace axo

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "executor/comm/communicator.h"
 
@@ -52,5 +53,10 @@ class MpiCommunicator : public Communicator {
   bool owned_;
   int rank_ = 0, size_ = 1;
 };
+
+// Waits until one of `requests` completes and returns its index (the
+// message-driven scheduler's MPI_Waitany). Requests of this communicator go
+// through MPI_Waitany; any other kind is polled. None may be null.
+size_t wait_any(const std::vector<Request*>& requests);
 
 }  // namespace axo

@@ -10,25 +10,31 @@ namespace axo::cpu {
 
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int64_t B,
                        int64_t T, int64_t C) {
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t t = 0; t < T; ++t) {
-      float* o = out + (b * T + t) * C;
-      const float* token_row = wte + int64_t(tokens[b * T + t]) * C;
-      const float* position_row = wpe + t * C;
-      for (int64_t c = 0; c < C; ++c) o[c] = token_row[c] + position_row[c];
-    }
-  }
+  embedding_forward_rows(out, tokens, wte, wpe, B * T, 0, T, C);
 }
 
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t B,
                         int64_t T, int64_t C) {
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t t = 0; t < T; ++t) {
-      const float* d = dout + (b * T + t) * C;
-      float* token_row = dwte + int64_t(tokens[b * T + t]) * C;
-      float* position_row = dwpe + t * C;
-      for (int64_t c = 0; c < C; ++c) token_row[c] += d[c], position_row[c] += d[c];
-    }
+  embedding_backward_rows(dwte, dwpe, dout, tokens, B * T, 0, T, C);
+}
+
+void embedding_forward_rows(float* out, const int* tokens, const float* wte, const float* wpe, int64_t rows,
+                            int64_t first_row, int64_t T, int64_t C) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = out + r * C;
+    const float* token_row = wte + int64_t(tokens[r]) * C;
+    const float* position_row = wpe + (first_row + r) % T * C;
+    for (int64_t c = 0; c < C; ++c) o[c] = token_row[c] + position_row[c];
+  }
+}
+
+void embedding_backward_rows(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t rows,
+                             int64_t first_row, int64_t T, int64_t C) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* d = dout + r * C;
+    float* token_row = dwte + int64_t(tokens[r]) * C;
+    float* position_row = dwpe + (first_row + r) % T * C;
+    for (int64_t c = 0; c < C; ++c) token_row[c] += d[c], position_row[c] += d[c];
   }
 }
 

@@ -17,6 +17,13 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
                        int64_t T, int64_t C);
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t B,
                         int64_t T, int64_t C);
+// The same over `rows` consecutive rows of a [·, T] batch starting at row
+// first_row (a slice of the sequence, as sequence parallelism holds): row r
+// is position (first_row + r) mod T; tokens points at the slice's first token.
+void embedding_forward_rows(float* out, const int* tokens, const float* wte, const float* wpe, int64_t rows,
+                            int64_t first_row, int64_t T, int64_t C);
+void embedding_backward_rows(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t rows,
+                             int64_t first_row, int64_t T, int64_t C);
 
 // out[N,C] = (in − mean) / sqrt(var + 1e-5) · weight + bias, per row; keeps
 // mean[N] and rstd[N] for backward.

@@ -1,11 +1,11 @@
 // GPT-2 forward and backward on the CPU backend (see gpt.h).
 #include "executor/gpt/gpt.h"
 
-#include <chrono>
 #include <cmath>
 #include <random>
 
 #include "executor/cpu/ops.h"
+#include "executor/timer.h"
 #include "model/error.h"
 
 namespace axo {
@@ -70,14 +70,6 @@ Tensors carve(float* base, const GptShape& g) {
     base += sizes[size_t(i)];
   }
   return t;
-}
-
-// Adds the seconds `f` takes to `total`.
-template <class F>
-void timed(double& total, F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -292,9 +284,9 @@ void Gpt::backward() {
   timed(times_.embedding, [&] { cpu::embedding_backward(g.wte, g.wpe, d.encoded, inputs_.data(), B, T, C); });
 }
 
-double Gpt::flops_per_step(int64_t B, int64_t T) const {
-  const double C = double(shape_.channels), L = double(shape_.layers), tokens = double(B * T);
-  const double matmul_params = L * 12.0 * C * C + double(shape_.padded_vocab) * C;
+double gpt_training_flops(const GptShape& shape, int64_t B, int64_t T) {
+  const double C = double(shape.channels), L = double(shape.layers), tokens = double(B * T);
+  const double matmul_params = L * 12.0 * C * C + double(shape.padded_vocab) * C;
   // Forward 2 FLOPs per parameter per token plus causal attention (≈ 2·T·C per
   // token per layer for scores and context, half of the full square); ×3 for backward.
   return 3.0 * (2.0 * matmul_params * tokens + 2.0 * L * double(T) * C * tokens);

@@ -37,6 +37,8 @@ constexpr int kGptTensors = 16;
 // lnfw, lnfb (C).
 std::array<int64_t, kGptTensors> gpt_tensor_sizes(const GptShape& shape);
 int64_t gpt_parameter_count(const GptShape& shape);
+// FLOPs of one forward+backward over B·T tokens (2 per multiply-add, matmuls and attention).
+double gpt_training_flops(const GptShape& shape, int64_t B, int64_t T);
 
 // Seconds spent per kind of operation since the last reset.
 struct OpTimes {
@@ -64,8 +66,6 @@ class Gpt {
   void backward();
 
   OpTimes& times() { return times_; }
-  // FLOPs of one forward+backward over B·T tokens (2 per multiply-add, matmuls and attention).
-  double flops_per_step(int64_t B, int64_t T) const;
 
  private:
   struct Activations;

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "executor/cpu/adamw.h"
 #include "executor/data/token_shards.h"
 #include "executor/gpt/llmc_checkpoint.h"
 #include "executor/train/checkpoint.h"
@@ -27,34 +27,60 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+int64_t sequence_length(const TransformerSpec& spec, const TrainOptions& o) {
+  const int64_t T = o.seq > 0 ? o.seq : spec.seq_len;
+  if (T > spec.seq_len) throw InputError("--seq " + std::to_string(T) + " exceeds the model's seq_len " + std::to_string(spec.seq_len));
+  return T;
+}
+
+ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
+  ParallelOptions p;
+  p.schedule = o.schedule;
+  p.overlap = o.overlap ? *o.overlap : o.grid.overlap ? Overlap{} : Overlap::none();
+  p.recompute = o.grid.recompute;
+  p.seq = T;
+  return p;
+}
+
 }  // namespace
 
-Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, std::ostream& log)
-    : spec_(spec), o_(std::move(options)), log_(log), model_(gpt_shape(spec)), rng_(o_.seed) {
-  T_ = o_.seq > 0 ? o_.seq : spec.seq_len;
-  if (T_ > spec.seq_len) throw InputError("--seq " + std::to_string(T_) + " exceeds the model's seq_len " + std::to_string(spec.seq_len));
-  if (o_.batch < 1 || o_.microbatch < 1 || o_.batch % o_.microbatch != 0) {
-    throw InputError("--microbatch " + std::to_string(o_.microbatch) + " does not divide --batch " +
+Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator& world, std::ostream& log)
+    : spec_(spec),
+      o_(std::move(options)),
+      world_(world),
+      log_(log),
+      T_(sequence_length(spec, o_)),
+      grid_(world, o_.grid),
+      model_(gpt_shape(spec), grid_, parallel_options(o_, T_)),
+      rng_(o_.seed) {
+  const int64_t D = o_.grid.data;
+  if (o_.batch < 1 || o_.microbatch < 1 || o_.batch % (o_.microbatch * D) != 0) {
+    const std::string per_step = D == 1 ? "" : " × data " + std::to_string(D) + " = " + std::to_string(o_.microbatch * D);
+    throw InputError("--microbatch " + std::to_string(o_.microbatch) + per_step + " does not divide --batch " +
                      std::to_string(o_.batch));
+  }
+  if (o_.microbatch % o_.grid.z != 0) {
+    throw InputError("z = " + std::to_string(o_.grid.z) + " does not divide --microbatch " +
+                     std::to_string(o_.microbatch) + " (Z splits a microbatch's sequences)");
   }
   if (o_.steps < 1) throw InputError("--steps must be at least 1");
   if ((o_.checkpoint_every > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
     throw InputError("--checkpoint-every and --resume need --checkpoint-dir");
   }
-  const size_t n = model_.parameters().size();
-  m_.assign(n, 0.0f);
-  v_.assign(n, 0.0f);
+  m_.assign(model_.parameters().size(), 0.0f);
+  v_.assign(model_.parameters().size(), 0.0f);
+  // Every rank builds the same full model and keeps its shards.
+  Gpt full(gpt_shape(spec));
   if (!o_.init_from.empty()) {
     GptShape shape;
     std::vector<float> parameters;
     read_llmc_model(o_.init_from, shape, parameters);
-    if (!(shape == model_.shape())) {
-      throw InputError(o_.init_from + ": its shape does not match the model " + spec.name);
-    }
-    model_.parameters() = parameters;
+    if (!(shape == full.shape())) throw InputError(o_.init_from + ": its shape does not match the model " + spec.name);
+    full.parameters() = std::move(parameters);
   } else {
-    model_.initialize(o_.seed);
+    full.initialize(o_.seed);
   }
+  model_.load(full.parameters());
 }
 
 double Trainer::learning_rate(int64_t s) const {
@@ -65,98 +91,78 @@ double Trainer::learning_rate(int64_t s) const {
   return floor + 0.5 * (o_.lr - floor) * (1.0 + std::cos(M_PI * progress));
 }
 
-double Trainer::clip_gradients() {
-  std::vector<float>& g = model_.gradients();
-  double sum = 0;
-  for (float x : g) sum += double(x) * double(x);
-  const double norm = std::sqrt(sum);
-  if (o_.grad_clip > 0 && norm > o_.grad_clip) {
-    const float scale = float(o_.grad_clip / norm);
-    for (float& x : g) x *= scale;
-  }
-  return norm;
-}
-
-void Trainer::apply_adamw(int64_t step, double lr) {
-  // Weight decay on the matrices (wte, wpe, qkvw, attprojw, fcw, fcprojw), not on norms and biases.
-  static constexpr bool kDecayed[kGptTensors] = {true, true, false, false, true, false, true, false,
-                                                 false, false, true, false, true, false, false, false};
-  const auto sizes = gpt_tensor_sizes(model_.shape());
-  size_t offset = 0;
-  for (int i = 0; i < kGptTensors; ++i) {
-    cpu::AdamWSettings settings;
-    settings.learning_rate = float(lr);
-    settings.weight_decay = kDecayed[i] ? float(o_.weight_decay) : 0.0f;
-    cpu::adamw_update(model_.parameters().data() + offset, model_.gradients().data() + offset, m_.data() + offset,
-                      v_.data() + offset, size_t(sizes[size_t(i)]), settings, long(step));
-    offset += size_t(sizes[size_t(i)]);
-  }
-}
-
 double Trainer::validate() {
-  TokenStream val(o_.val_data);
+  TokenStream val(o_.val_data, grid_.coords().data, int(o_.grid.data));
   std::vector<int> inputs(size_t(o_.microbatch * T_)), targets(inputs.size());
   double sum = 0;
   for (int64_t i = 0; i < o_.val_batches; ++i) {
     val.next_batch(o_.microbatch, T_, inputs.data(), targets.data());
-    sum += model_.forward(inputs.data(), targets.data(), o_.microbatch, T_);
+    sum += model_.evaluate(inputs.data(), targets.data(), o_.microbatch, T_, o_.microbatch);
   }
   return sum / double(o_.val_batches);
 }
 
 std::vector<StepRecord> Trainer::run() {
-  TokenStream data(o_.data);
+  const int64_t D = o_.grid.data, replica_batch = o_.batch / D;
+  TokenStream data(o_.data, grid_.coords().data, int(D));
   if (data.max_token() >= spec_.vocab) {
     throw InputError("--data: token " + std::to_string(data.max_token()) + " is outside the model's vocabulary of " +
                      std::to_string(spec_.vocab));
   }
+  std::ostringstream quiet;
+  std::ostream& log = leader() ? log_ : quiet;
   int64_t first_step = 0;
   if (o_.resume) {
-    if (auto state = load_latest_checkpoint(o_.checkpoint_dir, log_)) {
-      if (!(state->shape == model_.shape())) throw InputError(o_.checkpoint_dir + ": the checkpoint is of another model");
-      model_.parameters() = state->parameters;
-      m_ = state->m, v_ = state->v;
+    if (auto state = load_latest_checkpoint(o_.checkpoint_dir, log)) {
+      if (!(state->shape == model_.layout().shape())) throw InputError(o_.checkpoint_dir + ": the checkpoint is of another model");
+      model_.load(state->parameters);
+      model_.layout().scatter(state->m.data(), m_.data());
+      model_.layout().scatter(state->v.data(), v_.data());
       data.seek(state->data_position);
       std::istringstream(state->rng_state) >> rng_;
       first_step = state->step;
-      log_ << "resuming from step " << first_step << " (" << checkpoint_path(o_.checkpoint_dir, first_step) << ")\n";
+      log << "resuming from step " << first_step << " (" << checkpoint_path(o_.checkpoint_dir, first_step) << ")\n";
     } else {
-      log_ << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
+      log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
     }
   }
-  const int64_t accumulation = o_.batch / o_.microbatch;
-  std::vector<int> inputs(size_t(o_.microbatch * T_)), targets(inputs.size());
+  std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
-  const bool terminal = isatty(fileno(stdout)) != 0;
+  // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
+  const bool terminal = world_.size() == 1 && isatty(fileno(stdout)) != 0;
   const auto run_start = Clock::now();
   const int64_t last_step = o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps;
+  const double flops = gpt_training_flops(model_.layout().shape(), o_.batch, T_);
   for (int64_t s = first_step; s < last_step; ++s) {
     const auto start = Clock::now();
-    model_.times() = OpTimes{};
-    model_.zero_gradients();
-    double loss = 0;
-    for (int64_t k = 0; k < accumulation; ++k) {
-      data.next_batch(o_.microbatch, T_, inputs.data(), targets.data());
-      loss += model_.forward(inputs.data(), targets.data(), o_.microbatch, T_);
-      model_.backward();
-    }
-    loss /= double(accumulation);
-    const auto optimizer_start = Clock::now();
-    if (accumulation > 1) {
-      const float scale = 1.0f / float(accumulation);
-      for (float& g : model_.gradients()) g *= scale;
-    }
+    model_.times() = PhaseTimes{};
+    data.next_batch(replica_batch, T_, inputs.data(), targets.data());
     StepRecord r;
     r.step = s + 1;
-    r.loss = loss;
-    r.grad_norm = clip_gradients();
+    r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
+    if (world_.rank() == o_.kill_rank && r.step == o_.kill_step) std::raise(SIGKILL);  // fault test
+    r.grad_norm = model_.clip_gradients(o_.grad_clip);
     r.lr = learning_rate(s);
-    apply_adamw(s + 1, r.lr);
-    r.optimizer_s = seconds_since(optimizer_start);
-    r.ops = model_.times();
+    model_.adamw(long(s + 1), r.lr, o_.weight_decay, m_, v_);
+    r.times = model_.times();
     r.seconds = seconds_since(start);
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;
-    r.gflops = model_.flops_per_step(o_.batch, T_) / r.seconds / 1e9;
+    r.gflops = flops / r.seconds / 1e9;
+    // Every rank's breakdown, for run.json.
+    const auto components = r.times.components();
+    std::array<float, 11> mine{};
+    for (size_t i = 0; i < components.size(); ++i) mine[i] = float(components[i]);
+    mine[7] = float(r.times.tp.all_gather), mine[8] = float(r.times.tp.all_reduce);
+    mine[9] = float(r.times.tp.reduce_scatter), mine[10] = float(r.seconds);
+    std::vector<float> all(mine.size() * size_t(world_.size()));
+    world_.all_gather(mine.data(), all.data(), mine.size());
+    if (leader()) {
+      for (int k = 0; k < world_.size(); ++k) {
+        std::array<double, 11> row{};
+        for (size_t i = 0; i < row.size(); ++i) row[i] = all[mine.size() * size_t(k) + i];
+        r.ranks.push_back(row);
+      }
+    }
     if (o_.val_every > 0 && !o_.val_data.empty() && (r.step % o_.val_every == 0 || r.step == o_.steps)) {
       r.val_loss = validate();
     }
@@ -164,7 +170,9 @@ std::vector<StepRecord> Trainer::run() {
     if (o_.checkpoint_every > 0 && (r.step % o_.checkpoint_every == 0 || r.step == last_step)) {
       std::ostringstream rng;
       rng << rng_;
-      write_checkpoint(o_.checkpoint_dir, {model_.shape(), r.step, data.position(), rng.str(), model_.parameters(), m_, v_});
+      TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
+                          model_.gather(model_.parameters()), model_.gather(m_), model_.gather(v_)};
+      if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
     char line[256];
     std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.4f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
@@ -177,11 +185,14 @@ std::vector<StepRecord> Trainer::run() {
       std::printf("\r\033[K%s | ETA %.0f s%s", text.c_str(), eta, r.step == last_step ? "\n" : "");
       std::fflush(stdout);
     } else {
-      log_ << text << "\n";
+      log << text << "\n";
     }
   }
-  if (!o_.run_json.empty()) write_run_json(records);
-  if (!o_.save_model.empty()) write_llmc_model(o_.save_model, model_.shape(), model_.parameters());
+  if (!o_.run_json.empty() && leader()) write_run_json(records);
+  if (!o_.save_model.empty()) {
+    const std::vector<float> full = model_.gather(model_.parameters());
+    if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
+  }
   return records;
 }
 
@@ -189,11 +200,14 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
   nlohmann::ordered_json j;
   j["model"] = spec_.name;
   j["backend"] = "cpu";
-  j["ranks"] = 1;
+  j["ranks"] = world_.size();
+  j["grid"] = {{"pipeline", o_.grid.pipeline}, {"data", o_.grid.data}, {"z", o_.grid.z},
+               {"y", o_.grid.y},               {"x", o_.grid.x},       {"order", o_.grid.order_string()}};
+  j["schedule"] = to_string(o_.schedule.schedule);
   j["batch"] = o_.batch;
   j["microbatch"] = o_.microbatch;
   j["seq"] = T_;
-  j["parameters"] = gpt_parameter_count(model_.shape());
+  j["parameters"] = gpt_parameter_count(model_.layout().shape());
   j["steps"] = nlohmann::ordered_json::array();
   for (const StepRecord& r : records) {
     nlohmann::ordered_json step;
@@ -205,12 +219,25 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
     step["tokens_per_s"] = r.tokens_per_s;
     step["gflops"] = r.gflops;
     if (r.val_loss >= 0) step["val_loss"] = r.val_loss;
-    step["ops_s"] = {{"gemm", r.ops.gemm},       {"attention", r.ops.attention}, {"layernorm", r.ops.layernorm},
-                     {"gelu", r.ops.gelu},       {"embedding", r.ops.embedding}, {"loss", r.ops.loss},
-                     {"residual", r.ops.residual}, {"optimizer", r.optimizer_s}};
-    // The planner's components: on one rank everything but the optimizer is compute.
-    const double values[] = {r.seconds - r.optimizer_s, 0, 0, 0, 0, 0, r.optimizer_s};
-    for (size_t i = 0; i < kComponentNames.size(); ++i) step["components_s"][kComponentNames[i]] = values[i];
+    const OpTimes& ops = r.times.ops;
+    step["ops_s"] = {{"gemm", ops.gemm},         {"attention", ops.attention}, {"layernorm", ops.layernorm},
+                     {"gelu", ops.gelu},         {"embedding", ops.embedding}, {"loss", ops.loss},
+                     {"residual", ops.residual}, {"optimizer", r.times.optimizer}};
+    // The planner's components: the mean over ranks, and each rank's.
+    for (size_t i = 0; i < kComponentNames.size(); ++i) {
+      double sum = 0;
+      for (const auto& rank : r.ranks) sum += rank[i];
+      step["components_s"][kComponentNames[i]] = sum / double(r.ranks.size());
+    }
+    for (size_t k = 0; k < r.ranks.size(); ++k) {
+      nlohmann::ordered_json rank;
+      rank["rank"] = k;
+      for (size_t i = 0; i < kComponentNames.size(); ++i) rank["components_s"][kComponentNames[i]] = r.ranks[k][i];
+      rank["tp_comm_by_kind_s"] = {{"all_gather", r.ranks[k][7]}, {"all_reduce", r.ranks[k][8]},
+                                   {"reduce_scatter", r.ranks[k][9]}};
+      rank["iteration_s"] = r.ranks[k][10];
+      step["ranks"].push_back(rank);
+    }
     j["steps"].push_back(step);
   }
   write_file_atomically(o_.run_json, j.dump(2) + "\n");

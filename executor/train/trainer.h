@@ -1,15 +1,23 @@
-// The single-rank training loop: gradient accumulation over microbatches,
+// The training loop, on one rank or on every rank of a 4D-parallel plan:
 // global-norm clipping, AdamW with warm-up and cosine decay, validation,
 // checkpoints with exact resume, per-step logs and run.json.
+//
+// Every rank runs the same loop over its shards (parallel/parallel_gpt.h);
+// world rank 0 logs and writes the files. Checkpoints and model files hold
+// the full model in llm.c's layout, so a run may resume on another grid.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "executor/gpt/gpt.h"
+#include "executor/comm/communicator.h"
+#include "executor/parallel/parallel_gpt.h"
+#include "model/parallel_config.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -19,8 +27,8 @@ struct TrainOptions {
   std::string val_data;        // glob of validation shards (optional)
   int64_t steps = 100;         // the run's length (sets the learning-rate schedule)
   int64_t stop_after = 0;      // stop this invocation at this step (a job's time budget); 0: run to `steps`
-  int64_t batch = 8;           // sequences per step
-  int64_t microbatch = 8;      // sequences per forward/backward
+  int64_t batch = 8;           // sequences per step, over all data-parallel replicas
+  int64_t microbatch = 8;      // sequences per forward/backward of one replica
   int64_t seq = 0;             // 0: the model's sequence length
   double lr = 3e-4;
   double min_lr_fraction = 0.1;  // cosine decays to lr · this
@@ -36,40 +44,52 @@ struct TrainOptions {
   std::string init_from;       // llm.c model file
   std::string run_json;        // measured breakdown per step
   std::string save_model;      // llm.c model file written at the end
+  ParallelConfig grid;         // the plan's grid and options (its microbatch is not used: see above)
+  ScheduleOptions schedule;
+  std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
+  // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
+  int kill_rank = -1;
+  int64_t kill_step = 0;
 };
 
 struct StepRecord {
   int64_t step = 0;            // 1-based
   double loss = 0, lr = 0, grad_norm = 0;
   double seconds = 0, tokens_per_s = 0, gflops = 0;
-  OpTimes ops;
-  double optimizer_s = 0;
+  PhaseTimes times;            // this rank's
+  // Every rank's components (kComponentNames), its tensor-parallel time by
+  // kind (all-gather, all-reduce, reduce-scatter) and its step seconds; on
+  // world rank 0 only.
+  std::vector<std::array<double, 11>> ranks;
   double val_loss = -1;        // negative when not validated this step
 };
 
 class Trainer {
  public:
-  // Checks the options against the model; InputError on a mistake.
-  Trainer(const TransformerSpec& spec, TrainOptions options, std::ostream& log);
+  // Checks the options against the model and the grid against `world`;
+  // InputError on a mistake. Collective over `world`, which must outlive it.
+  Trainer(const TransformerSpec& spec, TrainOptions options, Communicator& world, std::ostream& log);
   // Runs to options.steps (from a checkpoint with resume); returns every step run.
   std::vector<StepRecord> run();
-  Gpt& model() { return model_; }
+  // The full parameters in llm.c's layout (collective).
+  std::vector<float> parameters() const { return model_.gather(model_.parameters()); }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 
  private:
-  void apply_adamw(int64_t step, double lr);
-  double clip_gradients();
   double validate();
   void write_run_json(const std::vector<StepRecord>& records) const;
+  bool leader() const { return world_.rank() == 0; }
 
   TransformerSpec spec_;
   TrainOptions o_;
+  Communicator& world_;
   std::ostream& log_;
-  Gpt model_;
+  int64_t T_ = 0;
+  ProcessGrid grid_;
+  ParallelGpt model_;
   std::vector<float> m_, v_;
   std::mt19937_64 rng_;
-  int64_t T_ = 0;
 };
 
 }  // namespace axo

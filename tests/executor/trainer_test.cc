@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "executor/comm/self_communicator.h"
 #include "executor/data/token_shards.h"
 #include "executor/train/checkpoint.h"
 #include "model/presets.h"
@@ -56,25 +57,26 @@ class Training : public ::testing::Test {
   }
   fs::path dir_ = fs::temp_directory_path() / ("axo_training_" + std::to_string(::getpid()));
   std::ostringstream log_;
+  SelfCommunicator self_;
 };
 
 TEST_F(Training, SameSeedSameLosses) {
   const TransformerSpec spec = load_model("gpt2-tiny");
-  Trainer a(spec, options(6), log_), b(spec, options(6), log_);
+  Trainer a(spec, options(6), self_, log_), b(spec, options(6), self_, log_);
   EXPECT_EQ(losses(a.run()), losses(b.run()));
-  EXPECT_EQ(a.model().parameters(), b.model().parameters());
+  EXPECT_EQ(a.parameters(), b.parameters());
 }
 
 TEST_F(Training, ResumeIsBitIdenticalAndSurvivesADamagedCheckpoint) {
   const TransformerSpec spec = load_model("gpt2-tiny");
-  Trainer whole(spec, options(10), log_);
+  Trainer whole(spec, options(10), self_, log_);
   const std::vector<double> expected = losses(whole.run());
 
   TrainOptions first = options(10);
   first.checkpoint_dir = path("ckpt");
   first.checkpoint_every = 2;
   first.stop_after = 5;  // checkpoints at steps 2, 4 and 5; the newest two are kept
-  Trainer interrupted(spec, first, log_);
+  Trainer interrupted(spec, first, self_, log_);
   interrupted.run();
   EXPECT_FALSE(fs::exists(checkpoint_path(path("ckpt"), 2)));
   ASSERT_TRUE(fs::exists(checkpoint_path(path("ckpt"), 5)));
@@ -89,13 +91,13 @@ TEST_F(Training, ResumeIsBitIdenticalAndSurvivesADamagedCheckpoint) {
   rest.checkpoint_dir = path("ckpt");
   rest.resume = true;
   std::ostringstream log;
-  Trainer resumed(spec, rest, log);
+  Trainer resumed(spec, rest, self_, log);
   const std::vector<StepRecord> records = resumed.run();
   EXPECT_NE(log.str().find("checksum mismatch"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("resuming from step 4"), std::string::npos) << log.str();
   ASSERT_EQ(records.size(), 6u);
   for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].loss, expected[4 + i]) << "step " << records[i].step;
-  EXPECT_EQ(resumed.model().parameters(), whole.model().parameters());
+  EXPECT_EQ(resumed.parameters(), whole.parameters());
 }
 
 TEST_F(Training, LossFallsOnRealText) {
@@ -103,7 +105,7 @@ TEST_F(Training, LossFallsOnRealText) {
   o.val_data = path("val.bin");
   o.val_every = 150;
   o.run_json = path("run.json");
-  Trainer trainer(load_model("gpt2-tiny"), o, log_);
+  Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
   const std::vector<StepRecord> records = trainer.run();
   // A byte-level model starts at ln 256 = 5.55 and learns English letter statistics.
   EXPECT_NEAR(records.front().loss, 5.55, 0.1);
@@ -116,7 +118,7 @@ TEST_F(Training, LearningRateWarmsUpAndDecays) {
   TrainOptions o = options(100);
   o.warmup = 10;
   o.lr = 1e-3;
-  Trainer trainer(load_model("gpt2-tiny"), o, log_);
+  Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
   EXPECT_NEAR(trainer.learning_rate(0), 1e-4, 1e-12);
   EXPECT_NEAR(trainer.learning_rate(9), 1e-3, 1e-12);
   EXPECT_NEAR(trainer.learning_rate(99), 1e-4, 1e-6);

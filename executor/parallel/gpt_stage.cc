@@ -1,0 +1,294 @@
+// One rank's part of a GPT pipeline stage under the 4D grid (see gpt_stage.h).
+#include "executor/parallel/gpt_stage.h"
+
+#include <algorithm>
+
+#include "executor/cpu/gemm.h"
+#include "executor/cpu/ops.h"
+#include "executor/timer.h"
+#include "model/error.h"
+
+namespace axo {
+
+// One layer's activations for one microbatch (local shapes in gpt_stage.h).
+// mr = m without sequence parallelism.
+struct GptStage::LayerActs {
+  float *ln1, *ln1_mean, *ln1_rstd;  // [mr, Cx], [mr], [mr]
+  float* ln1_rows;                   // [m, Cx]: ln1 gathered over Y (sequence parallelism; else ln1)
+  float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T]
+  float *attproj, *residual2;        // [mr, Cx]
+  float *ln2, *ln2_mean, *ln2_rstd;  // [mr, Cx], [mr], [mr]
+  float* ln2_rows;                   // [m, Cx]: like ln1_rows
+  float *fch, *fch_gelu;             // [m, 4Cy]
+  float *fcproj, *residual3;         // [mr, Cx]
+};
+
+struct GptStage::Acts {
+  float* input;  // [mr, Cx]: the stage's input (the embedding on the first stage); first, so a stash of it alone is a prefix
+  std::vector<LayerActs> layers;
+  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // last stage: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
+  float* output() const { return layers.back().residual3; }
+};
+
+GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
+                   const Overlap& overlap, Recompute recompute, PhaseTimes& times)
+    : layout_(layout),
+      grid_(grid),
+      p_(parameters),
+      g_(gradients),
+      recompute_(recompute),
+      times_(times),
+      sequence_parallel_(grid.config().sequence_parallel),
+      norm_(grid.x(), layout.shape().channels, times) {
+  const GptShape& g = layout.shape();
+  const ParallelConfig& c = grid.config();
+  C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
+  for (int64_t l = layout.layers().begin; l < layout.layers().end; ++l) {
+    LayerLinears ll;
+    ll.qkv = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 3 * Cy_, Cx_, overlap, sequence_parallel_, times);
+    ll.attproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, Cy_, overlap, sequence_parallel_, times);
+    ll.fc = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 4 * Cy_, Cx_, overlap, sequence_parallel_, times);
+    ll.fcproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, 4 * Cy_, overlap, sequence_parallel_, times);
+    linears_.push_back(std::move(ll));
+  }
+}
+
+void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch,
+                         double loss_scale) {
+  const int64_t Gz = grid_.config().z;
+  inputs_.assign(inputs, inputs + sequences * T);
+  targets_.assign(targets, targets + sequences * T);
+  T_ = T, microbatch_ = microbatch, microbatches_ = sequences / microbatch;
+  Bz_ = microbatch / Gz, rows_ = Bz_ * T;
+  const int64_t Gy = grid_.config().y;
+  if (sequence_parallel_ && rows_ % Gy != 0) {
+    throw InputError("sequence parallelism: y = " + std::to_string(Gy) + " does not divide the microbatch's " +
+                     std::to_string(rows_) + " tokens");
+  }
+  stream_rows_ = sequence_parallel_ ? rows_ / Gy : rows_;
+  first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
+  loss_scale_ = loss_scale, loss_sum_ = 0;
+  const int64_t n = acts_size();
+  if (int64_t(workspace_.size()) != n) {
+    stash_.clear(), free_.clear();
+    workspace_.assign(size_t(n), 0.0f);
+    grads_.assign(size_t(n), 0.0f);
+    attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
+  }
+}
+
+const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) const {
+  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_ + first_row_;
+}
+
+void GptStage::gather_rows(float* all_rows, const float* mine) {
+  timed(times_.tp.all_gather, [&] { grid_.y().all_gather(mine, all_rows, size_t(stream_rows_ * Cx_)); });
+}
+
+GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
+  const int64_t m = rows_, mr = stream_rows_;
+  int64_t used = 0;
+  auto take = [&](float*& view, int64_t n) {
+    view = base ? base + used : nullptr;
+    used += n;
+  };
+  Acts a{};
+  take(a.input, mr * Cx_);
+  a.layers.resize(size_t(layout_.layers().count()));
+  for (LayerActs& l : a.layers) {
+    take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
+    take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
+    take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
+    take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
+    take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
+    take(l.fcproj, mr * Cx_), take(l.residual3, mr * Cx_);
+    if (sequence_parallel_) {
+      take(l.ln1_rows, m * Cx_), take(l.ln2_rows, m * Cx_);
+    } else {
+      l.ln1_rows = l.ln1, l.ln2_rows = l.ln2;
+    }
+  }
+  if (grid_.last_stage()) {
+    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
+  }
+  if (size) *size = used;
+  return a;
+}
+
+int64_t GptStage::acts_size() const {
+  int64_t size = 0;
+  carve(nullptr, &size);
+  return size;
+}
+
+void GptStage::forward(int64_t microbatch, const float* input, float* output) {
+  std::vector<float> stash;
+  if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
+  const int64_t mr = stream_rows_;
+  const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size();
+  stash.resize(size_t(keep));
+  Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data());
+  if (grid_.first_stage()) {
+    const float* wte = layout_.view(p_, GptTensor::wte);
+    const float* wpe = layout_.view(p_, GptTensor::wpe);
+    timed(times_.ops.embedding, [&] {
+      cpu::embedding_forward_rows(a.input, tokens(inputs_, microbatch), wte, wpe, mr, first_row_, T_, Cx_);
+    });
+  } else {
+    std::copy_n(input, mr * Cx_, a.input);
+  }
+  if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
+  forward_layers(a, microbatch);
+  if (grid_.last_stage()) {
+    float loss = 0;
+    timed(times_.ops.loss, [&] {
+      loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), mr, V_, Vp_);
+    });
+    loss_sum_ += double(loss) * double(mr);
+  } else {
+    std::copy_n(a.output(), mr * Cx_, output);
+  }
+  stash_[microbatch] = std::move(stash);
+}
+
+void GptStage::forward_layers(Acts& a, int64_t microbatch) {
+  (void)microbatch;
+  const float* p = p_;
+  const int64_t m = rows_, mr = stream_rows_, first = layout_.layers().begin;
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    const int64_t l = first + int64_t(i);
+    LayerActs& x = a.layers[i];
+    LayerLinears& w = linears_[i];
+    const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
+    auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
+    w.qkv->prefetch(P(GptTensor::qkvw));
+    w.attproj->prefetch(P(GptTensor::attprojw));
+    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), mr, Cx_);
+    if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
+    w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
+    w.fc->prefetch(P(GptTensor::fcw));
+    timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
+    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), mr, Cx_);
+    if (sequence_parallel_) gather_rows(x.ln2_rows, x.ln2);
+    w.fcproj->prefetch(P(GptTensor::fcprojw));
+    w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
+    timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
+    if (i + 1 < a.layers.size()) linears_[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
+    w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
+    timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
+  }
+  if (!grid_.last_stage()) return;
+  const float* wte = layout_.view(p, GptTensor::wte);
+  norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
+                layout_.view(p, GptTensor::lnfb), mr, Cx_);
+  // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, mr, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
+  if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
+}
+
+void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput) {
+  auto found = stash_.find(microbatch);
+  if (found == stash_.end()) throw std::logic_error("GptStage: backward of a microbatch with no forward");
+  std::vector<float> stash = std::move(found->second);
+  stash_.erase(found);
+  Acts a;
+  if (recompute_ == Recompute::full) {
+    // Recompute the stage's activations from its input (the head's loss is not counted twice).
+    a = carve(workspace_.data());
+    std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
+    forward_layers(a, microbatch);
+    if (grid_.last_stage()) {
+      timed(times_.ops.loss, [&] {
+        cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
+      });
+    }
+  } else {
+    a = carve(stash.data());
+  }
+  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  Acts d = carve(grads_.data());
+  const bool final = microbatch == microbatches_ - 1;
+  const int64_t m = stream_rows_, first = layout_.layers().begin;
+  const float* p = p_;
+  if (grid_.last_stage()) {
+    const float* wte = layout_.view(p, GptTensor::wte);
+    float* dwte = layout_.view(g_, GptTensor::wte);
+    timed(times_.ops.loss, [&] {
+      cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
+      // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
+      const float scale = float(loss_scale_ * double(m));
+      for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
+    });
+    timed(times_.ops.gemm, [&] {
+      cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
+      cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
+    });
+    norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf,
+                   a.output(), layout_.view(p, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+    if (final && on_final_) on_final_(layout_.layers().end);
+  } else {
+    std::copy_n(doutput, m * Cx_, d.output());
+  }
+  for (size_t i = a.layers.size(); i-- > 0;) {
+    const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
+    float* din = i == 0 ? d.input : d.layers[i - 1].residual3;
+    backward_layer(first + int64_t(i), a.layers[i], d.layers[i], in, din);
+    if (final) {
+      LayerLinears& w = linears_[i];
+      for (Linear4d* linear : {w.qkv.get(), w.attproj.get(), w.fc.get(), w.fcproj.get()}) linear->finish_gradient();
+      if (on_final_) on_final_(first + int64_t(i));
+    }
+  }
+  if (grid_.first_stage()) {
+    timed(times_.ops.embedding, [&] {
+      cpu::embedding_backward_rows(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
+                                   tokens(inputs_, microbatch), m, first_row_, T_, Cx_);
+    });
+    if (final && on_final_) on_final_(-1);
+  } else {
+    std::copy_n(d.input, m * Cx_, dinput);
+  }
+  free_.push_back(std::move(stash));
+}
+
+void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const float* in, float* din) {
+  const float* p = p_;
+  const int64_t m = rows_, mr = stream_rows_;
+  const size_t i = size_t(l - layout_.layers().begin);
+  LayerLinears& w = linears_[i];
+  auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
+  auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
+  w.fcproj->prefetch(P(GptTensor::fcprojw));
+  w.fc->prefetch(P(GptTensor::fcw));
+  timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, mr * Cx_); });
+  w.fcproj->backward(d.fch_gelu, G(GptTensor::fcprojw), G(GptTensor::fcprojb), d.fcproj, x.fch_gelu,
+                     P(GptTensor::fcprojw), m);
+  w.attproj->prefetch(P(GptTensor::attprojw));
+  timed(times_.ops.gelu, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
+  w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2_rows, P(GptTensor::fcw), m);
+  norm_.backward(d.residual2, G(GptTensor::ln2w), G(GptTensor::ln2b), d.ln2, x.residual2, P(GptTensor::ln2w),
+                 x.ln2_mean, x.ln2_rstd, mr, Cx_);
+  timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, mr * Cx_); });
+  w.qkv->prefetch(P(GptTensor::qkvw));
+  w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
+                      P(GptTensor::attprojw), m);
+  timed(times_.ops.attention, [&] {
+    std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
+    cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
+  });
+  if (i > 0) linears_[i - 1].fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
+  w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
+  norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,
+                 x.ln1_rstd, mr, Cx_);
+}
+
+void GptStage::drop(int64_t microbatch) {
+  auto found = stash_.find(microbatch);
+  if (found == stash_.end()) return;
+  free_.push_back(std::move(found->second));
+  stash_.erase(found);
+}
+
+}  // namespace axo

@@ -1,0 +1,93 @@
+// One rank's part of one pipeline stage of the GPT under the 4D grid: its
+// layers' forward and backward per microbatch on the rank's shards (see
+// shard_layout.h for which), activations kept per microbatch in flight.
+//
+// Local shapes, with a microbatch of b sequences of T tokens split over Z
+// (Bz = b/Gz sequences, m = Bz·T rows), Cx = C/Gx, Cy = C/Gy, NHy = NH/Gy:
+//   residual stream, LayerNorms, attproj and fcproj outputs   [m, Cx]  (replicated over Y)
+//   qkv [m, 3Cy] (this Y rank's heads' q, k, v), attention out [m, Cy],
+//   fc and GELU [m, 4Cy]                                       (replicated over X)
+//   logits, probabilities [m, Vp]                              (replicated over X and Y)
+// The LM head computes logits from its X slice of the channels and
+// all-reduces them over X.
+//
+// With Megatron's sequence parallelism (x = z = 1) the residual stream, the
+// norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
+// the plain layers all-gather their input's rows (kept for backward as
+// ln1_rows, ln2_rows) and the transposed layers reduce-scatter their output
+// rows (linear_4d.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "executor/parallel/linear_4d.h"
+#include "executor/parallel/pipeline_schedule.h"
+#include "executor/parallel/shard_layout.h"
+#include "executor/parallel/sharded_layernorm.h"
+#include "model/parallel_config.h"
+
+namespace axo {
+
+class GptStage : public PipelineStage {
+ public:
+  // parameters and gradients are the rank's local buffers (layout.size()
+  // elements); they must outlive the stage.
+  GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
+           const Overlap& overlap, Recompute recompute, PhaseTimes& times);
+
+  // The replica's batch for the coming step or evaluation: inputs and targets
+  // [sequences·T], split into microbatches of `microbatch` sequences.
+  // loss_scale multiplies each token's loss gradient (1 / tokens of the global batch).
+  void set_batch(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch,
+                 double loss_scale);
+  // Σ over this rank's rows of the per-token loss since set_batch (last stage).
+  double loss_sum() const { return loss_sum_; }
+  // Called during the backward of the last microbatch, once the gradients of
+  // `layer` are final on this rank (-1: the embedding; layers().end: the head).
+  void on_gradients_final(std::function<void(int64_t layer)> callback) { on_final_ = std::move(callback); }
+
+  int64_t boundary_size() const override { return stream_rows_ * Cx_; }
+  void forward(int64_t microbatch, const float* input, float* output) override;
+  void backward(int64_t microbatch, const float* doutput, float* dinput) override;
+  void drop(int64_t microbatch) override;
+
+ private:
+  struct LayerActs;
+  struct Acts;
+  struct LayerLinears {
+    std::unique_ptr<Linear4d> qkv, attproj, fc, fcproj;
+  };
+  // Views of one microbatch's activations at base; *size gets the elements used.
+  Acts carve(float* base, int64_t* size = nullptr) const;
+  int64_t acts_size() const;
+  void forward_layers(Acts& a, int64_t microbatch);
+  void backward_layer(int64_t l, const LayerActs& a, LayerActs& d, const float* in, float* din);
+  const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
+
+  const ShardLayout& layout_;
+  const ProcessGrid& grid_;
+  const float* p_;
+  float* g_;
+  Recompute recompute_;
+  PhaseTimes& times_;
+  void gather_rows(float* all_rows, const float* mine);
+  bool sequence_parallel_;
+  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;
+  int64_t rows_ = 0;         // m: the microbatch's rows on this Z rank
+  int64_t stream_rows_ = 0;  // mr: the residual stream's rows here (m/Gy with sequence parallelism)
+  int64_t first_row_ = 0;    // of the stream's rows within the m
+  double loss_scale_ = 1, loss_sum_ = 0;
+  std::vector<int> inputs_, targets_;
+  std::vector<LayerLinears> linears_;
+  ShardedLayerNorm norm_;
+  std::map<int64_t, std::vector<float>> stash_;  // per microbatch in flight
+  std::vector<std::vector<float>> free_;          // stashes to reuse
+  std::vector<float> workspace_, grads_, attention_scratch_;
+  std::function<void(int64_t)> on_final_;
+};
+
+}  // namespace axo

@@ -1,0 +1,132 @@
+// The 4D tensor-parallel linear layer (see linear_4d.h).
+#include "executor/parallel/linear_4d.h"
+
+#include "executor/cpu/gemm.h"
+#include "executor/timer.h"
+
+namespace axo {
+
+Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
+                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times)
+    : in_(in),
+      out_(out),
+      z_(z),
+      n_(n_local),
+      k_(k_local),
+      overlap_(overlap),
+      sequence_parallel_(sequence_parallel),
+      times_(times) {
+  const int64_t Gz = z.size();
+  chunk_ = (n_ * k_ + Gz - 1) / Gz;
+  if (Gz > 1) {
+    gathered_.assign(size_t(chunk_ * Gz), 0.0f);
+    dblock_.assign(size_t(chunk_ * Gz), 0.0f);
+    dchunk_part_.assign(size_t(chunk_), 0.0f);
+  }
+}
+
+void Linear4d::prefetch(const float* chunk) {
+  if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
+  timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
+}
+
+const float* Linear4d::block(const float* chunk) {
+  if (z_.size() == 1) return chunk;
+  timed(times_.tp.all_gather, [&] {
+    if (gather_) {
+      gather_->wait();
+      gather_.reset();
+    } else {
+      z_.all_gather(chunk, gathered_.data(), size_t(chunk_));
+    }
+  });
+  return gathered_.data();
+}
+
+void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
+  const float* w = block(chunk);
+  const bool scatter_rows = sequence_parallel_ && in_.size() > 1;
+  float* result = out;
+  if (scatter_rows) {
+    partial_out_.resize(size_t(m * n_));
+    result = partial_out_.data();
+  }
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, result, n_); });
+  int64_t rows = m;
+  if (scatter_rows) {
+    rows = m / in_.size();
+    timed(times_.tp.reduce_scatter, [&] { in_.reduce_scatter(result, out, size_t(rows * n_)); });
+  } else if (in_.size() > 1) {
+    timed(times_.tp.all_reduce, [&] { in_.all_reduce(out, size_t(m * n_)); });
+  }
+  if (!bias) return;
+  timed(times_.ops.gemm, [&] {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n_; ++j) out[r * n_ + j] += bias[j];
+    }
+  });
+}
+
+void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in,
+                        const float* chunk, int64_t m) {
+  if (sequence_parallel_ && in_.size() > 1) {
+    // This rank holds m/|in| rows of dY; the GEMMs need all m.
+    dout_rows_.resize(size_t(m * n_));
+    timed(times_.tp.all_gather, [&] { in_.all_gather(dout, dout_rows_.data(), size_t(m / in_.size() * n_)); });
+    dout = dout_rows_.data();
+  }
+  const float* w = block(chunk);
+  finish_gradient();  // the previous backward's reduce-scatter owns dblock_
+  const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
+  const int64_t din_rows = scatter_rows ? m / out_.size() : m;
+  dx_partial_.resize(size_t((m + din_rows) * k_));
+  float* dx = dx_partial_.data();
+  float* dx_rows = dx + m * k_;  // the reduce-scatter's result
+  timed(times_.ops.gemm, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx, k_); });
+  RequestPtr dx_reduce;
+  if (out_.size() > 1) {
+    if (!scatter_rows) dx_rows = dx;
+    timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] {
+      // With overlap (OAR) the reduction runs under the dW GEMM below.
+      const bool oar = overlap_.all_reduce;
+      if (scatter_rows && oar) dx_reduce = out_.start_reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (scatter_rows && !oar) out_.reduce_scatter(dx, dx_rows, size_t(din_rows * k_));
+      if (!scatter_rows && oar) dx_reduce = out_.start_all_reduce(dx, size_t(m * k_));
+      if (!scatter_rows && !oar) out_.all_reduce(dx, size_t(m * k_));
+    });
+  } else {
+    dx_rows = dx;
+  }
+  const bool split = z_.size() > 1;
+  timed(times_.ops.gemm, [&] {
+    // dW = dYᵀ · X: into the chunk directly without a Z split, else into the whole block first.
+    cpu::gemm(true, false, n_, k_, m, 1.0f, dout, n_, in, k_, split ? 0.0f : 1.0f, split ? dblock_.data() : dchunk, k_);
+    if (dbias) {
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n_; ++j) dbias[j] += dout[r * n_ + j];
+      }
+    }
+  });
+  if (split) {
+    timed(times_.tp.reduce_scatter, [&] {
+      scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
+      scatter_target_ = dchunk;
+    });
+    if (!overlap_.reduce_scatter) finish_gradient();
+  }
+  if (dx_reduce) timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] { dx_reduce->wait(); });
+  timed(times_.ops.gemm, [&] {
+    for (int64_t i = 0; i < din_rows * k_; ++i) din[i] += dx_rows[i];
+  });
+}
+
+void Linear4d::finish_gradient() {
+  if (!scatter_) return;
+  timed(times_.tp.reduce_scatter, [&] { scatter_->wait(); });
+  scatter_.reset();
+  timed(times_.ops.gemm, [&] {
+    for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];
+  });
+}
+
+}  // namespace axo

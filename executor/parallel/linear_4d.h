@@ -1,0 +1,72 @@
+// AxoNN's 4D tensor-parallel linear layer on one rank (ARCHITECTURE.md):
+// Y[m, n] = X[m, k] · Wᵀ + b with W's k axis split over the `in` group, its
+// n axis over the `out` group, and each rank's (n/Gout)×(k/Gin) block split
+// again over Z in contiguous chunks of the row-major block.
+//
+//   forward:  all-gather the block over Z; Y_partial = X_local · blockᵀ;
+//             all-reduce Y_partial over `in`; add the bias slice.
+//   backward: all-gather the block over Z (again: the Z-sharded memory is the
+//             point); dX_partial = dY · block, all-reduced over `out`, under
+//             dW = dYᵀ · X_local (OAR); dW reduce-scattered over Z into the
+//             chunk, asynchronously (ORS) until finish_gradient().
+// prefetch() starts the next layer's all-gather early (OAG).
+// A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
+//
+// Megatron's sequence parallelism (x = z = 1): the all-reduces become
+// reduce-scatters of rows. A transposed layer reduce-scatters its output to
+// [m/Gy, n] rows and, in backward, all-gathers dY's rows first; a plain
+// layer reduce-scatters dX to [m/Gy, k] rows (its caller all-gathers X's rows
+// before forward, and keeps them for backward).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "executor/comm/communicator.h"
+#include "executor/parallel/phase_times.h"
+
+namespace axo {
+
+// AxoNN's three overlaps, each switchable.
+struct Overlap {
+  bool all_reduce = true;      // OAR: backward's dX reduction under the dW GEMM
+  bool reduce_scatter = true;  // ORS: dW reduce-scatter left running until the gradient is needed
+  bool all_gather = true;      // OAG: the next layer's weight all-gather prefetched
+  static Overlap none() { return {false, false, false}; }
+};
+
+class Linear4d {
+ public:
+  // The block is n_local × k_local; `times` receives compute and wait seconds.
+  Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
+           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times);
+
+  // Elements of this rank's chunk (the block split over Z, padded).
+  int64_t chunk_size() const { return chunk_; }
+
+  // Starts gathering the block from `chunk` (with OAG; no-op without Z split).
+  void prefetch(const float* chunk);
+  // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
+  // With sequence parallelism out is this rank's m/|in| rows.
+  void forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m);
+  // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
+  // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
+  // With sequence parallelism dout (transposed) or din (plain) hold this rank's rows only.
+  void backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in, const float* chunk,
+                int64_t m);
+  // Completes the reduce-scatter of the last backward into its dchunk.
+  void finish_gradient();
+
+ private:
+  const float* block(const float* chunk);
+  Communicator &in_, &out_, &z_;
+  int64_t n_, k_, chunk_;
+  Overlap overlap_;
+  bool sequence_parallel_;
+  PhaseTimes& times_;
+  std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_, partial_out_, dout_rows_;
+  RequestPtr gather_, scatter_;
+  float* scatter_target_ = nullptr;
+};
+
+}  // namespace axo

@@ -1,0 +1,28 @@
+// Where a rank's time in a training step goes, in the planner's components
+// (model/breakdown.h): compute, time blocked in tensor-parallel collectives,
+// idle waiting for the pipeline (the bubble), pipeline sends, exposed
+// data-parallel reductions, and the optimizer.
+#pragma once
+
+#include <array>
+
+#include "executor/gpt/gpt.h"
+
+namespace axo {
+
+struct PhaseTimes {
+  OpTimes ops;           // kernels by kind; their total is the compute component
+  struct {
+    double all_gather = 0, all_reduce = 0, reduce_scatter = 0;
+  } tp;                  // blocked in X, Y or Z collectives, by kind
+  double bubble = 0;     // waiting for a pipeline neighbour's activation or gradient
+  double pp_comm = 0;    // posting and retiring pipeline sends
+  double dp_comm = 0;    // blocked in gradient reductions over data (and z, embedding)
+  double optimizer = 0;  // loss and norm reductions, clipping, AdamW
+
+  double tp_comm() const { return tp.all_gather + tp.all_reduce + tp.reduce_scatter; }
+  // In kComponentNames' order (offload is not measured here: 0).
+  std::array<double, 7> components() const { return {ops.total(), tp_comm(), bubble, pp_comm, dp_comm, 0.0, optimizer}; }
+};
+
+}  // namespace axo

@@ -1,0 +1,97 @@
+// Which elements of the GPT's parameters a rank of the 4D grid holds, where
+// they sit in its local buffer, and where in llm.c's full layout (gpt.h).
+//
+// A rank of stage s holds the layers of s, plus the embedding (wte, wpe) on
+// the first stage and the final LayerNorm and a copy of the tied wte on the
+// last. With C channels, NH heads, Cx = C/Gx and Cy = C/Gy:
+//   linear weights W[n,k]: the (n/Gout)×(k/Gin) block of this (x, y),
+//     flattened row-major and split in Gz contiguous chunks (the last padded
+//     with zeros); plain layers (qkv, fc) have Gin = X, Gout = Y, transposed
+//     ones (attproj, fcproj) Gin = Y, Gout = X. The qkv block's rows are the
+//     q, k and v rows of this Y rank's NH/Gy heads, so attention runs on
+//     whole heads.
+//   qkvb, fcb: the Y slice matching the block's rows; LayerNorm weights and
+//     biases, attprojb, fcprojb, lnf: the X slice [x·Cx, (x+1)·Cx).
+//   wte [Vp, Cx], wpe [maxT, Cx]: every row, this X rank's columns.
+// Linear shards are unique per (x, y, z) and replicated over data; qkvb and
+// fcb are replicated over x, z and data; the rest over y, z and data. A parameter's gradient is summed over
+// the ranks holding partial sums of it: linear shards over data (their Z
+// partial sums are reduce-scattered inside the layer), the rest over z and
+// data, and the tied wte also between the first and the last stage. With
+// sequence parallelism (x = z = 1) the norms and the embeddings work on this
+// rank's rows of the sequence, so their gradients are summed over y as well.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "executor/gpt/gpt.h"
+#include "executor/parallel/process_grid.h"
+#include "executor/parallel/stage_partition.h"
+
+namespace axo {
+
+// llm.c's sixteen tensors, in gpt_tensor_sizes' order.
+enum class GptTensor { wte, wpe, ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb, lnfw, lnfb };
+
+// The ranks a gradient is summed over after backward.
+enum class GradientGroup { data, z_and_data, y_z_and_data };
+
+// A run of elements: local[local, local+length) ↔ full[global, global+length).
+struct ShardSegment {
+  int64_t local = 0, global = 0, length = 0;
+};
+
+struct LocalTensor {
+  GptTensor kind = GptTensor::wte;
+  int64_t layer = -1;   // global layer index; -1 for wte, wpe, lnf
+  int64_t offset = 0;   // in the local buffer
+  int64_t size = 0;     // elements, padding included
+  bool decayed = false;  // AdamW weight decay (matrices)
+  bool owned = false;    // the one copy counted in norms and gathers
+  bool tied = false;     // wte: also summed between the first and last stage
+  GradientGroup group = GradientGroup::z_and_data;
+  std::vector<ShardSegment> segments;
+};
+
+// A contiguous run of the local buffer whose gradients are final together
+// and summed over the same group: the data-parallel all-reduce bucket.
+struct GradientBucket {
+  int64_t offset = 0, size = 0;
+  GradientGroup group = GradientGroup::z_and_data;
+  int64_t layer = -1;  // the layer, or -1 before the layers (embedding), or `end` after (head)
+};
+
+class ShardLayout {
+ public:
+  // InputError naming what does not divide what (heads by Gy, channels by Gx,
+  // layers by stages).
+  ShardLayout(const GptShape& shape, const ParallelConfig& config, const GridCoords& coords,
+              const std::vector<LayerRange>& stages);
+
+  const GptShape& shape() const { return shape_; }
+  const LayerRange& layers() const { return layers_; }
+  int64_t size() const { return size_; }
+  const std::vector<LocalTensor>& tensors() const { return tensors_; }
+  const std::vector<GradientBucket>& buckets() const { return buckets_; }
+  // The tensor `kind` of `layer` (-1 for wte, wpe, lnf); nullptr if this rank holds none.
+  const LocalTensor* find(GptTensor kind, int64_t layer = -1) const;
+  float* view(float* base, GptTensor kind, int64_t layer = -1) const;
+  const float* view(const float* base, GptTensor kind, int64_t layer = -1) const;
+
+  // local ← this rank's elements of full (padding left untouched).
+  void scatter(const float* full, float* local) const;
+  // full += this rank's owned elements; summed over the world, every element once.
+  void add_owned(const float* local, float* full) const;
+
+ private:
+  void add(GptTensor kind, int64_t layer, int64_t size, bool decayed, bool owned, bool tied, GradientGroup group,
+           std::vector<ShardSegment> segments);
+  GptShape shape_;
+  LayerRange layers_;
+  int64_t size_ = 0;
+  std::vector<LocalTensor> tensors_;
+  std::vector<GradientBucket> buckets_;
+};
+
+}  // namespace axo

@@ -1,0 +1,261 @@
+// The 4D-parallel GPT against the serial one (the oracle): for each grid
+// that fits the launch, two training steps give the serial executor's loss,
+// gradients and updated weights within fp32 round-off.
+//
+// Tolerance: per llm.c tensor, max |parallel − serial| ≤ 2e-5 · max |serial|
+// (a relative error at the tensor's scale; the sums run in another order),
+// plus, for weights after AdamW, 1e-3 · lr: Adam divides each gradient by
+// its own magnitude, so a near-zero gradient's round-off moves its weight by
+// up to that much (seen on biases, whose updates start from zero).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "executor/comm/mpi_communicator.h"
+#include "executor/cpu/adamw.h"
+#include "executor/cpu/gemm.h"
+#include "executor/gpt/gpt.h"
+#include "executor/parallel/parallel_gpt.h"
+#include "model/error.h"
+
+namespace axo {
+namespace {
+
+constexpr int64_t kT = 8, kSequencesPerReplica = 8, kMicrobatch = 2, kSteps = 2;
+constexpr double kTolerance = 2e-5;
+constexpr double kLr = 1e-3, kDecay = 0.1, kClip = 1.0;
+
+GptShape test_shape() {
+  GptShape g;
+  g.layers = 4, g.heads = 4, g.channels = 32, g.max_seq = 16, g.vocab = 100, g.padded_vocab = 128;
+  return g;
+}
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+struct Batch {
+  std::vector<int> inputs, targets;  // [sequences · T] each
+};
+
+Batch make_batch(int64_t sequences, int step) {
+  std::mt19937 rng(1000 + step);
+  std::uniform_int_distribution<int> token(0, int(test_shape().vocab) - 1);
+  Batch b;
+  for (int64_t i = 0; i < sequences * kT; ++i) b.inputs.push_back(token(rng)), b.targets.push_back(token(rng));
+  return b;
+}
+
+struct Result {
+  std::vector<double> losses, norms;
+  std::vector<float> first_gradients, parameters;
+};
+
+// The serial executor, as the single-rank trainer runs a step.
+Result run_serial(int64_t data) {
+  const GptShape shape = test_shape();
+  Gpt model(shape);
+  model.initialize(7);
+  std::vector<float> m(model.parameters().size(), 0.0f), v = m;
+  const auto sizes = gpt_tensor_sizes(shape);
+  static constexpr bool kDecayed[kGptTensors] = {true, true, false, false, true, false, true, false,
+                                                 false, false, true, false, true, false, false, false};
+  Result r;
+  const int64_t sequences = kSequencesPerReplica * data, accumulation = sequences / kMicrobatch;
+  for (int step = 0; step < kSteps; ++step) {
+    const Batch b = make_batch(sequences, step);
+    model.zero_gradients();
+    double loss = 0;
+    for (int64_t k = 0; k < accumulation; ++k) {
+      loss += model.forward(b.inputs.data() + k * kMicrobatch * kT, b.targets.data() + k * kMicrobatch * kT,
+                            kMicrobatch, kT);
+      model.backward();
+    }
+    for (float& g : model.gradients()) g /= float(accumulation);
+    r.losses.push_back(loss / double(accumulation));
+    if (step == 0) r.first_gradients = model.gradients();
+    double sum = 0;
+    for (float g : model.gradients()) sum += double(g) * g;
+    const double norm = std::sqrt(sum);
+    r.norms.push_back(norm);
+    if (norm > kClip) {
+      for (float& g : model.gradients()) g *= float(kClip / norm);
+    }
+    size_t offset = 0;
+    for (int i = 0; i < kGptTensors; ++i) {
+      cpu::AdamWSettings s;
+      s.learning_rate = float(kLr);
+      s.weight_decay = kDecayed[i] ? float(kDecay) : 0.0f;
+      cpu::adamw_update(model.parameters().data() + offset, model.gradients().data() + offset, m.data() + offset,
+                        v.data() + offset, size_t(sizes[size_t(i)]), s, step + 1);
+      offset += size_t(sizes[size_t(i)]);
+    }
+  }
+  r.parameters = model.parameters();
+  return r;
+}
+
+Result run_parallel(const ParallelConfig& config, const ParallelOptions& options) {
+  const GptShape shape = test_shape();
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ProcessGrid grid(world, config);
+  ParallelGpt model(shape, grid, options);
+  Gpt reference(shape);
+  reference.initialize(7);
+  model.load(reference.parameters());
+  std::vector<float> m(model.parameters().size(), 0.0f), v = m;
+  Result r;
+  const int64_t sequences = kSequencesPerReplica * config.data;
+  for (int step = 0; step < kSteps; ++step) {
+    const Batch b = make_batch(sequences, step);
+    const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
+    r.losses.push_back(model.forward_backward(b.inputs.data() + first, b.targets.data() + first,
+                                              kSequencesPerReplica, kT, kMicrobatch));
+    if (step == 0) r.first_gradients = model.gather(model.gradients());
+    r.norms.push_back(model.clip_gradients(kClip));
+    model.adamw(step + 1, kLr, kDecay, m, v);
+  }
+  r.parameters = model.gather(model.parameters());
+  return r;
+}
+
+// Per llm.c tensor, the largest difference relative to the tensor's largest value.
+void expect_close(const std::vector<float>& parallel, const std::vector<float>& serial, const std::string& what,
+                  double floor = 0) {
+  ASSERT_EQ(parallel.size(), serial.size());
+  const auto sizes = gpt_tensor_sizes(test_shape());
+  size_t offset = 0;
+  for (int i = 0; i < kGptTensors; ++i) {
+    double scale = 0, worst = 0;
+    for (size_t j = offset; j < offset + size_t(sizes[size_t(i)]); ++j) {
+      scale = std::max(scale, double(std::fabs(serial[j])));
+      worst = std::max(worst, double(std::fabs(parallel[j] - serial[j])));
+    }
+    EXPECT_LE(worst, kTolerance * scale + floor) << what << ", tensor " << i << " (llm.c order)";
+    offset += size_t(sizes[size_t(i)]);
+  }
+}
+
+struct Case {
+  std::string name;
+  int64_t pipeline, data, z, y, x;
+  Schedule schedule = Schedule::message_driven;
+  std::string order = "xyzdp";
+  Overlap overlap;
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+};
+
+std::vector<Case> cases() {
+  using S = Schedule;
+  return {
+      {"x2", 1, 1, 1, 1, 2},
+      {"y2", 1, 1, 1, 2, 1},
+      {"z2", 1, 1, 2, 1, 1},
+      {"z2_no_overlap", 1, 1, 2, 1, 1, S::message_driven, "xyzdp", Overlap::none()},
+      {"data2", 1, 2, 1, 1, 1},
+      {"pipe2_message_driven", 2, 1, 1, 1, 1, S::message_driven},
+      {"pipe2_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b},
+      {"x2y2", 1, 1, 1, 2, 2},
+      {"x2z2", 1, 1, 2, 1, 2},
+      {"y2z2_recompute", 1, 1, 2, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::full},
+      {"pipe4_message_driven", 4, 1, 1, 1, 1, S::message_driven},
+      {"pipe4_1f1b", 4, 1, 1, 1, 1, S::one_f_one_b},
+      {"pipe2_data2_order_pdzyx", 2, 2, 1, 1, 1, S::message_driven, "pdzyx"},
+      {"pipe2_x2y2", 2, 1, 1, 2, 2, S::message_driven},
+      {"pipe2_data2_z2_1f1b", 2, 2, 2, 1, 1, S::one_f_one_b, "zdpxy"},
+      {"pipe2_y2_x2_message_driven_order_yxpzd", 2, 1, 1, 2, 2, S::message_driven, "yxpzd"},
+      {"y2_sequence_parallel", 1, 1, 1, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, true},
+      {"y4_sequence_parallel_no_overlap", 1, 1, 1, 4, 1, S::message_driven, "xyzdp", Overlap::none(), Recompute::none, true},
+      {"x2y2z2_ors_oag_without_oar", 1, 1, 2, 2, 2, S::message_driven, "xyzdp", Overlap{false, true, true}},
+      {"x2z2_oar_only", 1, 1, 2, 1, 2, S::message_driven, "zxydp", Overlap{true, false, false}},
+      {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", Overlap{}, Recompute::full, true},
+      {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", Overlap{}, Recompute::none, true},
+  };
+}
+
+ParallelConfig config_of(const Case& c) {
+  ParallelConfig config;
+  config.pipeline = c.pipeline, config.data = c.data, config.z = c.z, config.y = c.y, config.x = c.x;
+  config.microbatch = kMicrobatch;
+  config.order = parse_order(c.order, "test");
+  config.sequence_parallel = c.sequence_parallel;
+  return config;
+}
+
+TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    const ParallelConfig config = config_of(c);
+    if (config.gpus() != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    ParallelOptions options;
+    options.schedule.schedule = c.schedule;
+    options.overlap = c.overlap;
+    options.recompute = c.recompute;
+    options.seq = kT;
+    const Result parallel = run_parallel(config, options);
+    const Result serial = run_serial(c.data);
+    for (int s = 0; s < kSteps; ++s) {
+      EXPECT_NEAR(parallel.losses[size_t(s)], serial.losses[size_t(s)], 1e-5 * serial.losses[size_t(s)]) << "step " << s;
+      EXPECT_NEAR(parallel.norms[size_t(s)], serial.norms[size_t(s)], 1e-5 * serial.norms[size_t(s)]) << "step " << s;
+    }
+    expect_close(parallel.first_gradients, serial.first_gradients, "gradients after step 1");
+    expect_close(parallel.parameters, serial.parameters, "weights after step 2", 1e-3 * kLr);
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no grid of " << world_size() << " ranks";
+}
+
+TEST(ParallelGptTest, ADelayedStageChangesNothingButTime) {
+  if (world_size() != 4) GTEST_SKIP() << "a 4-stage pipeline needs 4 ranks";
+  cpu::set_gemm_threads(1);
+  ParallelConfig config;
+  config.pipeline = 4, config.microbatch = kMicrobatch;
+  Result baseline;
+  for (Schedule schedule : {Schedule::message_driven, Schedule::one_f_one_b}) {
+    for (int64_t delayed : {0, 2}) {
+      ParallelOptions options;
+      options.seq = kT;
+      options.schedule.schedule = schedule;
+      options.schedule.delayed_stage = delayed;
+      options.schedule.delay_s = 0.002;
+      options.schedule.jitter_s = 0.004;
+      const Result r = run_parallel(config, options);
+      if (baseline.losses.empty()) {
+        baseline = r;
+        continue;
+      }
+      // The same arithmetic in the same order on every rank: bit-identical.
+      EXPECT_EQ(r.losses, baseline.losses) << to_string(schedule) << ", stage " << delayed << " delayed";
+      EXPECT_EQ(r.parameters, baseline.parameters) << to_string(schedule) << ", stage " << delayed << " delayed";
+    }
+  }
+}
+
+TEST(ParallelGptTest, RejectsAGridThatDoesNotFitTheModel) {
+  cpu::set_gemm_threads(1);
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ParallelConfig config;
+  config.y = world_size();
+  GptShape shape = test_shape();
+  shape.heads = 1, shape.channels = 32;
+  ProcessGrid grid(world, config);
+  if (world_size() > 1) {
+    EXPECT_THROW(ParallelGpt(shape, grid, ParallelOptions{}), InputError);
+  }
+  ParallelConfig wrong = config;
+  wrong.data = 3;
+  EXPECT_THROW(ProcessGrid(world, wrong), InputError);
+}
+
+}  // namespace
+}  // namespace axo
