@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: calibrate this machine (4 CPU ranks under mpirun), plan on
 # that profile, train a small GPT on real text with the plan on 4 ranks,
-# plan GPT-3 175B on 1024 Selene GPUs with an explanation, and check the
+# compare the plan with the run (axo report) and refine the profile against
+# it, plan GPT-3 175B on 1024 Selene GPUs with an explanation, and check the
 # model against published runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,10 @@ $axo data encode --in /usr/share/games/fortunes/{literature,wisdom,people,scienc
 mpirun --oversubscribe -np 4 $axo train --plan "$out/tiny-plan.yaml" --data "$out/fortunes_train_*.bin" \
   --val-data "$out/fortunes_val_*.bin" --steps 300 --lr 3e-3 --warmup 20 --val-every 100 --seq 64 \
   --run "$out/run.json" --save-model "$out/tiny.bin" | awk 'NR % 50 == 0 || /val/'
+# Predicted against measured for that run, then this machine's profile refined against it.
+$axo report --plan "$out/tiny-plan.yaml" --run "$out/run.json" --csv "$out/cost.csv" --svg "$out/cost.svg"
+$axo calibrate --refine "$out/run.json" --plan "$out/tiny-plan.yaml" --machine "$out/this-machine.yaml" \
+  --out "$out/this-machine-refined.yaml"
 $axo plan --model gpt3-175b --gpus 1024 --machine selene --top 10 \
   --csv "$out/plans.csv" --json "$out/plans.json" --out "$out/plan.yaml" --explain
 $axo validate

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   axo::tools::add_calibrate_command(app);
   axo::tools::add_train_command(app);
   axo::tools::add_data_command(app);
+  axo::tools::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

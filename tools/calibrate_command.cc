@@ -1,4 +1,6 @@
-// `axo calibrate`: under mpirun, measure this machine and write a profile.
+// `axo calibrate`: under mpirun, measure this machine and write a profile;
+// or, with --refine, fit an existing profile's efficiency factors to runs
+// (no MPI, no measurement: report/profile_refinement.h).
 #include <mpi.h>
 
 #include <sstream>
@@ -6,7 +8,12 @@
 #include "calibrate/calibration.h"
 #include "executor/comm/mpi_communicator.h"
 #include "model/error.h"
+#include "model/plan_file.h"
 #include "model/presets.h"
+#include "model/yaml_fields.h"
+#include "report/profile_refinement.h"
+#include "report/refined_profile_file.h"
+#include "report/refinement_text.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
@@ -16,6 +23,9 @@ namespace {
 struct CalibrateArguments {
   calibration::CalibrationOptions options;
   std::string ops, model, fault;
+  // --refine: the runs, their plans (same order) and the profile to refine.
+  std::vector<std::string> refine_runs, refine_plans;
+  std::string machine;
 };
 
 std::vector<CollectiveOp> parse_ops(const std::string& text) {
@@ -46,7 +56,33 @@ calibration::FaultInjection parse_fault(const std::string& text) {
   return fault;
 }
 
+void refine(const CalibrateArguments& a) {
+  if (a.refine_plans.size() != a.refine_runs.size()) {
+    throw InputError("--refine: " + std::to_string(a.refine_runs.size()) + " run(s) but " +
+                     std::to_string(a.refine_plans.size()) +
+                     " --plan: give the plan.yaml of each run, in the same order");
+  }
+  if (a.machine.empty()) throw InputError("--refine needs --machine PROFILE: the profile to refine");
+  const std::string profile_path = resolve_preset("machines", a.machine);
+  const YAML::Node original = load_yaml_file(profile_path);
+  const MachineProfile profile = machine_profile_from_yaml(original, profile_path);
+  std::vector<RefinementCase> cases;
+  for (size_t i = 0; i < a.refine_runs.size(); ++i) {
+    cases.push_back({a.refine_runs[i], read_plan_file(a.refine_plans[i]), read_run_file(a.refine_runs[i])});
+  }
+  const RefinementResult result = refine_profile(profile, cases);
+  std::printf("Refining %s against %zu run(s): each plan costed again, its components fitted to the run\n",
+              profile.name.c_str(), cases.size());
+  std::fputs(refinement_text(result, profile, a.refine_runs).c_str(), stdout);
+  write_refined_profile(result, original, a.refine_runs, a.options.out);
+  std::printf("Wrote %s\n", a.options.out.c_str());
+}
+
 void run(CalibrateArguments& a) {
+  if (!a.refine_runs.empty()) return refine(a);
+  if (!a.refine_plans.empty() || !a.machine.empty()) {
+    throw InputError("--plan and --machine go with --refine RUN.json ...");
+  }
   MpiSession session(nullptr, nullptr);
   if (!a.ops.empty()) a.options.ops = parse_ops(a.ops);
   if (!a.model.empty()) a.options.extra_gemms = calibration::model_gemm_shapes(load_model(a.model));
@@ -68,18 +104,26 @@ void run(CalibrateArguments& a) {
 
 void add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArguments>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine under mpirun and write a machine profile");
+  CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine under mpirun and write a machine profile, or --refine one against runs");
   cmd->add_option("--out", a->options.out, "Profile to write (YAML)")->required();
-  cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)");
-  cmd->add_flag("--quick", a->options.quick, "A short sweep (messages up to 4 MiB, a smaller GEMM grid)");
-  cmd->add_option("--ops", a->ops, "Collectives: all_reduce,all_gather,reduce_scatter,broadcast,send_recv");
-  cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(CLI::PositiveNumber);
-  cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(CLI::PositiveNumber);
-  cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(CLI::PositiveNumber);
-  cmd->add_option("--model", a->model, "Also time this model's layer GEMM shapes");
-  cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(CLI::PositiveNumber);
-  cmd->add_option("--inject-fault", a->fault, "Testing only: corrupt (a wrong result) or hang:RANK");
+  const std::vector<CLI::Option*> measuring = {
+      cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)"),
+      cmd->add_flag("--quick", a->options.quick, "A short sweep (messages up to 4 MiB, a smaller GEMM grid)"),
+      cmd->add_option("--ops", a->ops, "Collectives: all_reduce,all_gather,reduce_scatter,broadcast,send_recv"),
+      cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(CLI::PositiveNumber),
+      cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(CLI::PositiveNumber),
+      cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(CLI::PositiveNumber),
+      cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(CLI::PositiveNumber),
+      cmd->add_option("--model", a->model, "Also time this model's layer GEMM shapes"),
+      cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(CLI::PositiveNumber),
+      cmd->add_option("--inject-fault", a->fault, "Testing only: corrupt (a wrong result) or hang:RANK")};
+  CLI::Option* refine_runs = cmd->add_option(
+      "--refine", a->refine_runs,
+      "Measure nothing: fit the --machine profile's efficiency factors (GEMM, memory-bound, network, host) "
+      "to these run.json files and write the refined profile to --out");
+  cmd->add_option("--plan", a->refine_plans, "With --refine: the plan.yaml of each run, in the same order");
+  cmd->add_option("--machine", a->machine, "With --refine: the profile to refine (preset name or file)");
+  for (CLI::Option* option : measuring) refine_runs->excludes(option);
   cmd->callback([a] { run(*a); });
 }
 

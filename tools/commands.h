@@ -14,5 +14,6 @@ void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_data_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace axo::tools

@@ -15,6 +15,7 @@
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 #include "planner/plan_table.h"
+#include "report/run_file.h"
 
 namespace axo::fuzz {
 
@@ -106,11 +107,16 @@ void checkpoint(std::string_view bytes) {
   expect_clean([&] { read_checkpoint(as_file(bytes)); });
 }
 
+void run_file(std::string_view bytes) {
+  expect_clean([&] { read_run_file(as_file(bytes)); });
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"model_spec", model_spec},   {"hf_config", hf_config},   {"machine_profile", machine_profile},
       {"plan_file", plan_file},     {"fix_option", fix_option}, {"plan_csv", plan_csv},
-      {"token_shard", token_shard}, {"llmc_model", llmc_model}, {"checkpoint", checkpoint}};
+      {"token_shard", token_shard}, {"llmc_model", llmc_model}, {"checkpoint", checkpoint},
+      {"run_file", run_file}};
   return all;
 }
 

@@ -20,6 +20,7 @@ void plan_csv(std::string_view bytes);         // the planner's CSV table
 void token_shard(std::string_view bytes);      // an llm.c token shard file
 void llmc_model(std::string_view bytes);       // an llm.c GPT-2 model file
 void checkpoint(std::string_view bytes);       // a training checkpoint file
+void run_file(std::string_view bytes);         // run.json, as axo report reads it
 
 struct Target {
   const char* name;

@@ -1,0 +1,161 @@
+// Fitting a machine profile's efficiency factors to runs (see profile_refinement.h).
+#include "report/profile_refinement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/cost_model.h"
+#include "model/error.h"
+
+namespace axo {
+
+namespace {
+
+constexpr double kFactorLimit = 20;   // each factor within [1/20, 20]
+constexpr double kMinEfficiency = 1e-3;  // the profile schema's lower bound
+
+Breakdown predict(const MachineProfile& profile, const RefinementCase& c) {
+  const CostModel model(c.plan.model, profile);
+  if (const std::string why = model.check(c.plan.config); !why.empty()) {
+    throw InputError(c.label + ": the plan's configuration cannot be costed: " + why);
+  }
+  return model.evaluate(c.plan.config);
+}
+
+// Relative component errors r of one case (see the header).
+void append_residuals(const Breakdown& predicted, const MeasuredRun& run, std::vector<double>& out) {
+  const double floor = std::max(0.01 * run.iteration_s, 1e-9);
+  const auto values = components(predicted);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == 0 && run.components[i] == 0) continue;
+    out.push_back((values[i] - run.components[i]) / std::max(run.components[i], floor));
+  }
+}
+
+double mean_square(const std::vector<double>& residuals) {
+  double sum = 0;
+  for (double r : residuals) sum += r * r;
+  return residuals.empty() ? 0 : sum / double(residuals.size());
+}
+
+std::vector<Breakdown> predict_all(const MachineProfile& profile, const std::vector<RefinementCase>& cases) {
+  std::vector<Breakdown> predictions;
+  for (const RefinementCase& c : cases) predictions.push_back(predict(profile, c));
+  return predictions;
+}
+
+double objective(const std::vector<Breakdown>& predictions, const std::vector<RefinementCase>& cases) {
+  std::vector<double> residuals;
+  for (size_t k = 0; k < cases.size(); ++k) append_residuals(predictions[k], cases[k].run, residuals);
+  return mean_square(residuals);
+}
+
+std::vector<double> iteration_errors(const std::vector<Breakdown>& predictions,
+                                     const std::vector<RefinementCase>& cases) {
+  std::vector<double> errors;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const double measured = cases[k].run.iteration_s;
+    errors.push_back(measured > 0 ? (predictions[k].iter_time - measured) / measured : 0.0);
+  }
+  return errors;
+}
+
+// Whether any prediction moves when factor `i` is halved or doubled.
+bool affects_predictions(const MachineProfile& profile, const std::vector<RefinementCase>& cases,
+                         const std::vector<Breakdown>& base, size_t i) {
+  for (double f : {0.5, 2.0}) {
+    std::array<double, 4> factors{1, 1, 1, 1};
+    factors[i] = f;
+    const std::vector<Breakdown> moved = predict_all(apply_refinement_factors(profile, factors), cases);
+    for (size_t k = 0; k < cases.size(); ++k) {
+      const auto a = components(base[k]), b = components(moved[k]);
+      for (size_t c = 0; c < a.size(); ++c) {
+        if (std::abs(a[c] - b[c]) > 1e-12 * std::max(std::abs(a[c]), 1e-30)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+MachineProfile apply_refinement_factors(const MachineProfile& profile,
+                                        const std::array<double, 4>& factors) {
+  MachineProfile p = profile;
+  if (p.gemm_table.empty()) {
+    p.gemm_max_efficiency = std::min(1.0, p.gemm_max_efficiency * factors[0]);
+  } else {
+    for (GemmSample& sample : p.gemm_table) sample.tflops *= factors[0];
+  }
+  p.memory_bound_efficiency = std::min(1.0, p.memory_bound_efficiency * factors[1]);
+  p.intra_bus_bandwidth_GBps *= factors[2];
+  p.nic_bandwidth_GBps *= factors[2];
+  for (CollectiveFit& fit : p.collectives) {
+    for (LinkSegment& segment : fit.segments) segment.bus_bandwidth_GBps *= factors[2];
+  }
+  p.host_to_device_GBps *= factors[3];
+  p.device_to_host_GBps *= factors[3];
+  p.cpu_optimizer_params_per_s *= factors[3];
+  return p;
+}
+
+double refinement_error(const MachineProfile& profile, const std::vector<RefinementCase>& cases) {
+  return std::sqrt(objective(predict_all(profile, cases), cases));
+}
+
+RefinementResult refine_profile(const MachineProfile& profile, const std::vector<RefinementCase>& cases) {
+  if (cases.empty()) throw InputError("refinement needs at least one run with its plan");
+  RefinementResult result;
+  const std::vector<Breakdown> before = predict_all(profile, cases);
+  result.rms_error_before = std::sqrt(objective(before, cases));
+  result.iteration_error_before = iteration_errors(before, cases);
+
+  // Search in log-factors, within the limits and the efficiencies' bounds.
+  std::array<double, 4> low, high, theta{};
+  for (size_t i = 0; i < 4; ++i) low[i] = -std::log(kFactorLimit), high[i] = std::log(kFactorLimit);
+  if (profile.gemm_table.empty()) {
+    high[0] = std::min(high[0], std::log(1.0 / profile.gemm_max_efficiency));
+    low[0] = std::max(low[0], std::log(kMinEfficiency / profile.gemm_max_efficiency));
+  }
+  high[1] = std::min(high[1], std::log(1.0 / profile.memory_bound_efficiency));
+  low[1] = std::max(low[1], std::log(kMinEfficiency / profile.memory_bound_efficiency));
+  std::vector<size_t> free;
+  for (size_t i = 0; i < 4; ++i) {
+    result.constrained[i] = affects_predictions(profile, cases, before, i);
+    if (result.constrained[i]) free.push_back(i);
+  }
+  auto cost = [&](const std::array<double, 4>& log_factors) {
+    std::array<double, 4> factors;
+    for (size_t i = 0; i < 4; ++i) factors[i] = std::exp(log_factors[i]);
+    ++result.evaluations;
+    return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases);
+  };
+  double best = cost(theta);
+  for (double step = std::log(2.0); step > 1e-5 && result.evaluations < 20000;) {
+    bool improved = false;
+    for (size_t i : free) {
+      for (double direction : {1.0, -1.0}) {
+        std::array<double, 4> candidate = theta;
+        candidate[i] = std::clamp(theta[i] + direction * step, low[i], high[i]);
+        if (candidate[i] == theta[i]) continue;
+        const double value = cost(candidate);
+        if (value < best) {
+          best = value, theta = candidate, improved = true;
+          break;
+        }
+      }
+    }
+    if (!improved) step /= 2;
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    result.factors[i] = std::exp(theta[i]);
+    result.at_limit[i] = result.constrained[i] && (theta[i] == low[i] || theta[i] == high[i]);
+  }
+  result.profile = apply_refinement_factors(profile, result.factors);
+  const std::vector<Breakdown> after = predict_all(result.profile, cases);
+  result.rms_error_after = std::sqrt(objective(after, cases));
+  result.iteration_error_after = iteration_errors(after, cases);
+  return result;
+}
+
+}  // namespace axo

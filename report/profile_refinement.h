@@ -1,0 +1,72 @@
+// Refining a machine profile against measured runs: the few factors the cost
+// model scales by are fitted so that each plan, costed again on the refined
+// profile, predicts its run's components as closely as possible.
+//
+// The factors multiply rates of the profile (1 leaves it as it is):
+//   gemm     GEMM rate: gemm.max_efficiency, or, when the profile has a
+//            measured GEMM table, every sample's tflops (the table then sets
+//            the rate and max_efficiency cancels out of gemm_model.h)
+//   memory   memory_bound_efficiency: layernorm, softmax, GELU, the device optimizer
+//   network  the bus bandwidth of every link: intra_node, the NICs and every
+//            measured collective fit
+//   host     the host link both ways and the CPU optimizer rate (CPU offload)
+// Efficiencies stay within (0, 1] (the profile's schema); each factor
+// within [1/20, 20].
+//
+// The fit minimises the mean of squared relative errors over every run's
+// components, r = (predicted − measured) / max(measured, 1% of the measured
+// iteration): relative, so a short component counts as much as a long one,
+// floored at 1% of the iteration so that a component the run barely saw
+// (or did not attribute) cannot dominate. It is a compass search in the
+// logarithms of the factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
+// each factor ×/÷ a step, keep any improvement, halve the step when none,
+// until the step is below 1e−5; the cost model's max() terms (overlap,
+// rooflines) make gradients unreliable, and four parameters are few. A
+// factor that changes no prediction of these runs stays at 1.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "model/machine_profile.h"
+#include "model/plan_file.h"
+#include "report/run_file.h"
+
+namespace axo {
+
+inline constexpr std::array<const char*, 4> kRefinementFactorNames = {"gemm", "memory", "network",
+                                                                       "host"};
+
+struct RefinementCase {
+  std::string label;  // e.g. the run file, for messages
+  Plan plan;          // its model and configuration are costed again
+  MeasuredRun run;
+};
+
+struct RefinementResult {
+  std::array<double, 4> factors{1, 1, 1, 1};     // in kRefinementFactorNames order
+  std::array<bool, 4> constrained{};              // false: no run's prediction depends on it
+  // True where the fit stopped at a bound (1/20, 20, or an efficiency of 1):
+  // the runs ask for more than the profile's schema allows (a profile of
+  // another machine, or work the model charges at a rate the run beat).
+  std::array<bool, 4> at_limit{};
+  MachineProfile profile;                         // the input with the factors applied
+  double rms_error_before = 0, rms_error_after = 0;  // root mean square of r
+  // Per case: (predicted − measured) / measured iteration time, before and after.
+  std::vector<double> iteration_error_before, iteration_error_after;
+  int evaluations = 0;
+};
+
+// `profile` with `factors` applied (see above); efficiencies are clamped to 1.
+MachineProfile apply_refinement_factors(const MachineProfile& profile,
+                                        const std::array<double, 4>& factors);
+
+// Root mean square of the relative component errors r of `cases` on `profile`.
+// Throws InputError when a plan's configuration does not fit its model.
+double refinement_error(const MachineProfile& profile, const std::vector<RefinementCase>& cases);
+
+// Throws InputError on no cases or a plan that cannot be costed.
+RefinementResult refine_profile(const MachineProfile& profile, const std::vector<RefinementCase>& cases);
+
+}  // namespace axo

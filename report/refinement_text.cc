@@ -1,0 +1,65 @@
+// A refinement for people (see refinement_text.h).
+#include "report/refinement_text.h"
+
+#include <cstdio>
+
+namespace axo {
+
+namespace {
+
+std::string format(const char* pattern, double a, double b) {
+  char text[160];
+  std::snprintf(text, sizeof text, pattern, a, b);
+  return text;
+}
+
+// The profile fields factor `i` changed, before -> after.
+std::string changed_fields(size_t i, const MachineProfile& p, const MachineProfile& q) {
+  switch (i) {
+    case 0:
+      if (!p.gemm_table.empty()) {
+        return format("GEMM table rates x%.4g (%.0f samples)", q.gemm_table[0].tflops / p.gemm_table[0].tflops,
+                      double(p.gemm_table.size()));
+      }
+      return format("gemm.max_efficiency %.4g -> %.4g", p.gemm_max_efficiency, q.gemm_max_efficiency);
+    case 1:
+      return format("memory_bound_efficiency %.4g -> %.4g", p.memory_bound_efficiency,
+                    q.memory_bound_efficiency);
+    case 2:
+      return format("intra_node %.4g -> %.4g GB/s", p.intra_bus_bandwidth_GBps, q.intra_bus_bandwidth_GBps) +
+             format(", NIC %.4g -> %.4g GB/s", p.nic_bandwidth_GBps, q.nic_bandwidth_GBps) +
+             (p.collectives.empty() ? "" : ", and every measured collective fit");
+    default:
+      return format("host link %.4g -> %.4g GB/s", p.host_to_device_GBps, q.host_to_device_GBps) +
+             format(", CPU optimizer %.4g -> %.4g params/s", p.cpu_optimizer_params_per_s,
+                    q.cpu_optimizer_params_per_s);
+  }
+}
+
+}  // namespace
+
+std::string refinement_text(const RefinementResult& result, const MachineProfile& before,
+                            const std::vector<std::string>& labels) {
+  std::string text = "factor      value  profile\n";
+  char line[512];
+  for (size_t i = 0; i < kRefinementFactorNames.size(); ++i) {
+    std::string what = result.constrained[i] ? changed_fields(i, before, result.profile)
+                                             : "(no run depends on it: unchanged)";
+    if (result.at_limit[i]) what += " (stopped at its bound: the runs ask for more)";
+    std::snprintf(line, sizeof line, "%-8s %8.4f  %s\n", kRefinementFactorNames[i], result.factors[i],
+                  what.c_str());
+    text += line;
+  }
+  std::snprintf(line, sizeof line, "RMS relative component error: %.2f%% before, %.2f%% after (%d evaluations)\n",
+                100 * result.rms_error_before, 100 * result.rms_error_after, result.evaluations);
+  text += line;
+  for (size_t k = 0; k < result.iteration_error_before.size(); ++k) {
+    std::snprintf(line, sizeof line, "%s: iteration time error %+.2f%% before, %+.2f%% after\n",
+                  k < labels.size() ? labels[k].c_str() : "run", 100 * result.iteration_error_before[k],
+                  100 * result.iteration_error_after[k]);
+    text += line;
+  }
+  return text;
+}
+
+}  // namespace axo

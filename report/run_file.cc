@@ -1,0 +1,96 @@
+// run.json reading (see run_file.h).
+#include "report/run_file.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "model/error.h"
+
+namespace axo {
+
+namespace {
+
+std::string type_and_value(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + text;
+}
+
+// A finite, non-negative number of seconds at `field`.
+double seconds_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                  const std::string& field) {
+  if (!parent.contains(key)) throw InputError(source + ": " + field + ": missing");
+  const nlohmann::json& value = parent[key];
+  if (!value.is_number()) {
+    throw InputError(source + ": " + field + ": expected a number of seconds, got " +
+                     type_and_value(value));
+  }
+  const double seconds = value.get<double>();
+  if (!std::isfinite(seconds) || seconds < 0) {
+    throw InputError(source + ": " + field + ": expected a number of seconds >= 0, got " +
+                     value.dump());
+  }
+  return seconds;
+}
+
+}  // namespace
+
+MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
+  if (!root.is_object()) {
+    throw InputError(source + ": expected a JSON object with 'steps', got " + type_and_value(root));
+  }
+  if (!root.contains("steps")) throw InputError(source + ": steps: missing");
+  const nlohmann::json& steps = root["steps"];
+  if (!steps.is_array() || steps.empty()) {
+    throw InputError(source + ": steps: expected a non-empty list of steps, got " +
+                     type_and_value(steps));
+  }
+  MeasuredRun run;
+  run.source = source;
+  run.steps = steps.size();
+  const size_t first = steps.size() >= 3 ? 1 : 0;  // leave out the warm-up step
+  run.steps_used = steps.size() - first;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const std::string at = "steps[" + std::to_string(s) + "]";
+    const nlohmann::json& step = steps[s];
+    if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
+    const double iteration = seconds_at(step, "iteration_s", source, at + ".iteration_s");
+    if (!step.contains("components_s")) throw InputError(source + ": " + at + ".components_s: missing");
+    const nlohmann::json& parts = step["components_s"];
+    if (!parts.is_object()) {
+      throw InputError(source + ": " + at + ".components_s: expected an object of seconds, got " +
+                       type_and_value(parts));
+    }
+    std::array<double, 7> values{};
+    for (size_t i = 0; i < kComponentNames.size(); ++i) {
+      values[i] = seconds_at(parts, kComponentNames[i], source,
+                             at + ".components_s." + kComponentNames[i]);
+    }
+    if (s < first) continue;
+    run.iteration_s += iteration;
+    for (size_t i = 0; i < values.size(); ++i) run.components[i] += values[i];
+  }
+  run.iteration_s /= double(run.steps_used);
+  for (double& value : run.components) value /= double(run.steps_used);
+  bool finite = std::isfinite(run.iteration_s);
+  for (double value : run.components) finite = finite && std::isfinite(value);
+  if (!finite) throw InputError(source + ": steps: seconds too large to average");
+  return run;
+}
+
+MeasuredRun read_run_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  return measured_run_from_json(root, path);
+}
+
+}  // namespace axo

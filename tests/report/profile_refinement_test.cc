@@ -1,0 +1,129 @@
+// Refining a profile: the factors act where they should, and runs made by
+// costing plans on a profile with known factors are fitted back to them.
+#include "report/profile_refinement.h"
+
+#include <gtest/gtest.h>
+
+#include "model/cost_model.h"
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+// A run whose components are exactly what `truth` predicts for the plan.
+RefinementCase synthetic_case(const std::string& label, const TransformerSpec& spec,
+                              const ParallelConfig& config, const MachineProfile& truth) {
+  RefinementCase c;
+  c.label = label;
+  c.plan.model = spec;
+  c.plan.machine = truth.name;
+  c.plan.gpus = config.gpus();
+  c.plan.config = config;
+  const Breakdown b = CostModel(spec, truth).evaluate(config);
+  c.plan.predicted = b;
+  const auto values = components(b);
+  for (size_t i = 0; i < values.size(); ++i) c.run.components[i] = values[i];
+  c.run.iteration_s = b.iter_time;
+  c.run.steps = c.run.steps_used = 1;
+  return c;
+}
+
+// gpt3-1.3b on 16 Selene GPUs, once on the device optimizer and once offloaded,
+// so every factor shows in some component.
+std::vector<RefinementCase> cases_on(const MachineProfile& truth) {
+  const TransformerSpec spec = load_model("gpt3-1.3b");
+  ParallelConfig pipelined;
+  pipelined.pipeline = 2, pipelined.data = 2, pipelined.y = 4, pipelined.microbatch = 1;
+  ParallelConfig offloaded;
+  offloaded.data = 4, offloaded.y = 4, offloaded.microbatch = 2, offloaded.offload = true;
+  return {synthetic_case("pipelined", spec, pipelined, truth),
+          synthetic_case("offloaded", spec, offloaded, truth)};
+}
+
+TEST(ProfileRefinement, FactorsScaleTheirRates) {
+  MachineProfile p = load_machine("selene");
+  p.collectives.push_back({CollectiveOp::all_reduce, 8, 8, {{1e18, 5, 200}}});
+  const MachineProfile q = apply_refinement_factors(p, {0.5, 2.0, 0.25, 3.0});
+  EXPECT_DOUBLE_EQ(q.gemm_max_efficiency, 0.42);
+  EXPECT_DOUBLE_EQ(q.memory_bound_efficiency, 1.0);  // 1.6 clamped to the schema's bound
+  EXPECT_DOUBLE_EQ(q.intra_bus_bandwidth_GBps, 57.5);
+  EXPECT_DOUBLE_EQ(q.nic_bandwidth_GBps, 6.25);
+  EXPECT_DOUBLE_EQ(q.collectives[0].segments[0].bus_bandwidth_GBps, 50);
+  EXPECT_DOUBLE_EQ(q.host_to_device_GBps, 75);
+  EXPECT_DOUBLE_EQ(q.cpu_optimizer_params_per_s, 3e9);
+
+  p.gemm_table.push_back({Precision::bf16, 4096, 4096, 4096, 250});
+  const MachineProfile r = apply_refinement_factors(p, {1.2, 1, 1, 1});
+  EXPECT_DOUBLE_EQ(r.gemm_max_efficiency, p.gemm_max_efficiency);  // the table sets the rate
+  EXPECT_DOUBLE_EQ(r.gemm_table[0].tflops, 300);
+}
+
+TEST(ProfileRefinement, RecoversKnownFactors) {
+  const MachineProfile selene = load_machine("selene");
+  const std::array<double, 4> truth = {0.85, 0.7, 0.6, 1.5};
+  const std::vector<RefinementCase> cases = cases_on(apply_refinement_factors(selene, truth));
+  const RefinementResult result = refine_profile(selene, cases);
+  EXPECT_GT(result.rms_error_before, 0.1);
+  EXPECT_LT(result.rms_error_after, 1e-3);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(result.constrained[i]) << kRefinementFactorNames[i];
+    EXPECT_NEAR(result.factors[i], truth[i], 0.01 * truth[i]) << kRefinementFactorNames[i];
+  }
+  EXPECT_NEAR(result.profile.gemm_max_efficiency, selene.gemm_max_efficiency * 0.85, 0.01);
+  ASSERT_EQ(result.iteration_error_after.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_LT(std::abs(result.iteration_error_after[k]), 1e-3);
+    EXPECT_GT(std::abs(result.iteration_error_before[k]), 0.05);
+  }
+  EXPECT_NEAR(refinement_error(result.profile, cases), result.rms_error_after, 1e-12);
+}
+
+TEST(ProfileRefinement, FasterGemmsThanTheTableSaid) {
+  // A calibrated profile: efficiencies at 1, a GEMM table; the runs' GEMMs were 25% faster.
+  MachineProfile calibrated = load_machine("selene");
+  calibrated.gemm_max_efficiency = 1.0;
+  calibrated.gemm_table = {{Precision::bf16, 2048, 2048, 2048, 200},
+                           {Precision::bf16, 8192, 2048, 512, 150}};
+  const std::vector<RefinementCase> cases =
+      cases_on(apply_refinement_factors(calibrated, {1.25, 1, 1, 1}));
+  const RefinementResult result = refine_profile(calibrated, cases);
+  EXPECT_NEAR(result.factors[0], 1.25, 0.0125);
+  EXPECT_LT(result.rms_error_after, 1e-3);
+}
+
+TEST(ProfileRefinement, FactorsNoRunDependsOnStayAtOne) {
+  // One GPU: no collectives and no offload, so network and host are unconstrained.
+  const MachineProfile selene = load_machine("selene");
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  ParallelConfig one;
+  const std::vector<RefinementCase> cases = {
+      synthetic_case("one", spec, one, apply_refinement_factors(selene, {0.5, 0.9, 1, 1}))};
+  const RefinementResult result = refine_profile(selene, cases);
+  EXPECT_TRUE(result.constrained[0]);
+  EXPECT_FALSE(result.constrained[2]);
+  EXPECT_FALSE(result.constrained[3]);
+  EXPECT_DOUBLE_EQ(result.factors[2], 1.0);
+  EXPECT_DOUBLE_EQ(result.factors[3], 1.0);
+  EXPECT_LT(result.rms_error_after, result.rms_error_before);
+}
+
+TEST(ProfileRefinement, BadInput) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_THROW(refine_profile(selene, {}), InputError);
+  RefinementCase bad;
+  bad.label = "bad.json";
+  bad.plan.model = load_model("gpt2-tiny");
+  bad.plan.config.y = 3;  // does not divide the heads
+  bad.plan.gpus = 3;
+  try {
+    refine_profile(selene, {bad});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: the plan's configuration cannot be costed"),
+              std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,71 @@
+// `axo calibrate --refine` end to end: a run made by costing a plan on a
+// profile with known factors is fitted back to them, and mistakes exit 2.
+#include <gtest/gtest.h>
+
+#include "model/cost_model.h"
+#include "model/yaml_fields.h"
+#include "report/profile_refinement.h"
+#include "tests/report/report_test_files.h"
+#include "tests/run_command.h"
+
+namespace axo {
+namespace {
+
+class RefineCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Plan plan;
+    plan.model = load_model("gpt3-1.3b");
+    plan.machine = "selene";
+    plan.config.pipeline = 2, plan.config.data = 2, plan.config.y = 4, plan.config.microbatch = 1;
+    plan.gpus = 16;
+    const MachineProfile selene = load_machine("selene");
+    plan.predicted = CostModel(plan.model, selene).evaluate(plan.config);
+    write_plan_file(plan, folder_.file("plan.yaml"));
+    // Measured: GEMMs at 80% of the profile's rate, the network at half.
+    const Breakdown truth =
+        CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1})).evaluate(plan.config);
+    const testing::StepTimes step{truth.iter_time, components(truth)};
+    folder_.write("run.json", testing::run_json({step, step, step}).dump());
+  }
+  std::string files() const {
+    return " --plan " + folder_.file("plan.yaml") + " --machine selene --out " + folder_.file("refined.yaml");
+  }
+  testing::TemporaryFolder folder_{"refine_cli"};
+};
+
+TEST_F(RefineCli, FitsKnownFactorsAndWritesTheProfile) {
+  const auto r = testing::run_axo("calibrate --refine " + folder_.file("run.json") + files());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("RMS relative component error:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("% after"), std::string::npos) << r.output;
+  const MachineProfile refined = load_machine_profile(folder_.file("refined.yaml"));
+  EXPECT_EQ(refined.name, "selene-refined");
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_NEAR(refined.gemm_max_efficiency, 0.8 * selene.gemm_max_efficiency, 0.01);
+  EXPECT_NEAR(refined.nic_bandwidth_GBps, 0.5 * selene.nic_bandwidth_GBps, 0.01 * selene.nic_bandwidth_GBps);
+  const YAML::Node file = load_yaml_file(folder_.file("refined.yaml"));
+  EXPECT_LT(file["metadata"]["refinement"]["rms_component_error_after"].as<double>(), 1e-3);
+}
+
+TEST_F(RefineCli, MistakesExitTwo) {
+  const std::string run = folder_.file("run.json");
+  auto r = testing::run_axo("calibrate --refine " + run + " " + run + files());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--refine: 2 run(s) but 1 --plan"), std::string::npos) << r.output;
+  r = testing::run_axo("calibrate --refine " + run + " --plan " + folder_.file("plan.yaml") + " --out " +
+                       folder_.file("refined.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--refine needs --machine"), std::string::npos) << r.output;
+  r = testing::run_axo("calibrate --refine " + run + files() + " --quick");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("excludes"), std::string::npos) << r.output;
+  r = testing::run_axo("calibrate" + files());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--plan and --machine go with --refine"), std::string::npos) << r.output;
+  r = testing::run_axo("calibrate --refine " + folder_.file("absent.json") + files());
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,125 @@
+// `axo report` end to end: one pair, several pairs, files written, and
+// usage or input mistakes exiting with status 2 and a message.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/report/report_test_files.h"
+#include "tests/report/svg_check.h"
+#include "tests/run_command.h"
+
+namespace axo {
+namespace {
+
+using testing::StepTimes;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ReportCli : public ::testing::Test {
+ protected:
+  // plan<i>.yaml predicting `predicted_s` (all compute but 10% optimizer) and
+  // run<i>.json measuring `measured_s` the same way, three steps with a slow first.
+  void write_pair(int i, double predicted_s, double measured_s) {
+    write_plan_file(testing::one_gpu_plan(testing::breakdown_of(0.9 * predicted_s, 0, 0, 0, 0, 0,
+                                                                0.1 * predicted_s)),
+                    plan(i));
+    const StepTimes step{measured_s, {0.9 * measured_s, 0, 0, 0, 0, 0, 0.1 * measured_s}};
+    const StepTimes warm_up{10 * measured_s, {10 * measured_s, 0, 0, 0, 0, 0, 0}};
+    folder_.write("run" + std::to_string(i) + ".json", testing::run_json({warm_up, step, step}).dump(2));
+  }
+  std::string plan(int i) const { return folder_.file("plan" + std::to_string(i) + ".yaml"); }
+  std::string run(int i) const { return folder_.file("run" + std::to_string(i) + ".json"); }
+  std::string pair(int i) const { return " --plan " + plan(i) + " --run " + run(i); }
+  testing::TemporaryFolder folder_{"report_cli"};
+};
+
+TEST_F(ReportCli, OnePairPrintsTheTableAndWritesCsvAndSvg) {
+  write_pair(1, 2.0, 2.5);
+  const auto r = testing::run_axo("report" + pair(1) + " --csv " + folder_.file("cost.csv") +
+                                  " --svg " + folder_.file("cost.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 steps, 2 averaged (the first is warm-up)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("compute          1.8000       2.2500      +0.4500    +25.0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("total            2.0000       2.5000      +0.5000    +25.0\n"), std::string::npos) << r.output;
+  const std::string csv = read_text(folder_.file("cost.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "component,predicted_s,measured_s,error_s,error_pct");
+  EXPECT_NE(csv.find("\ncompute,1.8,2.25,0.45,25\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nbubble,0,0,0,n/a\n"), std::string::npos) << csv;
+  const testing::SvgCheck svg = testing::check_svg(read_text(folder_.file("cost.svg")));
+  EXPECT_TRUE(svg.well_formed) << svg.error;
+  EXPECT_EQ(svg.root, "svg");
+}
+
+TEST_F(ReportCli, SeveralPairsRankAndCheckThePick) {
+  write_pair(1, 1.0, 2.1);  // the planner's pick, 5% slower than the fastest
+  write_pair(2, 1.5, 2.0);
+  write_pair(3, 2.0, 3.0);
+  const auto r = testing::run_axo("report" + pair(1) + pair(2) + pair(3) + " --csv " +
+                                  folder_.file("runs.csv") + " --svg " + folder_.file("runs.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Spearman rank correlation (predicted vs measured order): +0.500 over 3 runs"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("5.0% slower than the fastest (run 2, 2.0000 s): within 10%"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(plan(3) + " vs " + run(3)), std::string::npos) << r.output;
+  const std::string csv = read_text(folder_.file("runs.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "plan_run,predicted_s,measured_s,error_s,error_pct");
+  EXPECT_TRUE(testing::check_svg(read_text(folder_.file("runs.svg"))).well_formed);
+}
+
+TEST_F(ReportCli, MismatchedPairsAndMissingOptionsExitTwo) {
+  write_pair(1, 1.0, 1.0);
+  write_pair(2, 1.0, 1.0);
+  auto r = testing::run_axo("report" + pair(1) + " --plan " + plan(2));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--plan given 2 times and --run 1 times"), std::string::npos) << r.output;
+  r = testing::run_axo("report --plan " + plan(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--run is required"), std::string::npos) << r.output;
+  r = testing::run_axo("report --plan " + plan(1) + " --run " + folder_.file("absent.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("absent.json: cannot open file"), std::string::npos) << r.output;
+  r = testing::run_axo("report" + pair(1) + " --svg " + folder_.file("no/such/folder/cost.svg"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
+}
+
+TEST_F(ReportCli, BadRunFilesExitTwoNamingTheField) {
+  write_pair(1, 1.0, 1.0);
+  nlohmann::json run_file = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  run_file["steps"][0]["components_s"].erase("dp_comm");
+  folder_.write("run1.json", run_file.dump());
+  auto r = testing::run_axo("report" + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(run(1) + ": steps[0].components_s.dp_comm: missing"), std::string::npos) << r.output;
+
+  run_file = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  run_file["steps"][0]["iteration_s"] = "slow";
+  folder_.write("run1.json", run_file.dump());
+  r = testing::run_axo("report" + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(run(1) + ": steps[0].iteration_s: expected a number of seconds, got string"),
+            std::string::npos) << r.output;
+
+  folder_.write("run1.json", "not json");
+  r = testing::run_axo("report" + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+}
+
+TEST_F(ReportCli, PlanWithoutPredictionExitsTwo) {
+  write_pair(1, 1.0, 1.0);
+  write_plan_file(testing::one_gpu_plan(Breakdown{}), plan(1));
+  const auto r = testing::run_axo("report" + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no 'predicted' breakdown"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,81 @@
+// Files the report tests make: a temporary folder per test, a run.json with
+// given steps and a plan.yaml with a given prediction.
+#pragma once
+
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/breakdown.h"
+#include "model/plan_file.h"
+#include "model/presets.h"
+
+namespace axo::testing {
+
+// A folder removed with the object.
+class TemporaryFolder {
+ public:
+  explicit TemporaryFolder(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() /
+              ("axo_" + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TemporaryFolder() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name)) << text;
+    return file(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// One step of a run: iteration seconds and the seven components.
+struct StepTimes {
+  double iteration_s = 0;
+  std::array<double, 7> components{};
+};
+
+inline nlohmann::json run_json(const std::vector<StepTimes>& steps) {
+  nlohmann::json root;
+  root["model"] = "gpt2-tiny";
+  root["steps"] = nlohmann::json::array();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    nlohmann::json step;
+    step["step"] = s;
+    step["iteration_s"] = steps[s].iteration_s;
+    for (size_t i = 0; i < kComponentNames.size(); ++i) {
+      step["components_s"][kComponentNames[i]] = steps[s].components[i];
+    }
+    root["steps"].push_back(step);
+  }
+  return root;
+}
+
+// A one-GPU plan of gpt2-tiny whose prediction is `predicted`.
+inline Plan one_gpu_plan(const Breakdown& predicted) {
+  Plan plan;
+  plan.model = load_model("gpt2-tiny");
+  plan.machine = "test";
+  plan.gpus = 1;
+  plan.config.microbatch = 1;
+  plan.predicted = predicted;
+  return plan;
+}
+
+inline Breakdown breakdown_of(double compute, double tp_comm, double bubble, double pp_comm,
+                              double dp_comm, double offload, double optimizer) {
+  Breakdown b;
+  b.compute = compute, b.tp_comm = tp_comm, b.bubble = bubble, b.pp_comm = pp_comm;
+  b.dp_comm = dp_comm, b.offload = offload, b.optimizer = optimizer;
+  b.iter_time = compute + tp_comm + bubble + pp_comm + dp_comm + offload + optimizer;
+  return b;
+}
+
+}  // namespace axo::testing

@@ -1,0 +1,115 @@
+// Reading run.json: means over steps, the warm-up step, unknown keys, and
+// messages that name the file and the field.
+#include "report/run_file.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "tests/report/report_test_files.h"
+
+namespace axo {
+namespace {
+
+using testing::StepTimes;
+
+std::string error_of(const nlohmann::json& root) {
+  try {
+    measured_run_from_json(root, "run.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunFile, MeanLeavesOutTheWarmUpStepFromThreeSteps) {
+  const nlohmann::json root = testing::run_json({{9.0, {8, 0, 0, 0, 0, 0, 1}},
+                                                 {2.0, {1.5, 0, 0, 0, 0, 0, 0.5}},
+                                                 {4.0, {3.5, 0, 0, 0, 0, 0, 0.5}}});
+  const MeasuredRun run = measured_run_from_json(root, "run.json");
+  EXPECT_EQ(run.steps, 3u);
+  EXPECT_EQ(run.steps_used, 2u);
+  EXPECT_DOUBLE_EQ(run.iteration_s, 3.0);
+  EXPECT_DOUBLE_EQ(run.components[0], 2.5);
+  EXPECT_DOUBLE_EQ(run.components[6], 0.5);
+  EXPECT_DOUBLE_EQ(run.components[1], 0.0);
+}
+
+TEST(RunFile, KeepsEveryStepBelowThree) {
+  const nlohmann::json root =
+      testing::run_json({{9.0, {8, 0, 0, 0, 0, 0, 1}}, {3.0, {2, 0, 0, 0, 0, 0, 1}}});
+  const MeasuredRun run = measured_run_from_json(root, "run.json");
+  EXPECT_EQ(run.steps_used, 2u);
+  EXPECT_DOUBLE_EQ(run.iteration_s, 6.0);
+  EXPECT_DOUBLE_EQ(run.components[0], 5.0);
+}
+
+TEST(RunFile, IgnoresTheParallelExecutorsExtraKeys) {
+  nlohmann::json root = testing::run_json({{1.0, {0.5, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05}}});
+  root["ranks"] = 8;
+  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"x", 1}, {"y", 2}, {"z", 1}};
+  root["schedule"] = "message-driven";
+  root["steps"][0]["ranks"] = nlohmann::json::array({{{"rank", 0}, {"iteration_s", 1.0}}});
+  root["steps"][0]["components_s"]["other"] = 0.3;
+  const MeasuredRun run = measured_run_from_json(root, "run.json");
+  EXPECT_DOUBLE_EQ(run.components[1], 0.1);
+  EXPECT_DOUBLE_EQ(run.iteration_s, 1.0);
+}
+
+TEST(RunFile, ReadsTheFile) {
+  const testing::TemporaryFolder folder("run_file");
+  const std::string path =
+      folder.write("run.json", testing::run_json({{2.0, {1.5, 0, 0, 0, 0, 0, 0.5}}}).dump(2));
+  const MeasuredRun run = read_run_file(path);
+  EXPECT_EQ(run.source, path);
+  EXPECT_DOUBLE_EQ(run.components[0], 1.5);
+}
+
+TEST(RunFile, BadFilesNameTheFileAndTheField) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}, {1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["steps"][1]["components_s"].erase("bubble");
+  EXPECT_EQ(error_of(root), "run.json: steps[1].components_s.bubble: missing");
+
+  root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["steps"][0]["components_s"]["compute"] = "fast";
+  EXPECT_EQ(error_of(root),
+            "run.json: steps[0].components_s.compute: expected a number of seconds, got string \"fast\"");
+
+  root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["steps"][0]["iteration_s"] = -1;
+  EXPECT_NE(error_of(root).find("steps[0].iteration_s: expected a number of seconds >= 0"),
+            std::string::npos);
+
+  root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["steps"][0].erase("iteration_s");
+  EXPECT_EQ(error_of(root), "run.json: steps[0].iteration_s: missing");
+
+  root["steps"][0] = 3;
+  EXPECT_EQ(error_of(root), "run.json: steps[0]: expected an object, got number 3");
+
+  root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["steps"][0]["components_s"] = nlohmann::json::array({1, 2});
+  EXPECT_NE(error_of(root).find("steps[0].components_s: expected an object of seconds, got array"),
+            std::string::npos);
+
+  EXPECT_EQ(error_of(nlohmann::json::object()), "run.json: steps: missing");
+  EXPECT_NE(error_of({{"steps", nlohmann::json::array()}}).find("steps: expected a non-empty list"),
+            std::string::npos);
+  EXPECT_NE(error_of(nlohmann::json::array()).find("expected a JSON object"), std::string::npos);
+  EXPECT_EQ(error_of(testing::run_json({{1e308, {1e308, 0, 0, 0, 0, 0, 0}}, {1e308, {1e308, 0, 0, 0, 0, 0, 0}}})),
+            "run.json: steps: seconds too large to average");
+}
+
+TEST(RunFile, NotJsonOrMissingFileIsAnInputError) {
+  const testing::TemporaryFolder folder("run_file_bad");
+  const std::string path = folder.write("run.json", "{\"steps\": [");
+  try {
+    read_run_file(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": not valid JSON"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_run_file(folder.file("absent.json")), InputError);
+}
+
+}  // namespace
+}  // namespace axo

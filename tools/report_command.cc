@@ -1,0 +1,102 @@
+// `axo report`: what the planner predicted against what a run measured. One
+// --plan/--run pair: the components side by side (table, --csv, --svg
+// stacked bars). Several pairs: one line each, the rank correlation and
+// whether the planner's pick was the fastest within 10% (--csv, --svg
+// scatter of predicted against measured iteration time).
+#include <cstdio>
+
+#include "model/error.h"
+#include "model/plan_file.h"
+#include "planner/export.h"
+#include "report/breakdown_plot.h"
+#include "report/comparison_csv.h"
+#include "report/comparison_table.h"
+#include "report/iteration_scatter_plot.h"
+#include "report/run_set.h"
+#include "tools/commands.h"
+
+namespace axo::tools {
+
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> plans, runs;
+  std::string csv, svg;
+};
+
+Plan read_predicted_plan(const std::string& path) {
+  Plan plan = read_plan_file(path);
+  if (!(plan.predicted.iter_time > 0)) {
+    throw InputError(path + ": no 'predicted' breakdown to compare with (write the plan with axo plan --out)");
+  }
+  return plan;
+}
+
+void report_one(const ReportOptions& o) {
+  const Plan plan = read_predicted_plan(o.plans[0]);
+  const MeasuredRun run = read_run_file(o.runs[0]);
+  std::printf("%s: %s on %lld x %s, %s\n", o.plans[0].c_str(), plan.model.name.c_str(),
+              (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
+  std::printf("%s: %zu steps, %zu averaged%s\n\n", o.runs[0].c_str(), run.steps, run.steps_used,
+              run.steps_used < run.steps ? " (the first is warm-up)" : "");
+  const Comparison comparison = compare(plan.predicted, run);
+  std::fputs(comparison_table(comparison).c_str(), stdout);
+  if (!o.csv.empty()) {
+    write_comparison_csv(comparison, o.csv);
+    std::printf("Wrote %s\n", o.csv.c_str());
+  }
+  if (!o.svg.empty()) {
+    write_breakdown_plot(comparison, plan.model.name + " on " + std::to_string(plan.gpus) + " x " +
+                                         plan.machine + ": predicted vs measured",
+                         o.svg);
+    std::printf("Wrote %s\n", o.svg.c_str());
+  }
+}
+
+void report_many(const ReportOptions& o) {
+  std::vector<RunSetEntry> entries;
+  for (size_t i = 0; i < o.plans.size(); ++i) {
+    const Plan plan = read_predicted_plan(o.plans[i]);
+    const MeasuredRun run = read_run_file(o.runs[i]);
+    entries.push_back({o.plans[i] + " vs " + o.runs[i], plan.predicted.iter_time, run.iteration_s});
+  }
+  const RunSetSummary summary = summarize_run_set(entries);
+  std::fputs(run_set_text(summary).c_str(), stdout);
+  if (!o.csv.empty()) {
+    write_file_atomically(o.csv, run_set_csv(summary));
+    std::printf("Wrote %s\n", o.csv.c_str());
+  }
+  if (!o.svg.empty()) {
+    write_iteration_scatter(summary, o.svg);
+    std::printf("Wrote %s\n", o.svg.c_str());
+  }
+}
+
+void run_report(const ReportOptions& o) {
+  if (o.plans.size() != o.runs.size()) {
+    throw InputError("--plan given " + std::to_string(o.plans.size()) + " times and --run " +
+                     std::to_string(o.runs.size()) +
+                     " times: give one --run per --plan, in pairs (--plan p1.yaml --run r1.json --plan p2.yaml --run r2.json)");
+  }
+  if (o.plans.size() == 1) {
+    report_one(o);
+  } else {
+    report_many(o);
+  }
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "Compare a plan's predicted iteration with a run's measurement");
+  cmd->add_option("--plan", options->plans, "plan.yaml written by axo plan --out (repeat, one per --run)")
+      ->required();
+  cmd->add_option("--run", options->runs, "run.json written by axo train --run (repeat, in the order of --plan)")
+      ->required();
+  cmd->add_option("--csv", options->csv, "Write the comparison as CSV");
+  cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter");
+  cmd->callback([options] { run_report(*options); });
+}
+
+}  // namespace axo::tools
