@@ -64,7 +64,7 @@ std::vector<double> iteration_errors(const std::vector<Breakdown>& predictions,
 bool affects_predictions(const MachineProfile& profile, const std::vector<RefinementCase>& cases,
                          const std::vector<Breakdown>& base, size_t i) {
   for (double f : {0.5, 2.0}) {
-    std::array<double, 4> factors{1, 1, 1, 1};
+    RefinementFactors factors{1, 1, 1, 1, 1};
     factors[i] = f;
     const std::vector<Breakdown> moved = predict_all(apply_refinement_factors(profile, factors), cases);
     for (size_t k = 0; k < cases.size(); ++k) {
@@ -80,7 +80,7 @@ bool affects_predictions(const MachineProfile& profile, const std::vector<Refine
 }  // namespace
 
 MachineProfile apply_refinement_factors(const MachineProfile& profile,
-                                        const std::array<double, 4>& factors) {
+                                        const RefinementFactors& factors) {
   MachineProfile p = profile;
   if (p.gemm_table.empty()) {
     p.gemm_max_efficiency = std::min(1.0, p.gemm_max_efficiency * factors[0]);
@@ -88,14 +88,11 @@ MachineProfile apply_refinement_factors(const MachineProfile& profile,
     for (GemmSample& sample : p.gemm_table) sample.tflops *= factors[0];
   }
   p.memory_bound_efficiency = std::min(1.0, p.memory_bound_efficiency * factors[1]);
-  p.intra_bus_bandwidth_GBps *= factors[2];
-  p.nic_bandwidth_GBps *= factors[2];
-  for (CollectiveFit& fit : p.collectives) {
-    for (LinkSegment& segment : fit.segments) segment.bus_bandwidth_GBps *= factors[2];
-  }
+  p.collective_slowdown /= factors[2];
   p.host_to_device_GBps *= factors[3];
   p.device_to_host_GBps *= factors[3];
   p.cpu_optimizer_params_per_s *= factors[3];
+  p.overlap_efficiency = std::min(1.0, p.overlap_efficiency * factors[4]);
   return p;
 }
 
@@ -111,22 +108,23 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
   result.iteration_error_before = iteration_errors(before, cases);
 
   // Search in log-factors, within the limits and the efficiencies' bounds.
-  std::array<double, 4> low, high, theta{};
-  for (size_t i = 0; i < 4; ++i) low[i] = -std::log(kFactorLimit), high[i] = std::log(kFactorLimit);
+  RefinementFactors low, high, theta{};
+  for (size_t i = 0; i < kRefinementFactors; ++i) low[i] = -std::log(kFactorLimit), high[i] = std::log(kFactorLimit);
   if (profile.gemm_table.empty()) {
     high[0] = std::min(high[0], std::log(1.0 / profile.gemm_max_efficiency));
     low[0] = std::max(low[0], std::log(kMinEfficiency / profile.gemm_max_efficiency));
   }
+  if (profile.overlap_efficiency > 0) high[4] = std::min(high[4], std::log(1.0 / profile.overlap_efficiency));
   high[1] = std::min(high[1], std::log(1.0 / profile.memory_bound_efficiency));
   low[1] = std::max(low[1], std::log(kMinEfficiency / profile.memory_bound_efficiency));
   std::vector<size_t> free;
-  for (size_t i = 0; i < 4; ++i) {
+  for (size_t i = 0; i < kRefinementFactors; ++i) {
     result.constrained[i] = affects_predictions(profile, cases, before, i);
     if (result.constrained[i]) free.push_back(i);
   }
-  auto cost = [&](const std::array<double, 4>& log_factors) {
-    std::array<double, 4> factors;
-    for (size_t i = 0; i < 4; ++i) factors[i] = std::exp(log_factors[i]);
+  auto cost = [&](const RefinementFactors& log_factors) {
+    RefinementFactors factors;
+    for (size_t i = 0; i < kRefinementFactors; ++i) factors[i] = std::exp(log_factors[i]);
     ++result.evaluations;
     return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases);
   };
@@ -135,7 +133,7 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     bool improved = false;
     for (size_t i : free) {
       for (double direction : {1.0, -1.0}) {
-        std::array<double, 4> candidate = theta;
+        RefinementFactors candidate = theta;
         candidate[i] = std::clamp(theta[i] + direction * step, low[i], high[i]);
         if (candidate[i] == theta[i]) continue;
         const double value = cost(candidate);
@@ -147,7 +145,7 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     }
     if (!improved) step /= 2;
   }
-  for (size_t i = 0; i < 4; ++i) {
+  for (size_t i = 0; i < kRefinementFactors; ++i) {
     result.factors[i] = std::exp(theta[i]);
     result.at_limit[i] = result.constrained[i] && (theta[i] == low[i] || theta[i] == high[i]);
   }

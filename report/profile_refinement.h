@@ -7,9 +7,11 @@
 //            measured GEMM table, every sample's tflops (the table then sets
 //            the rate and max_efficiency cancels out of gemm_model.h)
 //   memory   memory_bound_efficiency: layernorm, softmax, GELU, the device optimizer
-//   network  the bus bandwidth of every link: intra_node, the NICs and every
-//            measured collective fit
+//   network  the speed of every collective: their times are divided by it
+//            (the profile's collective_slowdown)
 //   host     the host link both ways and the CPU optimizer rate (CPU offload)
+//   overlap  overlap_efficiency: how much of an overlapped collective hides
+//            under compute (a profile measured at 0 stays there)
 // Efficiencies stay within (0, 1] (the profile's schema); each factor
 // within [1/20, 20].
 //
@@ -21,7 +23,7 @@
 // logarithms of the factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
 // each factor ×/÷ a step, keep any improvement, halve the step when none,
 // until the step is below 1e−5; the cost model's max() terms (overlap,
-// rooflines) make gradients unreliable, and four parameters are few. A
+// rooflines) make gradients unreliable, and five parameters are few. A
 // factor that changes no prediction of these runs stays at 1.
 #pragma once
 
@@ -35,8 +37,10 @@
 
 namespace axo {
 
-inline constexpr std::array<const char*, 4> kRefinementFactorNames = {"gemm", "memory", "network",
-                                                                       "host"};
+inline constexpr std::array<const char*, 5> kRefinementFactorNames = {"gemm", "memory", "network", "host",
+                                                                       "overlap"};
+constexpr size_t kRefinementFactors = kRefinementFactorNames.size();
+using RefinementFactors = std::array<double, kRefinementFactors>;
 
 struct RefinementCase {
   std::string label;  // e.g. the run file, for messages
@@ -45,12 +49,12 @@ struct RefinementCase {
 };
 
 struct RefinementResult {
-  std::array<double, 4> factors{1, 1, 1, 1};     // in kRefinementFactorNames order
-  std::array<bool, 4> constrained{};              // false: no run's prediction depends on it
+  RefinementFactors factors{1, 1, 1, 1, 1};       // in kRefinementFactorNames order
+  std::array<bool, kRefinementFactors> constrained{};  // false: no run's prediction depends on it
   // True where the fit stopped at a bound (1/20, 20, or an efficiency of 1):
   // the runs ask for more than the profile's schema allows (a profile of
   // another machine, or work the model charges at a rate the run beat).
-  std::array<bool, 4> at_limit{};
+  std::array<bool, kRefinementFactors> at_limit{};
   MachineProfile profile;                         // the input with the factors applied
   double rms_error_before = 0, rms_error_after = 0;  // root mean square of r
   // Per case: (predicted − measured) / measured iteration time, before and after.
@@ -60,7 +64,7 @@ struct RefinementResult {
 
 // `profile` with `factors` applied (see above); efficiencies are clamped to 1.
 MachineProfile apply_refinement_factors(const MachineProfile& profile,
-                                        const std::array<double, 4>& factors);
+                                        const RefinementFactors& factors);
 
 // Root mean square of the relative component errors r of `cases` on `profile`.
 // Throws InputError when a plan's configuration does not fit its model.

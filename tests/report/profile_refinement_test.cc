@@ -44,24 +44,26 @@ std::vector<RefinementCase> cases_on(const MachineProfile& truth) {
 TEST(ProfileRefinement, FactorsScaleTheirRates) {
   MachineProfile p = load_machine("selene");
   p.collectives.push_back({CollectiveOp::all_reduce, 8, 8, {{1e18, 5, 200}}});
-  const MachineProfile q = apply_refinement_factors(p, {0.5, 2.0, 0.25, 3.0});
+  p.overlap_efficiency = 0.8;
+  const MachineProfile q = apply_refinement_factors(p, {0.5, 2.0, 0.25, 3.0, 0.5});
   EXPECT_DOUBLE_EQ(q.gemm_max_efficiency, 0.42);
   EXPECT_DOUBLE_EQ(q.memory_bound_efficiency, 1.0);  // 1.6 clamped to the schema's bound
-  EXPECT_DOUBLE_EQ(q.intra_bus_bandwidth_GBps, 57.5);
-  EXPECT_DOUBLE_EQ(q.nic_bandwidth_GBps, 6.25);
-  EXPECT_DOUBLE_EQ(q.collectives[0].segments[0].bus_bandwidth_GBps, 50);
+  EXPECT_DOUBLE_EQ(q.collective_slowdown, 4.0);      // collectives a quarter as fast
+  EXPECT_DOUBLE_EQ(q.collectives[0].segments[0].bus_bandwidth_GBps, 200);  // the fits stay as measured
   EXPECT_DOUBLE_EQ(q.host_to_device_GBps, 75);
   EXPECT_DOUBLE_EQ(q.cpu_optimizer_params_per_s, 3e9);
+  EXPECT_DOUBLE_EQ(q.overlap_efficiency, 0.4);
 
   p.gemm_table.push_back({Precision::bf16, 4096, 4096, 4096, 250});
-  const MachineProfile r = apply_refinement_factors(p, {1.2, 1, 1, 1});
+  const MachineProfile r = apply_refinement_factors(p, {1.2, 1, 1, 1, 1});
   EXPECT_DOUBLE_EQ(r.gemm_max_efficiency, p.gemm_max_efficiency);  // the table sets the rate
   EXPECT_DOUBLE_EQ(r.gemm_table[0].tflops, 300);
 }
 
 TEST(ProfileRefinement, RecoversKnownFactors) {
   const MachineProfile selene = load_machine("selene");
-  const std::array<double, 4> truth = {0.85, 0.7, 0.6, 1.5};
+  // Overlap stays 1: selene hides everything it overlaps, so these runs cannot say more.
+  const RefinementFactors truth = {0.85, 0.7, 0.6, 1.5, 1.0};
   const std::vector<RefinementCase> cases = cases_on(apply_refinement_factors(selene, truth));
   const RefinementResult result = refine_profile(selene, cases);
   EXPECT_GT(result.rms_error_before, 0.1);
@@ -79,6 +81,25 @@ TEST(ProfileRefinement, RecoversKnownFactors) {
   EXPECT_NEAR(refinement_error(result.profile, cases), result.rms_error_after, 1e-12);
 }
 
+TEST(ProfileRefinement, RecoversHowMuchOverlapHides) {
+  // Runs whose overlapped collectives hid only 40% of what the profile said (its efficiency 1).
+  const MachineProfile selene = load_machine("selene");
+  const TransformerSpec spec = load_model("gpt3-13b");
+  ParallelConfig sharded;
+  sharded.x = 2, sharded.y = 2, sharded.z = 2, sharded.data = 4, sharded.microbatch = 2;
+  ParallelConfig pipelined = sharded;
+  pipelined.z = 1, pipelined.pipeline = 2;
+  const MachineProfile truth = apply_refinement_factors(selene, {1, 1, 0.8, 1, 0.4});
+  const std::vector<RefinementCase> cases = {synthetic_case("sharded", spec, sharded, truth),
+                                             synthetic_case("pipelined", spec, pipelined, truth)};
+  const RefinementResult result = refine_profile(selene, cases);
+  EXPECT_TRUE(result.constrained[4]);
+  EXPECT_NEAR(result.factors[4], 0.4, 0.01);
+  EXPECT_NEAR(result.factors[2], 0.8, 0.01);
+  EXPECT_NEAR(result.profile.overlap_efficiency, 0.4, 0.01);
+  EXPECT_LT(result.rms_error_after, 1e-3);
+}
+
 TEST(ProfileRefinement, FasterGemmsThanTheTableSaid) {
   // A calibrated profile: efficiencies at 1, a GEMM table; the runs' GEMMs were 25% faster.
   MachineProfile calibrated = load_machine("selene");
@@ -86,7 +107,7 @@ TEST(ProfileRefinement, FasterGemmsThanTheTableSaid) {
   calibrated.gemm_table = {{Precision::bf16, 2048, 2048, 2048, 200},
                            {Precision::bf16, 8192, 2048, 512, 150}};
   const std::vector<RefinementCase> cases =
-      cases_on(apply_refinement_factors(calibrated, {1.25, 1, 1, 1}));
+      cases_on(apply_refinement_factors(calibrated, {1.25, 1, 1, 1, 1}));
   const RefinementResult result = refine_profile(calibrated, cases);
   EXPECT_NEAR(result.factors[0], 1.25, 0.0125);
   EXPECT_LT(result.rms_error_after, 1e-3);
@@ -98,7 +119,7 @@ TEST(ProfileRefinement, FactorsNoRunDependsOnStayAtOne) {
   const TransformerSpec spec = load_model("gpt2-tiny");
   ParallelConfig one;
   const std::vector<RefinementCase> cases = {
-      synthetic_case("one", spec, one, apply_refinement_factors(selene, {0.5, 0.9, 1, 1}))};
+      synthetic_case("one", spec, one, apply_refinement_factors(selene, {0.5, 0.9, 1, 1, 1}))};
   const RefinementResult result = refine_profile(selene, cases);
   EXPECT_TRUE(result.constrained[0]);
   EXPECT_FALSE(result.constrained[2]);

@@ -24,7 +24,7 @@ class RefineCli : public ::testing::Test {
     write_plan_file(plan, folder_.file("plan.yaml"));
     // Measured: GEMMs at 80% of the profile's rate, the network at half.
     const Breakdown truth =
-        CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1})).evaluate(plan.config);
+        CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1, 1})).evaluate(plan.config);
     const testing::StepTimes step{truth.iter_time, components(truth)};
     folder_.write("run.json", testing::run_json({step, step, step}).dump());
   }
@@ -43,7 +43,7 @@ TEST_F(RefineCli, FitsKnownFactorsAndWritesTheProfile) {
   EXPECT_EQ(refined.name, "selene-refined");
   const MachineProfile selene = load_machine("selene");
   EXPECT_NEAR(refined.gemm_max_efficiency, 0.8 * selene.gemm_max_efficiency, 0.01);
-  EXPECT_NEAR(refined.nic_bandwidth_GBps, 0.5 * selene.nic_bandwidth_GBps, 0.01 * selene.nic_bandwidth_GBps);
+  EXPECT_NEAR(refined.collective_slowdown, 2.0, 0.02);  // collectives at half the speed
   const YAML::Node file = load_yaml_file(folder_.file("refined.yaml"));
   EXPECT_LT(file["metadata"]["refinement"]["rms_component_error_after"].as<double>(), 1e-3);
 }

@@ -13,8 +13,8 @@ namespace {
 
 TEST(RefinedProfileFile, RoundTripsAndRecordsTheRefinement) {
   RefinementResult result;
-  result.profile = apply_refinement_factors(load_machine("selene"), {0.9, 0.8, 0.7, 1.1});
-  result.factors = {0.9, 0.8, 0.7, 1.1};
+  result.profile = apply_refinement_factors(load_machine("selene"), {0.9, 0.8, 0.7, 1.1, 1.0});
+  result.factors = {0.9, 0.8, 0.7, 1.1, 1.0};
   result.rms_error_before = 0.3;
   result.rms_error_after = 0.01;
   const YAML::Node original = load_yaml_text(
