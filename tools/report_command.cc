@@ -2,11 +2,15 @@
 // --plan/--run pair: the components side by side (table, --csv, --svg
 // stacked bars). Several pairs: one line each, the rank correlation and
 // whether the planner's pick was the fastest within 10% (--csv, --svg
-// scatter of predicted against measured iteration time).
+// scatter of predicted against measured iteration time). With --machine
+// the plans are costed again on that profile (a refined one, say) instead
+// of using the predictions stored in them.
 #include <cstdio>
 
+#include "model/cost_model.h"
 #include "model/error.h"
 #include "model/plan_file.h"
+#include "model/presets.h"
 #include "planner/export.h"
 #include "report/breakdown_plot.h"
 #include "report/comparison_csv.h"
@@ -21,11 +25,20 @@ namespace {
 
 struct ReportOptions {
   std::vector<std::string> plans, runs;
-  std::string csv, svg;
+  std::string csv, svg, machine;
 };
 
-Plan read_predicted_plan(const std::string& path) {
+Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   Plan plan = read_plan_file(path);
+  if (!machine.empty()) {
+    const MachineProfile profile = load_machine(machine);
+    const CostModel model(plan.model, profile);
+    if (const std::string why = model.check(plan.config); !why.empty()) {
+      throw InputError(path + ": its configuration cannot be costed on " + machine + ": " + why);
+    }
+    plan.predicted = model.evaluate(plan.config);
+    plan.machine = profile.name;
+  }
   if (!(plan.predicted.iter_time > 0)) {
     throw InputError(path + ": no 'predicted' breakdown to compare with (write the plan with axo plan --out)");
   }
@@ -33,7 +46,7 @@ Plan read_predicted_plan(const std::string& path) {
 }
 
 void report_one(const ReportOptions& o) {
-  const Plan plan = read_predicted_plan(o.plans[0]);
+  const Plan plan = read_predicted_plan(o.plans[0], o.machine);
   const MeasuredRun run = read_run_file(o.runs[0]);
   std::printf("%s: %s on %lld x %s, %s\n", o.plans[0].c_str(), plan.model.name.c_str(),
               (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
@@ -56,7 +69,7 @@ void report_one(const ReportOptions& o) {
 void report_many(const ReportOptions& o) {
   std::vector<RunSetEntry> entries;
   for (size_t i = 0; i < o.plans.size(); ++i) {
-    const Plan plan = read_predicted_plan(o.plans[i]);
+    const Plan plan = read_predicted_plan(o.plans[i], o.machine);
     const MeasuredRun run = read_run_file(o.runs[i]);
     entries.push_back({o.plans[i] + " vs " + o.runs[i], plan.predicted.iter_time, run.iteration_s});
   }
@@ -94,6 +107,8 @@ void add_report_command(CLI::App& app) {
       ->required();
   cmd->add_option("--run", options->runs, "run.json written by axo train --run (repeat, in the order of --plan)")
       ->required();
+  cmd->add_option("--machine", options->machine,
+                  "Cost the plans again on this profile (file or preset) instead of their stored predictions");
   cmd->add_option("--csv", options->csv, "Write the comparison as CSV");
   cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter");
   cmd->callback([options] { run_report(*options); });

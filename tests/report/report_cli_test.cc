@@ -56,6 +56,17 @@ TEST_F(ReportCli, OnePairPrintsTheTableAndWritesCsvAndSvg) {
   EXPECT_EQ(svg.root, "svg");
 }
 
+TEST_F(ReportCli, MachineCostsThePlansAgain) {
+  write_pair(1, 2.0, 2.5);
+  // The plan's own prediction (2.0 s) is replaced by gpt2-tiny costed on Selene: milliseconds.
+  const auto r = testing::run_axo("report" + pair(1) + " --machine selene");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("total            2.0000"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("on 1 x selene"), std::string::npos) << r.output;
+  const auto missing = testing::run_axo("report" + pair(1) + " --machine no-such-machine");
+  EXPECT_EQ(missing.code, 2) << missing.output;
+}
+
 TEST_F(ReportCli, SeveralPairsRankAndCheckThePick) {
   write_pair(1, 1.0, 2.1);  // the planner's pick, 5% slower than the fastest
   write_pair(2, 1.5, 2.0);
