@@ -22,13 +22,18 @@ Breakdown predict(const MachineProfile& profile, const RefinementCase& c) {
   return model.evaluate(c.plan.config);
 }
 
-// Relative component errors r of one case (see the header).
-void append_residuals(const Breakdown& predicted, const MeasuredRun& run, std::vector<double>& out) {
-  const double floor = std::max(0.01 * run.iteration_s, 1e-9);
+// What a fit minimises (see the header).
+enum class Residuals { components, iteration };
+
+// Residuals of one case: each component's error relative to itself (floored
+// at 1% of the iteration), or as a share of the measured iteration.
+void append_residuals(const Breakdown& predicted, const MeasuredRun& run, Residuals kind, std::vector<double>& out) {
+  const double iteration = std::max(run.iteration_s, 1e-12);
   const auto values = components(predicted);
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] == 0 && run.components[i] == 0) continue;
-    out.push_back((values[i] - run.components[i]) / std::max(run.components[i], floor));
+    const double scale = kind == Residuals::components ? std::max(run.components[i], 0.01 * iteration) : iteration;
+    out.push_back((values[i] - run.components[i]) / scale);
   }
 }
 
@@ -44,9 +49,10 @@ std::vector<Breakdown> predict_all(const MachineProfile& profile, const std::vec
   return predictions;
 }
 
-double objective(const std::vector<Breakdown>& predictions, const std::vector<RefinementCase>& cases) {
+double objective(const std::vector<Breakdown>& predictions, const std::vector<RefinementCase>& cases,
+                 Residuals kind = Residuals::components) {
   std::vector<double> residuals;
-  for (size_t k = 0; k < cases.size(); ++k) append_residuals(predictions[k], cases[k].run, residuals);
+  for (size_t k = 0; k < cases.size(); ++k) append_residuals(predictions[k], cases[k].run, kind, residuals);
   return mean_square(residuals);
 }
 
@@ -122,28 +128,31 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     result.constrained[i] = affects_predictions(profile, cases, before, i);
     if (result.constrained[i]) free.push_back(i);
   }
-  auto cost = [&](const RefinementFactors& log_factors) {
+  auto cost = [&](const RefinementFactors& log_factors, Residuals kind) {
     RefinementFactors factors;
     for (size_t i = 0; i < kRefinementFactors; ++i) factors[i] = std::exp(log_factors[i]);
     ++result.evaluations;
-    return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases);
+    return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases, kind);
   };
-  double best = cost(theta);
-  for (double step = std::log(2.0); step > 1e-5 && result.evaluations < 20000;) {
-    bool improved = false;
-    for (size_t i : free) {
-      for (double direction : {1.0, -1.0}) {
-        RefinementFactors candidate = theta;
-        candidate[i] = std::clamp(theta[i] + direction * step, low[i], high[i]);
-        if (candidate[i] == theta[i]) continue;
-        const double value = cost(candidate);
-        if (value < best) {
-          best = value, theta = candidate, improved = true;
-          break;
+  // Components first (they tell the factors apart), then the iteration from there.
+  for (Residuals kind : {Residuals::components, Residuals::iteration}) {
+    double best = cost(theta, kind);
+    for (double step = std::log(2.0); step > 1e-5 && result.evaluations < 20000;) {
+      bool improved = false;
+      for (size_t i : free) {
+        for (double direction : {1.0, -1.0}) {
+          RefinementFactors candidate = theta;
+          candidate[i] = std::clamp(theta[i] + direction * step, low[i], high[i]);
+          if (candidate[i] == theta[i]) continue;
+          const double value = cost(candidate, kind);
+          if (value < best) {
+            best = value, theta = candidate, improved = true;
+            break;
+          }
         }
       }
+      if (!improved) step /= 2;
     }
-    if (!improved) step /= 2;
   }
   for (size_t i = 0; i < kRefinementFactors; ++i) {
     result.factors[i] = std::exp(theta[i]);

@@ -15,12 +15,16 @@
 // Efficiencies stay within (0, 1] (the profile's schema); each factor
 // within [1/20, 20].
 //
-// The fit minimises the mean of squared relative errors over every run's
-// components, r = (predicted − measured) / max(measured, 1% of the measured
-// iteration): relative, so a short component counts as much as a long one,
-// floored at 1% of the iteration so that a component the run barely saw
-// (or did not attribute) cannot dominate. It is a compass search in the
-// logarithms of the factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
+// The fit runs twice. First it minimises the mean of squared relative
+// errors over every run's components, r = (predicted − measured) /
+// max(measured, 1% of the measured iteration): relative, so a short
+// component counts as much as a long one (that is what tells the factors
+// apart), floored at 1% of the iteration so that a component the run barely
+// saw cannot dominate. Then, from there, it minimises the same errors as
+// shares of the iteration, r = (predicted − measured) / measured iteration:
+// the planner ranks by iteration time, so the components the step is made of
+// should be right first. Each is a compass search in the logarithms of the
+// factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
 // each factor ×/÷ a step, keep any improvement, halve the step when none,
 // until the step is below 1e−5; the cost model's max() terms (overlap,
 // rooflines) make gradients unreliable, and five parameters are few. A
@@ -66,7 +70,7 @@ struct RefinementResult {
 MachineProfile apply_refinement_factors(const MachineProfile& profile,
                                         const RefinementFactors& factors);
 
-// Root mean square of the relative component errors r of `cases` on `profile`.
+// Root mean square of the relative component errors r (the first fit's) of `cases` on `profile`.
 // Throws InputError when a plan's configuration does not fit its model.
 double refinement_error(const MachineProfile& profile, const std::vector<RefinementCase>& cases);
 

@@ -26,9 +26,9 @@ std::string changed_fields(size_t i, const MachineProfile& p, const MachineProfi
       return format("memory_bound_efficiency %.4g -> %.4g", p.memory_bound_efficiency,
                     q.memory_bound_efficiency);
     case 2:
-      return format("intra_node %.4g -> %.4g GB/s", p.intra_bus_bandwidth_GBps, q.intra_bus_bandwidth_GBps) +
-             format(", NIC %.4g -> %.4g GB/s", p.nic_bandwidth_GBps, q.nic_bandwidth_GBps) +
-             (p.collectives.empty() ? "" : ", and every measured collective fit");
+      return format("collective_slowdown %.4g -> %.4g", p.collective_slowdown, q.collective_slowdown);
+    case 4:
+      return format("overlap_efficiency %.4g -> %.4g", p.overlap_efficiency, q.overlap_efficiency);
     default:
       return format("host link %.4g -> %.4g GB/s", p.host_to_device_GBps, q.host_to_device_GBps) +
              format(", CPU optimizer %.4g -> %.4g params/s", p.cpu_optimizer_params_per_s,

@@ -2,7 +2,9 @@
 #include "report/run_set.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "model/error.h"
 #include "report/csv_text.h"
@@ -26,6 +28,12 @@ RunSetSummary summarize_run_set(const std::vector<RunSetEntry>& entries) {
   const double picked = measured[summary.predicted_best];
   summary.pick_slowdown_pct = fastest > 0 ? 100.0 * (picked - fastest) / fastest : 0.0;
   summary.pick_within_10pct = picked <= 1.10 * fastest;
+  for (size_t i = 0; i < summary.iterations.size(); ++i) {
+    const std::optional<double>& pct = summary.iterations[i].error_pct;
+    const double size = pct ? std::abs(*pct) : std::numeric_limits<double>::infinity();
+    if (i == 0 || size > summary.worst_error_pct) summary.worst_error_pct = size, summary.worst = i;
+  }
+  summary.worst_within_15pct = summary.worst_error_pct <= 15.0;
   return summary;
 }
 
@@ -53,6 +61,10 @@ std::string run_set_text(const RunSetSummary& s) {
                 s.predicted_best + 1, s.iterations[s.predicted_best].measured_s, s.pick_slowdown_pct,
                 s.measured_best + 1, s.iterations[s.measured_best].measured_s,
                 s.pick_within_10pct ? "within 10%" : "NOT within 10%");
+  text += line;
+  std::snprintf(line, sizeof line, "Worst |error| of a predicted iteration: %.1f%% (run %zu): %s\n",
+                s.worst_error_pct, s.worst + 1,
+                s.worst_within_15pct ? "every run within 15%" : "NOT every run within 15%");
   text += line;
   return text;
 }

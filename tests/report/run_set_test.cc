@@ -27,6 +27,19 @@ TEST(RunSet, PickWithinTenPercent) {
             std::string::npos) << text;
   EXPECT_NE(text.find("within 10%"), std::string::npos) << text;
   EXPECT_EQ(text.find("NOT within 10%"), std::string::npos) << text;
+  // Errors 50%, 110%, 33%: the worst is b's.
+  EXPECT_EQ(s.worst, 1u);
+  EXPECT_NEAR(s.worst_error_pct, 110.0, 1e-9);
+  EXPECT_FALSE(s.worst_within_15pct);
+  EXPECT_NE(text.find("Worst |error| of a predicted iteration: 110.0% (run 2): NOT every run within 15%"),
+            std::string::npos) << text;
+}
+
+TEST(RunSet, EveryRunWithinFifteenPercent) {
+  const RunSetSummary s = summarize_run_set({{"a", 1.0, 1.1}, {"b", 2.0, 1.8}, {"c", 4.0, 4.4}});
+  EXPECT_NEAR(s.worst_error_pct, 10.0, 1e-9);
+  EXPECT_TRUE(s.worst_within_15pct);
+  EXPECT_NE(run_set_text(s).find(": every run within 15%"), std::string::npos);
 }
 
 TEST(RunSet, PickTooSlow) {
