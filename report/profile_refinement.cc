@@ -60,8 +60,9 @@ std::vector<double> iteration_errors(const std::vector<Breakdown>& predictions,
                                      const std::vector<RefinementCase>& cases) {
   std::vector<double> errors;
   for (size_t k = 0; k < cases.size(); ++k) {
-    const double measured = cases[k].run.iteration_s;
-    errors.push_back(measured > 0 ? (predictions[k].iter_time - measured) / measured : 0.0);
+    // As axo report states it (comparison.h): measured − predicted, relative to the prediction.
+    const double predicted = predictions[k].iter_time;
+    errors.push_back(predicted > 0 ? (cases[k].run.iteration_s - predicted) / predicted : 0.0);
   }
   return errors;
 }

@@ -61,7 +61,7 @@ struct RefinementResult {
   std::array<bool, kRefinementFactors> at_limit{};
   MachineProfile profile;                         // the input with the factors applied
   double rms_error_before = 0, rms_error_after = 0;  // root mean square of r
-  // Per case: (predicted − measured) / measured iteration time, before and after.
+  // Per case: (measured − predicted) / predicted iteration time (as axo report), before and after.
   std::vector<double> iteration_error_before, iteration_error_after;
   int evaluations = 0;
 };
