@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tests/run_command.h"
+#include "tests/tools/encoded_text_fixture.h"
 
 namespace {
 
@@ -26,17 +27,10 @@ Result mpirun(int ranks, const std::string& arguments) {
                                    AXO_BINARY + " " + arguments + " 2>&1");
 }
 
-class ParallelTrainCli : public ::testing::Test {
+class ParallelTrainCli : public axo::testing::EncodedTextTest {
  protected:
-  void SetUp() override {
-    fs::create_directories(dir_);
-    const Result r = axo("data encode --in /usr/share/games/fortunes/literature --out " + path("lit"));
-    ASSERT_EQ(r.code, 0) << r.output;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  ParallelTrainCli() : EncodedTextTest("axo_parallel_train_cli") {}
   std::string data() const { return "--data '" + path("lit_train_*.bin") + "' --seq 32 "; }
-  fs::path dir_ = fs::temp_directory_path() / ("axo_parallel_train_cli_" + std::to_string(::getpid()));
 };
 
 TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/run_command.h"
+#include "tests/tools/encoded_text_fixture.h"
 
 namespace {
 
@@ -17,16 +18,9 @@ using Result = axo::testing::CommandResult;
 
 Result axo(const std::string& arguments) { return axo::testing::run_axo(arguments); }
 
-class TrainCli : public ::testing::Test {
+class TrainCli : public axo::testing::EncodedTextTest {
  protected:
-  void SetUp() override {
-    fs::create_directories(dir_);
-    const Result r = axo("data encode --in /usr/share/games/fortunes/literature --out " + path("lit"));
-    ASSERT_EQ(r.code, 0) << r.output;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_ = fs::temp_directory_path() / ("axo_train_cli_" + std::to_string(::getpid()));
+  TrainCli() : EncodedTextTest("axo_train_cli") {}
 };
 
 TEST_F(TrainCli, EncodesTrainsAndWritesRunJson) {
