@@ -14,7 +14,7 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXO_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   > build-fuzz.log 2>&1 || { cat build-fuzz.log; exit 1; }
-targets=(model_spec hf_config machine_profile plan_file fix_option plan_csv token_shard llmc_model checkpoint)
+targets=(model_spec hf_config machine_profile plan_file fix_option plan_csv token_shard llmc_model checkpoint run_file)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >> build-fuzz.log 2>&1 ||
   { tail -40 build-fuzz.log; exit 1; }
 for target in "${targets[@]}"; do
