@@ -105,10 +105,14 @@ double Trainer::validate() {
 std::vector<StepRecord> Trainer::run() {
   const int64_t D = o_.grid.data, replica_batch = o_.batch / D;
   TokenStream data(o_.data, grid_.coords().data, int(D));
-  if (data.max_token() >= spec_.vocab) {
-    throw InputError("--data: token " + std::to_string(data.max_token()) + " is outside the model's vocabulary of " +
-                     std::to_string(spec_.vocab));
-  }
+  auto check_tokens = [&](const TokenStream& stream, const char* option) {
+    if (stream.max_token() >= spec_.vocab) {
+      throw InputError(std::string(option) + ": token " + std::to_string(stream.max_token()) +
+                       " is outside the model's vocabulary of " + std::to_string(spec_.vocab));
+    }
+  };
+  check_tokens(data, "--data");
+  if (o_.val_every > 0 && !o_.val_data.empty()) check_tokens(TokenStream(o_.val_data), "--val-data");
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
   int64_t first_step = 0;

@@ -12,6 +12,7 @@
 #include "executor/comm/self_communicator.h"
 #include "executor/data/token_shards.h"
 #include "executor/train/checkpoint.h"
+#include "model/error.h"
 #include "model/presets.h"
 
 namespace axo {
@@ -112,6 +113,23 @@ TEST_F(Training, LossFallsOnRealText) {
   EXPECT_LT(records.back().val_loss, 3.0);
   EXPECT_LT(records.back().loss, records.front().loss - 2.5);
   EXPECT_TRUE(fs::exists(path("run.json")));
+}
+
+TEST_F(Training, TokensOutsideTheVocabularyAreRefusedBeforeTraining) {
+  std::vector<uint16_t> tokens(4096, 7);
+  tokens[100] = 300;  // gpt2-tiny has 256 tokens
+  write_token_shard(path("bad.bin"), tokens);
+  TrainOptions o = options(3);
+  o.val_data = path("bad.bin");
+  o.val_every = 1;
+  Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
+  try {
+    trainer.run();
+    FAIL() << "a validation token of 300 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--val-data: token 300 is outside the model's vocabulary of 256");
+  }
+  EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }
 
 TEST_F(Training, LearningRateWarmsUpAndDecays) {
