@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/json_text.h"
 #include "model/yaml_fields.h"
 
 namespace axo {
@@ -221,15 +222,7 @@ TransformerSpec load_transformer_spec(const std::string& path) {
 }
 
 TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source) {
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                     e.what());
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw InputError(source + ": malformed JSON: " + e.what());
-  }
+  const nlohmann::json config = parse_json_text(text, source);
   return transformer_spec_from_hf_config(config, source);
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "model/error.h"
+#include "model/json_text.h"
 
 namespace axo {
 
@@ -84,12 +85,7 @@ MeasuredRun read_run_file(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json root = parse_json_text(text.str(), path);
   return measured_run_from_json(root, path);
 }
 

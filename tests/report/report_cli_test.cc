@@ -121,7 +121,7 @@ TEST_F(ReportCli, BadRunFilesExitTwoNamingTheField) {
   folder_.write("run1.json", "not json");
   r = testing::run_axo("report" + pair(1));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("malformed JSON"), std::string::npos) << r.output;
 }
 
 TEST_F(ReportCli, PlanWithoutPredictionExitsTwo) {

@@ -106,7 +106,15 @@ TEST(RunFile, NotJsonOrMissingFileIsAnInputError) {
     read_run_file(path);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": not valid JSON"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path + ": malformed JSON at byte"), std::string::npos) << e.what();
+  }
+  // A number too large for a double (found by the fuzzer) is malformed too.
+  const std::string huge = folder.write("huge.json", "{\"steps\": 5E333}");
+  try {
+    read_run_file(huge);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(huge + ": malformed JSON"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_run_file(folder.file("absent.json")), InputError);
 }
