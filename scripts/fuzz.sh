@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes every parser with libFuzzer under AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang from Debian). Usage:
-#   scripts/fuzz.sh [RUNS] [SEED]   # executions per target (default 1000000); a fixed seed repeats a run
+#   scripts/fuzz.sh [RUNS] [SEED] [TARGET...]
+# RUNS: executions per target (default 1000000); a fixed SEED repeats a run;
+# TARGETs (default: all) name parsers, e.g. run_file.
 # Seeds come from tests/data/fuzz/<target>/; a crash is saved as
 # build-fuzz/crash-<target>-* and the script fails. Save the input under
 # tests/data/fuzz/<target>/ once fixed, so the regression test replays it.
@@ -15,6 +17,7 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXO_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   > build-fuzz.log 2>&1 || { cat build-fuzz.log; exit 1; }
 targets=(model_spec hf_config machine_profile plan_file fix_option plan_csv token_shard llmc_model checkpoint run_file)
+[ $# -gt 2 ] && targets=("${@:3}")
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >> build-fuzz.log 2>&1 ||
   { tail -40 build-fuzz.log; exit 1; }
 for target in "${targets[@]}"; do
