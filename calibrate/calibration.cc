@@ -85,6 +85,7 @@ YAML::Node raw_tables(const std::vector<Measurement>& measurements, const std::v
   raw["memory"]["host_to_device_GBps"] = memory.host_to_device_GBps;
   raw["memory"]["device_to_host_GBps"] = memory.device_to_host_GBps;
   raw["memory"]["adam_params_per_s"] = memory.adam_params_per_s;
+  raw["memory"]["elementwise_GBps"] = memory.elementwise_GBps;
   return raw;
 }
 
@@ -148,7 +149,7 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);
-  p.memory_bound_efficiency = 1.0;  // measured directly
+  p.memory_bound_efficiency = memory_bound_efficiency(memory);
   p.kernel_launch_us = 0.5;
   p.host_to_device_GBps = std::max(memory.host_to_device_GBps, 1e-6);
   p.device_to_host_GBps = std::max(memory.device_to_host_GBps, 1e-6);
@@ -291,6 +292,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       gemms = measure_gpu_gemms(world, gpu_gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
       const DeviceRates device = measure_device_memory(world, o.timeout_s, &watchdog);
       memory.copy_GBps = device.copy_GBps;
+      memory.elementwise_GBps = 0;  // the host's kernels say nothing of the GPU's
       memory.host_to_device_GBps = device.host_to_device_GBps;
       memory.device_to_host_GBps = device.device_to_host_GBps;
     }

@@ -6,6 +6,7 @@
 
 #include "executor/cpu/adamw.h"
 #include "executor/cpu/gemm.h"
+#include "executor/cpu/ops.h"
 
 namespace axo::calibration {
 
@@ -55,6 +56,34 @@ std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<Gem
   return samples;
 }
 
+namespace {
+
+// The element-wise kernels of one transformer layer on [rows, C] activations
+// (4 MiB per tensor), with the cost model's byte counts: a LayerNorm and a
+// GELU move two tensors forward (read, write), a residual add three, and
+// each backward 1.5x its forward (CostModel::compute_local).
+double measure_elementwise_GBps(Communicator& world, double timeout_s, Watchdog* watchdog) {
+  const int64_t C = 256, rows = 4096, n = rows * C;
+  std::vector<float> in(size_t(n), 0.5f), out(size_t(n), 0.0f), other(size_t(n), 0.25f), dout(size_t(n), 1e-3f);
+  std::vector<float> din(size_t(n), 0.0f), dother(size_t(n), 0.0f);
+  std::vector<float> weight(size_t(C), 1.0f), bias(size_t(C), 0.0f), dweight(size_t(C), 0.0f), dbias(size_t(C), 0.0f);
+  std::vector<float> mean(size_t(rows), 0.0f), rstd(size_t(rows), 0.0f);
+  for (int64_t i = 0; i < n; ++i) in[size_t(i)] = float(i % 97) / 97.0f - 0.5f;
+  const double seconds = slowest_seconds_per_run(world, timeout_s, watchdog, "element-wise kernels", 0.2, [&] {
+    cpu::layernorm_forward(out.data(), mean.data(), rstd.data(), in.data(), weight.data(), bias.data(), rows, C);
+    cpu::layernorm_backward(din.data(), dweight.data(), dbias.data(), dout.data(), in.data(), weight.data(),
+                            mean.data(), rstd.data(), rows, C);
+    cpu::gelu_forward(out.data(), in.data(), n);
+    cpu::gelu_backward(din.data(), dout.data(), in.data(), n);
+    cpu::residual_forward(out.data(), in.data(), other.data(), n);
+    cpu::residual_backward(din.data(), dother.data(), dout.data(), n);
+  });
+  const double forward_tensors = 2 + 2 + 3;
+  return 2.5 * forward_tensors * double(n) * sizeof(float) / seconds / 1e9;
+}
+
+}  // namespace
+
 MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog) {
   MemoryRates rates;
   const size_t n = size_t(16) << 20;  // 64 MiB of floats
@@ -69,7 +98,13 @@ MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watc
     cpu::adamw_update(theta.data(), grad.data(), m.data(), v.data(), params, cpu::AdamWSettings{}, ++step);
   });
   rates.adam_params_per_s = double(params) / adam;
+  rates.elementwise_GBps = measure_elementwise_GBps(world, timeout_s, watchdog);
   return rates;
+}
+
+double memory_bound_efficiency(const MemoryRates& rates) {
+  if (rates.elementwise_GBps <= 0 || rates.copy_GBps <= 0) return 1.0;
+  return std::clamp(rates.elementwise_GBps / rates.copy_GBps, 1e-3, 1.0);
 }
 
 }  // namespace axo::calibration

@@ -1,7 +1,7 @@
 // Timing the executor's own compute on this machine: its GEMM (cpu::gemm),
 // memory-bound copies (what the model calls HBM bandwidth; on the CPU backend
 // the "device" is host memory), host<->device copies (on CPU a memcpy between
-// two buffers) and its AdamW step. All ranks run at once, as in training, and
+// two buffers), its element-wise kernels and its AdamW step. All ranks run at once, as in training, and
 // each figure is the slowest rank's.
 #pragma once
 
@@ -40,7 +40,15 @@ struct MemoryRates {
   double host_to_device_GBps = 0;  // the host link (on CPU: a memcpy between two buffers)
   double device_to_host_GBps = 0;
   double adam_params_per_s = 0;    // AdamW parameters updated per second on the host
+  // The executor's element-wise kernels (LayerNorm, GELU, residual; forward
+  // and backward) in the cost model's bytes per second: their bytes as
+  // CostModel::compute_local counts them over their time. 0: not measured.
+  double elementwise_GBps = 0;
 };
 MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog = nullptr);
+
+// What fraction of the copy bandwidth the element-wise kernels reach: the
+// profile's memory_bound_efficiency (1 where they were not measured).
+double memory_bound_efficiency(const MemoryRates& rates);
 
 }  // namespace axo::calibration

@@ -15,8 +15,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo
 echo "== The planner's pick trained on real text (the fortunes corpus), 4 ranks =="
 mpirun --oversubscribe -np 4 $axo train --plan "$out/plan-1.yaml" --data "$out/fortunes_train_*.bin" \
-  --val-data "$out/fortunes_val_*.bin" --steps 300 --lr 3e-3 --warmup 20 --val-every 100 --seq 64 \
-  --run "$out/run.json" --save-model "$out/tiny.bin" | awk 'NR % 50 == 0 || /val/'
+  --val-data "$out/fortunes_val_*.bin" --steps 300 --lr 3e-3 --warmup 20 --val-every 100 \
+  --run "$out/run.json" --save-model "$out/model.bin" | awk 'NR % 50 == 0 || /val/'
 $axo report --plan "$out/plan-1.yaml" --run "$out/run.json" --machine "$out/machine-refined.yaml" \
   --csv "$out/cost.csv" --svg "$out/cost.svg"
 echo

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Core>
+
 #include "executor/cpu/gemm.h"
 
 namespace axo::cpu {
@@ -102,92 +104,72 @@ void linear_backward(float* din, float* dweight, float* dbias, const float* dout
   }
 }
 
+// Attention as GEMMs per (sequence, head), the shapes the cost model prices
+// (CostModel::compute_local): scores S = scale·Q·Kᵀ [T,T], causal softmax
+// P = softmax(S) row by row, out = P·V [T,hs]. Q, K and V are column blocks
+// of qkv with row stride 3C; the masked upper triangle of P is exactly 0.
 void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T, int64_t C,
                        int64_t NH) {
-  const int64_t hs = C / NH;
+  const int64_t hs = C / NH, ld = 3 * C;
   const float scale = 1.0f / std::sqrt(float(hs));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < NH; ++h) {
+      const float* q = qkv + b * T * ld + h * hs;
+      float* p = att + (b * NH + h) * T * T;
+      gemm(false, true, T, T, hs, scale, q, ld, q + C, ld, 0.0f, p, T);
       for (int64_t t = 0; t < T; ++t) {
-        const float* q = qkv + (b * T + t) * 3 * C + h * hs;
-        float* row = att + ((b * NH + h) * T + t) * T;
-        float max_score = -INFINITY;
-        for (int64_t u = 0; u <= t; ++u) {
-          const float* k = qkv + (b * T + u) * 3 * C + C + h * hs;
-          float score = 0;
-          for (int64_t i = 0; i < hs; ++i) score += q[i] * k[i];
-          row[u] = score * scale;
-          max_score = std::max(max_score, row[u]);
-        }
-        float sum = 0;
-        for (int64_t u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max_score);
-        for (int64_t u = 0; u <= t; ++u) row[u] /= sum;
-        for (int64_t u = t + 1; u < T; ++u) row[u] = 0;
-        float* o = out + (b * T + t) * C + h * hs;
-        std::fill(o, o + hs, 0.0f);
-        for (int64_t u = 0; u <= t; ++u) {
-          const float* v = qkv + (b * T + u) * 3 * C + 2 * C + h * hs;
-          for (int64_t i = 0; i < hs; ++i) o[i] += row[u] * v[i];
-        }
+        Eigen::Map<Eigen::ArrayXf> visible(p + t * T, t + 1);
+        visible = (visible - visible.maxCoeff()).exp();
+        visible /= visible.sum();
+        std::fill(p + t * T + t + 1, p + (t + 1) * T, 0.0f);
       }
+      gemm(false, false, T, hs, T, 1.0f, p, T, q + 2 * C, ld, 0.0f, out + b * T * C + h * hs, C);
     }
   }
 }
 
-void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+// Backward of the above: dP = dO·Vᵀ, dV += Pᵀ·dO, dS = P ⊙ (dP − rowsum(P ⊙ dP))·scale,
+// dQ += dS·K, dK += dSᵀ·Q. datt_scratch holds dP, then dS, for each (sequence, head).
+void attention_backward(float* dqkv, float* datt_scratch, const float* dout, const float* qkv, const float* att,
                         int64_t B, int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
+  const int64_t hs = C / NH, ld = 3 * C;
   const float scale = 1.0f / std::sqrt(float(hs));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < NH; ++h) {
+      const float* q = qkv + b * T * ld + h * hs;
+      const float* p = att + (b * NH + h) * T * T;
+      const float* d = dout + b * T * C + h * hs;
+      float* dq = dqkv + b * T * ld + h * hs;
+      float* ds = datt_scratch + (b * NH + h) * T * T;
+      gemm(false, true, T, T, hs, 1.0f, d, C, q + 2 * C, ld, 0.0f, ds, T);
+      gemm(true, false, T, hs, T, 1.0f, p, T, d, C, 1.0f, dq + 2 * C, ld);
       for (int64_t t = 0; t < T; ++t) {
-        const float* row = att + ((b * NH + h) * T + t) * T;
-        float* drow = datt + ((b * NH + h) * T + t) * T;
-        const float* d = dout + (b * T + t) * C + h * hs;
-        // Through out = Σ att·v: datt and dv.
-        for (int64_t u = 0; u <= t; ++u) {
-          const float* v = qkv + (b * T + u) * 3 * C + 2 * C + h * hs;
-          float* dv = dqkv + (b * T + u) * 3 * C + 2 * C + h * hs;
-          float dot = 0;
-          for (int64_t i = 0; i < hs; ++i) dot += d[i] * v[i], dv[i] += row[u] * d[i];
-          drow[u] = dot;
-        }
-        // Through the softmax: dscore = att · (datt − Σ att·datt).
-        float weighted = 0;
-        for (int64_t u = 0; u <= t; ++u) weighted += row[u] * drow[u];
-        const float* q = qkv + (b * T + t) * 3 * C + h * hs;
-        float* dq = dqkv + (b * T + t) * 3 * C + h * hs;
-        for (int64_t u = 0; u <= t; ++u) {
-          const float dscore = row[u] * (drow[u] - weighted) * scale;
-          const float* k = qkv + (b * T + u) * 3 * C + C + h * hs;
-          float* dk = dqkv + (b * T + u) * 3 * C + C + h * hs;
-          for (int64_t i = 0; i < hs; ++i) dq[i] += dscore * k[i], dk[i] += dscore * q[i];
-        }
+        Eigen::Map<const Eigen::ArrayXf> p_row(p + t * T, T);
+        Eigen::Map<Eigen::ArrayXf> row(ds + t * T, T);
+        row = p_row * (row - (p_row * row).sum()) * scale;
       }
+      gemm(false, false, T, hs, T, 1.0f, ds, T, q + C, ld, 1.0f, dq, ld);
+      gemm(true, false, T, hs, T, 1.0f, ds, T, q, ld, 1.0f, dq + C, ld);
     }
   }
 }
 
 namespace {
 constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2/π)
-}
+constexpr float kGeluCubic = 0.044715f;
+}  // namespace
 
+// Eigen's vectorized tanh keeps these memory-bound, as the cost model prices them.
 void gelu_forward(float* out, const float* in, int64_t N) {
-  for (int64_t i = 0; i < N; ++i) {
-    const float x = in[i];
-    out[i] = 0.5f * x * (1.0f + std::tanh(kGeluScale * (x + 0.044715f * x * x * x)));
-  }
+  Eigen::Map<const Eigen::ArrayXf> x(in, N);
+  Eigen::Map<Eigen::ArrayXf>(out, N) = 0.5f * x * (1.0f + (kGeluScale * (x + kGeluCubic * x.cube())).tanh());
 }
 
 void gelu_backward(float* din, const float* dout, const float* in, int64_t N) {
-  for (int64_t i = 0; i < N; ++i) {
-    const float x = in[i];
-    const float inner = kGeluScale * (x + 0.044715f * x * x * x);
-    const float th = std::tanh(inner);
-    const float sech2 = 1.0f - th * th;
-    const float local = 0.5f * (1.0f + th) + 0.5f * x * sech2 * kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
-    din[i] += local * dout[i];
-  }
+  Eigen::Map<const Eigen::ArrayXf> x(in, N), d(dout, N);
+  const Eigen::ArrayXf th = (kGeluScale * (x + kGeluCubic * x.cube())).tanh();
+  Eigen::Map<Eigen::ArrayXf>(din, N) +=
+      d * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th.square()) * kGeluScale * (1.0f + 3.0f * kGeluCubic * x.square()));
 }
 
 void residual_forward(float* out, const float* a, const float* b, int64_t N) {

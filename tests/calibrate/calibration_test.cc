@@ -57,6 +57,12 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   EXPECT_GT(gemm, 0);
   EXPECT_GT(gather, 0);
   EXPECT_NEAR(loaded.overlap_efficiency, std::clamp((gemm + gather - both) / std::min(gemm, gather), 0.0, 1.0), 1e-9);
+  // The element-wise kernels' rate sets the memory-bound efficiency: their
+  // share of the copy bandwidth (at most all of it).
+  const double elementwise = root["raw"]["memory"]["elementwise_GBps"].as<double>();
+  const double copy = root["raw"]["memory"]["copy_GBps"].as<double>();
+  EXPECT_GT(elementwise, 0);
+  EXPECT_NEAR(loaded.memory_bound_efficiency, std::clamp(elementwise / copy, 1e-3, 1.0), 1e-9);
   std::map<std::string, std::vector<std::pair<double, double>>> busbw;  // per op and shape
   std::vector<double> errors;
   for (const YAML::Node& row : root["raw"]["collectives"]) {

@@ -1,10 +1,13 @@
-// Every CPU op's backward against central finite differences of its forward.
-// Tolerance: |analytic − numeric| ≤ 3e-3 + 3e-2·|numeric| (fp32 forward,
-// step 1e-2 on O(1) inputs).
+// Every CPU op's backward against central finite differences of its forward
+// (tolerance: |analytic − numeric| ≤ 3e-3 + 3e-2·|numeric|, fp32 forward,
+// step 1e-2 on O(1) inputs), and the vectorized forwards (attention as GEMMs,
+// GELU through Eigen's tanh) against their formulas in double precision
+// (tolerance 1e-5 absolute on O(1) values).
 #include "executor/cpu/ops.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 #include <vector>
@@ -73,6 +76,47 @@ TEST(Ops, LinearBackward) {
   expect_gradient(in, din, loss, "linear input");
   expect_gradient(weight, dweight, loss, "linear weight");
   expect_gradient(bias, dbias, loss, "linear bias");
+}
+
+TEST(Ops, AttentionForwardIsCausalSoftmaxOfScaledDotProducts) {
+  const int64_t B = 2, T = 5, C = 12, NH = 3, hs = C / NH;
+  const auto qkv = random_values(B * T * 3 * C, 21);
+  std::vector<float> out(B * T * C), att(B * NH * T * T);
+  attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  auto at = [&](int64_t b, int64_t t, int64_t part, int64_t h, int64_t i) {
+    return double(qkv[size_t((b * T + t) * 3 * C + part * C + h * hs + i)]);
+  };
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < NH; ++h) {
+      for (int64_t t = 0; t < T; ++t) {
+        std::vector<double> weight(size_t(T), 0.0);
+        double total = 0;
+        for (int64_t u = 0; u <= t; ++u) {
+          double score = 0;
+          for (int64_t i = 0; i < hs; ++i) score += at(b, t, 0, h, i) * at(b, u, 1, h, i);
+          total += weight[size_t(u)] = std::exp(score / std::sqrt(double(hs)));
+        }
+        for (int64_t u = 0; u < T; ++u) {
+          EXPECT_NEAR(att[size_t(((b * NH + h) * T + t) * T + u)], weight[size_t(u)] / total, 1e-5);
+        }
+        for (int64_t i = 0; i < hs; ++i) {
+          double value = 0;
+          for (int64_t u = 0; u <= t; ++u) value += weight[size_t(u)] / total * at(b, u, 2, h, i);
+          EXPECT_NEAR(out[size_t((b * T + t) * C + h * hs + i)], value, 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(Ops, GeluForwardIsTheTanhApproximation) {
+  const auto in = random_values(1000, 22, 3.0f);
+  std::vector<float> out(in.size());
+  gelu_forward(out.data(), in.data(), int64_t(in.size()));
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double x = in[i];
+    EXPECT_NEAR(out[i], 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))), 1e-5);
+  }
 }
 
 TEST(Ops, AttentionBackward) {
