@@ -1,8 +1,8 @@
 // Timing the executor's own compute on this machine: its GEMM (cpu::gemm),
 // memory-bound copies (what the model calls HBM bandwidth; on the CPU backend
 // the "device" is host memory), host<->device copies (on CPU a memcpy between
-// two buffers), its element-wise kernels and its AdamW step. All ranks run at once, as in training, and
-// each figure is the slowest rank's.
+// two buffers), its element-wise kernels and its AdamW step. All ranks run at
+// once, as in training, and each figure is the slowest rank's.
 #pragma once
 
 #include <cstdint>
