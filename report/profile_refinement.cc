@@ -23,12 +23,17 @@ Breakdown predict(const MachineProfile& profile, const RefinementCase& c) {
 }
 
 // What a fit minimises (see the header).
-enum class Residuals { components, iteration };
+enum class Residuals { components, shares, total };
 
 // Residuals of one case: each component's error relative to itself (floored
-// at 1% of the iteration), or as a share of the measured iteration.
+// at 1% of the iteration) or as a share of the measured iteration, or the
+// iteration's own error relative to the measured iteration.
 void append_residuals(const Breakdown& predicted, const MeasuredRun& run, Residuals kind, std::vector<double>& out) {
   const double iteration = std::max(run.iteration_s, 1e-12);
+  if (kind == Residuals::total) {
+    out.push_back((predicted.iter_time - run.iteration_s) / iteration);
+    return;
+  }
   const auto values = components(predicted);
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] == 0 && run.components[i] == 0) continue;
@@ -135,8 +140,9 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     ++result.evaluations;
     return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases, kind);
   };
-  // Components first (they tell the factors apart), then the iteration from there.
-  for (Residuals kind : {Residuals::components, Residuals::iteration}) {
+  // Components first (they tell the factors apart), then their shares of the
+  // iteration, then the iteration itself, each from where the last stopped.
+  for (Residuals kind : {Residuals::components, Residuals::shares, Residuals::total}) {
     double best = cost(theta, kind);
     for (double step = std::log(2.0); step > 1e-5 && result.evaluations < 20000;) {
       bool improved = false;

@@ -15,15 +15,18 @@
 // Efficiencies stay within (0, 1] (the profile's schema); each factor
 // within [1/20, 20].
 //
-// The fit runs twice. First it minimises the mean of squared relative
-// errors over every run's components, r = (predicted − measured) /
-// max(measured, 1% of the measured iteration): relative, so a short
-// component counts as much as a long one (that is what tells the factors
-// apart), floored at 1% of the iteration so that a component the run barely
-// saw cannot dominate. Then, from there, it minimises the same errors as
+// The fit runs three times, each from where the last stopped. First it
+// minimises the mean of squared relative errors over every run's components,
+// r = (predicted − measured) / max(measured, 1% of the measured iteration):
+// relative, so a short component counts as much as a long one (that is what
+// tells the factors apart), floored at 1% of the iteration so that a
+// component the run barely saw cannot dominate. Then the same errors as
 // shares of the iteration, r = (predicted − measured) / measured iteration:
-// the planner ranks by iteration time, so the components the step is made of
-// should be right first. Each is a compass search in the logarithms of the
+// the components the step is made of should be right first. Last, the
+// iteration times themselves, r = (predicted − measured) / measured: the
+// planner ranks by them, and where ranks share cores a run books as waiting
+// what the model calls compute, so no factors fit every component. Each is a
+// compass search in the logarithms of the
 // factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
 // each factor ×/÷ a step, keep any improvement, halve the step when none,
 // until the step is below 1e−5; the cost model's max() terms (overlap,
