@@ -144,7 +144,8 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
   // iteration, then the iteration itself, each from where the last stopped.
   for (Residuals kind : {Residuals::components, Residuals::shares, Residuals::total}) {
     double best = cost(theta, kind);
-    for (double step = std::log(2.0); step > 1e-5 && result.evaluations < 20000;) {
+    const int budget = result.evaluations + 20000;
+    for (double step = std::log(2.0); step > 1e-5 && result.evaluations < budget;) {
       bool improved = false;
       for (size_t i : free) {
         for (double direction : {1.0, -1.0}) {
