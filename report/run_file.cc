@@ -35,7 +35,20 @@ double seconds_at(const nlohmann::json& parent, const std::string& key, const st
   return seconds;
 }
 
+// A positive integer at `field`.
+int64_t count_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                 const std::string& field) {
+  if (!parent.contains(key)) throw InputError(source + ": " + field + ": missing");
+  const nlohmann::json& value = parent[key];
+  if (!value.is_number_integer() || value.get<int64_t>() < 1) {
+    throw InputError(source + ": " + field + ": expected a positive integer, got " + type_and_value(value));
+  }
+  return value.get<int64_t>();
+}
+
 }  // namespace
+
+bool ranks_shared_cores(const MeasuredRun& run) { return run.node_cores > 0 && run.node_ranks > run.node_cores; }
 
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
   if (!root.is_object()) {
@@ -74,6 +87,12 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   }
   run.iteration_s /= double(run.steps_used);
   for (double& value : run.components) value /= double(run.steps_used);
+  if (root.contains("node")) {
+    const nlohmann::json& node = root["node"];
+    if (!node.is_object()) throw InputError(source + ": node: expected an object, got " + type_and_value(node));
+    run.node_ranks = count_at(node, "ranks", source, "node.ranks");
+    run.node_cores = count_at(node, "cores", source, "node.cores");
+  }
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);
   if (!finite) throw InputError(source + ": steps: seconds too large to average");

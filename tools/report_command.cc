@@ -45,6 +45,16 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   return plan;
 }
 
+// Under a component table: where the run's ranks shared cores, its components
+// and the model's are split differently (see ranks_shared_cores).
+void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
+  if (!ranks_shared_cores(run)) return;
+  std::printf("Note: %s ran %lld ranks on %lld cores per node: the time a rank waited in collectives for\n"
+              "ranks that were not running is measured as communication, where the model counts it as\n"
+              "their compute. Compare the totals.\n",
+              path.c_str(), (long long)run.node_ranks, (long long)run.node_cores);
+}
+
 void report_one(const ReportOptions& o) {
   const Plan plan = read_predicted_plan(o.plans[0], o.machine);
   const MeasuredRun run = read_run_file(o.runs[0]);
@@ -54,6 +64,7 @@ void report_one(const ReportOptions& o) {
               run.steps_used < run.steps ? " (the first is warm-up)" : "");
   const Comparison comparison = compare(plan.predicted, run);
   std::fputs(comparison_table(comparison).c_str(), stdout);
+  print_shared_cores_note(o.runs[0], run);
   if (!o.csv.empty()) {
     write_comparison_csv(comparison, o.csv);
     std::printf("Wrote %s\n", o.csv.c_str());

@@ -51,17 +51,19 @@ void parse_fault(const std::string& text, TrainOptions& o) {
 
 // OpenBLAS threads per rank: the cores shared among this node's ranks
 // (Open MPI says how many there are), unless OPENBLAS_NUM_THREADS is set.
-void share_cores_among_ranks() {
-  if (std::getenv("OPENBLAS_NUM_THREADS")) return;
+// Records the node's ranks and cores in `o` for run.json.
+void share_cores_among_ranks(TrainOptions& o) {
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const int ranks = local ? std::max(1, std::atoi(local)) : 1;
-  cpu::set_gemm_threads(std::max(1, int(std::thread::hardware_concurrency()) / ranks));
+  o.node_ranks = local ? std::max(1, std::atoi(local)) : 1;
+  o.node_cores = int(std::thread::hardware_concurrency());
+  if (std::getenv("OPENBLAS_NUM_THREADS")) return;
+  cpu::set_gemm_threads(std::max(1, o.node_cores / o.node_ranks));
 }
 
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
-  share_cores_among_ranks();
+  share_cores_among_ranks(a.options);
   a.options.schedule.schedule = parse_schedule(a.schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
   if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);

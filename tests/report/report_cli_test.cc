@@ -56,6 +56,19 @@ TEST_F(ReportCli, OnePairPrintsTheTableAndWritesCsvAndSvg) {
   EXPECT_EQ(svg.root, "svg");
 }
 
+TEST_F(ReportCli, SaysWhenRanksSharedCores) {
+  write_pair(1, 2.0, 2.5);
+  auto r = testing::run_axo("report" + pair(1));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Note:"), std::string::npos) << r.output;
+  nlohmann::json run_file = nlohmann::json::parse(read_text(run(1)));
+  run_file["node"] = {{"ranks", 4}, {"cores", 2}};
+  folder_.write("run1.json", run_file.dump());
+  r = testing::run_axo("report" + pair(1));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Note: " + run(1) + " ran 4 ranks on 2 cores per node"), std::string::npos) << r.output;
+}
+
 TEST_F(ReportCli, MachineCostsThePlansAgain) {
   write_pair(1, 2.0, 2.5);
   // The plan's own prediction (2.0 s) is replaced by gpt2-tiny costed on Selene: milliseconds.

@@ -55,6 +55,27 @@ TEST(RunFile, IgnoresTheParallelExecutorsExtraKeys) {
   EXPECT_DOUBLE_EQ(run.iteration_s, 1.0);
 }
 
+TEST(RunFile, ReadsTheNodeItsRanksShared) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  MeasuredRun run = measured_run_from_json(root, "run.json");
+  EXPECT_EQ(run.node_ranks, 0);
+  EXPECT_FALSE(ranks_shared_cores(run));  // not known
+  root["node"] = {{"ranks", 4}, {"cores", 2}};
+  run = measured_run_from_json(root, "run.json");
+  EXPECT_EQ(run.node_ranks, 4);
+  EXPECT_EQ(run.node_cores, 2);
+  EXPECT_TRUE(ranks_shared_cores(run));
+  root["node"]["cores"] = 4;
+  EXPECT_FALSE(ranks_shared_cores(measured_run_from_json(root, "run.json")));
+
+  root["node"]["cores"] = 0;
+  EXPECT_EQ(error_of(root), "run.json: node.cores: expected a positive integer, got number 0");
+  root["node"] = {{"cores", 2}};
+  EXPECT_EQ(error_of(root), "run.json: node.ranks: missing");
+  root["node"] = "vm";
+  EXPECT_EQ(error_of(root), "run.json: node: expected an object, got string \"vm\"");
+}
+
 TEST(RunFile, ReadsTheFile) {
   const testing::TemporaryFolder folder("run_file");
   const std::string path =

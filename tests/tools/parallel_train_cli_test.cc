@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
@@ -48,6 +49,8 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   std::ifstream in(path("run.json"));
   const nlohmann::json run = nlohmann::json::parse(in);
   EXPECT_EQ(run["ranks"], 4);
+  EXPECT_EQ(run["node"]["ranks"], 4);  // one node
+  EXPECT_EQ(run["node"]["cores"].get<int>(), int(std::thread::hardware_concurrency()));
   for (const char* dim : {"pipeline", "data", "z", "y", "x"}) {
     EXPECT_EQ(run["grid"][dim].get<int64_t>(), config[dim].as<int64_t>()) << dim;
   }
@@ -58,19 +61,19 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   EXPECT_NEAR(run["steps"][0]["loss"].get<double>(), 5.55, 0.15);
   for (const auto& step : run["steps"]) {
     ASSERT_EQ(step["ranks"].size(), 4u);
+    // Each rank's components account for its step. The rest is loop overhead
+    // and the breakdown's own gather, which on a loaded machine (other suites'
+    // ranks on the same cores) can reach half of a millisecond-scale step: a
+    // bound that still fails when a whole component goes untimed.
     for (const auto& rank : step["ranks"]) {
       for (const char* kind : {"all_gather", "all_reduce", "reduce_scatter"}) {
         EXPECT_GE(rank["tp_comm_by_kind_s"][kind].get<double>(), 0) << kind;
       }
+      double total = 0;
+      for (const auto& [name, seconds] : rank["components_s"].items()) total += seconds.get<double>();
+      EXPECT_GT(total, 0.25 * rank["iteration_s"].get<double>());
+      EXPECT_LE(total, 1.0001 * rank["iteration_s"].get<double>());
     }
-    double total = 0;
-    for (const auto& [name, seconds] : step["components_s"].items()) total += seconds.get<double>();
-    // The components account for the step. The rest is loop overhead and the
-    // breakdown's own gather, which on a loaded machine (other suites' ranks on
-    // the same cores) can reach half of a millisecond-scale step: a bound that
-    // still fails when a whole component goes untimed.
-    EXPECT_GT(total, 0.25 * step["iteration_s"].get<double>());
-    EXPECT_LE(total, 1.05 * step["iteration_s"].get<double>());
   }
 }
 
