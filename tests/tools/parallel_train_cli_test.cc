@@ -61,19 +61,20 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   EXPECT_NEAR(run["steps"][0]["loss"].get<double>(), 5.55, 0.15);
   for (const auto& step : run["steps"]) {
     ASSERT_EQ(step["ranks"].size(), 4u);
-    // Each rank's components account for its step. The rest is loop overhead
-    // and the breakdown's own gather, which on a loaded machine (other suites'
-    // ranks on the same cores) can reach half of a millisecond-scale step: a
-    // bound that still fails when a whole component goes untimed.
+    // Each rank's components fall inside its own step.
     for (const auto& rank : step["ranks"]) {
       for (const char* kind : {"all_gather", "all_reduce", "reduce_scatter"}) {
         EXPECT_GE(rank["tp_comm_by_kind_s"][kind].get<double>(), 0) << kind;
       }
       double total = 0;
       for (const auto& [name, seconds] : rank["components_s"].items()) total += seconds.get<double>();
-      EXPECT_GT(total, 0.25 * rank["iteration_s"].get<double>());
       EXPECT_LE(total, 1.0001 * rank["iteration_s"].get<double>());
     }
+    // And, over the ranks, account for the step (the rest is loop overhead and
+    // the breakdown's own gather).
+    double total = 0;
+    for (const auto& [name, seconds] : step["components_s"].items()) total += seconds.get<double>();
+    EXPECT_GT(total, 0.5 * step["iteration_s"].get<double>());
   }
 }
 
