@@ -292,16 +292,18 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       gemms = measure_gpu_gemms(world, gpu_gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
       const DeviceRates device = measure_device_memory(world, o.timeout_s, &watchdog);
       memory.copy_GBps = device.copy_GBps;
-      memory.elementwise_GBps = 0;  // the host's kernels say nothing of the GPU's
       memory.host_to_device_GBps = device.host_to_device_GBps;
       memory.device_to_host_GBps = device.device_to_host_GBps;
     }
 #endif
     if (!gpu) {
       gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
+      if (me == 0) progress("calibrate: element-wise kernels");
+      const double elementwise_GBps = measure_elementwise_GBps(world, o.timeout_s, &watchdog);
       if (me == 0) progress("calibrate: collective under compute (overlap efficiency)");
       const OverlapMeasurement measured_overlap = measure_overlap(world, o.timeout_s, &watchdog);
       std::lock_guard<std::mutex> lock(measured);
+      memory.elementwise_GBps = elementwise_GBps;
       overlap = measured_overlap;
     }
     const auto shapes = group_shapes(ranks, per_node);

@@ -69,12 +69,10 @@ std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<Gem
   return samples;
 }
 
-namespace {
-
-// The element-wise kernels of one transformer layer on [rows, C] activations
-// (4 MiB per tensor), with the cost model's byte counts: a LayerNorm and a
-// GELU move two tensors forward (read, write), a residual add three, and
-// each backward 1.5x its forward (CostModel::compute_local).
+// One layer's kernels on [rows, C] activations (4 MiB per tensor), with the
+// cost model's byte counts: a LayerNorm and a GELU move two tensors forward
+// (read, write), a residual add three, and each backward 1.5x its forward
+// (CostModel::compute_local).
 double measure_elementwise_GBps(Communicator& world, double timeout_s, Watchdog* watchdog) {
   const int64_t C = 256, rows = 4096, n = rows * C;
   std::vector<float> in(size_t(n), 0.5f), out(size_t(n), 0.0f), other(size_t(n), 0.25f), dout(size_t(n), 1e-3f);
@@ -95,8 +93,6 @@ double measure_elementwise_GBps(Communicator& world, double timeout_s, Watchdog*
   return 2.5 * forward_tensors * double(n) * sizeof(float) / seconds / 1e9;
 }
 
-}  // namespace
-
 MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog) {
   MemoryRates rates;
   const size_t n = size_t(16) << 20;  // 64 MiB of floats
@@ -111,7 +107,6 @@ MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watc
     cpu::adamw_update(theta.data(), grad.data(), m.data(), v.data(), params, cpu::AdamWSettings{}, ++step);
   });
   rates.adam_params_per_s = double(params) / adam;
-  rates.elementwise_GBps = measure_elementwise_GBps(world, timeout_s, watchdog);
   return rates;
 }
 

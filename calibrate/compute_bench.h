@@ -45,7 +45,10 @@ struct MemoryRates {
   // CostModel::compute_local counts them over their time. 0: not measured.
   double elementwise_GBps = 0;
 };
+// All but elementwise_GBps, which the CPU backend measures apart:
 MemoryRates measure_memory(Communicator& world, double timeout_s, Watchdog* watchdog = nullptr);
+// The CPU executor's element-wise kernels in the cost model's bytes per second.
+double measure_elementwise_GBps(Communicator& world, double timeout_s, Watchdog* watchdog = nullptr);
 
 // What fraction of the copy bandwidth the element-wise kernels reach: the
 // profile's memory_bound_efficiency (1 where they were not measured).

@@ -18,11 +18,17 @@ std::string type_and_value(const nlohmann::json& value) {
   return std::string(value.type_name()) + " " + text;
 }
 
+// parent[key], which `field` names in messages.
+const nlohmann::json& value_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                               const std::string& field) {
+  if (!parent.contains(key)) throw InputError(source + ": " + field + ": missing");
+  return parent[key];
+}
+
 // A finite, non-negative number of seconds at `field`.
 double seconds_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
                   const std::string& field) {
-  if (!parent.contains(key)) throw InputError(source + ": " + field + ": missing");
-  const nlohmann::json& value = parent[key];
+  const nlohmann::json& value = value_at(parent, key, source, field);
   if (!value.is_number()) {
     throw InputError(source + ": " + field + ": expected a number of seconds, got " +
                      type_and_value(value));
@@ -38,8 +44,7 @@ double seconds_at(const nlohmann::json& parent, const std::string& key, const st
 // A positive integer at `field`.
 int64_t count_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
                  const std::string& field) {
-  if (!parent.contains(key)) throw InputError(source + ": " + field + ": missing");
-  const nlohmann::json& value = parent[key];
+  const nlohmann::json& value = value_at(parent, key, source, field);
   if (!value.is_number_integer() || value.get<int64_t>() < 1) {
     throw InputError(source + ": " + field + ": expected a positive integer, got " + type_and_value(value));
   }
@@ -54,8 +59,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (!root.is_object()) {
     throw InputError(source + ": expected a JSON object with 'steps', got " + type_and_value(root));
   }
-  if (!root.contains("steps")) throw InputError(source + ": steps: missing");
-  const nlohmann::json& steps = root["steps"];
+  const nlohmann::json& steps = value_at(root, "steps", source, "steps");
   if (!steps.is_array() || steps.empty()) {
     throw InputError(source + ": steps: expected a non-empty list of steps, got " +
                      type_and_value(steps));
@@ -70,8 +74,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     const nlohmann::json& step = steps[s];
     if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
     const double iteration = seconds_at(step, "iteration_s", source, at + ".iteration_s");
-    if (!step.contains("components_s")) throw InputError(source + ": " + at + ".components_s: missing");
-    const nlohmann::json& parts = step["components_s"];
+    const nlohmann::json& parts = value_at(step, "components_s", source, at + ".components_s");
     if (!parts.is_object()) {
       throw InputError(source + ": " + at + ".components_s: expected an object of seconds, got " +
                        type_and_value(parts));

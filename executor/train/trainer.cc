@@ -208,7 +208,7 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
   j["grid"] = {{"pipeline", o_.grid.pipeline}, {"data", o_.grid.data}, {"z", o_.grid.z},
                {"y", o_.grid.y},               {"x", o_.grid.x},       {"order", o_.grid.order_string()}};
   j["schedule"] = to_string(o_.schedule.schedule);
-  j["node"] = {{"ranks", o_.node_ranks}, {"cores", o_.node_cores}};
+  if (o_.node_cores > 0) j["node"] = {{"ranks", o_.node_ranks}, {"cores", o_.node_cores}};
   j["batch"] = o_.batch;
   j["microbatch"] = o_.microbatch;
   j["seq"] = T_;

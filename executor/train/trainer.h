@@ -48,7 +48,7 @@ struct TrainOptions {
   ScheduleOptions schedule;
   std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // The node this rank runs on, recorded in run.json (`node`) so a report can
-  // say when ranks shared cores; 0 cores: not known.
+  // say when ranks shared cores; 0 cores: not known (no `node` is written).
   int node_ranks = 1;
   int node_cores = 0;
   // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
