@@ -20,6 +20,13 @@ struct MemoryBreakdown {
   double total() const { return weights + gradients + optimizer + activations + comm_buffers; }
 };
 
+// The memory categories, in the order run.json and the report use.
+inline constexpr std::array<const char*, 5> kMemoryNames = {"weights", "gradients", "optimizer", "activations",
+                                                             "comm_buffers"};
+inline std::array<double, 5> memory_parts(const MemoryBreakdown& m) {
+  return {m.weights, m.gradients, m.optimizer, m.activations, m.comm_buffers};
+}
+
 // Seconds per iteration by component. They add up to iter_time.
 struct Breakdown {
   double compute = 0;    // GEMMs and memory-bound ops on the slowest stage, recompute included

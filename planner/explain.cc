@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "model/byte_size.h"
+
 namespace axo {
 
 namespace {
@@ -13,13 +15,7 @@ std::string format(const char* pattern, auto... values) {
   return buffer;
 }
 
-std::string human_bytes(double bytes) {
-  if (bytes <= 0) return "-";
-  if (bytes >= double(1ull << 30)) return format("%.2f GiB", bytes / double(1ull << 30));
-  if (bytes >= double(1ull << 20)) return format("%.2f MiB", bytes / double(1ull << 20));
-  if (bytes >= 1024) return format("%.1f KiB", bytes / 1024);
-  return format("%.0f B", bytes);
-}
+std::string human_bytes(double bytes) { return bytes <= 0 ? "-" : format_bytes(bytes); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // run.json reading (see run_file.h).
 #include "report/run_file.h"
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -51,6 +52,57 @@ int64_t count_at(const nlohmann::json& parent, const std::string& key, const std
   return value.get<int64_t>();
 }
 
+// A byte count (an integer >= 0) at `field`.
+int64_t bytes_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                 const std::string& field) {
+  const nlohmann::json& value = value_at(parent, key, source, field);
+  if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+    throw InputError(source + ": " + field + ": expected a number of bytes >= 0, got " + type_and_value(value));
+  }
+  return value.get<int64_t>();
+}
+
+// `memory`: the rank with the largest device peak.
+MeasuredMemory memory_from_json(const nlohmann::json& memory, const std::string& source) {
+  if (!memory.is_object()) throw InputError(source + ": memory: expected an object, got " + type_and_value(memory));
+  const nlohmann::json& offload = value_at(memory, "offload", source, "memory.offload");
+  if (!offload.is_boolean()) {
+    throw InputError(source + ": memory.offload: expected true or false, got " + type_and_value(offload));
+  }
+  const nlohmann::json& ranks = value_at(memory, "ranks", source, "memory.ranks");
+  if (!ranks.is_array() || ranks.empty()) {
+    throw InputError(source + ": memory.ranks: expected a non-empty list, got " + type_and_value(ranks));
+  }
+  MeasuredMemory most;
+  most.offload = offload.get<bool>();
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const std::string at = "memory.ranks[" + std::to_string(k) + "]";
+    const nlohmann::json& rank = ranks[k];
+    if (!rank.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(rank));
+    MeasuredMemory m;
+    m.offload = most.offload, m.rank = k;
+    m.device_peak = bytes_at(rank, "device_peak_bytes", source, at + ".device_peak_bytes");
+    m.host = bytes_at(rank, "host_bytes", source, at + ".host_bytes");
+    const nlohmann::json& parts = value_at(rank, "device_at_peak_bytes", source, at + ".device_at_peak_bytes");
+    if (!parts.is_object()) {
+      throw InputError(source + ": " + at + ".device_at_peak_bytes: expected an object of byte counts, got " +
+                       type_and_value(parts));
+    }
+    int64_t sum = 0;
+    for (size_t i = 0; i < kMemoryNames.size(); ++i) {
+      m.at_peak[i] = bytes_at(parts, kMemoryNames[i], source, at + ".device_at_peak_bytes." + kMemoryNames[i]);
+      if (m.at_peak[i] > INT64_MAX - sum) throw InputError(source + ": " + at + ".device_at_peak_bytes: too large to add up");
+      sum += m.at_peak[i];
+    }
+    if (sum != m.device_peak) {
+      throw InputError(source + ": " + at + ".device_at_peak_bytes: adds up to " + std::to_string(sum) +
+                       ", not device_peak_bytes " + std::to_string(m.device_peak));
+    }
+    if (k == 0 || m.device_peak > most.device_peak) most = m;
+  }
+  return most;
+}
+
 }  // namespace
 
 bool ranks_shared_cores(const MeasuredRun& run) { return run.node_cores > 0 && run.node_ranks > run.node_cores; }
@@ -96,6 +148,10 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     run.node_ranks = count_at(node, "ranks", source, "node.ranks");
     run.node_cores = count_at(node, "cores", source, "node.cores");
   }
+  if (root.contains("batch")) run.batch = count_at(root, "batch", source, "batch");
+  if (root.contains("microbatch")) run.microbatch = count_at(root, "microbatch", source, "microbatch");
+  if (root.contains("seq")) run.seq = count_at(root, "seq", source, "seq");
+  if (root.contains("memory")) run.memory = memory_from_json(root["memory"], source);
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);
   if (!finite) throw InputError(source + ": steps: seconds too large to average");

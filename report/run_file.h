@@ -7,19 +7,35 @@
 // the steps, leaving out the first step when there are three or more (it
 // pays for warm-up: page faults, allocator growth, cold caches). An optional
 // `node` object holds `ranks` and `cores`, positive integers: how many ranks
-// ran on each node and how many cores it had. Other keys, at the top or in a
-// step (the parallel executor adds `ranks`, `schedule`, `grid`), are ignored.
+// ran on each node and how many cores it had. Optional `batch`, `microbatch`
+// and `seq` are positive integers: the run's sequences per step and per
+// microbatch and its sequence length. An optional `memory` object holds
+// `offload` (a boolean) and `ranks`, a non-empty list whose entries hold
+// `device_peak_bytes`, `device_at_peak_bytes` (one count per name in
+// kMemoryNames, adding up to the peak) and `host_bytes`, all integers >= 0.
+// Other keys, at the top or in a step (the parallel executor adds `ranks`,
+// `schedule`, `grid`), are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "model/breakdown.h"
 
 namespace axo {
+
+// The device memory of the run's rank with the largest peak.
+struct MeasuredMemory {
+  bool offload = false;
+  size_t rank = 0;
+  int64_t device_peak = 0;             // bytes
+  std::array<int64_t, 5> at_peak{};    // bytes at that peak, in kMemoryNames order
+  int64_t host = 0;                    // bytes of offloaded state in host memory
+};
 
 struct MeasuredRun {
   std::string source;                 // the file it was read from
@@ -28,6 +44,8 @@ struct MeasuredRun {
   size_t steps = 0;                   // steps in the file
   size_t steps_used = 0;              // steps averaged (steps, or steps - 1 without warm-up)
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
+  int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
+  std::optional<MeasuredMemory> memory;
 };
 
 // Whether more ranks than cores ran on a node: each rank's time waiting in

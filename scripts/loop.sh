@@ -24,7 +24,8 @@ tail -n 1 "$out/calibrate.log"
 [ -f "$out/fortunes_train_000000.bin" ] ||
   $axo data encode --in /usr/share/games/fortunes/{literature,wisdom,people,science} --out "$out/fortunes" > /dev/null
 
-# The top plans (offload plans need the executor's offload, not built yet).
+# The top plans, offload off: on CPU an offloaded twin costs within a percent of
+# its plan, and would crowd distinct grids out of the top 5.
 $axo plan --model "$model" --gpus 4 --machine "$out/machine.yaml" --fix offload=off --top "$plans" \
   --csv "$out/plans.csv" | sed -n "1,$((plans + 2))p"
 # Plan ranked k of the top 30: plan-k.yaml, trained into run-k.json.

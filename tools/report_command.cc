@@ -1,6 +1,7 @@
 // `axo report`: what the planner predicted against what a run measured. One
 // --plan/--run pair: the components side by side (table, --csv, --svg
-// stacked bars). Several pairs: one line each, the rank correlation and
+// stacked bars), and the device memory against the memory model where the
+// run recorded it. Several pairs: one line each, the rank correlation and
 // whether the planner's pick was the fastest within 10% (--csv, --svg
 // scatter of predicted against measured iteration time). With --machine
 // the plans are costed again on that profile (a refined one, say) instead
@@ -16,6 +17,7 @@
 #include "report/comparison_csv.h"
 #include "report/comparison_table.h"
 #include "report/iteration_scatter_plot.h"
+#include "report/memory_comparison.h"
 #include "report/run_set.h"
 #include "tools/commands.h"
 
@@ -65,6 +67,11 @@ void report_one(const ReportOptions& o) {
   const Comparison comparison = compare(plan.predicted, run);
   std::fputs(comparison_table(comparison).c_str(), stdout);
   print_shared_cores_note(o.runs[0], run);
+  if (run.memory) {
+    std::printf("\nDevice memory of the fullest rank (%zu) at its peak%s, against the memory model:\n",
+                run.memory->rank, run.memory->offload ? ", with offload" : "");
+    std::fputs(memory_comparison_table(compare_memory(predicted_memory(plan, run), *run.memory)).c_str(), stdout);
+  }
   if (!o.csv.empty()) {
     write_comparison_csv(comparison, o.csv);
     std::printf("Wrote %s\n", o.csv.c_str());

@@ -10,6 +10,7 @@
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
 #include "executor/train/trainer.h"
+#include "model/byte_size.h"
 #include "model/error.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
@@ -21,7 +22,9 @@ namespace {
 
 struct TrainArguments {
   TrainOptions options;
-  std::string model, plan, schedule = "message-driven", fault, overlap;
+  std::string model, plan, schedule = "message-driven", fault, overlap, device_memory;
+  bool offload = false;
+  int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
 
 // --overlap none | a comma list of oar, ors, oag.
@@ -49,21 +52,25 @@ void parse_fault(const std::string& text, TrainOptions& o) {
   o.kill_rank = rank, o.kill_step = step;
 }
 
-// OpenBLAS threads per rank: the cores shared among this node's ranks
-// (Open MPI says how many there are), unless OPENBLAS_NUM_THREADS is set.
-// Records the node's ranks and cores in `o` for run.json.
-void share_cores_among_ranks(TrainOptions& o) {
+// OpenBLAS and AdamW threads per rank: the cores shared among this node's
+// ranks (Open MPI says how many there are), unless OPENBLAS_NUM_THREADS or
+// --optimizer-threads says otherwise. Records the node's ranks and cores in
+// `o` for run.json.
+void share_cores_among_ranks(TrainOptions& o, int optimizer_threads) {
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   o.node_ranks = local ? std::max(1, std::atoi(local)) : 1;
   o.node_cores = int(std::thread::hardware_concurrency());
+  const int share = std::max(1, o.node_cores / o.node_ranks);
+  o.optimizer_threads = optimizer_threads > 0 ? optimizer_threads : share;
   if (std::getenv("OPENBLAS_NUM_THREADS")) return;
-  cpu::set_gemm_threads(std::max(1, o.node_cores / o.node_ranks));
+  cpu::set_gemm_threads(share);
 }
 
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
-  share_cores_among_ranks(a.options);
+  share_cores_among_ranks(a.options, a.optimizer_threads);
+  if (!a.device_memory.empty()) a.options.device_memory = parse_bytes(a.device_memory, "--device-memory");
   a.options.schedule.schedule = parse_schedule(a.schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
   if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);
@@ -85,12 +92,22 @@ void run(TrainArguments& a) {
   } else {
     throw InputError("--model or --plan is required");
   }
+  if (a.offload) a.options.grid.offload = true;
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
   std::ofstream quiet;  // only rank 0 prints
-  Trainer trainer(spec, a.options, world, world.rank() == 0 ? std::cout : quiet);
-  trainer.run();
+  try {
+    Trainer trainer(spec, a.options, world, world.rank() == 0 ? std::cout : quiet);
+    trainer.run();
+  } catch (const std::exception& e) {
+    if (world.size() == 1) throw;
+    // A failure on some ranks only (one stage out of device memory) would
+    // leave the others waiting in a collective: stop the whole launch.
+    const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
+    std::cerr << "axo: " << (input ? "error" : "failed") << " on rank " << world.rank() << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, input ? 2 : 1);
+  }
 }
 
 }  // namespace
@@ -125,6 +142,15 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--overlap", a->overlap,
                   "Tensor-parallel overlaps: none or a list of oar (dX all-reduce under dW), ors (async dW "
                   "reduce-scatter), oag (weight all-gather prefetch); default: the plan's");
+  cmd->add_flag("--offload", a->offload,
+               "Keep the optimizer state (fp32 master weights, Adam moments) in host memory, as AxoNN's CPU "
+               "offload does (default: the plan's offload)");
+  cmd->add_option("--device-memory", a->device_memory,
+                  "Each rank's device memory limit, e.g. 512MiB or 80GiB (default: none); a plan that needs "
+                  "more fails naming what did not fit");
+  cmd->add_option("--optimizer-threads", a->optimizer_threads,
+                  "Threads for AdamW (default: the node's cores shared among its ranks)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });

@@ -30,8 +30,19 @@ struct GptStage::Acts {
   float* output() const { return layers.back().residual3; }
 };
 
+// The activation gradients of one microbatch's backward, llm.c's layout
+// folded to one layer: every acts.layers[i] views the same layer buffer but
+// for residual3 (the layer's output gradient), which takes the two stream
+// buffers in turn, so a layer's input gradient never overwrites its output's.
+struct GptStage::Gradients {
+  Acts acts;                      // input, layers, lnf, logits (the rest unused)
+  float* stream[2];               // [mr, Cx] each
+  float* layer;                   // one layer's gradients, layer_size elements
+  int64_t layer_size = 0;
+};
+
 GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-                   const Overlap& overlap, Recompute recompute, PhaseTimes& times)
+                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory)
     : layout_(layout),
       grid_(grid),
       p_(parameters),
@@ -39,16 +50,24 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       recompute_(recompute),
       times_(times),
       sequence_parallel_(grid.config().sequence_parallel),
-      norm_(grid.x(), layout.shape().channels, times) {
+      linear_scratch_(memory),
+      norm_(grid.x(), layout.shape().channels, times, memory),
+      workspace_({memory, DeviceUse::activations}),
+      grads_(workspace_.get_allocator()),
+      attention_scratch_(workspace_.get_allocator()) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
+  auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
+    return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times, memory,
+                                      linear_scratch_);
+  };
   for (int64_t l = layout.layers().begin; l < layout.layers().end; ++l) {
     LayerLinears ll;
-    ll.qkv = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 3 * Cy_, Cx_, overlap, sequence_parallel_, times);
-    ll.attproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, Cy_, overlap, sequence_parallel_, times);
-    ll.fc = std::make_unique<Linear4d>(grid.x(), grid.y(), grid.z(), 4 * Cy_, Cx_, overlap, sequence_parallel_, times);
-    ll.fcproj = std::make_unique<Linear4d>(grid.y(), grid.x(), grid.z(), Cx_, 4 * Cy_, overlap, sequence_parallel_, times);
+    ll.qkv = linear(grid.x(), grid.y(), 3 * Cy_, Cx_);
+    ll.attproj = linear(grid.y(), grid.x(), Cx_, Cy_);
+    ll.fc = linear(grid.x(), grid.y(), 4 * Cy_, Cx_);
+    ll.fcproj = linear(grid.y(), grid.x(), Cx_, 4 * Cy_);
     linears_.push_back(std::move(ll));
   }
 }
@@ -69,10 +88,13 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
   loss_scale_ = loss_scale, loss_sum_ = 0;
   const int64_t n = acts_size();
-  if (int64_t(workspace_.size()) != n) {
+  int64_t gradients = 0;
+  carve_gradients(nullptr, &gradients);
+  if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
-    workspace_.assign(size_t(n), 0.0f);
-    grads_.assign(size_t(n), 0.0f);
+    // Full recompute rebuilds a microbatch's activations in the workspace; otherwise the stashes hold them.
+    workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
+    grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
   }
 }
@@ -85,34 +107,66 @@ void GptStage::gather_rows(float* all_rows, const float* mine) {
   timed(times_.tp.all_gather, [&] { grid_.y().all_gather(mine, all_rows, size_t(stream_rows_ * Cx_)); });
 }
 
-GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
-  const int64_t m = rows_, mr = stream_rows_;
+namespace {
+
+// Hands out consecutive views of `base` (null: counts the elements only).
+struct Carver {
+  float* base;
   int64_t used = 0;
-  auto take = [&](float*& view, int64_t n) {
+  void operator()(float*& view, int64_t n) {
     view = base ? base + used : nullptr;
     used += n;
-  };
+  }
+};
+
+}  // namespace
+
+GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
+  const int64_t mr = stream_rows_;
+  Carver take{base};
   Acts a{};
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.layers().count()));
-  for (LayerActs& l : a.layers) {
-    take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
-    take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
-    take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
-    take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
-    take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
-    take(l.fcproj, mr * Cx_), take(l.residual3, mr * Cx_);
-    if (sequence_parallel_) {
-      take(l.ln1_rows, m * Cx_), take(l.ln2_rows, m * Cx_);
-    } else {
-      l.ln1_rows = l.ln1, l.ln2_rows = l.ln2;
-    }
-  }
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take));
   if (grid_.last_stage()) {
     take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
   }
-  if (size) *size = used;
+  if (size) *size = take.used;
   return a;
+}
+
+void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const {
+  const int64_t m = rows_, mr = stream_rows_;
+  take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
+  take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
+  take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
+  take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
+  take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
+  take(l.fcproj, mr * Cx_), take(l.residual3, mr * Cx_);
+  if (sequence_parallel_) {
+    take(l.ln1_rows, m * Cx_), take(l.ln2_rows, m * Cx_);
+  } else {
+    l.ln1_rows = l.ln1, l.ln2_rows = l.ln2;
+  }
+}
+
+GptStage::Gradients GptStage::carve_gradients(float* base, int64_t* size) const {
+  const int64_t mr = stream_rows_;
+  Carver take{base};
+  Gradients g;
+  take(g.stream[0], mr * Cx_), take(g.stream[1], mr * Cx_);
+  LayerActs layer{};
+  const int64_t layer_start = take.used;
+  carve_layer(layer, std::ref(take));
+  g.layer = base ? base + layer_start : nullptr;
+  g.layer_size = take.used - layer_start;
+  // Layer i's output gradient is stream[i % 2], its input gradient stream[(i + 1) % 2] (below it, layer i − 1's output).
+  g.acts.layers.assign(size_t(layout_.layers().count()), layer);
+  for (size_t i = 0; i < g.acts.layers.size(); ++i) g.acts.layers[i].residual3 = g.stream[i % 2];
+  g.acts.input = g.stream[1];
+  if (grid_.last_stage()) take(g.acts.lnf, mr * Cx_), take(g.acts.logits, mr * Vp_);
+  if (size) *size = take.used;
+  return g;
 }
 
 int64_t GptStage::acts_size() const {
@@ -122,7 +176,7 @@ int64_t GptStage::acts_size() const {
 }
 
 void GptStage::forward(int64_t microbatch, const float* input, float* output) {
-  std::vector<float> stash;
+  DeviceFloats stash(workspace_.get_allocator());
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
   const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size();
@@ -148,7 +202,7 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
-  stash_[microbatch] = std::move(stash);
+  stash_.insert_or_assign(microbatch, std::move(stash));
 }
 
 void GptStage::forward_layers(Acts& a) {
@@ -190,7 +244,7 @@ void GptStage::forward_layers(Acts& a) {
 void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput) {
   auto found = stash_.find(microbatch);
   if (found == stash_.end()) throw std::logic_error("GptStage: backward of a microbatch with no forward");
-  std::vector<float> stash = std::move(found->second);
+  DeviceFloats stash = std::move(found->second);
   stash_.erase(found);
   Acts a;
   if (recompute_ == Recompute::full) {
@@ -207,7 +261,8 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
     a = carve(stash.data());
   }
   std::fill(grads_.begin(), grads_.end(), 0.0f);
-  Acts d = carve(grads_.data());
+  Gradients views = carve_gradients(grads_.data());
+  Acts& d = views.acts;
   const bool final = microbatch == microbatches_ - 1;
   const int64_t m = stream_rows_, first = layout_.layers().begin;
   const float* p = p_;
@@ -233,6 +288,11 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   for (size_t i = a.layers.size(); i-- > 0;) {
     const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
     float* din = i == 0 ? d.input : d.layers[i - 1].residual3;
+    if (i + 1 < a.layers.size()) {
+      // The layer above is done with the shared buffer and with the stream buffer that held its output gradient.
+      std::fill_n(views.layer, views.layer_size, 0.0f);
+      std::fill_n(din, stream_rows_ * Cx_, 0.0f);
+    }
     backward_layer(first + int64_t(i), a.layers[i], d.layers[i], in, din);
     if (final) {
       LayerLinears& w = linears_[i];

@@ -35,9 +35,10 @@ namespace axo {
 class GptStage : public PipelineStage {
  public:
   // parameters and gradients are the rank's local buffers (layout.size()
-  // elements); they must outlive the stage.
+  // elements); they must outlive the stage, as must `memory`, where the
+  // stage books its activations and its layers' communication buffers.
   GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-           const Overlap& overlap, Recompute recompute, PhaseTimes& times);
+           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
   // [sequences·T], split into microbatches of `microbatch` sequences.
@@ -61,9 +62,15 @@ class GptStage : public PipelineStage {
   struct LayerLinears {
     std::unique_ptr<Linear4d> qkv, attproj, fc, fcproj;
   };
+  struct Gradients;
   // Views of one microbatch's activations at base; *size gets the elements used.
   Acts carve(float* base, int64_t* size = nullptr) const;
   int64_t acts_size() const;
+  // Views of the activation gradients backward needs at base: one layer's,
+  // reused layer after layer, and two residual-stream buffers in turn.
+  Gradients carve_gradients(float* base, int64_t* size = nullptr) const;
+  // One layer's views, taken in order by `take` (both carves).
+  void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const;
   // The layers' forward (and the head's logits) from a.input.
   void forward_layers(Acts& a);
   void backward_layer(int64_t l, const LayerActs& a, LayerActs& d, const float* in, float* din);
@@ -83,11 +90,12 @@ class GptStage : public PipelineStage {
   int64_t first_row_ = 0;    // of the stream's rows within the m
   double loss_scale_ = 1, loss_sum_ = 0;
   std::vector<int> inputs_, targets_;
+  Linear4dScratch linear_scratch_;
   std::vector<LayerLinears> linears_;
   ShardedLayerNorm norm_;
-  std::map<int64_t, std::vector<float>> stash_;  // per microbatch in flight
-  std::vector<std::vector<float>> free_;          // stashes to reuse
-  std::vector<float> workspace_, grads_, attention_scratch_;
+  std::map<int64_t, DeviceFloats> stash_;  // per microbatch in flight
+  std::vector<DeviceFloats> free_;          // stashes to reuse
+  DeviceFloats workspace_, grads_, attention_scratch_;
   std::function<void(int64_t)> on_final_;
 };
 

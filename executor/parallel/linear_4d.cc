@@ -7,7 +7,8 @@
 namespace axo {
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times)
+                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, DeviceMemory& memory,
+                   Linear4dScratch& scratch)
     : in_(in),
       out_(out),
       z_(z),
@@ -15,7 +16,11 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       k_(k_local),
       overlap_(overlap),
       sequence_parallel_(sequence_parallel),
-      times_(times) {
+      times_(times),
+      gathered_({memory, DeviceUse::comm_buffers}),
+      dblock_(gathered_.get_allocator()),
+      dchunk_part_(gathered_.get_allocator()),
+      scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
   if (Gz > 1) {
@@ -48,8 +53,8 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
   const bool scatter_rows = sequence_parallel_ && in_.size() > 1;
   float* result = out;
   if (scatter_rows) {
-    partial_out_.resize(size_t(m * n_));
-    result = partial_out_.data();
+    scratch_.rows.resize(size_t(m * n_));
+    result = scratch_.rows.data();
   }
   timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, result, n_); });
   int64_t rows = m;
@@ -71,21 +76,28 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
                         const float* chunk, int64_t m) {
   if (sequence_parallel_ && in_.size() > 1) {
     // This rank holds m/|in| rows of dY; the GEMMs need all m.
-    dout_rows_.resize(size_t(m * n_));
-    timed(times_.tp.all_gather, [&] { in_.all_gather(dout, dout_rows_.data(), size_t(m / in_.size() * n_)); });
-    dout = dout_rows_.data();
+    scratch_.rows.resize(size_t(m * n_));
+    timed(times_.tp.all_gather, [&] { in_.all_gather(dout, scratch_.rows.data(), size_t(m / in_.size() * n_)); });
+    dout = scratch_.rows.data();
   }
   const float* w = block(chunk);
   finish_gradient();  // the previous backward's reduce-scatter owns dblock_
   const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
   const int64_t din_rows = scatter_rows ? m / out_.size() : m;
-  dx_partial_.resize(size_t((m + din_rows) * k_));
-  float* dx = dx_partial_.data();
-  float* dx_rows = dx + m * k_;  // the reduce-scatter's result
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, 0.0f, dx, k_); });
+  const bool reduce_dx = out_.size() > 1;
+  // dX = dY · block: straight into din when there is nothing to reduce, else
+  // into a buffer for the reduction ([m, k], then the reduce-scatter's rows).
+  float *dx = din, *dx_rows = din;
+  if (reduce_dx) {
+    scratch_.partial.resize(size_t((m + (scatter_rows ? din_rows : 0)) * k_));
+    dx = scratch_.partial.data();
+    dx_rows = scatter_rows ? dx + m * k_ : dx;
+  }
+  timed(times_.ops.gemm, [&] {
+    cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, reduce_dx ? 0.0f : 1.0f, dx, k_);
+  });
   RequestPtr dx_reduce;
-  if (out_.size() > 1) {
-    if (!scatter_rows) dx_rows = dx;
+  if (reduce_dx) {
     timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] {
       // With overlap (OAR) the reduction runs under the dW GEMM below.
       const bool oar = overlap_.all_reduce;
@@ -94,8 +106,6 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
       if (!scatter_rows && oar) dx_reduce = out_.start_all_reduce(dx, size_t(m * k_));
       if (!scatter_rows && !oar) out_.all_reduce(dx, size_t(m * k_));
     });
-  } else {
-    dx_rows = dx;
   }
   const bool split = z_.size() > 1;
   timed(times_.ops.gemm, [&] {
@@ -115,6 +125,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     if (!overlap_.reduce_scatter) finish_gradient();
   }
   if (dx_reduce) timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] { dx_reduce->wait(); });
+  if (!reduce_dx) return;
   timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < din_rows * k_; ++i) din[i] += dx_rows[i];
   });

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "executor/comm/communicator.h"
+#include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
 
 namespace axo {
@@ -35,11 +36,24 @@ struct Overlap {
   static Overlap none() { return {false, false, false}; }
 };
 
+// Buffers the layers of a stage share: one layer runs at a time, and each
+// forward or backward is done with them when it returns.
+struct Linear4dScratch {
+  explicit Linear4dScratch(DeviceMemory& memory)
+      : rows({memory, DeviceUse::comm_buffers}), partial({memory, DeviceUse::comm_buffers}) {}
+  DeviceFloats rows;     // forward: Y_partial before its reduce-scatter; backward: dY's gathered rows
+  DeviceFloats partial;  // backward: dX before its reduction (then the reduce-scatter's rows)
+};
+
 class Linear4d {
  public:
   // The block is n_local × k_local; `times` receives compute and wait seconds.
+  // The layer's own collective buffers (the gathered block, dW before its
+  // reduce-scatter, which outlive a call) are booked in `memory` as
+  // communication buffers; `scratch` is shared with the stage's other layers.
   Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times);
+           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, DeviceMemory& memory,
+           Linear4dScratch& scratch);
 
   // Elements of this rank's chunk (the block split over Z, padded).
   int64_t chunk_size() const { return chunk_; }
@@ -64,7 +78,8 @@ class Linear4d {
   Overlap overlap_;
   bool sequence_parallel_;
   PhaseTimes& times_;
-  std::vector<float> gathered_, dblock_, dchunk_part_, dx_partial_, partial_out_, dout_rows_;
+  DeviceFloats gathered_, dblock_, dchunk_part_;
+  Linear4dScratch& scratch_;
   RequestPtr gather_, scatter_;
   float* scatter_target_ = nullptr;
 };

@@ -1,28 +1,40 @@
 // One rank's GPT under a 4D-parallel plan (see parallel_gpt.h).
 #include "executor/parallel/parallel_gpt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
-#include "executor/cpu/adamw.h"
 #include "executor/timer.h"
 #include "model/error.h"
 
 namespace axo {
 
 ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const ParallelOptions& options)
-    : grid_(grid), options_(options) {
+    : grid_(grid),
+      options_(options),
+      device_(options.device_memory_bytes),
+      parameters_({device_, DeviceUse::weights}),
+      gradients_({device_, DeviceUse::gradients}),
+      m_({grid.config().offload ? host_ : device_, DeviceUse::optimizer}),
+      v_(m_.get_allocator()),
+      master_({host_, DeviceUse::weights}),
+      host_gradients_({host_, DeviceUse::gradients}) {
   const ParallelConfig& c = grid.config();
   if (c.interleave != 1) {
     throw InputError("the executor does not run interleaved pipeline stages yet: plan with --fix interleave=1");
   }
-  if (c.offload) throw InputError("the executor does not offload optimizer state yet: plan with --fix offload=off");
   const int64_t T = options.seq > 0 ? options.seq : shape.max_seq;
   layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), partition_gpt(shape, T, c.pipeline));
-  parameters_.assign(size_t(layout_->size()), 0.0f);
-  gradients_.assign(size_t(layout_->size()), 0.0f);
+  const size_t n = size_t(layout_->size());
+  parameters_.assign(n, 0.0f);
+  gradients_.assign(n, 0.0f);
+  m_.assign(n, 0.0f);
+  v_.assign(n, 0.0f);
+  if (offload()) master_.assign(n, 0.0f), host_gradients_.assign(n, 0.0f);
   stage_ = std::make_unique<GptStage>(*layout_, grid, parameters_.data(), gradients_.data(), options.overlap,
-                                      options.recompute, times_);
+                                      options.recompute, times_, device_);
 }
 
 void ParallelGpt::load(const std::vector<float>& full) {
@@ -30,11 +42,21 @@ void ParallelGpt::load(const std::vector<float>& full) {
     throw std::invalid_argument("ParallelGpt::load: not a full parameter vector of this model");
   }
   layout_->scatter(full.data(), parameters_.data());
+  if (offload()) layout_->scatter(full.data(), master_.data());
 }
 
-std::vector<float> ParallelGpt::gather(const std::vector<float>& local) const {
+void ParallelGpt::load_moments(const std::vector<float>& full_m, const std::vector<float>& full_v) {
+  const size_t count = size_t(gpt_parameter_count(layout_->shape()));
+  if (full_m.size() != count || full_v.size() != count) {
+    throw std::invalid_argument("ParallelGpt::load_moments: not full vectors of this model");
+  }
+  layout_->scatter(full_m.data(), m_.data());
+  layout_->scatter(full_v.data(), v_.data());
+}
+
+std::vector<float> ParallelGpt::gather(const float* local) const {
   std::vector<float> full(size_t(gpt_parameter_count(layout_->shape())), 0.0f);
-  layout_->add_owned(local.data(), full.data());
+  layout_->add_owned(local, full.data());
   grid_.world().all_reduce(full.data(), full.size());
   return full;
 }
@@ -49,6 +71,14 @@ double ParallelGpt::global_loss(double tokens) {
   return double(sum) / tokens;
 }
 
+void ParallelGpt::copy_gradients_down(int64_t offset, int64_t size) {
+  timed(times_.offload, [&] { std::copy_n(gradients_.data() + offset, size, host_gradients_.data() + offset); });
+}
+
+void ParallelGpt::copy_weights_up(int64_t offset, int64_t size) {
+  timed(times_.offload, [&] { std::copy_n(master_.data() + offset, size, parameters_.data() + offset); });
+}
+
 double ParallelGpt::forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T,
                                      int64_t microbatch) {
   const ParallelConfig& c = grid_.config();
@@ -61,27 +91,50 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
   stage_->set_batch(inputs, targets, sequences, T, microbatch, 1.0 / tokens);
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
-  std::vector<RequestPtr> reductions;
+  const std::vector<GradientBucket>& buckets = layout_->buckets();
+  std::vector<std::pair<size_t, RequestPtr>> reductions;  // bucket index, its all-reduce (null: none needed)
   stage_->on_gradients_final([&](int64_t layer) {
-    for (const GradientBucket& b : layout_->buckets()) {
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      const GradientBucket& b = buckets[k];
       if (b.layer != layer) continue;
       Communicator& group = b.group == GradientGroup::data         ? grid_.data()
                             : b.group == GradientGroup::z_and_data ? grid_.z_and_data()
                                                                    : grid_.y_z_and_data();
-      if (group.size() == 1) continue;
-      timed(times_.dp_comm, [&] { reductions.push_back(group.start_all_reduce(gradients_.data() + b.offset, size_t(b.size))); });
+      RequestPtr request;
+      if (group.size() > 1) {
+        timed(times_.dp_comm, [&] { request = group.start_all_reduce(gradients_.data() + b.offset, size_t(b.size)); });
+      }
+      reductions.emplace_back(k, std::move(request));
     }
   });
-  run_pipeline(*stage_, grid_, sequences / microbatch, options_.schedule, times_);
-  timed(times_.dp_comm, [&] {
-    for (RequestPtr& r : reductions) r->wait();
+  run_pipeline(*stage_, grid_, sequences / microbatch, options_.schedule, times_, device_);
+  // The tied embedding's gradient is complete only after the reduction below; its buckets go down last.
+  Communicator* embedding = grid_.embedding();
+  auto holds_tied = [&](const GradientBucket& b) {
+    if (embedding == nullptr) return false;
+    for (const LocalTensor& t : layout_->tensors()) {
+      if (t.tied && t.offset >= b.offset && t.offset < b.offset + b.size) return true;
+    }
+    return false;
+  };
+  std::vector<bool> down(buckets.size(), false);
+  for (auto& [k, request] : reductions) {
+    if (request) timed(times_.dp_comm, [&] { request->wait(); });
+    if (offload() && !holds_tied(buckets[k])) copy_gradients_down(buckets[k].offset, buckets[k].size), down[k] = true;
+  }
+  if (embedding) {
     // The tied embedding: the first stage's gradient (lookup) plus the last's (head).
-    if (Communicator* embedding = grid_.embedding()) {
+    timed(times_.dp_comm, [&] {
       for (const LocalTensor& t : layout_->tensors()) {
         if (t.tied) embedding->all_reduce(gradients_.data() + t.offset, size_t(t.size));
       }
+    });
+  }
+  if (offload()) {
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      if (!down[k]) copy_gradients_down(buckets[k].offset, buckets[k].size);
     }
-  });
+  }
   double loss = 0;
   timed(times_.optimizer, [&] { loss = global_loss(tokens); });
   return loss;
@@ -92,40 +145,51 @@ double ParallelGpt::evaluate(const int* inputs, const int* targets, int64_t sequ
   const double tokens = double(sequences * T * c.data);
   stage_->set_batch(inputs, targets, sequences, T, microbatch, 1.0 / tokens);
   PhaseTimes ignored;
-  run_forward_only(*stage_, grid_, sequences / microbatch, ignored);
+  run_forward_only(*stage_, grid_, sequences / microbatch, ignored, device_);
   return global_loss(tokens);
 }
 
 double ParallelGpt::clip_gradients(double max_norm) {
   double norm = 0;
+  DeviceFloats& gradients = optimizer_gradients();
   timed(times_.optimizer, [&] {
     double local = 0;
     for (const LocalTensor& t : layout_->tensors()) {
       if (!t.owned) continue;
-      for (int64_t i = 0; i < t.size; ++i) local += double(gradients_[size_t(t.offset + i)]) * gradients_[size_t(t.offset + i)];
+      for (int64_t i = 0; i < t.size; ++i) local += double(gradients[size_t(t.offset + i)]) * gradients[size_t(t.offset + i)];
     }
     float sum = float(local);
     grid_.world().all_reduce(&sum, 1);
     norm = std::sqrt(double(sum));
     if (max_norm > 0 && norm > max_norm) {
       const float scale = float(max_norm / norm);
-      for (float& g : gradients_) g *= scale;
+      for (float& g : gradients) g *= scale;
     }
   });
   return norm;
 }
 
-void ParallelGpt::adamw(long step, double lr, double weight_decay, std::vector<float>& m, std::vector<float>& v) {
+void ParallelGpt::adamw_range(int64_t begin, int64_t end, long step, double lr, double weight_decay) {
+  std::vector<cpu::AdamWRange> ranges;
+  for (const LocalTensor& t : layout_->tensors()) {
+    if (t.offset >= begin && t.offset < end) ranges.push_back({t.offset, t.size, t.decayed ? float(weight_decay) : 0.0f});
+  }
+  cpu::AdamWSettings settings;
+  settings.learning_rate = float(lr);
+  float* weights = offload() ? master_.data() : parameters_.data();
   timed(times_.optimizer, [&] {
-    for (const LocalTensor& t : layout_->tensors()) {
-      cpu::AdamWSettings settings;
-      settings.learning_rate = float(lr);
-      settings.weight_decay = t.decayed ? float(weight_decay) : 0.0f;
-      const size_t o = size_t(t.offset);
-      cpu::adamw_update(parameters_.data() + o, gradients_.data() + o, m.data() + o, v.data() + o, size_t(t.size),
-                        settings, step);
-    }
+    cpu::adamw_update_ranges(weights, optimizer_gradients().data(), m_.data(), v_.data(), ranges, settings, step,
+                             options_.optimizer_threads);
   });
+}
+
+void ParallelGpt::adamw(long step, double lr, double weight_decay) {
+  if (!offload()) return adamw_range(0, layout_->size(), step, lr, weight_decay);
+  // Bucket by bucket on the host, each bucket's weights going back up as it is done.
+  for (const GradientBucket& b : layout_->buckets()) {
+    adamw_range(b.offset, b.offset + b.size, step, lr, weight_decay);
+    copy_weights_up(b.offset, b.size);
+  }
 }
 
 }  // namespace axo

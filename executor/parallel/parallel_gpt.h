@@ -1,7 +1,21 @@
 // The GPT trained by one rank of a 4D-parallel plan: its shards of the
 // parameters (shard_layout.h), its pipeline stage (gpt_stage.h), the
 // schedule that runs the stage's microbatches (pipeline_schedule.h), the
-// gradient reductions that follow, and the optimizer on the shards.
+// gradient reductions that follow, and AdamW on the shards.
+//
+// Every byte the rank holds on its device goes through one DeviceMemory
+// (device_memory.h) with the plan's capacity: weights, gradients, the Adam
+// moments, activations and communication buffers.
+//
+// With offload (the plan's `offload`), AxoNN's CPU offload: the device keeps
+// the weights and gradients; the fp32 master weights, the moments and a
+// gradient copy live in host memory (booked in a second, unlimited
+// DeviceMemory: pinned memory on a GPU). Each data-parallel bucket's
+// gradients go down as soon as its all-reduce completes, while the later
+// buckets' are still in flight; clipping and AdamW run on the host over
+// threads, bucket by bucket, each bucket's weights going back up as it is
+// done. In fp32 the updated weights are those of the run without offload,
+// bit for bit: the same operations in the same order.
 //
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.
@@ -11,6 +25,8 @@
 #include <memory>
 #include <vector>
 
+#include "executor/cpu/adamw.h"
+#include "executor/memory/device_memory.h"
 #include "executor/parallel/gpt_stage.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/pipeline_schedule.h"
@@ -23,46 +39,66 @@ struct ParallelOptions {
   ScheduleOptions schedule;
   Overlap overlap;  // OAR, ORS and OAG in the tensor-parallel layers
   Recompute recompute = Recompute::none;
-  int64_t seq = 0;  // tokens per sequence, for balancing the stages; 0: the model's
+  int64_t seq = 0;                  // tokens per sequence, for balancing the stages; 0: the model's
+  int64_t device_memory_bytes = 0;  // the device's capacity; 0: no limit
+  int optimizer_threads = 1;        // threads for AdamW (on the host with offload)
 };
 
 class ParallelGpt {
  public:
-  // InputError when the plan cannot run this model (what does not divide what).
+  // InputError when the plan cannot run this model (what does not divide
+  // what); DeviceMemoryExhausted when its model state does not fit.
   ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const ParallelOptions& options);
 
   const ShardLayout& layout() const { return *layout_; }
   const ProcessGrid& grid() const { return grid_; }
-  std::vector<float>& parameters() { return parameters_; }
-  const std::vector<float>& parameters() const { return parameters_; }
-  std::vector<float>& gradients() { return gradients_; }
+  bool offload() const { return grid_.config().offload; }
+  // This rank's shards on the device (layout().size() elements).
+  const DeviceFloats& parameters() const { return parameters_; }
+  const DeviceFloats& gradients() const { return gradients_; }
+  // Adam's first and second moments (local like the parameters; in host memory with offload).
+  const DeviceFloats& first_moment() const { return m_; }
+  const DeviceFloats& second_moment() const { return v_; }
   PhaseTimes& times() { return times_; }
+  const DeviceMemory& device_memory() const { return device_; }
+  const DeviceMemory& host_memory() const { return host_; }
 
-  // Takes this rank's shards of a full parameter vector (llm.c layout).
+  // Takes this rank's shards of full parameter (and moment) vectors (llm.c layout).
   void load(const std::vector<float>& full);
-  // The full vector (llm.c layout) of a local one (parameters, gradients or
-  // optimizer moments), on every rank.
-  std::vector<float> gather(const std::vector<float>& local) const;
+  void load_moments(const std::vector<float>& full_m, const std::vector<float>& full_v);
+  // The full vector (llm.c layout) of a local one (layout().size() elements:
+  // parameters, gradients or moments), on every rank.
+  std::vector<float> gather(const float* local) const;
 
   // Forward and backward of this data replica's batch, inputs and targets
   // [sequences·T] in microbatches of `microbatch` sequences; afterwards every
-  // rank holds the gradient of the global batch's mean loss for its shards.
-  // Returns that loss.
+  // rank holds the gradient of the global batch's mean loss for its shards
+  // (and, with offload, its copy in host memory). Returns that loss.
   double forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch);
   // Mean loss of the global batch, forward only.
   double evaluate(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch);
   // The global gradient norm; scales the gradients to max_norm when above it (0: never).
   double clip_gradients(double max_norm);
-  // AdamW step `step` (1-based) on the shards, decaying matrices only;
-  // m and v are local like the parameters.
-  void adamw(long step, double lr, double weight_decay, std::vector<float>& m, std::vector<float>& v);
+  // AdamW step `step` (1-based) on the shards, decaying matrices only.
+  void adamw(long step, double lr, double weight_decay);
 
  private:
   double global_loss(double tokens);
+  // The gradients the optimizer reads: on the host with offload.
+  DeviceFloats& optimizer_gradients() { return offload() ? host_gradients_ : gradients_; }
+  // Offload's host-link copies of a range [offset, offset + size).
+  void copy_gradients_down(int64_t offset, int64_t size);
+  void copy_weights_up(int64_t offset, int64_t size);
+  // AdamW over the tensors within [begin, end) of the local arrays.
+  void adamw_range(int64_t begin, int64_t end, long step, double lr, double weight_decay);
+
   const ProcessGrid& grid_;
   ParallelOptions options_;
   std::unique_ptr<ShardLayout> layout_;
-  std::vector<float> parameters_, gradients_;
+  DeviceMemory device_, host_;
+  DeviceFloats parameters_, gradients_;
+  DeviceFloats m_, v_;                       // on the device, or the host with offload
+  DeviceFloats master_, host_gradients_;     // offload only: fp32 master weights, gradients brought down
   PhaseTimes times_;
   std::unique_ptr<GptStage> stage_;
 };

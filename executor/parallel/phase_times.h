@@ -1,7 +1,7 @@
 // Where a rank's time in a training step goes, in the planner's components
 // (model/breakdown.h): compute, time blocked in tensor-parallel collectives,
 // idle waiting for the pipeline (the bubble), pipeline sends, exposed
-// data-parallel reductions, and the optimizer.
+// data-parallel reductions, offload's host-link copies, and the optimizer.
 #pragma once
 
 #include <array>
@@ -18,11 +18,14 @@ struct PhaseTimes {
   double bubble = 0;     // waiting for a pipeline neighbour (its activation, gradient, or to take our last send)
   double pp_comm = 0;    // posting pipeline sends and receives, retiring finished sends
   double dp_comm = 0;    // blocked in gradient reductions over data (and z, embedding)
+  double offload = 0;    // copying gradients to the host and weights back (CPU offload)
   double optimizer = 0;  // loss and norm reductions, clipping, AdamW
 
   double tp_comm() const { return tp.all_gather + tp.all_reduce + tp.reduce_scatter; }
-  // In kComponentNames' order (offload is not measured here: 0).
-  std::array<double, 7> components() const { return {ops.total(), tp_comm(), bubble, pp_comm, dp_comm, 0.0, optimizer}; }
+  // In kComponentNames' order.
+  std::array<double, 7> components() const {
+    return {ops.total(), tp_comm(), bubble, pp_comm, dp_comm, offload, optimizer};
+  }
 };
 
 }  // namespace axo

@@ -33,8 +33,10 @@ int tag_of(int64_t microbatch) { return int(microbatch % 32768); }
 // One step's traffic with the neighbouring stages.
 class StageLink {
  public:
-  StageLink(PipelineStage& stage, const ProcessGrid& grid, const ScheduleOptions& options, PhaseTimes& times)
+  StageLink(PipelineStage& stage, const ProcessGrid& grid, const ScheduleOptions& options, PhaseTimes& times,
+            DeviceMemory& memory)
       : stage_(stage),
+        buffers_(memory, DeviceUse::comm_buffers),
         pipe_(grid.pipeline()),
         s_(grid.coords().pipeline),
         last_(int(grid.config().pipeline) - 1),
@@ -46,7 +48,8 @@ class StageLink {
   bool first() const { return s_ == 0; }
   bool last() const { return s_ == last_; }
 
-  RequestPtr post_receive(bool forward, int64_t microbatch, std::vector<float>& buffer) {
+  DeviceFloats buffer() const { return DeviceFloats(buffers_); }
+  RequestPtr post_receive(bool forward, int64_t microbatch, DeviceFloats& buffer) {
     buffer.resize(n_);
     RequestPtr r;
     timed(times_.pp_comm, [&] { r = pipe_.start_recv(buffer.data(), n_, forward ? s_ - 1 : s_ + 1, tag_of(microbatch)); });
@@ -67,12 +70,12 @@ class StageLink {
   // last stage, running its backward at once and sending the gradient back).
   void forward(int64_t microbatch, const float* input) {
     delay();
-    std::vector<float> output(last() ? 0 : n_);
+    DeviceFloats output(last() ? 0 : n_, 0.0f, buffers_);
     stage_.forward(microbatch, input, last() ? nullptr : output.data());
     if (!last()) send(std::move(output), s_ + 1, microbatch);
   }
   void backward(int64_t microbatch, const float* doutput) {
-    std::vector<float> dinput(first() ? 0 : n_);
+    DeviceFloats dinput(first() ? 0 : n_, 0.0f, buffers_);
     stage_.backward(microbatch, doutput, first() ? nullptr : dinput.data());
     if (!first()) send(std::move(dinput), s_ - 1, microbatch);
   }
@@ -86,10 +89,10 @@ class StageLink {
 
  private:
   struct Pending {
-    std::vector<float> buffer;
+    DeviceFloats buffer;
     RequestPtr request;
   };
-  void send(std::vector<float> data, int peer, int64_t microbatch) {
+  void send(DeviceFloats data, int peer, int64_t microbatch) {
     timed(times_.pp_comm, [&] {
       Pending p{std::move(data), nullptr};
       p.request = pipe_.start_send(p.buffer.data(), n_, peer, tag_of(microbatch));
@@ -105,6 +108,7 @@ class StageLink {
   }
 
   PipelineStage& stage_;
+  DeviceAllocator<float> buffers_;
   Communicator& pipe_;
   int s_, last_;
   size_t n_;
@@ -116,7 +120,7 @@ class StageLink {
 
 void run_message_driven(StageLink& link, const ProcessGrid& grid, int64_t M) {
   const int64_t P = grid.config().pipeline;
-  std::vector<float> forward_buffer, backward_buffer;
+  DeviceFloats forward_buffer = link.buffer(), backward_buffer = link.buffer();
   RequestPtr forward_receive, backward_receive;
   int64_t next_forward = 0, next_backward = 0, injected = 0;
   if (link.first()) {
@@ -165,7 +169,7 @@ void run_message_driven(StageLink& link, const ProcessGrid& grid, int64_t M) {
 void run_one_f_one_b(StageLink& link, const ProcessGrid& grid, int64_t M) {
   const int64_t P = grid.config().pipeline, s = grid.coords().pipeline;
   const int64_t warmup = std::min(P - s - 1, M);
-  std::vector<float> buffer;
+  DeviceFloats buffer = link.buffer();
   int64_t next_forward = 0, next_backward = 0;
   auto forward = [&] {
     const int64_t microbatch = next_forward++;
@@ -190,8 +194,8 @@ void run_one_f_one_b(StageLink& link, const ProcessGrid& grid, int64_t M) {
 }  // namespace
 
 void run_pipeline(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, const ScheduleOptions& options,
-                  PhaseTimes& times) {
-  StageLink link(stage, grid, options, times);
+                  PhaseTimes& times, DeviceMemory& memory) {
+  StageLink link(stage, grid, options, times, memory);
   if (grid.config().pipeline == 1) {
     for (int64_t mb = 0; mb < microbatches; ++mb) link.forward(mb, nullptr), link.backward(mb, nullptr);
   } else if (options.schedule == Schedule::message_driven) {
@@ -201,10 +205,11 @@ void run_pipeline(PipelineStage& stage, const ProcessGrid& grid, int64_t microba
   }
 }
 
-void run_forward_only(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, PhaseTimes& times) {
+void run_forward_only(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, PhaseTimes& times,
+                      DeviceMemory& memory) {
   const ScheduleOptions none;
-  StageLink link(stage, grid, none, times);
-  std::vector<float> buffer;
+  StageLink link(stage, grid, none, times, memory);
+  DeviceFloats buffer = link.buffer();
   for (int64_t mb = 0; mb < microbatches; ++mb) {
     const float* input = nullptr;
     if (!link.first()) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 
+#include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/process_grid.h"
 
@@ -53,10 +54,13 @@ struct ScheduleOptions {
 };
 
 // Forward and backward of `microbatches` microbatches; seconds go to `times`
-// (waiting for a neighbour: bubble; sends: pp_comm).
+// (waiting for a neighbour: bubble; sends: pp_comm). The boundary
+// activations and gradients in flight are booked in `memory` as
+// communication buffers.
 void run_pipeline(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, const ScheduleOptions& options,
-                  PhaseTimes& times);
+                  PhaseTimes& times, DeviceMemory& memory);
 // Forward only, in order (evaluation).
-void run_forward_only(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, PhaseTimes& times);
+void run_forward_only(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, PhaseTimes& times,
+                      DeviceMemory& memory);
 
 }  // namespace axo

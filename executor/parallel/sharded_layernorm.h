@@ -10,14 +10,16 @@
 #include <vector>
 
 #include "executor/comm/communicator.h"
+#include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
 
 namespace axo {
 
 class ShardedLayerNorm {
  public:
-  ShardedLayerNorm(Communicator& group, int64_t channels, PhaseTimes& times)
-      : group_(group), channels_(channels), times_(times) {}
+  // The row sums' buffer is booked in `memory` as a communication buffer.
+  ShardedLayerNorm(Communicator& group, int64_t channels, PhaseTimes& times, DeviceMemory& memory)
+      : group_(group), channels_(channels), times_(times), sums_({memory, DeviceUse::comm_buffers}) {}
   // out, in: [N, C_local]; mean, rstd: [N].
   void forward(float* out, float* mean, float* rstd, const float* in, const float* weight, const float* bias,
                int64_t N, int64_t C_local);
@@ -29,7 +31,7 @@ class ShardedLayerNorm {
   Communicator& group_;
   int64_t channels_;
   PhaseTimes& times_;
-  std::vector<float> sums_;
+  DeviceFloats sums_;
 };
 
 }  // namespace axo

@@ -14,6 +14,7 @@
 #include "executor/gpt/llmc_checkpoint.h"
 #include "executor/train/checkpoint.h"
 #include "model/breakdown.h"
+#include "model/byte_size.h"
 #include "model/error.h"
 #include "model/plan_file.h"
 
@@ -39,6 +40,8 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   p.overlap = o.overlap ? *o.overlap : o.grid.overlap ? Overlap{} : Overlap::none();
   p.recompute = o.grid.recompute;
   p.seq = T;
+  p.device_memory_bytes = o.device_memory;
+  p.optimizer_threads = o.optimizer_threads;
   return p;
 }
 
@@ -67,8 +70,6 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
   if ((o_.checkpoint_every > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
     throw InputError("--checkpoint-every and --resume need --checkpoint-dir");
   }
-  m_.assign(model_.parameters().size(), 0.0f);
-  v_.assign(model_.parameters().size(), 0.0f);
   // Every rank builds the same full model and keeps its shards.
   Gpt full(gpt_shape(spec));
   if (!o_.init_from.empty()) {
@@ -120,8 +121,7 @@ std::vector<StepRecord> Trainer::run() {
     if (auto state = load_latest_checkpoint(o_.checkpoint_dir, log)) {
       if (!(state->shape == model_.layout().shape())) throw InputError(o_.checkpoint_dir + ": the checkpoint is of another model");
       model_.load(state->parameters);
-      model_.layout().scatter(state->m.data(), m_.data());
-      model_.layout().scatter(state->v.data(), v_.data());
+      model_.load_moments(state->m, state->v);
       data.seek(state->data_position);
       std::istringstream(state->rng_state) >> rng_;
       first_step = state->step;
@@ -147,7 +147,7 @@ std::vector<StepRecord> Trainer::run() {
     if (world_.rank() == o_.kill_rank && r.step == o_.kill_step) std::raise(SIGKILL);  // fault test
     r.grad_norm = model_.clip_gradients(o_.grad_clip);
     r.lr = learning_rate(s);
-    model_.adamw(long(s + 1), r.lr, o_.weight_decay, m_, v_);
+    model_.adamw(long(s + 1), r.lr, o_.weight_decay);
     r.times = model_.times();
     r.seconds = seconds_since(start);
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;
@@ -175,7 +175,8 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.parameters()), model_.gather(m_), model_.gather(v_)};
+                          model_.gather(model_.parameters().data()), model_.gather(model_.first_moment().data()),
+                          model_.gather(model_.second_moment().data())};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
     char line[256];
@@ -192,15 +193,53 @@ std::vector<StepRecord> Trainer::run() {
       log << text << "\n";
     }
   }
-  if (!o_.run_json.empty() && leader()) write_run_json(records);
+  const std::vector<RankMemory> memory = gather_memory();
+  if (leader()) log_memory(memory, log);
+  if (!o_.run_json.empty() && leader()) write_run_json(records, memory);
   if (!o_.save_model.empty()) {
-    const std::vector<float> full = model_.gather(model_.parameters());
+    const std::vector<float> full = model_.gather(model_.parameters().data());
     if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
   }
   return records;
 }
 
-void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
+std::vector<Trainer::RankMemory> Trainer::gather_memory() const {
+  // Byte counts travel as two floats each, exact: the bits above 2^24 and those below.
+  const DeviceMemory& device = model_.device_memory();
+  std::vector<int64_t> mine = {device.peak(), model_.host_memory().peak()};
+  for (int i = 0; i < kDeviceUses; ++i) mine.push_back(device.peak_share(DeviceUse(i)));
+  std::vector<float> split;
+  for (int64_t bytes : mine) split.push_back(float(bytes >> 24)), split.push_back(float(bytes & 0xFFFFFF));
+  std::vector<float> all(split.size() * size_t(world_.size()));
+  world_.all_gather(split.data(), all.data(), split.size());
+  std::vector<RankMemory> ranks(size_t(world_.size()));
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    auto bytes = [&](size_t i) {
+      const float* at = all.data() + k * split.size() + 2 * i;
+      return (int64_t(at[0]) << 24) + int64_t(at[1]);
+    };
+    ranks[k].device_peak = bytes(0), ranks[k].host = bytes(1);
+    for (int i = 0; i < kDeviceUses; ++i) ranks[k].device_peak_by_use[size_t(i)] = bytes(size_t(2 + i));
+  }
+  return ranks;
+}
+
+void Trainer::log_memory(const std::vector<RankMemory>& memory, std::ostream& log) const {
+  size_t most = 0;
+  for (size_t k = 0; k < memory.size(); ++k) {
+    if (memory[k].device_peak > memory[most].device_peak) most = k;
+  }
+  const RankMemory& m = memory[most];
+  log << "device memory: peak " << format_bytes(double(m.device_peak)) << " on rank " << most << " (";
+  for (int i = 0; i < kDeviceUses; ++i) {
+    log << (i ? ", " : "") << kMemoryNames[size_t(i)] << " " << format_bytes(double(m.device_peak_by_use[size_t(i)]));
+  }
+  log << ")";
+  if (model_.offload()) log << "; offloaded to host: " << format_bytes(double(m.host));
+  log << "\n";
+}
+
+void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const {
   nlohmann::ordered_json j;
   j["model"] = spec_.name;
   j["backend"] = "cpu";
@@ -213,6 +252,14 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records) const {
   j["microbatch"] = o_.microbatch;
   j["seq"] = T_;
   j["parameters"] = gpt_parameter_count(model_.layout().shape());
+  // Each rank's peak device memory and the bytes of each use at that peak; host: offload's optimizer state.
+  j["memory"] = {{"offload", model_.offload()}, {"device_limit_bytes", o_.device_memory}};
+  for (size_t k = 0; k < memory.size(); ++k) {
+    nlohmann::ordered_json rank = {{"rank", k}, {"device_peak_bytes", memory[k].device_peak}};
+    for (int i = 0; i < kDeviceUses; ++i) rank["device_at_peak_bytes"][kMemoryNames[size_t(i)]] = memory[k].device_peak_by_use[size_t(i)];
+    rank["host_bytes"] = memory[k].host;
+    j["memory"]["ranks"].push_back(rank);
+  }
   j["steps"] = nlohmann::ordered_json::array();
   for (const StepRecord& r : records) {
     nlohmann::ordered_json step;

@@ -44,7 +44,9 @@ struct TrainOptions {
   std::string init_from;       // llm.c model file
   std::string run_json;        // measured breakdown per step
   std::string save_model;      // llm.c model file written at the end
-  ParallelConfig grid;         // the plan's grid and options (its microbatch is not used: see above)
+  ParallelConfig grid;         // the plan's grid and options, offload included (its microbatch is not used: see above)
+  int64_t device_memory = 0;   // each rank's device memory limit in bytes; 0: none
+  int optimizer_threads = 1;   // AdamW's threads per rank
   ScheduleOptions schedule;
   std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // The node this rank runs on, recorded in run.json (`node`) so a report can
@@ -76,13 +78,22 @@ class Trainer {
   // Runs to options.steps (from a checkpoint with resume); returns every step run.
   std::vector<StepRecord> run();
   // The full parameters in llm.c's layout (collective).
-  std::vector<float> parameters() const { return model_.gather(model_.parameters()); }
+  std::vector<float> parameters() const { return model_.gather(model_.parameters().data()); }
+  // This rank's model (its device memory, its shards).
+  const ParallelGpt& model() const { return model_; }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 
  private:
   double validate();
-  void write_run_json(const std::vector<StepRecord>& records) const;
+  // Every rank's device memory (peak by use) and host memory, on world rank 0.
+  struct RankMemory {
+    int64_t device_peak = 0, host = 0;
+    std::array<int64_t, kDeviceUses> device_peak_by_use{};
+  };
+  std::vector<RankMemory> gather_memory() const;
+  void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;
+  void log_memory(const std::vector<RankMemory>& memory, std::ostream& log) const;
   bool leader() const { return world_.rank() == 0; }
 
   TransformerSpec spec_;
@@ -92,7 +103,6 @@ class Trainer {
   int64_t T_ = 0;
   ProcessGrid grid_;
   ParallelGpt model_;
-  std::vector<float> m_, v_;
   std::mt19937_64 rng_;
 };
 

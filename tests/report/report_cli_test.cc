@@ -69,6 +69,30 @@ TEST_F(ReportCli, SaysWhenRanksSharedCores) {
   EXPECT_NE(r.output.find("Note: " + run(1) + " ran 4 ranks on 2 cores per node"), std::string::npos) << r.output;
 }
 
+TEST_F(ReportCli, ComparesDeviceMemoryWhenTheRunRecordedIt) {
+  write_pair(1, 2.0, 2.5);
+  auto r = testing::run_axo("report" + pair(1));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Device memory"), std::string::npos) << r.output;
+  nlohmann::json run_file = nlohmann::json::parse(read_text(run(1)));
+  auto rank = [](int64_t activations) {
+    return nlohmann::json{{"device_peak_bytes", 3000 + activations},
+                          {"device_at_peak_bytes",
+                           {{"weights", 1000}, {"gradients", 1000}, {"optimizer", 0}, {"activations", activations},
+                            {"comm_buffers", 1000}}},
+                          {"host_bytes", 4000}};
+  };
+  run_file["memory"] = {{"offload", true}, {"ranks", {rank(100), rank(200 << 20)}}};
+  folder_.write("run1.json", run_file.dump());
+  r = testing::run_axo("report" + pair(1));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Device memory of the fullest rank (1) at its peak, with offload, against the memory model:"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\noptimizer             0.000          0.000      n/a\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nactivations "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("       200.000 "), std::string::npos) << r.output;
+}
+
 TEST_F(ReportCli, MachineCostsThePlansAgain) {
   write_pair(1, 2.0, 2.5);
   // The plan's own prediction (2.0 s) is replaced by gpt2-tiny costed on Selene: milliseconds.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "model/error.h"
 #include "tests/report/report_test_files.h"
 
@@ -74,6 +76,54 @@ TEST(RunFile, ReadsTheNodeItsRanksShared) {
   EXPECT_EQ(error_of(root), "run.json: node.ranks: missing");
   root["node"] = "vm";
   EXPECT_EQ(error_of(root), "run.json: node: expected an object, got string \"vm\"");
+}
+
+nlohmann::json memory_rank(int64_t activations) {
+  return {{"rank", 0},
+          {"device_peak_bytes", 400 + activations},
+          {"device_at_peak_bytes",
+           {{"weights", 100}, {"gradients", 100}, {"optimizer", 200}, {"activations", activations}, {"comm_buffers", 0}}},
+          {"host_bytes", 0}};
+}
+
+TEST(RunFile, ReadsTheRankWithTheLargestDevicePeak) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_FALSE(measured_run_from_json(root, "run.json").memory);
+  root["batch"] = 8, root["microbatch"] = 2, root["seq"] = 32;
+  root["memory"] = {{"offload", true}, {"ranks", {memory_rank(50), memory_rank(70), memory_rank(60)}}};
+  const MeasuredRun run = measured_run_from_json(root, "run.json");
+  EXPECT_EQ(run.batch, 8);
+  EXPECT_EQ(run.microbatch, 2);
+  EXPECT_EQ(run.seq, 32);
+  ASSERT_TRUE(run.memory);
+  EXPECT_TRUE(run.memory->offload);
+  EXPECT_EQ(run.memory->rank, 1u);
+  EXPECT_EQ(run.memory->device_peak, 470);
+  EXPECT_EQ(run.memory->at_peak[3], 70);
+  EXPECT_EQ(run.memory->at_peak[2], 200);
+}
+
+TEST(RunFile, BadMemoryNamesTheField) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["memory"] = {{"offload", false}, {"ranks", {memory_rank(50)}}};
+  root["memory"]["ranks"][0]["device_peak_bytes"] = 451;
+  EXPECT_EQ(error_of(root), "run.json: memory.ranks[0].device_at_peak_bytes: adds up to 450, not device_peak_bytes 451");
+  root["memory"]["ranks"][0]["device_at_peak_bytes"]["activations"] = -1;
+  EXPECT_EQ(error_of(root),
+            "run.json: memory.ranks[0].device_at_peak_bytes.activations: expected a number of bytes >= 0, got number -1");
+  root["memory"]["ranks"][0]["device_at_peak_bytes"]["activations"] = INT64_MAX;
+  EXPECT_EQ(error_of(root), "run.json: memory.ranks[0].device_at_peak_bytes: too large to add up");
+  root["memory"]["ranks"][0].erase("host_bytes");
+  EXPECT_EQ(error_of(root), "run.json: memory.ranks[0].host_bytes: missing");
+  root["memory"]["ranks"] = nlohmann::json::array();
+  EXPECT_EQ(error_of(root), "run.json: memory.ranks: expected a non-empty list, got array []");
+  root["memory"]["offload"] = "yes";
+  EXPECT_EQ(error_of(root), "run.json: memory.offload: expected true or false, got string \"yes\"");
+  root["memory"] = 3;
+  EXPECT_EQ(error_of(root), "run.json: memory: expected an object, got number 3");
+  root.erase("memory");
+  root["seq"] = 0;
+  EXPECT_EQ(error_of(root), "run.json: seq: expected a positive integer, got number 0");
 }
 
 TEST(RunFile, ReadsTheFile) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -37,7 +38,7 @@ class ParallelTrainCli : public axo::testing::EncodedTextTest {
 TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   Result r = mpirun(4, "calibrate --quick --ranks-per-node 4 --out " + path("machine.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
-  // Offload plans need issue 6 (the executor refuses them with a clear message).
+  // Offload off: the offload test below covers it.
   r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off --top 1 --out " +
           path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
@@ -122,6 +123,70 @@ TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
   EXPECT_NE(r.output.find("--overlap: expected none or a list of oar, ors, oag; got 'fast'"), std::string::npos) << r.output;
   r = axo("train --model gpt2-tiny " + data() + "--steps 1 --schedule gpipe");
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// Issue 6: --offload trains the same model with the optimizer state in host
+// memory; run.json reports each rank's device memory, whose model state
+// (fp32 weights, gradients, Adam moments) halves; a device limit that one
+// stage exceeds stops the whole launch with the reason.
+TEST_F(ParallelTrainCli, OffloadHalvesTheModelStateAndADeviceLimitStopsTheLaunch) {
+  Result r = axo("plan --model gpt2-tiny --gpus 2 --machine selene --fix pipeline=2,microbatch=2 --top 1 --out " +
+                 path("plan.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string common = "train --plan " + path("plan.yaml") + " " + data() + "--steps 3 --batch 4 ";
+  r = mpirun(2, common + "--run " + path("device.json") + " --save-model " + path("device.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("device memory: peak"), std::string::npos) << r.output;
+  r = mpirun(2, common + "--offload --run " + path("offload.json") + " --save-model " + path("offload.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("; offloaded to host: "), std::string::npos) << r.output;
+
+  auto read = [&](const std::string& name) {
+    std::ifstream in(path(name));
+    return nlohmann::json::parse(in);
+  };
+  auto bytes = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const nlohmann::json device = read("device.json"), offload = read("offload.json");
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(offload["steps"][i]["loss"], device["steps"][i]["loss"]) << "step " << i;
+  EXPECT_FALSE(bytes(path("device.bin")).empty());
+  EXPECT_TRUE(bytes(path("offload.bin")) == bytes(path("device.bin"))) << "offload changed the trained weights";
+  EXPECT_EQ(device["memory"]["offload"], false);
+  EXPECT_EQ(offload["memory"]["offload"], true);
+  int64_t largest_peak = 0;
+  for (size_t k = 0; k < 2; ++k) {
+    const nlohmann::json& on = device["memory"]["ranks"][k]["device_at_peak_bytes"];
+    const nlohmann::json& off = offload["memory"]["ranks"][k]["device_at_peak_bytes"];
+    auto state = [](const nlohmann::json& b) {
+      return b["weights"].get<int64_t>() + b["gradients"].get<int64_t>() + b["optimizer"].get<int64_t>();
+    };
+    // fp32: 16 bytes per parameter on the device without offload, 8 with it (weights and gradients).
+    const int64_t local = on["weights"].get<int64_t>() / 4;
+    EXPECT_GT(local, 0);
+    EXPECT_EQ(state(on), 16 * local) << "rank " << k;
+    EXPECT_EQ(state(off), 8 * local) << "rank " << k;
+    EXPECT_EQ(off["optimizer"], 0);
+    EXPECT_EQ(offload["memory"]["ranks"][k]["host_bytes"].get<int64_t>(), 16 * local) << "rank " << k;
+    EXPECT_EQ(device["memory"]["ranks"][k]["host_bytes"], 0);
+    // What the rank holds whatever the timing: all but the pipeline's sends in flight.
+    largest_peak = std::max(largest_peak, device["memory"]["ranks"][k]["device_peak_bytes"].get<int64_t>() -
+                                              on["comm_buffers"].get<int64_t>());
+  }
+
+  // One byte short of what the fuller rank surely holds: that rank fails mid-step (the other
+  // may not), and the launch stops.
+  const auto start = std::chrono::steady_clock::now();
+  r = mpirun(2, common + "--device-memory " + std::to_string(largest_peak - 1));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("does not fit"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("B limit in use"), std::string::npos) << r.output;
+  EXPECT_LT(seconds, 60) << "the other rank should be stopped, not left waiting";
+  r = axo("train --model gpt2-tiny " + data() + "--steps 1 --device-memory 12parsecs");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--device-memory: expected a positive size"), std::string::npos) << r.output;
 }
 
 // Issue 8's fault scenario: SIGKILL one rank mid-step; the launch ends with a

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -20,6 +21,7 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "model/byte_size.h"
 #include "model/error.h"
 
 namespace axo {
@@ -56,6 +58,10 @@ Batch make_batch(int64_t sequences, int step) {
 struct Result {
   std::vector<double> losses, norms;
   std::vector<float> first_gradients, parameters;
+  // This rank's: local parameters, bytes in use by DeviceUse on the device and on the host, peaks.
+  int64_t local_parameters = 0;
+  std::array<int64_t, kDeviceUses> device{}, host{};
+  int64_t device_peak = 0, host_peak = 0;
 };
 
 // The serial executor, as the single-rank trainer runs a step.
@@ -110,7 +116,6 @@ Result run_parallel(const ParallelConfig& config, const ParallelOptions& options
   Gpt reference(shape);
   reference.initialize(7);
   model.load(reference.parameters());
-  std::vector<float> m(model.parameters().size(), 0.0f), v = m;
   Result r;
   const int64_t sequences = kSequencesPerReplica * config.data;
   for (int step = 0; step < kSteps; ++step) {
@@ -118,11 +123,17 @@ Result run_parallel(const ParallelConfig& config, const ParallelOptions& options
     const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
     r.losses.push_back(model.forward_backward(b.inputs.data() + first, b.targets.data() + first,
                                               kSequencesPerReplica, kT, kMicrobatch));
-    if (step == 0) r.first_gradients = model.gather(model.gradients());
+    if (step == 0) r.first_gradients = model.gather(model.gradients().data());
     r.norms.push_back(model.clip_gradients(kClip));
-    model.adamw(step + 1, kLr, kDecay, m, v);
+    model.adamw(step + 1, kLr, kDecay);
   }
-  r.parameters = model.gather(model.parameters());
+  r.parameters = model.gather(model.parameters().data());
+  r.local_parameters = model.layout().size();
+  for (int i = 0; i < kDeviceUses; ++i) {
+    r.device[size_t(i)] = model.device_memory().in_use(DeviceUse(i));
+    r.host[size_t(i)] = model.host_memory().in_use(DeviceUse(i));
+  }
+  r.device_peak = model.device_memory().peak(), r.host_peak = model.host_memory().peak();
   return r;
 }
 
@@ -238,6 +249,100 @@ TEST(ParallelGptTest, ADelayedStageChangesNothingButTime) {
       EXPECT_EQ(r.losses, baseline.losses) << to_string(schedule) << ", stage " << delayed << " delayed";
       EXPECT_EQ(r.parameters, baseline.parameters) << to_string(schedule) << ", stage " << delayed << " delayed";
     }
+  }
+}
+
+// Offload on and off train the same model bit for bit (fp32: the same
+// operations in the same order), on grids with data parallelism, a pipeline
+// (the tied embedding's reduction) and Z sharding; the optimizer state's 8
+// bytes per parameter leave the device for the host.
+TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    if (c.name != "data2" && c.name != "pipe2_message_driven" && c.name != "pipe2_data2_order_pdzyx" &&
+        c.name != "pipe4_1f1b" && c.name != "pipe2_data2_z2_1f1b" && c.name != "x2y2z2_ors_oag_without_oar") {
+      continue;
+    }
+    ParallelConfig config = config_of(c);
+    if (config.gpus() != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    ParallelOptions options;
+    options.schedule.schedule = c.schedule;
+    options.overlap = c.overlap;
+    options.seq = kT;
+    const Result on_device = run_parallel(config, options);
+    config.offload = true;
+    options.optimizer_threads = 3;
+    const Result offloaded = run_parallel(config, options);
+    EXPECT_EQ(offloaded.losses, on_device.losses);
+    EXPECT_EQ(offloaded.norms, on_device.norms);
+    EXPECT_EQ(offloaded.first_gradients, on_device.first_gradients);
+    EXPECT_EQ(offloaded.parameters, on_device.parameters);
+
+    const int64_t n = on_device.local_parameters;
+    using U = DeviceUse;
+    auto at = [](const std::array<int64_t, kDeviceUses>& bytes, U use) { return bytes[size_t(use)]; };
+    EXPECT_EQ(at(on_device.device, U::weights), 4 * n);
+    EXPECT_EQ(at(on_device.device, U::gradients), 4 * n);
+    EXPECT_EQ(at(on_device.device, U::optimizer), 8 * n);
+    EXPECT_EQ(at(offloaded.device, U::weights), 4 * n);
+    EXPECT_EQ(at(offloaded.device, U::gradients), 4 * n);
+    EXPECT_EQ(at(offloaded.device, U::optimizer), 0);
+    EXPECT_EQ(on_device.host_peak, 0);
+    // The host: fp32 master weights, the gradients brought down, the two moments.
+    EXPECT_EQ(at(offloaded.host, U::weights), 4 * n);
+    EXPECT_EQ(at(offloaded.host, U::gradients), 4 * n);
+    EXPECT_EQ(at(offloaded.host, U::optimizer), 8 * n);
+    // Activations and buffers are the same, so the peak drops by the moments;
+    // with a pipeline, by about that: how many sends wait at the peak depends on timing.
+    if (config.pipeline == 1) {
+      EXPECT_EQ(on_device.device_peak - offloaded.device_peak, 8 * n);
+    } else {
+      EXPECT_LT(offloaded.device_peak, on_device.device_peak);
+    }
+    EXPECT_GT(at(on_device.device, U::activations) + at(on_device.device, U::comm_buffers), 0);
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no offload grid of " << world_size() << " ranks";
+}
+
+// A device limit: what does not fit is named, on every rank alike; offload
+// makes room for a plan that did not fit.
+TEST(ParallelGptTest, ADeviceLimitRejectsWhatDoesNotFitAndOffloadMakesRoom) {
+  cpu::set_gemm_threads(1);
+  ParallelConfig config;
+  config.data = world_size(), config.microbatch = kMicrobatch;
+  ParallelOptions options;
+  options.seq = kT;
+  config.offload = true;
+  const Result measured = run_parallel(config, options);
+
+  options.device_memory_bytes = 1024;
+  try {
+    run_parallel(config, options);
+    FAIL() << "1 KiB held the model";
+  } catch (const DeviceMemoryExhausted& e) {
+    EXPECT_NE(std::string(e.what()).find("of weights does not fit"), std::string::npos) << e.what();
+  }
+  // The offloaded run's own peak: it fits exactly, and trains as before.
+  options.device_memory_bytes = measured.device_peak;
+  const Result again = run_parallel(config, options);
+  EXPECT_EQ(again.losses, measured.losses);
+  EXPECT_EQ(again.device_peak, measured.device_peak);
+  // Without offload the moments take 8 bytes per parameter more than that;
+  // in this shape they outweigh the step's activations and buffers, so the
+  // second moment does not fit beside the first.
+  const int64_t n = measured.local_parameters;
+  ASSERT_LT(measured.device_peak - 8 * n, 8 * n) << "activations and buffers outweigh the moments";
+  config.offload = false;
+  try {
+    run_parallel(config, options);
+    FAIL() << "the moments fitted in the offloaded run's peak";
+  } catch (const DeviceMemoryExhausted& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(format_bytes(double(4 * n)) + " of optimizer does not fit"), std::string::npos) << message;
+    EXPECT_NE(message.find("optimizer " + format_bytes(double(4 * n)) + ","), std::string::npos) << message;
   }
 }
 

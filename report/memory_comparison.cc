@@ -1,0 +1,50 @@
+// Predicted against measured device memory (see memory_comparison.h).
+#include "report/memory_comparison.h"
+
+#include <cstdio>
+
+#include "model/memory_model.h"
+
+namespace axo {
+
+MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run) {
+  TransformerSpec spec = plan.model;
+  ParallelConfig config = plan.config;
+  spec.precision = Precision::fp32;
+  if (run.seq > 0) spec.seq_len = run.seq;
+  if (run.batch > 0) spec.global_batch = run.batch;
+  if (run.microbatch > 0) config.microbatch = run.microbatch;
+  if (run.memory) config.offload = run.memory->offload;
+  return memory_per_device(spec, config);
+}
+
+std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured) {
+  const auto parts = memory_parts(predicted);
+  std::vector<MemoryRow> rows;
+  auto add = [&](const std::string& use, double predicted_bytes, double measured_bytes) {
+    MemoryRow row{use, predicted_bytes, measured_bytes, std::nullopt};
+    if (predicted_bytes > 0) row.error_pct = 100.0 * (measured_bytes - predicted_bytes) / predicted_bytes;
+    rows.push_back(row);
+  };
+  for (size_t i = 0; i < kMemoryNames.size(); ++i) add(kMemoryNames[i], parts[i], double(measured.at_peak[i]));
+  add("total", predicted.total(), double(measured.device_peak));
+  return rows;
+}
+
+std::string memory_comparison_table(const std::vector<MemoryRow>& rows) {
+  std::string text;
+  char line[160];
+  std::snprintf(line, sizeof line, "%-12s %14s %14s %8s\n", "memory", "predicted_MiB", "measured_MiB", "error_%");
+  text += line;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const MemoryRow& row : rows) {
+    char percent[32] = "n/a";
+    if (row.error_pct) std::snprintf(percent, sizeof percent, "%+.1f", *row.error_pct);
+    std::snprintf(line, sizeof line, "%-12s %14.3f %14.3f %8s\n", row.use.c_str(), row.predicted_bytes / kMiB,
+                  row.measured_bytes / kMiB, percent);
+    text += line;
+  }
+  return text;
+}
+
+}  // namespace axo
