@@ -119,7 +119,7 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   };
   std::vector<bool> down(buckets.size(), false);
   for (auto& [k, request] : reductions) {
-    if (request) timed(times_.dp_comm, [&] { request->wait(); });
+    if (Request* pending = request.get()) timed(times_.dp_comm, [pending] { pending->wait(); });
     if (offload() && !holds_tied(buckets[k])) copy_gradients_down(buckets[k].offset, buckets[k].size), down[k] = true;
   }
   if (embedding) {

@@ -12,16 +12,12 @@
 #include <random>
 #include <vector>
 
+#include "tests/executor/random_values.h"
+
 namespace axo::cpu {
 namespace {
 
-std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::random_values;
 
 // loss(x) = Σ w·f(x); checks d loss / d x[i] = analytic[i] for every i of x.
 void expect_gradient(std::vector<float>& x, const std::vector<float>& analytic,
