@@ -1,10 +1,19 @@
 // The 4D tensor-parallel linear layer (see linear_4d.h).
 #include "executor/parallel/linear_4d.h"
 
+#include <algorithm>
+
 #include "executor/cpu/gemm.h"
 #include "executor/timer.h"
 
 namespace axo {
+
+DeviceFloats Linear4dScratch::take_block(size_t size) {
+  DeviceFloats block(allocator_);
+  if (!free_blocks_.empty()) block = std::move(free_blocks_.back()), free_blocks_.pop_back();
+  block.resize(size);  // once every pooled block has grown to the largest, no more allocations
+  return block;
+}
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
                    const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, DeviceMemory& memory,
@@ -23,15 +32,12 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
-  if (Gz > 1) {
-    gathered_.assign(size_t(chunk_ * Gz), 0.0f);
-    dblock_.assign(size_t(chunk_ * Gz), 0.0f);
-    dchunk_part_.assign(size_t(chunk_), 0.0f);
-  }
+  if (Gz > 1) dchunk_part_.assign(size_t(chunk_), 0.0f);
 }
 
 void Linear4d::prefetch(const float* chunk) {
   if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
+  if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
   timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
 }
 
@@ -42,10 +48,16 @@ const float* Linear4d::block(const float* chunk) {
       gather_->wait();
       gather_.reset();
     } else {
+      if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
       z_.all_gather(chunk, gathered_.data(), size_t(chunk_));
     }
   });
   return gathered_.data();
+}
+
+void Linear4d::release_block() {
+  if (!gathered_.empty()) scratch_.give_back(std::move(gathered_));
+  gathered_.clear();
 }
 
 void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
@@ -57,6 +69,7 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
     result = scratch_.rows.data();
   }
   timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, result, n_); });
+  release_block();
   int64_t rows = m;
   if (scatter_rows) {
     rows = m / in_.size();
@@ -81,7 +94,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     dout = scratch_.rows.data();
   }
   const float* w = block(chunk);
-  finish_gradient();  // the previous backward's reduce-scatter owns dblock_
+  finish_gradient();  // the previous backward's reduce-scatter still owns dchunk_part_
   const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
   const int64_t din_rows = scatter_rows ? m / out_.size() : m;
   const bool reduce_dx = out_.size() > 1;
@@ -96,6 +109,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   timed(times_.ops.gemm, [&] {
     cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, reduce_dx ? 0.0f : 1.0f, dx, k_);
   });
+  release_block();
   RequestPtr dx_reduce;
   if (reduce_dx) {
     timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] {
@@ -108,6 +122,11 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     });
   }
   const bool split = z_.size() > 1;
+  if (split) {
+    // The whole dW block, from the pool until its reduce-scatter is done; the padding past n·k reduces as zeros.
+    dblock_ = scratch_.take_block(size_t(chunk_ * z_.size()));
+    std::fill(dblock_.begin() + n_ * k_, dblock_.end(), 0.0f);
+  }
   timed(times_.ops.gemm, [&] {
     // dW = dYᵀ · X: into the chunk directly without a Z split, else into the whole block first.
     cpu::gemm(true, false, n_, k_, m, 1.0f, dout, n_, in, k_, split ? 0.0f : 1.0f, split ? dblock_.data() : dchunk, k_);
@@ -138,6 +157,8 @@ void Linear4d::finish_gradient() {
   timed(times_.ops.gemm, [&] {
     for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];
   });
+  scratch_.give_back(std::move(dblock_));
+  dblock_.clear();
 }
 
 }  // namespace axo

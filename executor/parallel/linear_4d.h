@@ -37,12 +37,27 @@ struct Overlap {
 };
 
 // Buffers the layers of a stage share: one layer runs at a time, and each
-// forward or backward is done with them when it returns.
-struct Linear4dScratch {
+// forward or backward is done with `rows` and `partial` when it returns.
+// Whole weight blocks come from a pool: a layer takes one when its
+// all-gather starts and gives it back once its GEMM has read it, and one for
+// its dW until the reduce-scatter over Z is done, so the stage holds as many
+// blocks as are in flight at once (the prefetched next one beside the
+// current one; with ORS, the dW still reducing), not two per layer: the Z
+// sharding's saving.
+class Linear4dScratch {
+ public:
   explicit Linear4dScratch(DeviceMemory& memory)
-      : rows({memory, DeviceUse::comm_buffers}), partial({memory, DeviceUse::comm_buffers}) {}
+      : rows({memory, DeviceUse::comm_buffers}), partial(rows.get_allocator()), allocator_(rows.get_allocator()) {}
   DeviceFloats rows;     // forward: Y_partial before its reduce-scatter; backward: dY's gathered rows
   DeviceFloats partial;  // backward: dX before its reduction (then the reduce-scatter's rows)
+
+  // A block of `size` elements (contents undefined), and back to the pool.
+  DeviceFloats take_block(size_t size);
+  void give_back(DeviceFloats block) { free_blocks_.push_back(std::move(block)); }
+
+ private:
+  DeviceAllocator<float> allocator_;
+  std::vector<DeviceFloats> free_blocks_;
 };
 
 class Linear4d {
@@ -72,7 +87,9 @@ class Linear4d {
   void finish_gradient();
 
  private:
+  // The gathered block (the chunk itself without a Z split), held until release_block().
   const float* block(const float* chunk);
+  void release_block();
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
   Overlap overlap_;
