@@ -6,8 +6,8 @@
 //
 // On the CPU backend the "device" is host memory with the same accounting:
 // a limit makes a plan that does not fit fail here as it would on a GPU,
-// and offload (optimizer state in plain host memory, outside this
-// accounting) shows its saving in the same numbers.
+// and offload shows its saving in the same numbers (its host-side state is
+// booked in a second DeviceMemory, without a limit).
 //
 // An allocation past the limit throws DeviceMemoryExhausted, whose message
 // names what did not fit, its size, and what was in use by category.

@@ -79,8 +79,6 @@ class Trainer {
   std::vector<StepRecord> run();
   // The full parameters in llm.c's layout (collective).
   std::vector<float> parameters() const { return model_.gather(model_.parameters().data()); }
-  // This rank's model (its device memory, its shards).
-  const ParallelGpt& model() const { return model_; }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 
