@@ -81,10 +81,9 @@ __global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, c
   if (threadIdx.x == 0) mean[blockIdx.x] = m, rstd[blockIdx.x] = s;
 }
 
-// dx = σ⁻¹ · (g − mean(g) − x̂ · mean(g · x̂)), g = dout·weight (cpu/ops.cc).
-__global__ void layernorm_backward_kernel(float* din, float* dweight, float* dbias, const float* dout,
-                                          const float* in, const float* weight, const float* mean, const float* rstd,
-                                          int64_t C) {
+// dx = σ⁻¹ · (g − mean(g) − x̂ · mean(g · x̂)), g = dout·weight (cpu/ops.cc), one block per row.
+__global__ void layernorm_backward_kernel(float* din, const float* dout, const float* in, const float* weight,
+                                          const float* mean, const float* rstd, int64_t C) {
   const int64_t row = blockIdx.x;
   const float* x = in + row * C;
   const float* d = dout + row * C;
@@ -290,7 +289,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* in, co
 void layernorm_backward(float* din, float* dweight, float* dbias, const float* dout, const float* in,
                         const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
   if (N * C == 0) return;
-  layernorm_backward_kernel<<<unsigned(N), kThreads>>>(din, dweight, dbias, dout, in, weight, mean, rstd, C);
+  layernorm_backward_kernel<<<unsigned(N), kThreads>>>(din, dout, in, weight, mean, rstd, C);
   check_launch("layernorm_backward");
   layernorm_parameter_gradients_kernel<<<blocks_for(C), kThreads>>>(dweight, dbias, dout, in, mean, rstd, N, C);
   check_launch("layernorm_parameter_gradients");
