@@ -129,11 +129,8 @@ int main(int argc, char** argv) {
     std::printf("  offload %-3s  step %8.1f ms (x%.3f)  offload copies %6.1f ms  optimizer %6.1f ms\n",
                 offload ? "on" : "off", median(run.step_s) * 1e3, median(run.step_s) / base,
                 median(run.offload_s) * 1e3, median(run.optimizer_s) * 1e3);
-    std::printf("               device peak %s:", axo::format_bytes(double(device.peak())).c_str());
-    for (int i = 0; i < axo::kDeviceUses; ++i) {
-      std::printf(" %s %s%s", axo::kMemoryNames[size_t(i)],
-                  axo::format_bytes(double(device.peak_share(axo::DeviceUse(i)))).c_str(), i + 1 < axo::kDeviceUses ? "," : "\n");
-    }
+    std::printf("               device peak %s: %s\n", axo::format_bytes(double(device.peak())).c_str(),
+                axo::bytes_by_use_text(device.peak_by_use()).c_str());
     if (offload) std::printf("               host: %s\n", axo::format_bytes(double(run.model->host_memory().peak())).c_str());
   }
   auto model_state = [](const axo::DeviceMemory& d) {

@@ -12,15 +12,15 @@ namespace {
 
 constexpr size_t kAlignment = 64;  // a cache line; AVX-512 loads
 
-std::string in_use_by_category(const std::array<int64_t, kDeviceUses>& by_use) {
+}  // namespace
+
+std::string bytes_by_use_text(const BytesByUse& bytes) {
   std::string text;
   for (int i = 0; i < kDeviceUses; ++i) {
-    text += (i ? ", " : "") + std::string(kMemoryNames[size_t(i)]) + " " + format_bytes(double(by_use[size_t(i)]));
+    text += (i ? ", " : "") + std::string(kMemoryNames[size_t(i)]) + " " + format_bytes(double(bytes[size_t(i)]));
   }
   return text;
 }
-
-}  // namespace
 
 void* DeviceMemory::allocate(DeviceUse use, size_t bytes) {
   const int64_t size = int64_t(bytes);
@@ -28,7 +28,7 @@ void* DeviceMemory::allocate(DeviceUse use, size_t bytes) {
     throw DeviceMemoryExhausted("device memory: " + format_bytes(double(size)) + " of " +
                                 kMemoryNames[size_t(use)] + " does not fit: " + format_bytes(double(in_use_)) +
                                 " of the " + format_bytes(double(capacity_)) + " limit in use (" +
-                                in_use_by_category(by_use_) +
+                                bytes_by_use_text(by_use_) +
                                 "); raise the limit, or plan with more ranks, offload, recompute or a smaller microbatch");
   }
   void* pointer = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
@@ -43,11 +43,6 @@ void DeviceMemory::release(DeviceUse use, void* pointer, size_t bytes) noexcept 
   std::free(pointer);
   in_use_ -= int64_t(bytes);
   by_use_[size_t(use)] -= int64_t(bytes);
-}
-
-void DeviceMemory::reset_peak() {
-  peak_ = in_use_;
-  peak_by_use_ = by_use_;
 }
 
 }  // namespace axo

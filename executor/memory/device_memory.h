@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -27,6 +28,10 @@ namespace axo {
 // In the order of kMemoryNames (model/breakdown.h), which names them.
 enum class DeviceUse { weights, gradients, optimizer, activations, comm_buffers };
 inline constexpr int kDeviceUses = int(kMemoryNames.size());
+using BytesByUse = std::array<int64_t, kDeviceUses>;
+
+// "weights 1.20 MiB, gradients 1.20 MiB, ...": bytes by use, for messages and logs.
+std::string bytes_by_use_text(const BytesByUse& bytes);
 
 // A plan that needs more device memory than the limit (an InputError: the
 // user chose the plan and the limit).
@@ -46,19 +51,17 @@ class DeviceMemory {
   void* allocate(DeviceUse use, size_t bytes);
   void release(DeviceUse use, void* pointer, size_t bytes) noexcept;
 
-  int64_t capacity() const { return capacity_; }
   int64_t in_use() const { return in_use_; }
   int64_t in_use(DeviceUse use) const { return by_use_[size_t(use)]; }
-  // The most ever in use at once, and each category's share at that moment.
+  // The most ever in use at once, and each use's bytes at that moment.
   int64_t peak() const { return peak_; }
+  const BytesByUse& peak_by_use() const { return peak_by_use_; }
   int64_t peak_share(DeviceUse use) const { return peak_by_use_[size_t(use)]; }
-  // Forget the peak: it restarts from what is in use now.
-  void reset_peak();
 
  private:
   int64_t capacity_;
   int64_t in_use_ = 0, peak_ = 0;
-  std::array<int64_t, kDeviceUses> by_use_{}, peak_by_use_{};
+  BytesByUse by_use_{}, peak_by_use_{};
 };
 
 // A standard allocator booking into a DeviceMemory under one use, so device

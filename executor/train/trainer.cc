@@ -207,7 +207,7 @@ std::vector<Trainer::RankMemory> Trainer::gather_memory() const {
   // Byte counts travel as two floats each, exact: the bits above 2^24 and those below.
   const DeviceMemory& device = model_.device_memory();
   std::vector<int64_t> mine = {device.peak(), model_.host_memory().peak()};
-  for (int i = 0; i < kDeviceUses; ++i) mine.push_back(device.peak_share(DeviceUse(i)));
+  mine.insert(mine.end(), device.peak_by_use().begin(), device.peak_by_use().end());
   std::vector<float> split;
   for (int64_t bytes : mine) split.push_back(float(bytes >> 24)), split.push_back(float(bytes & 0xFFFFFF));
   std::vector<float> all(split.size() * size_t(world_.size()));
@@ -230,11 +230,8 @@ void Trainer::log_memory(const std::vector<RankMemory>& memory, std::ostream& lo
     if (memory[k].device_peak > memory[most].device_peak) most = k;
   }
   const RankMemory& m = memory[most];
-  log << "device memory: peak " << format_bytes(double(m.device_peak)) << " on rank " << most << " (";
-  for (int i = 0; i < kDeviceUses; ++i) {
-    log << (i ? ", " : "") << kMemoryNames[size_t(i)] << " " << format_bytes(double(m.device_peak_by_use[size_t(i)]));
-  }
-  log << ")";
+  log << "device memory: peak " << format_bytes(double(m.device_peak)) << " on rank " << most << " ("
+      << bytes_by_use_text(m.device_peak_by_use) << ")";
   if (model_.offload()) log << "; offloaded to host: " << format_bytes(double(m.host));
   log << "\n";
 }
@@ -252,7 +249,8 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::
   j["microbatch"] = o_.microbatch;
   j["seq"] = T_;
   j["parameters"] = gpt_parameter_count(model_.layout().shape());
-  // Each rank's peak device memory and the bytes of each use at that peak; host: offload's optimizer state.
+  // Each rank's peak device memory and the bytes of each use at that peak; host: offload's master weights,
+  // moments and gradient copy.
   j["memory"] = {{"offload", model_.offload()}, {"device_limit_bytes", o_.device_memory}};
   for (size_t k = 0; k < memory.size(); ++k) {
     nlohmann::ordered_json rank = {{"rank", k}, {"device_peak_bytes", memory[k].device_peak}};

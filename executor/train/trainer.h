@@ -87,7 +87,7 @@ class Trainer {
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
   struct RankMemory {
     int64_t device_peak = 0, host = 0;
-    std::array<int64_t, kDeviceUses> device_peak_by_use{};
+    BytesByUse device_peak_by_use{};
   };
   std::vector<RankMemory> gather_memory() const;
   void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;
