@@ -59,7 +59,7 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
   auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
-    return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times, memory,
+    return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
                                       linear_scratch_);
   };
   for (int64_t l = layout.layers().begin; l < layout.layers().end; ++l) {

@@ -16,8 +16,7 @@ DeviceFloats Linear4dScratch::take_block(size_t size) {
 }
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, DeviceMemory& memory,
-                   Linear4dScratch& scratch)
+                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch)
     : in_(in),
       out_(out),
       z_(z),
@@ -26,9 +25,9 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       overlap_(overlap),
       sequence_parallel_(sequence_parallel),
       times_(times),
-      gathered_({memory, DeviceUse::comm_buffers}),
-      dblock_(gathered_.get_allocator()),
-      dchunk_part_(gathered_.get_allocator()),
+      gathered_(scratch.allocator()),
+      dblock_(scratch.allocator()),
+      dchunk_part_(scratch.allocator()),
       scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;

@@ -54,6 +54,8 @@ class Linear4dScratch {
   // A block of `size` elements (contents undefined), and back to the pool.
   DeviceFloats take_block(size_t size);
   void give_back(DeviceFloats block) { free_blocks_.push_back(std::move(block)); }
+  // Books a layer's own buffers alongside, as communication buffers.
+  const DeviceAllocator<float>& allocator() const { return allocator_; }
 
  private:
   DeviceAllocator<float> allocator_;
@@ -63,12 +65,10 @@ class Linear4dScratch {
 class Linear4d {
  public:
   // The block is n_local × k_local; `times` receives compute and wait seconds.
-  // The layer's own collective buffers (the gathered block, dW before its
-  // reduce-scatter, which outlive a call) are booked in `memory` as
-  // communication buffers; `scratch` is shared with the stage's other layers.
+  // Its buffers come from `scratch`, shared with the stage's other layers
+  // (its own buffer, the reduce-scatter's dW chunk, is booked through it too).
   Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, DeviceMemory& memory,
-           Linear4dScratch& scratch);
+           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch);
 
   // Elements of this rank's chunk (the block split over Z, padded).
   int64_t chunk_size() const { return chunk_; }
