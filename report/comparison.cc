@@ -3,13 +3,18 @@
 
 namespace axo {
 
+std::optional<double> error_percent(double predicted, double measured) {
+  if (predicted == 0) return std::nullopt;
+  return 100.0 * (measured - predicted) / predicted;
+}
+
 ComparisonRow compare_values(const std::string& component, double predicted_s, double measured_s) {
   ComparisonRow row;
   row.component = component;
   row.predicted_s = predicted_s;
   row.measured_s = measured_s;
   row.error_s = measured_s - predicted_s;
-  if (predicted_s != 0) row.error_pct = 100.0 * row.error_s / predicted_s;
+  row.error_pct = error_percent(predicted_s, measured_s);
   return row;
 }
 

@@ -30,6 +30,8 @@ struct Comparison {
   const ComparisonRow& total() const { return rows.back(); }
 };
 
+// 100 · (measured − predicted) / predicted; none when predicted is 0.
+std::optional<double> error_percent(double predicted, double measured);
 ComparisonRow compare_values(const std::string& component, double predicted_s, double measured_s);
 // The total compares predicted.iter_time with measured.iteration_s (the mean
 // measured iteration, which may exceed the sum of the measured components by

@@ -7,6 +7,7 @@
 //   total            1.5000      1.6200     0.1200     +8.0
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "report/comparison.h"
@@ -14,5 +15,7 @@
 namespace axo {
 
 std::string comparison_table(const Comparison& comparison);
+// An error percentage as the tables print it: "+9.2", or "n/a" for none.
+std::string percent_text(const std::optional<double>& percent);
 
 }  // namespace axo

@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "model/memory_model.h"
+#include "report/comparison.h"
+#include "report/comparison_table.h"
 
 namespace axo {
 
@@ -22,9 +24,7 @@ std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const Me
   const auto parts = memory_parts(predicted);
   std::vector<MemoryRow> rows;
   auto add = [&](const std::string& use, double predicted_bytes, double measured_bytes) {
-    MemoryRow row{use, predicted_bytes, measured_bytes, std::nullopt};
-    if (predicted_bytes > 0) row.error_pct = 100.0 * (measured_bytes - predicted_bytes) / predicted_bytes;
-    rows.push_back(row);
+    rows.push_back({use, predicted_bytes, measured_bytes, error_percent(predicted_bytes, measured_bytes)});
   };
   for (size_t i = 0; i < kMemoryNames.size(); ++i) add(kMemoryNames[i], parts[i], double(measured.at_peak[i]));
   add("total", predicted.total(), double(measured.device_peak));
@@ -38,10 +38,8 @@ std::string memory_comparison_table(const std::vector<MemoryRow>& rows) {
   text += line;
   constexpr double kMiB = 1024.0 * 1024.0;
   for (const MemoryRow& row : rows) {
-    char percent[32] = "n/a";
-    if (row.error_pct) std::snprintf(percent, sizeof percent, "%+.1f", *row.error_pct);
     std::snprintf(line, sizeof line, "%-12s %14.3f %14.3f %8s\n", row.use.c_str(), row.predicted_bytes / kMiB,
-                  row.measured_bytes / kMiB, percent);
+                  row.measured_bytes / kMiB, percent_text(row.error_pct).c_str());
     text += line;
   }
   return text;

@@ -42,24 +42,24 @@ double seconds_at(const nlohmann::json& parent, const std::string& key, const st
   return seconds;
 }
 
-// A positive integer at `field`.
-int64_t count_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
-                 const std::string& field) {
+// An integer >= minimum at `field`; `expected` says what in messages.
+int64_t integer_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                   const std::string& field, int64_t minimum, const char* expected) {
   const nlohmann::json& value = value_at(parent, key, source, field);
-  if (!value.is_number_integer() || value.get<int64_t>() < 1) {
-    throw InputError(source + ": " + field + ": expected a positive integer, got " + type_and_value(value));
+  if (!value.is_number_integer() || value.get<int64_t>() < minimum) {
+    throw InputError(source + ": " + field + ": expected " + expected + ", got " + type_and_value(value));
   }
   return value.get<int64_t>();
 }
 
-// A byte count (an integer >= 0) at `field`.
+int64_t count_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
+                 const std::string& field) {
+  return integer_at(parent, key, source, field, 1, "a positive integer");
+}
+
 int64_t bytes_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
                  const std::string& field) {
-  const nlohmann::json& value = value_at(parent, key, source, field);
-  if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-    throw InputError(source + ": " + field + ": expected a number of bytes >= 0, got " + type_and_value(value));
-  }
-  return value.get<int64_t>();
+  return integer_at(parent, key, source, field, 0, "a number of bytes >= 0");
 }
 
 // `memory`: the rank with the largest device peak.

@@ -33,6 +33,12 @@ class ReportCli : public ::testing::Test {
     const StepTimes warm_up{10 * measured_s, {10 * measured_s, 0, 0, 0, 0, 0, 0}};
     folder_.write("run" + std::to_string(i) + ".json", testing::run_json({warm_up, step, step}).dump(2));
   }
+  // Sets `key` at the top of run<i>.json.
+  void add_to_run(int i, const std::string& key, const nlohmann::json& value) {
+    nlohmann::json root = nlohmann::json::parse(read_text(run(i)));
+    root[key] = value;
+    folder_.write("run" + std::to_string(i) + ".json", root.dump());
+  }
   std::string plan(int i) const { return folder_.file("plan" + std::to_string(i) + ".yaml"); }
   std::string run(int i) const { return folder_.file("run" + std::to_string(i) + ".json"); }
   std::string pair(int i) const { return " --plan " + plan(i) + " --run " + run(i); }
@@ -61,9 +67,7 @@ TEST_F(ReportCli, SaysWhenRanksSharedCores) {
   auto r = testing::run_axo("report" + pair(1));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("Note:"), std::string::npos) << r.output;
-  nlohmann::json run_file = nlohmann::json::parse(read_text(run(1)));
-  run_file["node"] = {{"ranks", 4}, {"cores", 2}};
-  folder_.write("run1.json", run_file.dump());
+  add_to_run(1, "node", {{"ranks", 4}, {"cores", 2}});
   r = testing::run_axo("report" + pair(1));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("Note: " + run(1) + " ran 4 ranks on 2 cores per node"), std::string::npos) << r.output;
@@ -74,7 +78,6 @@ TEST_F(ReportCli, ComparesDeviceMemoryWhenTheRunRecordedIt) {
   auto r = testing::run_axo("report" + pair(1));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("Device memory"), std::string::npos) << r.output;
-  nlohmann::json run_file = nlohmann::json::parse(read_text(run(1)));
   auto rank = [](int64_t activations) {
     return nlohmann::json{{"device_peak_bytes", 3000 + activations},
                           {"device_at_peak_bytes",
@@ -82,8 +85,7 @@ TEST_F(ReportCli, ComparesDeviceMemoryWhenTheRunRecordedIt) {
                             {"comm_buffers", 1000}}},
                           {"host_bytes", 4000}};
   };
-  run_file["memory"] = {{"offload", true}, {"ranks", {rank(100), rank(200 << 20)}}};
-  folder_.write("run1.json", run_file.dump());
+  add_to_run(1, "memory", {{"offload", true}, {"ranks", {rank(100), rank(200 << 20)}}});
   r = testing::run_axo("report" + pair(1));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("Device memory of the fullest rank (1) at its peak, with offload, against the memory model:"),
