@@ -194,6 +194,7 @@ void set_config(const Row& row, CorpusCase& c) {
   if (contains(row["recompute"], "per-op") || (c.source == "torchtitan" && config.recompute == Recompute::selective)) {
     c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
   }
+  if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
   if (contains(other, "distributed optimizer")) {
     c.notes.push_back("distributed optimizer: gradient all-reduce priced (same bytes as its reduce-scatter + all-gather)");
     c.memory_caveat = "distributed optimizer shards the optimizer state over DP=" + row["DP"] +

@@ -79,6 +79,14 @@ std::string fit_table(const std::vector<GpuFit>& fits) {
                     theta_text(s.theta_without).c_str());
       out += line;
     }
+    std::vector<double> in_sample, loso;
+    for (const SourceResult& s : f.loso.sources) {
+      in_sample.insert(in_sample.end(), s.in_sample_pct.begin(), s.in_sample_pct.end());
+      loso.insert(loso.end(), s.loso_pct.begin(), s.loso_pct.end());
+    }
+    std::snprintf(line, sizeof line, "  %-24s %5zu  %-28s  %s\n", "all sources", in_sample.size(),
+                  stats_cells(in_sample).c_str(), stats_cells(loso).c_str());
+    out += line;
     out += "  band: " + (f.band ? band_text(*f.band) : std::string("none (LOSO needs two sources)")) + "\n\n";
   }
   return out;
