@@ -132,7 +132,7 @@ std::string unexpressible_reason(const Row& row) {
   const std::string& precision = row["precision"];
   const std::string& other = row["other_parallel"];
   if (contains(precision, "fp8") || contains(precision, "float8")) {
-    return "fp8 GEMMs (precision '" + precision + "'): axo prices bf16 only (issue 15)";
+    return "fp8 GEMMs (fp8 / float8 precision): axo prices bf16 only (issue 15)";
   }
   if (tagged_count(other, "CP=") > 1) {
     return "context parallelism CP=" + std::to_string(tagged_count(other, "CP=")) + " (issue 15)";
