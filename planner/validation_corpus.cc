@@ -188,15 +188,16 @@ void set_config(const Row& row, CorpusCase& c) {
   config.recompute = parse_recompute(row["recompute"]);
   config.sequence_parallel = row["sequence_parallel"] == "yes";
   if (fsdp && config.y > 1) {
-    c.notes.push_back("torchtitan's TP shards norms over the sequence; axo's sequence parallelism "
-                      "needs z=1, so TP is priced without it");
+    c.notes.push_back("TP with FSDP (torchtitan) shards norms over the sequence; axo's sequence "
+                      "parallelism needs z=1, so TP is priced without it");
   }
-  if (contains(row["recompute"], "per-op") || (c.source == "torchtitan" && config.recompute == Recompute::selective)) {
+  if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
     c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
   }
   if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
   if (contains(other, "distributed optimizer")) {
-    c.notes.push_back("distributed optimizer: gradient all-reduce priced (same bytes as its reduce-scatter + all-gather)");
+    c.notes.push_back("distributed optimizer: gradient all-reduce priced "
+                      "(same bytes as its reduce-scatter + all-gather)");
     c.memory_caveat = "distributed optimizer shards the optimizer state over DP=" + row["DP"] +
                       "; axo's memory model keeps it whole (zero=1 is issue 15)";
   }

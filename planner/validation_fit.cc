@@ -38,7 +38,9 @@ std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
     }
     fit.loso = leave_one_source_out(gpu_fit_parameters(), fit.theta_preset, cases);
     std::vector<double> residuals;
-    for (const SourceResult& s : fit.loso.sources) residuals.insert(residuals.end(), s.loso_pct.begin(), s.loso_pct.end());
+    for (const SourceResult& s : fit.loso.sources) {
+      residuals.insert(residuals.end(), s.loso_pct.begin(), s.loso_pct.end());
+    }
     fit.band = error_band(residuals, fit.gpu);
     fits.push_back(fit);
   }

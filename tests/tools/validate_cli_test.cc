@@ -31,7 +31,8 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   EXPECT_EQ(content.rfind("name,source,gpu_type,machine,quantity,predicted,measured,measured_from,error_pct,", 0), 0u);
   // A header, 18 comparisons of the two Korthikanti tables, 335 published runs.
   EXPECT_EQ(std::count(content.begin(), content.end(), '\n'), 1 + 18 + 335);
-  EXPECT_NE(content.find("dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05,dgxc,GB200,,iteration (s),,2.189,iter_time_s,,,,,exact-from-table,false,no machine preset"),
+  EXPECT_NE(content.find("dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05,dgxc,GB200,,iteration (s),,2.189,"
+                         "iter_time_s,,,,,exact-from-table,false,no machine preset"),
             std::string::npos);
 }
 
