@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 #include "planner/validation.h"
