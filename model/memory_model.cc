@@ -5,11 +5,6 @@
 
 namespace axo {
 
-int64_t padded_vocab(const TransformerSpec& spec, int64_t y) {
-  const int64_t multiple = 128 * y;
-  return (spec.vocab + multiple - 1) / multiple * multiple;
-}
-
 namespace {
 
 int64_t embedding_params(const TransformerSpec& spec) {

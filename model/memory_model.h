@@ -19,14 +19,11 @@
 #include "model/breakdown.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
+#include "model/vocab_parallel.h"
 
 namespace axo {
 
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config);
-
-// Vocabulary padded to a multiple of 128·y, as Megatron-LM pads it for
-// vocabulary-parallel embeddings.
-int64_t padded_vocab(const TransformerSpec& spec, int64_t y);
 
 // Parameters held by the first and by the last pipeline stage (the whole
 // model when pipeline = 1), before sharding over x, y, z.

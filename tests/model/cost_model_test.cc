@@ -3,13 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "model/presets.h"
 
 namespace axo {
 namespace {
 
 const CostItem* find_item(const std::vector<CostItem>& items, const std::string& name,
-                          const std::string& phase = "forward") {
+                          CostPhase phase = CostPhase::forward) {
   for (const CostItem& item : items) {
     if (item.name == name && item.phase == phase) return &item;
   }
@@ -29,24 +31,24 @@ TEST(CostModel, FourDMessageSizesFollowTheTable) {
   // Forward: all-gather W over Z of kn/(GxGy); all-reduce over X of mn/(GzGy).
   const CostItem* gather = find_item(items, "all_gather weights (qkv)");
   ASSERT_NE(gather, nullptr);
-  EXPECT_EQ(gather->group, "z");
+  EXPECT_EQ(gather->group, GridDim::z);
   EXPECT_DOUBLE_EQ(gather->bytes, k * n / (2 * 4) * e);
   const CostItem* partial = find_item(items, "all_reduce partial sums (qkv)");
   ASSERT_NE(partial, nullptr);
-  EXPECT_EQ(partial->group, "x");
+  EXPECT_EQ(partial->group, GridDim::x);
   EXPECT_DOUBLE_EQ(partial->bytes, m * n / (2 * 4) * e);
   // Backward: all-reduce dX over Y of mk/(GzGx); reduce-scatter dW over Z.
-  const CostItem* dx = find_item(items, "all_reduce dX (qkv)", "backward");
+  const CostItem* dx = find_item(items, "all_reduce dX (qkv)", CostPhase::backward);
   ASSERT_NE(dx, nullptr);
-  EXPECT_EQ(dx->group, "y");
+  EXPECT_EQ(dx->group, GridDim::y);
   EXPECT_DOUBLE_EQ(dx->bytes, m * k / (2 * 2) * e);
-  const CostItem* dw = find_item(items, "reduce_scatter dW (qkv)", "backward");
+  const CostItem* dw = find_item(items, "reduce_scatter dW (qkv)", CostPhase::backward);
   ASSERT_NE(dw, nullptr);
   EXPECT_DOUBLE_EQ(dw->bytes, k * n / (2 * 4) * e);
   // The transposed attention-out layer swaps X and Y: its partial sums go over Y.
   const CostItem* out = find_item(items, "all_reduce partial sums (attn_out)");
   ASSERT_NE(out, nullptr);
-  EXPECT_EQ(out->group, "y");
+  EXPECT_EQ(out->group, GridDim::y);
   EXPECT_DOUBLE_EQ(out->bytes, m * h / (2 * 2) * e);
 }
 
@@ -170,10 +172,45 @@ TEST(CostModel, ExplainAgreesWithEvaluate) {
   // Per iteration, the layer GEMMs add up to the forward+backward GEMM share of compute.
   double gemm = 0;
   for (const CostItem& item : items) {
-    if (item.scope == "layer" && item.kind == "gemm") gemm += item.seconds * item.per_iteration;
+    if (item.scope == CostScope::layer && item.kind == CostKind::gemm) gemm += item.seconds * item.per_iteration;
   }
   EXPECT_GT(gemm, 0.5 * evaluated.compute);
   EXPECT_LT(gemm, evaluated.compute);
+}
+
+TEST(CostModel, AConstModelIsSharedBetweenThreads) {
+  // Many configurations with few local shapes, so the threads race on the memo.
+  std::vector<ParallelConfig> configs;
+  for (int64_t y : {1, 2, 4, 8}) {
+    for (int64_t pipeline : {1, 2, 4}) {
+      for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+        ParallelConfig c;
+        c.y = y, c.pipeline = pipeline, c.data = 2, c.recompute = r;
+        configs.push_back(c);
+      }
+    }
+  }
+  const CostModel shared(load_model("gpt3-13b"), load_machine("selene"));
+  std::vector<std::vector<double>> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (size_t i = 0; i < configs.size(); ++i) {
+          const ParallelConfig& c = configs[(i + t * 7) % configs.size()];
+          const double time = shared.evaluate(c).iter_time;
+          if (round == 0) seen[t].push_back(time);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const CostModel alone(load_model("gpt3-13b"), load_machine("selene"));
+  for (size_t t = 0; t < seen.size(); ++t) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      EXPECT_EQ(seen[t][i], alone.evaluate(configs[(i + t * 7) % configs.size()]).iter_time);
+    }
+  }
 }
 
 }  // namespace

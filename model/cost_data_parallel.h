@@ -1,0 +1,24 @@
+// The sixth step of the cost model: the data-parallel gradient all-reduce.
+//
+// Each rank all-reduces its shard of the slowest stage's gradients over the
+// data group, in buckets under the last microbatch's backward: of its time,
+// the share of all but the last layer hides under the backward of all but the
+// last layer (scaled by overlap_efficiency); the last bucket is always
+// exposed. With pipeline > 1 and tied embeddings the first and last stages
+// each hold the embedding and all-reduce its gradient (Megatron-LM), exposed.
+#pragma once
+
+#include "model/cost_layer.h"
+
+namespace axo {
+
+struct DataParallelStep {
+  double local_params = 0;  // parameters of this rank's shard of the fullest stage
+  double all_reduce = 0;    // the gradient all-reduce, whole
+  double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
+};
+
+DataParallelStep data_parallel_step(const CostInputs& in, double stage_layers, const LayerCompute& layer,
+                                    const CostRecorder& record);
+
+}  // namespace axo
