@@ -1,8 +1,6 @@
 // The data-parallel gradient all-reduce (see cost_data_parallel.h).
 #include "model/cost_data_parallel.h"
 
-#include <algorithm>
-
 #include "model/cost_collective.h"
 #include "model/memory_model.h"
 
@@ -35,20 +33,19 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
 
 }  // namespace
 
-DataParallelStep data_parallel_step(const CostInputs& in, double stage_layers, const LayerCompute& layer,
-                                    const CostRecorder& record) {
+DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers, double slowest_layers,
+                                    const LayerCompute& layer, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   DataParallelStep dp;
-  dp.local_params = double(std::max(first_stage_params(in.spec, c), last_stage_params(in.spec, c))) /
-                    double(c.x * c.y * c.z);
+  dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
                              dp.local_params, in.shapes.element_bytes, "gradients"};
   const TimedCollective timed = time_collective(in, gradients);
   if (timed.seconds > 0) {
     dp.all_reduce = timed.seconds;
-    const double backward = stage_layers * (layer.backward + layer.recompute);
-    const double window = backward * (stage_layers - 1) / stage_layers;
-    dp.exposed = dp.all_reduce - hidden_seconds(in.machine, dp.all_reduce * (stage_layers - 1) / stage_layers, window);
+    const double n = slowest_layers, backward = n * (layer.backward + layer.recompute);
+    const double window = backward * (n - 1) / n;
+    dp.exposed = dp.all_reduce - hidden_seconds(in.machine, dp.all_reduce * (n - 1) / n, window);
   }
   // The explanation lists the gradient all-reduce with the whole data-parallel
   // component as its exposed part, the tied embedding's included.

@@ -2,6 +2,7 @@
 // the divisibility check and the memo of per-microbatch compute.
 #include "model/cost_model.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -10,6 +11,8 @@
 #include "model/cost_data_parallel.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
+#include "model/cost_split.h"
+#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -51,11 +54,12 @@ struct ComputeKeyHash {
 };
 
 // The totals, the rates and the memory, once the components are known.
-void finish(const TransformerSpec& s, const MachineProfile& machine, const ParallelConfig& c, Breakdown& b) {
+void finish(const TransformerSpec& s, const MachineProfile& machine, const ParallelConfig& c,
+            const std::vector<int64_t>& stage_layers, Breakdown& b) {
   b.iter_time = b.compute + b.tp_comm + b.bubble + b.pp_comm + b.dp_comm + b.offload + b.optimizer;
   b.tflops_per_gpu = s.model_flops_per_iteration() / double(c.gpus()) / b.iter_time / 1e12;
   b.pct_peak = 100.0 * b.tflops_per_gpu / machine.peak_tflops(s.precision);
-  b.memory = memory_per_device(s, c);
+  b.memory = memory_per_device(s, c, stage_layers);
   b.memory_capacity = machine.usable_memory_bytes();
   b.fits = b.memory.total() <= b.memory_capacity;
 }
@@ -68,12 +72,14 @@ void finish(const TransformerSpec& s, const MachineProfile& machine, const Paral
 // row), so most look-ups take no lock.
 class CostModel::ComputeMemo {
  public:
-  LocalCompute get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
+  // The entry stays valid as long as the memo: entries are never removed, and
+  // an unordered_map never moves its elements.
+  const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
     const ComputeKey key{c.x, c.y, c.z, c.microbatch, c.recompute, c.sequence_parallel};
     thread_local LastUsed last;
-    if (last.memo == id_ && last.key == key) return last.value;
-    const LocalCompute local = shared(spec, machine, c, key);
-    last = {id_, key, local};
+    if (last.memo == id_ && last.key == key) return *last.value;
+    const LocalCompute& local = shared(spec, machine, c, key);
+    last = {id_, key, &local};
     return local;
   }
 
@@ -81,19 +87,18 @@ class CostModel::ComputeMemo {
   struct LastUsed {
     uint64_t memo = 0;  // the id_ of the memo it came from; 0: none
     ComputeKey key{};
-    LocalCompute value;
+    const LocalCompute* value = nullptr;
   };
 
-  LocalCompute shared(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
-                      const ComputeKey& key) {
+  const LocalCompute& shared(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
+                             const ComputeKey& key) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (auto found = computed_.find(key); found != computed_.end()) return found->second;
     }
-    const LocalCompute local = local_compute(spec, machine, c, CostRecorder());
+    LocalCompute local = local_compute(spec, machine, c, CostRecorder());
     const std::lock_guard<std::mutex> lock(mutex_);
-    computed_.emplace(key, local);
-    return local;
+    return computed_.emplace(key, std::move(local)).first->second;
   }
 
   static uint64_t next_id() {
@@ -113,74 +118,100 @@ int64_t CostModel::microbatches(const ParallelConfig& c) const {
   return spec_.global_batch / (c.data * c.microbatch);
 }
 
-Breakdown CostModel::evaluate(const ParallelConfig& config) const { return cost(config, nullptr); }
-
-Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>& items) const {
-  items.clear();
-  return cost(config, &items);
+const PipelineSplit& CostModel::pipeline_split(const ParallelConfig& c) const {
+  return remembered_split(spec_, c.pipeline, c.interleave).split;
 }
 
-double CostModel::compute_lower_bound(const ParallelConfig& c) const {
-  const LocalCompute local = memo_->get(spec_, machine_, c);
-  return double(microbatches(c)) * double(spec_.layers / c.pipeline) * local.layer.total();
-}
+// A priced configuration and the layers of its slowest stage.
+struct CostModel::Priced {
+  Breakdown breakdown;
+  double paced_layers = 0;
+};
 
-Breakdown CostModel::cost(const ParallelConfig& c, std::vector<CostItem>* items) const {
+CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& record) const {
   const double m = double(microbatches(c));
-  const double layers = double(spec_.layers / c.pipeline);
-  const CostRecorder record(items, layers * m, m);
-  const LocalCompute local = items ? local_compute(spec_, machine_, c, record) : memo_->get(spec_, machine_, c);
+  const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
+  // Recording computes afresh, so that every item is listed; otherwise the memo answers.
+  const LocalCompute fresh = record.recording() ? local_compute(spec_, machine_, c, record) : LocalCompute{};
+  const LocalCompute& local = record.recording() ? fresh : memo_->get(spec_, machine_, c);
   const CostInputs in{spec_, machine_, c, local.shapes};
   const LayerComm comm = layer_comm(in, local.layer, record);
-  const StageTime stage = slowest_stage(c, layers, local.layer, comm, local.ends, stage_end_comm(in, record));
+  const StageEndComm ends_comm = stage_end_comm(in, record);
+  const StageTime stage = slowest_stage(layers, {local.layer, comm, local.ends, ends_comm});
   Breakdown b;
   b.compute = m * stage.compute;
   b.tp_comm = m * stage.tp_comm;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
-  const DataParallelStep dp = data_parallel_step(in, stage.layers, local.layer, record);
+  const DataParallelStep dp = data_parallel_step(in, layers, stage.layers, local.layer, record);
   b.dp_comm = dp.exposed;
   const OptimizerStep step = optimizer_step(in, dp, record);
   b.offload = step.offload;
   b.optimizer = step.optimizer;
   b.layer_forward = local.layer.forward + comm.forward;
   b.layer_backward = local.layer.backward + local.layer.recompute + comm.recompute + comm.backward;
-  finish(spec_, machine_, c, b);
-  return b;
+  finish(spec_, machine_, c, layers, b);
+  return {b, stage.layers};
+}
+
+Breakdown CostModel::evaluate(const ParallelConfig& config) const { return price(config, CostRecorder()).breakdown; }
+
+Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>& items) const {
+  items.clear();
+  // Layer items count their runs on the slowest stage, which a silent pricing finds first.
+  const double m = double(microbatches(config));
+  const double layers = price(config, CostRecorder()).paced_layers;
+  return price(config, CostRecorder(&items, layers * m, m)).breakdown;
+}
+
+double CostModel::compute_lower_bound(const ParallelConfig& c) const {
+  const LocalCompute& local = memo_->get(spec_, machine_, c);
+  const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
+  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * local.layer.total();
 }
 
 std::string CostModel::check(const ParallelConfig& c) const {
+  try {
+    pipeline_split(c);
+  } catch (const InputError& e) {
+    return e.what();
+  }
   auto divides = [](const char* a, int64_t av, const char* b, int64_t bv) -> std::string {
     if (bv % av == 0) return "";
     return std::string(a) + "=" + std::to_string(av) + " does not divide " + b + "=" + std::to_string(bv);
   };
   for (const std::string& problem :
-       {divides("pipeline*interleave", c.pipeline * c.interleave, "layers", spec_.layers),
-        divides("data*microbatch", c.data * c.microbatch, "global_batch", spec_.global_batch),
+       {divides("data*microbatch", c.data * c.microbatch, "global_batch", spec_.global_batch),
         divides("z", c.z, "microbatch", c.microbatch), divides("y", c.y, "heads", spec_.heads),
         divides("y", c.y, "kv_heads", spec_.kv_heads), divides("x", c.x, "hidden", spec_.hidden),
         divides("y", c.y, "hidden", spec_.hidden), divides("y", c.y, "ffn_hidden", spec_.ffn_hidden)}) {
     if (!problem.empty()) return problem;
   }
   for (const Linear& l : block_linears(spec_)) {
-    const int64_t block = (l.out / (l.transposed ? c.x : c.y)) * (l.in / (l.transposed ? c.y : c.x));
-    if (l.out % (l.transposed ? c.x : c.y) != 0) {
-      return std::string(l.transposed ? "x" : "y") + " does not divide the " + l.name + " width " +
-             std::to_string(l.out);
+    const int64_t out_split = l.transposed ? c.x : c.y;
+    if (l.out % out_split != 0) {
+      return std::string(l.transposed ? "x=" : "y=") + std::to_string(out_split) + " does not divide the " + l.name +
+             " width " + std::to_string(l.out);
     }
+    const int64_t block = (l.out / out_split) * (l.in / (l.transposed ? c.y : c.x));
     if (block % c.z != 0) {
       return "z=" + std::to_string(c.z) + " does not divide the " + l.name + " weight block of " +
              std::to_string(block) + " elements";
     }
   }
+  return check_schedule(c);
+}
+
+std::string CostModel::check_schedule(const ParallelConfig& c) const {
   if (c.sequence_parallel && (c.x != 1 || c.z != 1 || c.y == 1)) {
-    return "sequence parallelism needs x=1, z=1 and y>1 (Megatron-style 1D tensor parallelism)";
+    return "sequence parallelism needs x=1, z=1 and y>1 (Megatron-style 1D tensor parallelism), not x=" +
+           std::to_string(c.x) + ", z=" + std::to_string(c.z) + ", y=" + std::to_string(c.y);
   }
-  if (c.interleave > 1) {
-    if (c.pipeline == 1) return "interleave>1 needs pipeline>1";
-    if (microbatches(c) % c.pipeline != 0) {
-      return divides("pipeline", c.pipeline, "microbatches (interleaved schedule)", microbatches(c));
-    }
+  if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
+  if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {
+    return "pipeline=" + std::to_string(c.pipeline) + " does not divide the " + std::to_string(microbatches(c)) +
+           " microbatches (global_batch=" + std::to_string(spec_.global_batch) + " / (data=" + std::to_string(c.data) +
+           " * microbatch=" + std::to_string(c.microbatch) + ")) of the interleaved schedule";
   }
   return "";
 }

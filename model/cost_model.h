@@ -8,11 +8,12 @@
 //      cost_stage_ends   the embedding (first stage), LM head and loss (last)
 //   3. cost_tp_comm      the layer's tensor-parallel collectives
 //                        (comm_model.h) and what overlap (OAG, OAR, ORS) hides
-//   4. cost_stage        a stage's time; the slowest stage sets the pace
+//   4. cost_stage        each stage's time over its own layers (the split of
+//                        stage_partition.h); the slowest sets the pace
 //   5. cost_pipeline     the bubble and the point-to-point traffic
 //   6. cost_data_parallel  the gradient all-reduce over the data group
 //   7. cost_optimizer    the optimizer step and CPU offload
-//   8. memory_model      bytes per device on the fullest stage
+//   8. memory_model      bytes per device; the fullest stage sets the memory
 // Per iteration, with m = B / (data · microbatch) microbatches:
 //   compute, tp_comm = m · per-microbatch time of the slowest stage
 //   bubble           = (p − 1)/v · per-microbatch time of that stage
@@ -38,6 +39,7 @@
 #include "model/cost_item.h"
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
+#include "model/stage_partition.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -59,15 +61,21 @@ class CostModel {
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
   // A lower bound on evaluate(config).iter_time that ignores communication,
-  // the pipeline and the optimizer: m × the compute of one stage's layers.
+  // the pipeline and the optimizer: m × the compute of the most layers a stage runs.
   // The search skips configurations whose bound is already too slow.
   double compute_lower_bound(const ParallelConfig& config) const;
 
   // Number of microbatches per iteration: B / (data · microbatch).
   int64_t microbatches(const ParallelConfig& config) const;
 
+  // The layers each stage runs (split_pipeline); throws InputError when a
+  // chunk would have no layer (check() says so first).
+  const PipelineSplit& pipeline_split(const ParallelConfig& config) const;
+
  private:
-  Breakdown cost(const ParallelConfig& config, std::vector<CostItem>* items) const;
+  struct Priced;
+  std::string check_schedule(const ParallelConfig& config) const;  // sequence parallelism, interleaving
+  Priced price(const ParallelConfig& config, const CostRecorder& record) const;
 
   TransformerSpec spec_;
   MachineProfile machine_;

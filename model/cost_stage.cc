@@ -1,26 +1,32 @@
-// A stage's time and the slowest stage (see cost_stage.h).
+// Each stage's time and the slowest stage (see cost_stage.h).
 #include "model/cost_stage.h"
 
 namespace axo {
 
-StageTime slowest_stage(const ParallelConfig& c, double layers_per_stage, const LayerCompute& layer,
-                        const LayerComm& comm, const StageEndCompute& ends, const StageEndComm& ends_comm) {
-  StageTime stage;
-  stage.layers = layers_per_stage;
-  stage.compute = layers_per_stage * layer.total();
-  stage.tp_comm = layers_per_stage * comm.total();
-  const double first = ends.first() + ends_comm.first, last = ends.last() + ends_comm.last();
-  if (c.pipeline == 1) {
-    stage.compute = stage.compute + ends.first() + ends.last();
-    stage.tp_comm = stage.tp_comm + ends_comm.first + ends_comm.last();
-  } else if (first >= last) {
-    stage.compute += ends.first();
-    stage.tp_comm += ends_comm.first;
-  } else {
-    stage.compute += ends.last();
-    stage.tp_comm += ends_comm.last();
+StageTime stage_time(const std::vector<int64_t>& stage_layers, int64_t stage, const StageParts& parts) {
+  StageTime t;
+  t.stage = stage;
+  t.layers = double(stage_layers[size_t(stage)]);
+  t.compute = t.layers * parts.layer.total();
+  t.tp_comm = t.layers * parts.comm.total();
+  if (stage == 0) {
+    t.compute += parts.ends.first();
+    t.tp_comm += parts.ends_comm.first;
   }
-  return stage;
+  if (stage == int64_t(stage_layers.size()) - 1) {
+    t.compute += parts.ends.last();
+    t.tp_comm += parts.ends_comm.last();
+  }
+  return t;
+}
+
+StageTime slowest_stage(const std::vector<int64_t>& stage_layers, const StageParts& parts) {
+  StageTime slowest = stage_time(stage_layers, 0, parts);
+  for (int64_t s = 1; s < int64_t(stage_layers.size()); ++s) {
+    const StageTime t = stage_time(stage_layers, s, parts);
+    if (t.total() > slowest.total()) slowest = t;
+  }
+  return slowest;
 }
 
 }  // namespace axo

@@ -30,8 +30,8 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
       (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
       c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
       c.order_string().c_str());
-  out += format("Microbatches per iteration: %lld; layers per stage: %lld\n\n",
-                (long long)model.microbatches(c), (long long)(model.spec().layers / c.pipeline));
+  out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
+                model.pipeline_split(c).text().c_str());
   out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11s %11s %10s\n", "scope", "phase", "kind",
                 "what", "group", "size", "rate", "once (ms)", "exposed", "per iter");
   std::optional<CostScope> last_scope;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/cost_collective.h"
+#include "model/cost_split.h"
 #include "model/memory_model.h"
 #include "model/presets.h"
 
@@ -17,7 +18,8 @@ struct Case {
   DataParallelStep run(double layers, std::vector<CostItem>* items = nullptr) const {
     const LocalShapes shapes = local_shapes(spec, config);
     const CostInputs in{spec, machine, config, shapes};
-    return data_parallel_step(in, layers, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
+    const std::vector<int64_t> split = layers_by_stage(split_pipeline(spec, config.pipeline, config.interleave));
+    return data_parallel_step(in, split, layers, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
   }
 };
 

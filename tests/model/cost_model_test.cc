@@ -72,14 +72,47 @@ TEST(CostModel, CheckSaysWhatDoesNotDivide) {
   c.y = 7;
   EXPECT_EQ(model.check(c), "y=7 does not divide heads=96");
   c = ParallelConfig{};
+  c.pipeline = 5;  // 96 layers over 5 stages: unequal, and fine
+  EXPECT_EQ(model.check(c), "");
+  c.pipeline = 8, c.interleave = 13;
+  EXPECT_EQ(model.check(c), "pipeline=8 × interleave=13 chunks for layers=96: each chunk needs at least one layer");
+  c.pipeline = 1, c.interleave = 2;
+  EXPECT_EQ(model.check(c), "interleave=2 needs pipeline>1");
+  c.pipeline = 8, c.data = 4, c.microbatch = 8;  // 1536 / 32 = 48 microbatches: 8 divides; 5 does not
   c.pipeline = 5;
-  EXPECT_EQ(model.check(c), "pipeline*interleave=5 does not divide layers=96");
+  EXPECT_EQ(model.check(c), "pipeline=5 does not divide the 48 microbatches (global_batch=1536 / (data=4 * "
+                            "microbatch=8)) of the interleaved schedule");
   c = ParallelConfig{};
   c.z = 2;
   EXPECT_EQ(model.check(c), "z=2 does not divide microbatch=1");
   c = ParallelConfig{};
   c.x = 2, c.sequence_parallel = true;
   EXPECT_NE(model.check(c).find("sequence parallelism needs"), std::string::npos);
+  EXPECT_NE(model.check(c).find("not x=2, z=1, y=1"), std::string::npos);
+}
+
+TEST(CostModel, UnequalStagesArePricedByTheSlowest) {
+  TransformerSpec spec = load_model("gpt3-175b");
+  spec.layers = 70;  // BLOOM-176B's 70 layers over 12 stages
+  const CostModel model(spec, load_machine("selene"));
+  ParallelConfig c;
+  c.pipeline = 12, c.y = 8, c.data = 2, c.microbatch = 1, c.recompute = Recompute::selective;
+  ASSERT_EQ(model.check(c), "");
+  const PipelineSplit& split = model.pipeline_split(c);
+  EXPECT_EQ(split.max_stage_layers(), 6);
+  EXPECT_EQ(split.stage_layers(11), 5);  // the head's stage takes fewer
+  std::vector<CostItem> items;
+  const Breakdown b = model.explain(c, items);
+  const double m = double(model.microbatches(c));
+  for (const CostItem& item : items) {
+    if (item.scope == CostScope::layer) EXPECT_EQ(item.per_iteration, 6 * m) << item.name;  // a 6-layer stage
+  }
+  // The slowest stage runs 6 layers, not the 70/12 average: at least the bound's m · 6 layers.
+  EXPECT_GE(b.compute, model.compute_lower_bound(c));
+  // 60 layers (5 per stage, the head's stage the slowest at 5 + 1/3 layer-equivalents) run faster.
+  spec.layers = 60;
+  EXPECT_LT(CostModel(spec, load_machine("selene")).evaluate(c).compute, b.compute);
+  EXPECT_NEAR(b.bubble, 11 * (b.compute + b.tp_comm) / m, 1e-9 * b.bubble);
 }
 
 TEST(CostModel, MoreGpusNeverGrowComputePerGpu) {
