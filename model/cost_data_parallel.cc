@@ -47,11 +47,7 @@ DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int6
     const double window = backward * (n - 1) / n;
     dp.exposed = dp.all_reduce - hidden_seconds(in.machine, dp.all_reduce * (n - 1) / n, window);
   }
-  // The explanation lists the gradient all-reduce with the whole data-parallel
-  // component as its exposed part, the tied embedding's included.
-  const CostRecorder silent;
-  const double tied = tied_embedding_all_reduce(in, silent);
-  if (timed.seconds > 0) record_collective(in, record, gradients, timed, dp.exposed + tied);
+  if (timed.seconds > 0) record_collective(in, record, gradients, timed, dp.exposed);
   dp.exposed += tied_embedding_all_reduce(in, record);
   return dp;
 }

@@ -54,7 +54,8 @@ TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
   EXPECT_EQ(items[1].name, "all_reduce tied embedding gradient (first and last stage)");
   EXPECT_DOUBLE_EQ(items[1].bytes, 50257.0 * 5120 * 2);
   EXPECT_GT(items[1].seconds, 0);
-  EXPECT_NEAR(dp.exposed, items[0].exposed, 1e-15);  // the gradients' item shows the component
+  EXPECT_LT(items[0].exposed, items[0].seconds);  // bucketed under the backward of 19 layers
+  EXPECT_NEAR(dp.exposed, items[0].exposed + items[1].exposed, 1e-15);
   t.spec.tied_embeddings = false;
   EXPECT_NEAR(t.run(20).exposed, dp.exposed - items[1].seconds, 1e-12);
 }
