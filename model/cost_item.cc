@@ -40,13 +40,13 @@ void CostRecorder::add(CostItem item) const {
 }
 
 double CostRecorder::gemm(CostScope scope, CostPhase phase, const std::string& name, double m, double n,
-                          double k, double seconds) const {
+                          double k, double seconds, int gemms) const {
   if (!items_) return seconds;
   CostItem item;
   item.scope = scope, item.phase = phase, item.kind = CostKind::gemm;
   item.name = name + " [" + std::to_string(int64_t(m)) + "x" + std::to_string(int64_t(n)) + "x" +
               std::to_string(int64_t(k)) + "]";
-  item.flops = 2 * m * n * k;
+  item.flops = gemms * 2 * m * n * k;
   item.bandwidth_GBps = item.flops / seconds / 1e12;
   item.seconds = item.exposed = seconds;
   item.per_iteration = 1;

@@ -56,9 +56,10 @@ class CostRecorder {
       : items_(items), layer_runs_(layer_runs), microbatches_(microbatches) {}
 
   bool recording() const { return items_ != nullptr; }
-  // A GEMM [m×k]·[k×n] (flops 2mnk) that took `seconds`; returns `seconds`.
+  // `gemms` GEMMs of 2mnk flops each (the first [m×k]·[k×n]) that took
+  // `seconds` together; returns `seconds`.
   double gemm(CostScope scope, CostPhase phase, const std::string& name, double m, double n, double k,
-              double seconds) const;
+              double seconds, int gemms = 1) const;
   // A memory-bound op moving `bytes` in `seconds`; returns `seconds`.
   double memory(CostScope scope, CostPhase phase, const std::string& name, double bytes, double seconds) const;
   // Any other item; `per_iteration` holds its count per microbatch (step: per iteration).

@@ -50,10 +50,10 @@ AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
   a.context = record.gemm(kLayer, CostPhase::forward, "attention context", rows, d, sq,
                           gemm_seconds(in.machine, p, rows, d, sq));
   a.scores_backward = record.gemm(kLayer, CostPhase::backward, "attention scores dQ dK", rows, d, sq,
-                                  2 * gemm_seconds(in.machine, p, rows, d, sq));
+                                  2 * gemm_seconds(in.machine, p, rows, d, sq), 2);
   a.context_backward =
       record.gemm(kLayer, CostPhase::backward, "attention context dP dV", rows, sq, d,
-                  gemm_seconds(in.machine, p, rows, sq, d) + gemm_seconds(in.machine, p, rows, d, sq));
+                  gemm_seconds(in.machine, p, rows, sq, d) + gemm_seconds(in.machine, p, rows, d, sq), 2);
   return a;
 }
 

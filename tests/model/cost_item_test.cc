@@ -41,6 +41,10 @@ TEST(CostRecorder, CountsRunsPerIterationByScope) {
   EXPECT_DOUBLE_EQ(items[1].bandwidth_GBps, 4e6 / 1e-3 / 1e9);
   EXPECT_EQ(items[2].per_iteration, 1);
   EXPECT_EQ(items[2].exposed, items[2].seconds);
+  // Two GEMMs of one shape in one item: twice the flops at the rate they ran together.
+  record.gemm(CostScope::layer, CostPhase::backward, "scores dQ dK", 4096, 128, 2048, 4e-6, 2);
+  EXPECT_DOUBLE_EQ(items[3].flops, 2 * 2.0 * 4096 * 128 * 2048);
+  EXPECT_EQ(items[3].name, "scores dQ dK [4096x128x2048]");
 }
 
 }  // namespace
