@@ -3,12 +3,9 @@
 
 #include <algorithm>
 
-namespace axo {
+#include "model/cost_split.h"
 
-int64_t padded_vocab(const TransformerSpec& spec, int64_t y) {
-  const int64_t multiple = 128 * y;
-  return (spec.vocab + multiple - 1) / multiple * multiple;
-}
+namespace axo {
 
 namespace {
 
@@ -48,44 +45,25 @@ double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig&
 
 }  // namespace
 
-int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
-  const int64_t layers = spec.layers / config.pipeline;
-  const int64_t params = layers * spec.params_per_layer() + embedding_params(spec);
-  return config.pipeline == 1 ? params + head_params(spec, config) : params;
-}
+namespace {
 
-int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
-  if (config.pipeline == 1) return first_stage_params(spec, config);
-  return spec.layers / config.pipeline * spec.params_per_layer() + head_params(spec, config);
-}
+// What the memory of every stage of one configuration is made of.
+struct StageMemoryParts {
+  double e = 0;                          // bytes per element
+  double shards = 0;                     // x·y·z
+  double optimizer_bytes_per_param = 0;  // 12 (8 in fp32), 0 with offload
+  double per_layer = 0;                  // activations of one layer and microbatch
+  double working = 0;                    // full recompute: one layer's whole working set
+  double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
+  double buffers = 0;                    // communication buffers
+  int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
+};
 
-MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c) {
+// Gathered weights of the largest linear layer (double-buffered when
+// prefetched) and, with a pipeline, the point-to-point send and receive buffers.
+double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   const double e = bytes_per_element(spec.precision);
-  const double shards = double(c.x * c.y * c.z);
-  const double layers_per_stage = double(spec.layers / c.pipeline);
-  const int64_t microbatches = spec.global_batch / (c.data * c.microbatch);
   const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
-
-  // Activations: microbatches in flight on the first stage (1F1B).
-  double in_flight = double(std::min<int64_t>(microbatches, c.pipeline));
-  if (c.interleave > 1) {
-    in_flight *= 1.0 + double(c.pipeline - 1) / double(c.pipeline * c.interleave);
-  }
-  double first_activations = in_flight * layers_per_stage * layer_activation_bytes(spec, c, c.recompute);
-  if (c.recompute == Recompute::full) {
-    first_activations += layer_activation_bytes(spec, c, Recompute::none);  // working layer
-  }
-  // The last stage holds one microbatch in flight per stage of the pipeline
-  // behind it (none) and the logits: fp16 and fp32 copies.
-  const double logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (e + 4);
-  double last_activations =
-      layers_per_stage * layer_activation_bytes(spec, c, c.recompute) + logits;
-  if (c.recompute == Recompute::full) {
-    last_activations += layer_activation_bytes(spec, c, Recompute::none);
-  }
-  if (c.pipeline == 1) first_activations += logits;
-
-  // Gathered weights of the largest linear layer (double-buffered when prefetched).
   const double largest_block =
       double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
                        spec.ffn_hidden * spec.hidden})) /
@@ -94,22 +72,108 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }
+  return buffers;
+}
 
-  const double optimizer_bytes_per_param =
-      c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
-  auto stage_memory = [&](int64_t params, double activations) {
-    MemoryBreakdown m;
-    const double local = double(params) / shards;
-    m.weights = local * e;
-    m.gradients = local * e;
-    m.optimizer = local * optimizer_bytes_per_param;
-    m.activations = activations;
-    m.comm_buffers = buffers;
-    return m;
-  };
-  const MemoryBreakdown first = stage_memory(first_stage_params(spec, c), first_activations);
-  const MemoryBreakdown last = stage_memory(last_stage_params(spec, c), last_activations);
-  return first.total() >= last.total() ? first : last;
+StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c) {
+  StageMemoryParts parts;
+  parts.e = bytes_per_element(spec.precision);
+  parts.shards = double(c.x * c.y * c.z);
+  parts.optimizer_bytes_per_param = c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
+  parts.per_layer = layer_activation_bytes(spec, c, c.recompute);
+  parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none) : 0;
+  const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
+  parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
+  parts.buffers = comm_buffer_bytes(spec, c);
+  parts.microbatches = spec.global_batch / (c.data * c.microbatch);
+  parts.params_per_layer = spec.params_per_layer();
+  parts.embedding = embedding_params(spec);
+  parts.head = head_params(spec, c);
+  return parts;
+}
+
+int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
+  int64_t params = layers * parts.params_per_layer;
+  if (stage == 0) params += parts.embedding;
+  if (stage == c.pipeline - 1) params += parts.head;
+  return params;
+}
+
+// Microbatches whose activations stage `stage` holds at its peak (1F1B: the
+// p − s forwards of its warm-up), times 1 + (p − 1 − s)/(p·v) when
+// interleaved: Korthikanti et al.'s factor on the first stage, none on the
+// last, which starts each microbatch's backward as soon as its forward ends.
+double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
+  double count = double(std::min<int64_t>(microbatches, c.pipeline - stage));
+  if (c.interleave > 1) count *= 1.0 + double(c.pipeline - 1 - stage) / double(c.pipeline * c.interleave);
+  return count;
+}
+
+MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
+  double activations = in_flight(c, parts.microbatches, stage) * double(layers) * parts.per_layer;
+  if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
+  if (c.recompute == Recompute::full) activations += parts.working;
+  if (c.pipeline == 1) activations += parts.logits;
+  const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
+  MemoryBreakdown m;
+  m.weights = local * parts.e;
+  m.gradients = local * parts.e;
+  m.optimizer = local * parts.optimizer_bytes_per_param;
+  m.activations = activations;
+  m.comm_buffers = parts.buffers;
+  return m;
+}
+
+}  // namespace
+
+int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
+                     int64_t stage) {
+  int64_t params = split.stage_layers(stage) * spec.params_per_layer();
+  if (stage == 0) params += embedding_params(spec);
+  if (stage == config.pipeline - 1) params += head_params(spec, config);
+  return params;
+}
+
+int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
+  return stage_params(spec, config, remembered_split(spec, config.pipeline, config.interleave).split, 0);
+}
+
+int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
+  return stage_params(spec, config, remembered_split(spec, config.pipeline, config.interleave).split,
+                      config.pipeline - 1);
+}
+
+int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
+                             const std::vector<int64_t>& stage_layers) {
+  const int64_t per_layer = spec.params_per_layer(), embedding = embedding_params(spec);
+  const int64_t head = head_params(spec, config);
+  int64_t most = 0;
+  for (int64_t s = 0; s < config.pipeline; ++s) {
+    const int64_t params = stage_layers[size_t(s)] * per_layer + (s == 0 ? embedding : 0) +
+                           (s == config.pipeline - 1 ? head : 0);
+    most = std::max(most, params);
+  }
+  return most;
+}
+
+MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& c, const PipelineSplit& split,
+                             int64_t stage) {
+  return stage_memory_of(stage_memory_parts(spec, c), c, split.stage_layers(stage), stage);
+}
+
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c,
+                                  const std::vector<int64_t>& stage_layers) {
+  const StageMemoryParts parts = stage_memory_parts(spec, c);
+  MemoryBreakdown fullest = stage_memory_of(parts, c, stage_layers[0], 0);
+  for (int64_t s = 1; s < c.pipeline; ++s) {
+    const MemoryBreakdown m = stage_memory_of(parts, c, stage_layers[size_t(s)], s);
+    if (m.total() > fullest.total()) fullest = m;
+  }
+  return fullest;
+}
+
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c) {
+  return memory_per_device(spec, c, remembered_split(spec, c.pipeline, c.interleave).stage_layers);
 }
 
 }  // namespace axo

@@ -11,26 +11,43 @@
 // attention context, MLP hidden: the "24·sbh/t"), attention matrices
 // (b/z)·(a/y)·s² at 5 bytes each with dropout, 2 without. Selective
 // recompute drops the attention matrices; full recompute keeps only each
-// layer's input plus one layer's working set. The first stage holds
-// min(m, p) microbatches in flight (1F1B), times (1 + (p−1)/(p·v)) when
-// interleaved; the last stage holds one microbatch's logits (fp16 + fp32).
+// layer's input plus one layer's working set. Each stage holds its own layers
+// (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
+// (1F1B), times 1 + (p−1−s)/(p·v) when interleaved (Korthikanti et al.'s
+// factor on the first stage); the first stage also holds the embedding, the
+// last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
+// vocab_parallel.h). The fullest stage sets the memory.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "model/breakdown.h"
 #include "model/parallel_config.h"
+#include "model/stage_partition.h"
 #include "model/transformer_spec.h"
+#include "model/vocab_parallel.h"
 
 namespace axo {
 
+// Bytes per device on the fullest stage.
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config);
+// Same, for stages of `stage_layers` layers each (layers_by_stage(split)).
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
+                                  const std::vector<int64_t>& stage_layers);
+// Bytes per device on stage `stage` of `split`.
+MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
+                             int64_t stage);
 
-// Vocabulary padded to a multiple of 128·y, as Megatron-LM pads it for
-// vocabulary-parallel embeddings.
-int64_t padded_vocab(const TransformerSpec& spec, int64_t y);
-
-// Parameters held by the first and by the last pipeline stage (the whole
-// model when pipeline = 1), before sharding over x, y, z.
+// Parameters held by a pipeline stage before sharding over x, y, z: its
+// layers, the embedding on the first stage, the final norm and head on the
+// last (the whole model when pipeline = 1).
+int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
+                     int64_t stage);
 int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
 int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
+// The most any stage holds.
+int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
+                             const std::vector<int64_t>& stage_layers);
 
 }  // namespace axo

@@ -2,6 +2,7 @@
 #include "planner/explain.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "model/byte_size.h"
 
@@ -29,24 +30,24 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
       (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
       c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
       c.order_string().c_str());
-  out += format("Microbatches per iteration: %lld; layers per stage: %lld\n\n",
-                (long long)model.microbatches(c), (long long)(model.spec().layers / c.pipeline));
+  out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
+                model.pipeline_split(c).text().c_str());
   out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11s %11s %10s\n", "scope", "phase", "kind",
                 "what", "group", "size", "rate", "once (ms)", "exposed", "per iter");
-  std::string last_scope;
+  std::optional<CostScope> last_scope;
   for (const CostItem& item : items) {
-    if (item.scope != last_scope && !last_scope.empty()) out += "\n";
+    if (last_scope && item.scope != *last_scope) out += "\n";
     last_scope = item.scope;
     std::string group = "-";
-    if (!item.group.empty()) {
-      group = format("%s:%lld/%lld", item.group.c_str(), (long long)item.group_size,
+    if (item.group) {
+      group = format("%s:%lld/%lld", group_name(*item.group), (long long)item.group_size,
                      (long long)item.ranks_per_node);
     }
-    const std::string rate = item.kind == "gemm" ? format("%.1f TF/s", item.bandwidth_GBps)
+    const std::string rate = item.kind == CostKind::gemm ? format("%.1f TF/s", item.bandwidth_GBps)
                              : item.bandwidth_GBps > 0 ? format("%.1f GB/s", item.bandwidth_GBps)
                                                        : std::string("-");
-    out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11.4f %11.4f %10.0f\n", item.scope.c_str(),
-                  item.phase.c_str(), item.kind.c_str(), item.name.c_str(), group.c_str(),
+    out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11.4f %11.4f %10.0f\n", to_string(item.scope),
+                  to_string(item.phase), to_string(item.kind), item.name.c_str(), group.c_str(),
                   human_bytes(item.bytes).c_str(), rate.c_str(), item.seconds * 1e3,
                   item.exposed * 1e3, item.per_iteration);
   }
@@ -75,18 +76,18 @@ nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const CostItem& item : items) {
     nlohmann::ordered_json j;
-    j["scope"] = item.scope;
-    j["phase"] = item.phase;
-    j["kind"] = item.kind;
+    j["scope"] = to_string(item.scope);
+    j["phase"] = to_string(item.phase);
+    j["kind"] = to_string(item.kind);
     j["name"] = item.name;
-    if (!item.group.empty()) {
-      j["group"] = item.group;
+    if (item.group) {
+      j["group"] = group_name(*item.group);
       j["group_size"] = item.group_size;
       j["ranks_per_node"] = item.ranks_per_node;
     }
     j["bytes"] = item.bytes;
     j["flops"] = item.flops;
-    j[item.kind == "gemm" ? "tflops" : "bus_bandwidth_GBps"] = item.bandwidth_GBps;
+    j[item.kind == CostKind::gemm ? "tflops" : "bus_bandwidth_GBps"] = item.bandwidth_GBps;
     j["seconds"] = item.seconds;
     j["exposed_seconds"] = item.exposed;
     j["per_iteration"] = item.per_iteration;

@@ -3,13 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "model/presets.h"
 
 namespace axo {
 namespace {
 
 const CostItem* find_item(const std::vector<CostItem>& items, const std::string& name,
-                          const std::string& phase = "forward") {
+                          CostPhase phase = CostPhase::forward) {
   for (const CostItem& item : items) {
     if (item.name == name && item.phase == phase) return &item;
   }
@@ -29,24 +31,24 @@ TEST(CostModel, FourDMessageSizesFollowTheTable) {
   // Forward: all-gather W over Z of kn/(GxGy); all-reduce over X of mn/(GzGy).
   const CostItem* gather = find_item(items, "all_gather weights (qkv)");
   ASSERT_NE(gather, nullptr);
-  EXPECT_EQ(gather->group, "z");
+  EXPECT_EQ(gather->group, GridDim::z);
   EXPECT_DOUBLE_EQ(gather->bytes, k * n / (2 * 4) * e);
   const CostItem* partial = find_item(items, "all_reduce partial sums (qkv)");
   ASSERT_NE(partial, nullptr);
-  EXPECT_EQ(partial->group, "x");
+  EXPECT_EQ(partial->group, GridDim::x);
   EXPECT_DOUBLE_EQ(partial->bytes, m * n / (2 * 4) * e);
   // Backward: all-reduce dX over Y of mk/(GzGx); reduce-scatter dW over Z.
-  const CostItem* dx = find_item(items, "all_reduce dX (qkv)", "backward");
+  const CostItem* dx = find_item(items, "all_reduce dX (qkv)", CostPhase::backward);
   ASSERT_NE(dx, nullptr);
-  EXPECT_EQ(dx->group, "y");
+  EXPECT_EQ(dx->group, GridDim::y);
   EXPECT_DOUBLE_EQ(dx->bytes, m * k / (2 * 2) * e);
-  const CostItem* dw = find_item(items, "reduce_scatter dW (qkv)", "backward");
+  const CostItem* dw = find_item(items, "reduce_scatter dW (qkv)", CostPhase::backward);
   ASSERT_NE(dw, nullptr);
   EXPECT_DOUBLE_EQ(dw->bytes, k * n / (2 * 4) * e);
   // The transposed attention-out layer swaps X and Y: its partial sums go over Y.
   const CostItem* out = find_item(items, "all_reduce partial sums (attn_out)");
   ASSERT_NE(out, nullptr);
-  EXPECT_EQ(out->group, "y");
+  EXPECT_EQ(out->group, GridDim::y);
   EXPECT_DOUBLE_EQ(out->bytes, m * h / (2 * 2) * e);
 }
 
@@ -70,14 +72,47 @@ TEST(CostModel, CheckSaysWhatDoesNotDivide) {
   c.y = 7;
   EXPECT_EQ(model.check(c), "y=7 does not divide heads=96");
   c = ParallelConfig{};
+  c.pipeline = 5;  // 96 layers over 5 stages: unequal, and fine
+  EXPECT_EQ(model.check(c), "");
+  c.pipeline = 8, c.interleave = 13;
+  EXPECT_EQ(model.check(c), "pipeline=8 × interleave=13 chunks for layers=96: each chunk needs at least one layer");
+  c.pipeline = 1, c.interleave = 2;
+  EXPECT_EQ(model.check(c), "interleave=2 needs pipeline>1");
+  c.pipeline = 8, c.data = 4, c.microbatch = 8;  // 1536 / 32 = 48 microbatches: 8 divides; 5 does not
   c.pipeline = 5;
-  EXPECT_EQ(model.check(c), "pipeline*interleave=5 does not divide layers=96");
+  EXPECT_EQ(model.check(c), "pipeline=5 does not divide the 48 microbatches (global_batch=1536 / (data=4 * "
+                            "microbatch=8)) of the interleaved schedule");
   c = ParallelConfig{};
   c.z = 2;
   EXPECT_EQ(model.check(c), "z=2 does not divide microbatch=1");
   c = ParallelConfig{};
   c.x = 2, c.sequence_parallel = true;
   EXPECT_NE(model.check(c).find("sequence parallelism needs"), std::string::npos);
+  EXPECT_NE(model.check(c).find("not x=2, z=1, y=1"), std::string::npos);
+}
+
+TEST(CostModel, UnequalStagesArePricedByTheSlowest) {
+  TransformerSpec spec = load_model("gpt3-175b");
+  spec.layers = 70;  // BLOOM-176B's 70 layers over 12 stages
+  const CostModel model(spec, load_machine("selene"));
+  ParallelConfig c;
+  c.pipeline = 12, c.y = 8, c.data = 2, c.microbatch = 1, c.recompute = Recompute::selective;
+  ASSERT_EQ(model.check(c), "");
+  const PipelineSplit& split = model.pipeline_split(c);
+  EXPECT_EQ(split.max_stage_layers(), 6);
+  EXPECT_EQ(split.stage_layers(11), 5);  // the head's stage takes fewer
+  std::vector<CostItem> items;
+  const Breakdown b = model.explain(c, items);
+  const double m = double(model.microbatches(c));
+  for (const CostItem& item : items) {
+    if (item.scope == CostScope::layer) EXPECT_EQ(item.per_iteration, 6 * m) << item.name;  // a 6-layer stage
+  }
+  // The slowest stage runs 6 layers, not the 70/12 average: at least the bound's m · 6 layers.
+  EXPECT_GE(b.compute, model.compute_lower_bound(c));
+  // 60 layers (5 per stage, the head's stage the slowest at 5 + 1/3 layer-equivalents) run faster.
+  spec.layers = 60;
+  EXPECT_LT(CostModel(spec, load_machine("selene")).evaluate(c).compute, b.compute);
+  EXPECT_NEAR(b.bubble, 11 * (b.compute + b.tp_comm) / m, 1e-9 * b.bubble);
 }
 
 TEST(CostModel, MoreGpusNeverGrowComputePerGpu) {
@@ -170,10 +205,45 @@ TEST(CostModel, ExplainAgreesWithEvaluate) {
   // Per iteration, the layer GEMMs add up to the forward+backward GEMM share of compute.
   double gemm = 0;
   for (const CostItem& item : items) {
-    if (item.scope == "layer" && item.kind == "gemm") gemm += item.seconds * item.per_iteration;
+    if (item.scope == CostScope::layer && item.kind == CostKind::gemm) gemm += item.seconds * item.per_iteration;
   }
   EXPECT_GT(gemm, 0.5 * evaluated.compute);
   EXPECT_LT(gemm, evaluated.compute);
+}
+
+TEST(CostModel, AConstModelIsSharedBetweenThreads) {
+  // Many configurations with few local shapes, so the threads race on the memo.
+  std::vector<ParallelConfig> configs;
+  for (int64_t y : {1, 2, 4, 8}) {
+    for (int64_t pipeline : {1, 2, 4}) {
+      for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+        ParallelConfig c;
+        c.y = y, c.pipeline = pipeline, c.data = 2, c.recompute = r;
+        configs.push_back(c);
+      }
+    }
+  }
+  const CostModel shared(load_model("gpt3-13b"), load_machine("selene"));
+  std::vector<std::vector<double>> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (size_t i = 0; i < configs.size(); ++i) {
+          const ParallelConfig& c = configs[(i + t * 7) % configs.size()];
+          const double time = shared.evaluate(c).iter_time;
+          if (round == 0) seen[t].push_back(time);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const CostModel alone(load_model("gpt3-13b"), load_machine("selene"));
+  for (size_t t = 0; t < seen.size(); ++t) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      EXPECT_EQ(seen[t][i], alone.evaluate(configs[(i + t * 7) % configs.size()]).iter_time);
+    }
+  }
 }
 
 }  // namespace

@@ -73,5 +73,24 @@ TEST(MemoryModel, InterleavingHoldsMoreMicrobatches) {
   EXPECT_NEAR(memory_per_device(spec, c).activations / plain, 1 + 7.0 / (8 * 3), 1e-9);
 }
 
+TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {
+  const TransformerSpec spec = load_model("llama3-70b");  // 80 layers: 21, 20, 20, 19 over 4 stages
+  ParallelConfig c = megatron(4, 8, 1, Recompute::full, false);
+  const PipelineSplit split = split_pipeline(spec, 4, 1);
+  ASSERT_EQ(split.text(), "21,20,20,19");
+  EXPECT_EQ(stage_params(spec, c, split, 0), 21 * spec.params_per_layer() + spec.vocab * spec.hidden);
+  EXPECT_EQ(stage_params(spec, c, split, 1), 20 * spec.params_per_layer());
+  const MemoryBreakdown m = memory_per_device(spec, c);
+  const MemoryBreakdown first = stage_memory(spec, c, split, 0);
+  EXPECT_EQ(m.total(), first.total());
+  EXPECT_DOUBLE_EQ(m.weights, double(stage_params(spec, c, split, 0)) / 8 * 2);
+  for (int64_t s = 1; s < 4; ++s) EXPECT_LT(stage_memory(spec, c, split, s).total(), m.total()) << s;
+  // Stage s holds min(m, p − s) microbatches: the second stage three layers' inputs per layer, the last one.
+  const double input = 1.0 * 8192 * 8192 * 2;  // full recompute keeps each layer's [s·b, h] input, bf16
+  const double working = stage_memory(spec, c, split, 1).activations - 3 * 20 * input;
+  EXPECT_GT(working, 0);
+  EXPECT_DOUBLE_EQ(stage_memory(spec, c, split, 2).activations, 2 * 20 * input + working);
+}
+
 }  // namespace
 }  // namespace axo

@@ -31,5 +31,12 @@ TEST(Explain, TextNamesCollectivesGroupsAndTotals) {
   EXPECT_TRUE(found);
 }
 
+TEST(Explain, PrintsThePipelineSplit) {
+  const CostModel model(load_model("gpt2-124m"), load_machine("dgx-h100"));
+  ParallelConfig c;
+  c.pipeline = 2, c.data = 4, c.microbatch = 8;
+  EXPECT_NE(explain_text(model, c).find("layers per stage: 8,4"), std::string::npos) << explain_text(model, c);
+}
+
 }  // namespace
 }  // namespace axo

@@ -1,0 +1,59 @@
+// Collectives as the cost model's steps see them: one collective of a
+// group of the grid, timed by where the group sits (comm_model.h), and its
+// explanation item.
+#pragma once
+
+#include <algorithm>
+
+#include "model/comm_model.h"
+#include "model/cost_item.h"
+#include "model/cost_shapes.h"
+
+namespace axo {
+
+// How a collective's time is exposed when overlap is on.
+enum class Exposure {
+  exposed,       // on the critical path
+  prefetch_fwd,  // weight all-gather prefetched under the forward GEMMs (OAG)
+  oar,           // dX all-reduce (or re-gather) under one GEMM of the same layer (OAR)
+  async_bwd,     // dW reduce-scatter and backward prefetch under the backward (ORS, OAG)
+};
+
+// One collective over the group of `dim` moving `elements` of `element_bytes`.
+struct Collective {
+  CostScope scope;
+  CostPhase phase;
+  CollectiveOp op;
+  GridDim dim;
+  double elements;
+  double element_bytes;
+  const char* what;                 // "weights", "partial sums", ...
+  const char* layer = nullptr;      // the linear layer, if any: "qkv", ...
+  Exposure exposure = Exposure::exposed;
+  double window = 0;                // the compute an OAR collective hides under
+};
+
+struct TimedCollective {
+  GroupPlacement group;
+  double bytes = 0;
+  double seconds = 0;  // 0 for a group of one rank
+};
+inline TimedCollective time_collective(const CostInputs& in, const Collective& c) {
+  TimedCollective timed;
+  timed.group = place_group(in.config.size(c.dim), in.config.stride(c.dim), in.machine.gpus_per_node);
+  timed.bytes = c.elements * c.element_bytes;
+  timed.seconds = collective_seconds(in.machine, c.op, timed.group, timed.bytes);
+  return timed;
+}
+
+// Records the collective with `exposed` of its seconds on the critical path.
+void record_collective(const CostInputs& in, const CostRecorder& record, const Collective& collective,
+                       const TimedCollective& timed, double exposed);
+
+// Of `t` seconds of communication overlapped with a `window` of compute, the
+// part that hides: all of it that fits, scaled by the machine's overlap efficiency.
+inline double hidden_seconds(const MachineProfile& machine, double t, double window) {
+  return machine.overlap_efficiency * std::min(t, window);
+}
+
+}  // namespace axo

@@ -1,0 +1,27 @@
+// The sixth step of the cost model: the data-parallel gradient all-reduce.
+//
+// Each rank all-reduces its shard of the fullest stage's gradients over the
+// data group, in buckets under the last microbatch's backward: of its time,
+// the share of all but the last layer hides under the backward of all but the
+// last layer of the slowest stage (scaled by overlap_efficiency); the last bucket is always
+// exposed. With pipeline > 1 and tied embeddings the first and last stages
+// each hold the embedding and all-reduce its gradient (Megatron-LM), exposed.
+#pragma once
+
+#include "model/cost_layer.h"
+#include <cstdint>
+#include <vector>
+
+namespace axo {
+
+struct DataParallelStep {
+  double local_params = 0;  // parameters of this rank's shard of the fullest stage
+  double all_reduce = 0;    // the gradient all-reduce, whole
+  double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
+};
+
+// `layers`: the layers of each stage; `slowest_layers`: those of the slowest.
+DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers, double slowest_layers,
+                                    const LayerCompute& layer, const CostRecorder& record);
+
+}  // namespace axo

@@ -1,0 +1,71 @@
+// Explanation items and their recorder (see cost_item.h).
+#include "model/cost_item.h"
+
+namespace axo {
+
+const char* to_string(CostScope scope) {
+  static constexpr const char* names[] = {"layer", "first stage", "last stage", "step"};
+  return names[static_cast<int>(scope)];
+}
+
+const char* to_string(CostPhase phase) {
+  static constexpr const char* names[] = {"forward", "backward", "recompute", "step", "forward+backward"};
+  return names[static_cast<int>(phase)];
+}
+
+const char* to_string(CostKind kind) {
+  static constexpr const char* names[] = {"gemm", "memory", "collective", "p2p"};
+  return names[static_cast<int>(kind)];
+}
+
+const char* group_name(GridDim dim) {
+  static constexpr const char* names[] = {"x", "y", "z", "data", "pipeline"};
+  return names[static_cast<int>(dim)];
+}
+
+double CostRecorder::runs(CostScope scope) const {
+  switch (scope) {
+    case CostScope::layer: return layer_runs_;
+    case CostScope::first_stage:
+    case CostScope::last_stage: return microbatches_;
+    case CostScope::step: return 1;
+  }
+  return 1;
+}
+
+void CostRecorder::add(CostItem item) const {
+  if (!items_) return;
+  item.per_iteration *= runs(item.scope);
+  items_->push_back(std::move(item));
+}
+
+double CostRecorder::gemm(CostScope scope, CostPhase phase, const std::string& name, double m, double n,
+                          double k, double seconds, int gemms) const {
+  if (!items_) return seconds;
+  CostItem item;
+  item.scope = scope, item.phase = phase, item.kind = CostKind::gemm;
+  item.name = name + " [" + std::to_string(int64_t(m)) + "x" + std::to_string(int64_t(n)) + "x" +
+              std::to_string(int64_t(k)) + "]";
+  item.flops = gemms * 2 * m * n * k;
+  item.bandwidth_GBps = item.flops / seconds / 1e12;
+  item.seconds = item.exposed = seconds;
+  item.per_iteration = 1;
+  add(std::move(item));
+  return seconds;
+}
+
+double CostRecorder::memory(CostScope scope, CostPhase phase, const std::string& name, double bytes,
+                            double seconds) const {
+  if (!items_) return seconds;
+  CostItem item;
+  item.scope = scope, item.phase = phase, item.kind = CostKind::memory;
+  item.name = name;
+  item.bytes = bytes;
+  item.bandwidth_GBps = bytes / seconds / 1e9;
+  item.seconds = item.exposed = seconds;
+  item.per_iteration = 1;
+  add(std::move(item));
+  return seconds;
+}
+
+}  // namespace axo

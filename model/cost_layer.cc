@@ -1,0 +1,119 @@
+// One layer's compute on one rank (see cost_layer.h).
+#include "model/cost_layer.h"
+
+#include <string>
+
+#include "model/gemm_model.h"
+
+namespace axo {
+
+namespace {
+
+constexpr CostScope kLayer = CostScope::layer;
+
+struct Gemms {
+  double forward = 0, backward = 0;
+};
+
+// Forward [T × k]·[k × n], dX [T × n]·[n × k] and dW [n × T]·[T × k] of each linear layer.
+Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerCompute& layer) {
+  const Precision p = in.spec.precision;
+  Gemms sum;
+  for (size_t i = 0; i < in.shapes.linears.size(); ++i) {
+    const LocalLinear& l = in.shapes.linears[i];
+    const std::string name = l.full.name;
+    const double fwd = record.gemm(kLayer, CostPhase::forward, name, l.m, l.n, l.k,
+                                   gemm_seconds(in.machine, p, l.m, l.n, l.k));
+    const double dx = record.gemm(kLayer, CostPhase::backward, name + " dX", l.m, l.k, l.n,
+                                  gemm_seconds(in.machine, p, l.m, l.k, l.n));
+    const double dw = record.gemm(kLayer, CostPhase::backward, name + " dW", l.n, l.k, l.m,
+                                  gemm_seconds(in.machine, p, l.n, l.k, l.m));
+    sum.forward += fwd;
+    sum.backward += dx + dw;
+    layer.linear_dw[i] = dw;
+    layer.linear_dx[i] = dx;
+  }
+  return sum;
+}
+
+// Attention core per local head: scores [s, d]·[d, s] and context [s, s]·[s, d],
+// batched over (b/z)·(a/y) heads; backward runs two GEMMs of each shape.
+struct AttentionCore {
+  double scores = 0, context = 0, scores_backward = 0, context_backward = 0;
+};
+AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
+  const Precision p = in.spec.precision;
+  const double rows = in.shapes.attention_batch * in.shapes.seq, sq = in.shapes.seq, d = in.shapes.head_dim;
+  AttentionCore a;
+  a.scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
+                         gemm_seconds(in.machine, p, rows, sq, d));
+  a.context = record.gemm(kLayer, CostPhase::forward, "attention context", rows, d, sq,
+                          gemm_seconds(in.machine, p, rows, d, sq));
+  a.scores_backward = record.gemm(kLayer, CostPhase::backward, "attention scores dQ dK", rows, d, sq,
+                                  2 * gemm_seconds(in.machine, p, rows, d, sq), 2);
+  a.context_backward =
+      record.gemm(kLayer, CostPhase::backward, "attention context dP dV", rows, sq, d,
+                  gemm_seconds(in.machine, p, rows, sq, d) + gemm_seconds(in.machine, p, rows, d, sq), 2);
+  return a;
+}
+
+// Memory-bound ops, by the bytes their forward moves; their backward reads the
+// input (or output) and the incoming gradient and writes one gradient: three
+// tensors where the forward moved two, so 1.5x the forward's bytes.
+struct MemoryOps {
+  double forward = 0, backward = 0, softmax = 0;
+};
+MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
+  const TransformerSpec& s = in.spec;
+  const LocalShapes& x = in.shapes;
+  const double e = x.element_bytes, hidden = x.hidden_elems;
+  const double attention_elems = x.attention_batch * x.seq * x.seq;
+  const double column_ffn = x.tokens * double(s.ffn_hidden / in.config.y);
+  const double norms = 2 * 2 * hidden * e;
+  const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
+  const double softmax = attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
+  const double activation = column_ffn * e * (s.mlp == MlpKind::swiglu ? 3 : 2);
+  const double rope = s.positions == PositionKind::rope
+                          ? 2 * e * x.tokens * double((s.heads + s.kv_heads) / in.config.y) * x.head_dim
+                          : 0;
+  auto op = [&](const char* name, double bytes, double kernels) {
+    return record.memory(kLayer, CostPhase::forward, name, bytes, memory_op_seconds(in.machine, bytes, kernels));
+  };
+  MemoryOps ops;
+  const double norm_t = op("norms", norms, 2), residual_t = op("residual adds", residuals, 2);
+  ops.softmax = op("softmax", softmax, 1);
+  const double activation_t = op(s.mlp == MlpKind::swiglu ? "swiglu" : "gelu", activation, 1);
+  const double rope_t = rope > 0 ? op("rotary embedding", rope, 1) : 0;
+  ops.forward = norm_t + residual_t + ops.softmax + activation_t + rope_t;
+  ops.backward = record.memory(kLayer, CostPhase::backward, "memory-bound ops (1.5x forward)",
+                               1.5 * (norms + residuals + softmax + activation + rope), 1.5 * ops.forward);
+  return ops;
+}
+
+}  // namespace
+
+LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
+  LayerCompute layer;
+  const Gemms linear = linear_gemms(in, record, layer);
+  const AttentionCore attention = attention_core(in, record);
+  const MemoryOps memory = memory_bound_ops(in, record);
+  layer.forward = linear.forward + attention.scores + attention.context + memory.forward;
+  layer.backward = linear.backward + attention.scores_backward + attention.context_backward + memory.backward;
+  layer.forward_gemm = linear.forward;
+  if (in.config.recompute == Recompute::full) {
+    layer.recompute = layer.forward;
+  } else if (in.config.recompute == Recompute::selective) {
+    layer.recompute = attention.scores + attention.context + memory.softmax;
+  }
+  if (layer.recompute > 0) {
+    record.memory(kLayer, CostPhase::recompute,
+                  in.config.recompute == Recompute::full ? "whole layer forward again" : "attention core forward again",
+                  0, layer.recompute);
+  }
+  double oar_windows = 0;
+  for (double dw : layer.linear_dw) oar_windows += dw;
+  layer.backward_window = layer.backward + layer.recompute - oar_windows;
+  return layer;
+}
+
+}  // namespace axo

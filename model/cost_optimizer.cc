@@ -1,0 +1,28 @@
+// The optimizer step and offload traffic (see cost_optimizer.h).
+#include "model/cost_optimizer.h"
+
+#include <algorithm>
+
+namespace axo {
+
+OptimizerStep optimizer_step(const CostInputs& in, const DataParallelStep& dp, const CostRecorder& record) {
+  const MachineProfile& machine = in.machine;
+  const double params = dp.local_params, e = in.shapes.element_bytes;
+  constexpr CostScope step = CostScope::step;
+  OptimizerStep out;
+  if (in.config.offload) {
+    out.optimizer = params / machine.cpu_optimizer_params_per_s;
+    const double down = params * e / (machine.device_to_host_GBps * 1e9);
+    const double up = params * e / (machine.host_to_device_GBps * 1e9);
+    out.offload = std::max(0.0, down - dp.all_reduce) + up;
+    record.memory(step, CostPhase::step, "offload: gradients to host, weights back", 2 * params * e, down + up);
+    record.memory(step, CostPhase::step, "Adam on the host", 0, out.optimizer);
+  } else {
+    const double bytes = params * (28 + 4 * e);
+    out.optimizer = record.memory(step, CostPhase::step, "Adam on the device", bytes,
+                                  memory_op_seconds(machine, bytes, 1));
+  }
+  return out;
+}
+
+}  // namespace axo

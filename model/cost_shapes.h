@@ -1,0 +1,64 @@
+// The first step of the cost model: the local shapes one rank works on for
+// one microbatch, from the model and the configuration.
+//
+// With T = b·s/z local tokens (b sequences per microbatch, split over Z), a
+// linear layer W: [out, in] runs the GEMM [T × in/x]·[in/x × out/y] when plain
+// and [T × in/y]·[in/y × out/x] when transposed (AxoNN's 4D layer,
+// ARCHITECTURE.md); attention runs (b/z)·(a/y) heads; the LM head is a plain
+// layer over the Y rank's vocabulary slice (vocab_parallel.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "model/machine_profile.h"
+#include "model/parallel_config.h"
+#include "model/transformer_spec.h"
+
+namespace axo {
+
+// A linear layer Y = X·Wᵀ, W: [out, in]. A plain layer splits `in` over X and
+// `out` over Y; a transposed one swaps the two.
+struct Linear {
+  const char* name;
+  int64_t in, out;
+  bool transposed;
+};
+// QKV, attention out, MLP up, MLP down: a block's four linear layers.
+std::array<Linear, 4> block_linears(const TransformerSpec& spec);
+
+// One linear layer on one rank.
+struct LocalLinear {
+  Linear full;
+  GridDim in_dim, out_dim;  // the dimensions `in` and `out` are split over
+  double m = 0, n = 0, k = 0;     // the forward GEMM [m×k]·[k×n]
+  double in_split = 1, out_split = 1;
+  double block = 0;  // weight elements per (x, y) rank before Z sharding: in·out/(in_split·out_split)
+};
+
+struct LocalShapes {
+  double element_bytes = 0;  // e: bytes per element of the model's precision
+  double tokens = 0;         // T = b·s/z
+  double hidden_local = 0;   // h/x
+  double hidden_elems = 0;   // T·h/x, divided by y under sequence parallelism
+  double attention_batch = 0;  // (b/z)·(a/y) heads
+  double seq = 0, head_dim = 0;
+  std::array<LocalLinear, 4> linears{};
+  double vocab_local = 0;  // V'/y rows of the LM head
+};
+
+LocalShapes local_shapes(const TransformerSpec& spec, const ParallelConfig& config);
+
+// What every step reads: the model, the machine, the configuration and its shapes.
+struct CostInputs {
+  const TransformerSpec& spec;
+  const MachineProfile& machine;
+  const ParallelConfig& config;
+  const LocalShapes& shapes;
+};
+
+// Seconds of a memory-bound op moving `bytes` in `kernels` launches:
+// bytes / (HBM bandwidth · memory_bound_efficiency) + kernels · launch.
+double memory_op_seconds(const MachineProfile& machine, double bytes, double kernels);
+
+}  // namespace axo

@@ -1,0 +1,79 @@
+// The embedding, LM head and loss (see cost_stage_ends.h).
+#include "model/cost_stage_ends.h"
+
+#include "model/gemm_model.h"
+
+namespace axo {
+
+namespace {
+
+void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEndCompute& ends) {
+  const double bytes = 2 * in.shapes.tokens * in.shapes.hidden_local * in.shapes.element_bytes;
+  constexpr CostScope first = CostScope::first_stage;
+  ends.first_forward = record.memory(first, CostPhase::forward, "embedding lookup", bytes,
+                                     memory_op_seconds(in.machine, bytes, 1));
+  ends.first_backward = record.memory(first, CostPhase::backward, "embedding scatter-add", 2 * bytes,
+                                      memory_op_seconds(in.machine, 2 * bytes, 1));
+}
+
+void head_compute(const CostInputs& in, const CostRecorder& record, StageEndCompute& ends) {
+  const LocalShapes& x = in.shapes;
+  const Precision p = in.spec.precision;
+  const double t = x.tokens, v = x.vocab_local, k = x.hidden_local, e = x.element_bytes;
+  constexpr CostScope last = CostScope::last_stage;
+  const double head = record.gemm(last, CostPhase::forward, "lm head", t, v, k, gemm_seconds(in.machine, p, t, v, k));
+  const double head_dx =
+      record.gemm(last, CostPhase::backward, "lm head dX", t, k, v, gemm_seconds(in.machine, p, t, k, v));
+  const double head_dw =
+      record.gemm(last, CostPhase::backward, "lm head dW", v, k, t, gemm_seconds(in.machine, p, v, k, t));
+  const double norm_bytes = 2 * x.hidden_elems * e;
+  const double norm = record.memory(last, CostPhase::forward, "final norm", norm_bytes,
+                                    memory_op_seconds(in.machine, norm_bytes, 1));
+  const double loss_bytes = t * v * (e + 4 + 4);  // read logits, write fp32 softmax, read it back
+  const double loss = record.memory(last, CostPhase::forward, "cross-entropy", loss_bytes,
+                                    memory_op_seconds(in.machine, loss_bytes, 2));
+  ends.last_forward = head + loss + norm;
+  ends.last_backward = head_dx + head_dw + loss + 2 * norm;
+}
+
+// Sums exposed collectives and records each whole.
+struct ExposedSum {
+  const CostInputs& in;
+  const CostRecorder& record;
+  double seconds = 0;
+  void operator()(const Collective& c) {
+    const TimedCollective timed = time_collective(in, c);
+    if (timed.seconds <= 0) return;
+    seconds += timed.seconds;
+    record_collective(in, record, c, timed, timed.seconds);
+  }
+};
+
+}  // namespace
+
+StageEndCompute stage_end_compute(const CostInputs& in, const CostRecorder& record) {
+  StageEndCompute ends;
+  embedding_compute(in, record, ends);
+  head_compute(in, record, ends);
+  return ends;
+}
+
+StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
+  const LocalShapes& x = in.shapes;
+  const double e = x.element_bytes, activation = x.tokens * x.hidden_local;
+  const double head_block = x.hidden_local * x.vocab_local;  // weight elements per (x, y) rank
+  constexpr CostScope first = CostScope::first_stage, last = CostScope::last_stage;
+  constexpr CostPhase fwd = CostPhase::forward, bwd = CostPhase::backward;
+  using Op = CollectiveOp;
+  ExposedSum embedding{in, record}, head{in, record}, head_backward{in, record};
+  embedding({first, fwd, Op::all_reduce, GridDim::y, activation, e, "embedding output"});
+  embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
+  head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
+  head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});
+  head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
+  head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, e, "lm head dX"});
+  head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, e, "lm head dW"});
+  return {embedding.seconds, head.seconds, head_backward.seconds};
+}
+
+}  // namespace axo

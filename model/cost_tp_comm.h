@@ -1,0 +1,37 @@
+// The third step of the cost model: the tensor-parallel collectives of one
+// layer and how much of them overlap hides.
+//
+// Per linear layer (ARCHITECTURE.md, "The 4D tensor-parallel linear layer";
+// a transposed layer swaps X and Y):
+//   forward   all-gather W over Z (prefetched: OAG), all-reduce the partial
+//             sums over X (the input's split)
+//   backward  all-gather W over Z again (async), all-reduce dX over Y under
+//             the dW GEMM (OAR), reduce-scatter dW over Z (async: ORS)
+//   recompute (full) the forward's collectives again
+// With sequence parallelism (x = z = 1, Megatron-LM) the partial-sum
+// all-reduce becomes an all-gather of the input before the plain layers and
+// a reduce-scatter after the transposed ones, and backward re-gathers the
+// input for dW under the dX GEMM. Each LayerNorm over a hidden split across X
+// all-reduces its mean and variance (fp32) over X.
+//
+// Exposed, with overlap on: the collectives on the critical path, plus each
+// OAR collective beyond its GEMM window, plus the pooled prefetch and async
+// traffic beyond the forward GEMMs (forward) or the rest of backward
+// (backward); hiding is scaled by the machine's overlap_efficiency. With
+// overlap off, everything.
+#pragma once
+
+#include "model/cost_collective.h"
+#include "model/cost_layer.h"
+
+namespace axo {
+
+// Exposed seconds of one layer's tensor-parallel collectives per microbatch.
+struct LayerComm {
+  double forward = 0, recompute = 0, backward = 0;
+  double total() const { return forward + recompute + backward; }
+};
+
+LayerComm layer_comm(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record);
+
+}  // namespace axo

@@ -1,0 +1,46 @@
+// Timing and recording one collective (model/cost_collective.h).
+#include "model/cost_collective.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+TEST(CostCollective, TimedOverItsGroupAndRecordedWithItsLayer) {
+  const TransformerSpec spec = load_model("gpt3-13b");
+  const MachineProfile machine = load_machine("selene");  // 8 GPUs per node
+  ParallelConfig c;
+  c.x = 2, c.y = 8, c.data = 4;  // rank order xyzdp: Y neighbours 2 apart, 2·8 = 16 ranks span two nodes
+  const LocalShapes shapes = local_shapes(spec, c);
+  const CostInputs in{spec, machine, c, shapes};
+  const Collective c1{CostScope::layer, CostPhase::backward, CollectiveOp::all_reduce, GridDim::y, 1e6, 2, "dX", "qkv",
+                      Exposure::oar, 0.1};
+  const TimedCollective timed = time_collective(in, c1);
+  EXPECT_EQ(timed.group.size, 8);
+  EXPECT_EQ(timed.group.ranks_per_node, 4);
+  EXPECT_DOUBLE_EQ(timed.bytes, 2e6);
+  EXPECT_DOUBLE_EQ(timed.seconds, collective_seconds(machine, CollectiveOp::all_reduce, timed.group, 2e6));
+  std::vector<CostItem> items;
+  record_collective(in, CostRecorder(&items, 10, 2), c1, timed, 0.25 * timed.seconds);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].name, "all_reduce dX (qkv)");
+  EXPECT_EQ(items[0].group, GridDim::y);
+  EXPECT_EQ(items[0].group_size, 8);
+  EXPECT_EQ(items[0].exposed, 0.25 * timed.seconds);
+  EXPECT_EQ(items[0].per_iteration, 10);
+  // A group of one rank costs nothing.
+  const Collective z{CostScope::layer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, 1e6, 2, "weights"};
+  EXPECT_EQ(time_collective(in, z).seconds, 0);
+}
+
+TEST(CostCollective, HidingIsCappedByTheWindowAndScaledByEfficiency) {
+  MachineProfile m;
+  m.overlap_efficiency = 0.8;
+  EXPECT_DOUBLE_EQ(hidden_seconds(m, 2.0, 1.0), 0.8);
+  EXPECT_DOUBLE_EQ(hidden_seconds(m, 0.5, 1.0), 0.4);
+}
+
+}  // namespace
+}  // namespace axo

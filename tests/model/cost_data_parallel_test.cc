@@ -1,0 +1,64 @@
+// The data-parallel gradient all-reduce (model/cost_data_parallel.h).
+#include "model/cost_data_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include "model/cost_collective.h"
+#include "model/cost_split.h"
+#include "model/memory_model.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+struct Case {
+  TransformerSpec spec = load_model("gpt3-13b");  // tied embeddings
+  MachineProfile machine = load_machine("selene");
+  ParallelConfig config;
+  DataParallelStep run(double layers, std::vector<CostItem>* items = nullptr) const {
+    const LocalShapes shapes = local_shapes(spec, config);
+    const CostInputs in{spec, machine, config, shapes};
+    const std::vector<int64_t> split = layers_by_stage(split_pipeline(spec, config.pipeline, config.interleave));
+    return data_parallel_step(in, split, layers, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
+  }
+};
+
+TEST(CostDataParallel, OneReplicaAndOneStageSendNothing) {
+  Case t;
+  const DataParallelStep dp = t.run(40);
+  EXPECT_EQ(dp.all_reduce, 0);
+  EXPECT_EQ(dp.exposed, 0);
+  EXPECT_DOUBLE_EQ(dp.local_params, double(first_stage_params(t.spec, t.config)));
+}
+
+TEST(CostDataParallel, AllButTheLastLayersShareHidesUnderBackward) {
+  Case t;
+  t.config.data = 8, t.config.y = 8;  // on one node: data ranks 8 apart span 8 nodes
+  const DataParallelStep one_layer = t.run(1);
+  EXPECT_GT(one_layer.all_reduce, 0);
+  EXPECT_DOUBLE_EQ(one_layer.exposed, one_layer.all_reduce);  // nothing to hide under
+  const DataParallelStep many = t.run(40);
+  EXPECT_LT(many.exposed, many.all_reduce);
+  EXPECT_GE(many.exposed, many.all_reduce / 40 * (1 - 1e-12));  // the last bucket stays exposed
+  t.machine.overlap_efficiency = 0;
+  EXPECT_DOUBLE_EQ(t.run(40).exposed, t.run(40).all_reduce);
+}
+
+TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
+  Case t;
+  t.config.pipeline = 2, t.config.data = 2;
+  std::vector<CostItem> items;
+  const DataParallelStep dp = t.run(20, &items);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].name, "all_reduce gradients");
+  EXPECT_EQ(items[1].name, "all_reduce tied embedding gradient (first and last stage)");
+  EXPECT_DOUBLE_EQ(items[1].bytes, 50257.0 * 5120 * 2);
+  EXPECT_GT(items[1].seconds, 0);
+  EXPECT_LT(items[0].exposed, items[0].seconds);  // bucketed under the backward of 19 layers
+  EXPECT_NEAR(dp.exposed, items[0].exposed + items[1].exposed, 1e-15);
+  t.spec.tied_embeddings = false;
+  EXPECT_NEAR(t.run(20).exposed, dp.exposed - items[1].seconds, 1e-12);
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,74 @@
+// One layer's tensor-parallel collectives and overlap (model/cost_tp_comm.h).
+#include "model/cost_tp_comm.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+struct Case {
+  TransformerSpec spec = load_model("gpt3-13b");
+  MachineProfile machine = load_machine("perlmutter");
+  ParallelConfig config;
+  LayerComm run(std::vector<CostItem>* items = nullptr) const {
+    const LocalShapes shapes = local_shapes(spec, config);
+    const CostInputs in{spec, machine, config, shapes};
+    return layer_comm(in, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
+  }
+};
+
+double exposed_by_phase(const std::vector<CostItem>& items, CostPhase phase) {
+  double sum = 0;
+  for (const CostItem& item : items) sum += item.phase == phase ? item.exposed : 0;
+  return sum;
+}
+
+TEST(CostTpComm, ItemsShareOutExactlyWhatIsExposed) {
+  Case t;
+  t.config.x = 2, t.config.y = 2, t.config.z = 2, t.config.microbatch = 2, t.config.recompute = Recompute::full;
+  std::vector<CostItem> items;
+  const LayerComm comm = t.run(&items);
+  EXPECT_NEAR(exposed_by_phase(items, CostPhase::forward), comm.forward, 1e-9 * comm.forward);
+  EXPECT_NEAR(exposed_by_phase(items, CostPhase::recompute), comm.recompute, 1e-9 * comm.recompute);
+  EXPECT_NEAR(exposed_by_phase(items, CostPhase::backward), comm.backward, 1e-9 * comm.backward);
+  for (const CostItem& item : items) EXPECT_LE(item.exposed, item.seconds * (1 + 1e-12)) << item.name;
+}
+
+TEST(CostTpComm, OverlapOffOrAtZeroEfficiencyExposesEverySecond) {
+  Case t;
+  t.config.x = 2, t.config.y = 2, t.config.z = 2, t.config.microbatch = 2;
+  t.config.overlap = false;
+  std::vector<CostItem> items;
+  const LayerComm off = t.run(&items);
+  double seconds = 0;
+  for (const CostItem& item : items) seconds += item.seconds;
+  EXPECT_NEAR(off.total(), seconds, 1e-12 * seconds);
+  t.config.overlap = true;
+  const LayerComm on = t.run();
+  EXPECT_LT(on.total(), off.total());
+  t.machine.overlap_efficiency = 0;
+  EXPECT_NEAR(t.run().total(), off.total(), 1e-12 * off.total());
+}
+
+TEST(CostTpComm, SequenceParallelismGathersAndScattersOverY) {
+  Case t;
+  t.config.y = 4, t.config.sequence_parallel = true;
+  std::vector<CostItem> items;
+  t.run(&items);
+  int gathers = 0, partial_all_reduces = 0;
+  for (const CostItem& item : items) {
+    gathers += item.name == "all_gather sequence-parallel input (qkv)";
+    partial_all_reduces += item.name.rfind("all_reduce partial sums", 0) == 0;
+    if (item.name == "all_gather sequence-parallel input (qkv)") {
+      EXPECT_EQ(item.group, GridDim::y);
+      EXPECT_DOUBLE_EQ(item.bytes, 2048.0 * 5120 * 2);  // the whole [T, h] input, bf16
+    }
+  }
+  EXPECT_EQ(gathers, 1);
+  EXPECT_EQ(partial_all_reduces, 0);
+}
+
+}  // namespace
+}  // namespace axo
