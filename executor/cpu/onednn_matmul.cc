@@ -142,6 +142,11 @@ void onednn_matmul(const MatmulCall& c) {
 
 std::string onednn_matmul_implementation(const MatmulCall& call) { return cached(call).pd.impl_info_str(); }
 
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 void set_onednn_threads(int threads) {
   onednn_threads.store(threads, std::memory_order_relaxed);
   apply_threads();

@@ -33,6 +33,9 @@ void onednn_matmul(const MatmulCall& call);
 // "brg:avx512_core_bf16"), for benchmarks; creates and caches the primitive.
 std::string onednn_matmul_implementation(const MatmulCall& call);
 
+// "2.6.3": the oneDNN library this process runs (for profiles' metadata).
+std::string onednn_version();
+
 // The threads each oneDNN call uses (its OpenMP runtime's, for the calling thread).
 void set_onednn_threads(int threads);
 
