@@ -9,13 +9,15 @@ namespace axo::cpu {
 
 namespace {
 
-// fp32 stays on OpenBLAS: oneDNN 2.6's fp32 matmul (brg:avx512_core) ran at
-// 0.96-1.01x its rate on GPT-2 124M-shaped layers, no gain to switch for.
-// bench/gemm_bench, 2 threads, 2026-11-23, the machine shared (load ~7 on 2
-// cores), medians of 3 runs of one block's fwd+dX+dW GEMMs, GFLOP/s:
+// fp32 stays on OpenBLAS: oneDNN 2.6's fp32 matmul (brg:avx512_core) was no
+// faster on GPT-2 124M-shaped layers (0.97-1.03x, within the runs' spread of
+// 0.95-1.15x), and OpenBLAS is what every fp32 result so far ran on.
+// bench/gemm_bench, 2 threads, 2026-11-23, the machine shared (load 7-11 on
+// 2 cores; issue 18 quotes ~200 OpenBLAS, ~440 bf16 when idle), medians over
+// runs (7 at 1024 tokens, 4 at 8192) of one block's fwd+dX+dW GEMMs, GFLOP/s:
 //   tokens  OpenBLAS f32  oneDNN f32  oneDNN bf16  dnnl/blas  bf16/f32
-//   1024        32.9          32.6        64.9        1.01       2.04
-//   8192        48.5          47.1        95.7        0.96       1.99
+//   1024        32.9          34.5        64.9        1.03       1.97
+//   8192        47.3          46.7        94.2        0.97       1.99
 constexpr GemmBackend kFp32Backend = GemmBackend::openblas;
 
 MatmulCall matmul_call(MatmulType ab, MatmulType c_type, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
