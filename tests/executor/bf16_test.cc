@@ -50,7 +50,9 @@ TEST(Bf16, OverflowInfinityAndNan) {
   EXPECT_EQ(bits_of(std::numeric_limits<float>::max()), 0x7f80);  // past bf16's largest by more than half an ulp
   EXPECT_EQ(bits_of(from_bits(0x7f7f7fff)), 0x7f7f);             // below the half-ulp: the largest finite bf16
   EXPECT_EQ(bits_of(from_bits(0x7f7f8000)), 0x7f80);             // the tie rounds to even, which is infinity
-  for (uint32_t nan : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu}) {  // quiet, and signalling with low payloads
+  // A quiet NaN, and signalling ones whose payload is only in the low bits
+  // (rounded as numbers they would become infinity, or carry into the sign).
+  for (uint32_t nan : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu}) {
     const bfloat16 b = to_bfloat16(from_bits(nan));
     EXPECT_TRUE(std::isnan(to_float(b))) << std::hex << nan;
     EXPECT_EQ(b.bits & 0x8000, (nan >> 16) & 0x8000) << std::hex << nan;

@@ -218,7 +218,9 @@ TEST(Gemm, ConcurrentCallsMatchSerialOnes) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) threads.emplace_back([&, i] { run(i % cases.size(), results[i]); });
   for (std::thread& thread : threads) thread.join();
-  for (size_t i = 0; i < results.size(); ++i) EXPECT_EQ(results[i], serial[i % cases.size()]) << cases[i % cases.size()].name();
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i], serial[i % cases.size()]) << cases[i % cases.size()].name();
+  }
 }
 
 }  // namespace
