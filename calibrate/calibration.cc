@@ -19,6 +19,7 @@
 #include "calibrate/overlap_bench.h"
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
+#include "executor/cpu/onednn_matmul.h"
 #include "model/atomic_file.h"
 #include "model/error.h"
 #ifdef AXO_WITH_CUDA
@@ -140,12 +141,14 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
     }
     return rate;
   };
-  // The peak of a precision is its best measured rate. The CPU executor
-  // computes in fp32 only, so there every precision runs at the fp32 rate;
-  // on GPUs fp16 runs at the bf16 rate.
+  // The peak of a precision is its best measured rate. On GPUs fp16 runs at
+  // the bf16 rate; the CPU executor has fp32 and bf16 GEMMs (cpu::gemm,
+  // gemm_bf16) and no fp16 one, so there fp16 runs at the fp32 rate, and bf16
+  // too where it was not measured.
   p.peak_tflops_fp32 = std::max(best(Precision::fp32), 1e-9);
-  p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), 1e-9) : p.peak_tflops_fp32;
-  p.peak_tflops_fp16 = p.peak_tflops_bf16;
+  const bool bf16_measured = best(Precision::bf16) > 0;
+  p.peak_tflops_bf16 = gpu || bf16_measured ? std::max(best(Precision::bf16), 1e-9) : p.peak_tflops_fp32;
+  p.peak_tflops_fp16 = gpu ? p.peak_tflops_bf16 : p.peak_tflops_fp32;
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);
@@ -246,6 +249,8 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   int version_length = 0;
   MPI_Get_library_version(version, &version_length);
   const std::string mpi_version = std::string(version, size_t(version_length)).substr(0, 120);
+  const std::string cpu_backend = std::string("cpu (MPI; fp32 GEMMs in ") + cpu::to_string(cpu::fp32_gemm_backend()) +
+                                  ", bf16 GEMMs in oneDNN " + cpu::onednn_version() + ")";
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
     profile.overlap_efficiency = overlap.efficiency;
@@ -255,7 +260,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     extra["metadata"]["ranks"] = ranks;
     extra["metadata"]["ranks_per_node"] = per_node;
     extra["metadata"]["launcher_ranks_per_node"] = launcher_per_node;
-    extra["metadata"]["backend"] = gpu ? "gpu (NCCL + cuBLAS)" : "cpu (MPI + OpenBLAS)";
+    extra["metadata"]["backend"] = gpu ? "gpu (NCCL + cuBLAS)" : cpu_backend;
     extra["metadata"]["blas_threads_per_rank"] = threads;
     extra["metadata"]["blas"] = openblas_get_config();
     extra["metadata"]["mpi"] = mpi_version;

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libcli11-dev libeigen3-dev nlohmann-json3-dev libboost-graph-dev
-  libopenmpi-dev openmpi-bin libopenblas-dev libgtest-dev libcsv-dev
+  libopenmpi-dev openmpi-bin libopenblas-dev libdnnl-dev libgtest-dev libcsv-dev
   libplplot-dev libexpat1-dev
   clang libclang-rt-14-dev
   fortunes

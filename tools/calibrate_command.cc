@@ -92,11 +92,11 @@ void run(CalibrateArguments& a) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
-    std::printf("\nWrote %s: %s, %lld ranks per node, GEMM %.3f TFLOP/s best, copy %.1f GB/s, "
+    std::printf("\nWrote %s: %s, %lld ranks per node, GEMM best fp32 %.3f, bf16 %.3f TFLOP/s, copy %.1f GB/s, "
                 "intra-node all-reduce %.2f GB/s bus, %zu collective fits\n",
                 a.options.out.c_str(), profile.name.c_str(), (long long)profile.gpus_per_node,
-                profile.peak_tflops_fp32, profile.hbm_bandwidth_GBps, profile.intra_bus_bandwidth_GBps,
-                profile.collectives.size());
+                profile.peak_tflops_fp32, profile.peak_tflops_bf16, profile.hbm_bandwidth_GBps,
+                profile.intra_bus_bandwidth_GBps, profile.collectives.size());
   }
 }
 

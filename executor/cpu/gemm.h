@@ -3,10 +3,15 @@
 //
 // Row-major, as llm.c: C[M,N] = alpha · op(A)[M,K] · op(B)[K,N] + beta · C,
 // where op(A) is A ([M,K], lda ≥ K) or Aᵀ (A stored [K,M], lda ≥ M), and
-// likewise for B. Backed by OpenBLAS's cblas_sgemm, threaded by OpenBLAS.
+// likewise for B. fp32 runs on the faster of OpenBLAS's cblas_sgemm and
+// oneDNN's fp32 matmul on this machine (gemm.cc says which, and why); bf16
+// operands run on oneDNN's bf16 matmul (Debian's OpenBLAS has no sbgemm),
+// accumulating in fp32.
 #pragma once
 
 #include <cstdint>
+
+#include "executor/cpu/bf16.h"
 
 namespace axo::cpu {
 
@@ -14,7 +19,24 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
 
-// Threads the BLAS uses (OpenBLAS's own setting).
+// bf16 A and B, fp32 accumulation; C in fp32 or (rounded to nearest even) bf16.
+void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const bfloat16* a, int64_t lda, const bfloat16* b, int64_t ldb, float beta, float* c,
+               int64_t ldc);
+void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const bfloat16* a, int64_t lda, const bfloat16* b, int64_t ldb, float beta, bfloat16* c,
+               int64_t ldc);
+
+// The fp32 candidates, each callable on its own (for gemm_bench and the tests).
+enum class GemmBackend { openblas, onednn };
+const char* to_string(GemmBackend backend);
+// The one gemm() uses.
+GemmBackend fp32_gemm_backend();
+void gemm(GemmBackend backend, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+          float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc);
+
+// Threads each GEMM uses, both libraries alike (OpenBLAS's and oneDNN's OpenMP settings).
 void set_gemm_threads(int threads);
 int gemm_threads();
 
