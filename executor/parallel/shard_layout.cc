@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "model/error.h"
@@ -35,11 +36,24 @@ std::vector<ShardSegment> block_segments(int64_t base, int64_t K, int64_t cols, 
   return segments;
 }
 
+// The layers of `chunks`, in order.
+std::vector<int64_t> layer_indices(const std::vector<LayerRange>& chunks) {
+  std::vector<int64_t> layers;
+  for (const LayerRange& chunk : chunks) {
+    for (int64_t l = chunk.begin; l < chunk.end; ++l) layers.push_back(l);
+  }
+  return layers;
+}
+
 }  // namespace
 
 ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const GridCoords& at,
-                         const std::vector<LayerRange>& stages)
-    : shape_(g), layers_(stages.at(size_t(at.pipeline))) {
+                         const PipelineSplit& split)
+    : shape_(g) {
+  if (split.stages() != config.pipeline || split.interleave() != config.interleave) {
+    throw std::logic_error("ShardLayout: the split's stages and chunks are not the plan's");
+  }
+  for (int64_t c = 0; c < split.interleave(); ++c) chunks_.push_back(split.chunk(at.pipeline, c));
   const int64_t C = g.channels, NH = g.heads, Gx = config.x, Gy = config.y, Gz = config.z;
   if (NH % Gy != 0) {
     throw InputError("y = " + std::to_string(Gy) + " does not divide the model's " + std::to_string(NH) +
@@ -83,7 +97,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, row_group,
         x_columns(of(GptTensor::wpe), g.max_seq));
   }
-  for (int64_t l = layers_.begin; l < layers_.end; ++l) {
+  for (int64_t l : layer_indices(chunks_)) {
     // Plain layers: rows (outputs) over Y, columns (inputs) over X.
     linear(GptTensor::qkvw, l, 3 * Cy, Cx, C, at.x * Cx, [&](int64_t r) { return r / Cy * C + at.y * Cy + r % Cy; });
     // Transposed layers: rows over X, columns over Y.
