@@ -54,7 +54,8 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       norm_(grid.x(), layout.shape().channels, times, memory),
       workspace_({memory, DeviceUse::activations}),
       grads_(workspace_.get_allocator()),
-      attention_scratch_(workspace_.get_allocator()) {
+      attention_scratch_(workspace_.get_allocator()),
+      scores_(workspace_.get_allocator()) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
@@ -97,6 +98,8 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
     workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
+    // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
+    scores_.assign(recompute_ == Recompute::selective ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
   }
 }
 
@@ -128,7 +131,7 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   Acts a{};
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take));
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), recompute_ != Recompute::selective);
   if (model_last(chunk)) {
     take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
   }
@@ -136,10 +139,15 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   return a;
 }
 
-void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const {
+void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const {
   const int64_t m = rows_, mr = stream_rows_;
   take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
-  take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
+  take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_);
+  if (scores) {
+    take(l.att, Bz_ * NHy_ * T_ * T_);
+  } else {
+    l.att = recompute_ == Recompute::selective ? scores_.data() : nullptr;
+  }
   take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
   take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
   take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
@@ -158,7 +166,7 @@ GptStage::Gradients GptStage::carve_gradients(float* base, int64_t chunk, int64_
   take(g.stream[0], mr * Cx_), take(g.stream[1], mr * Cx_);
   LayerActs layer{};
   const int64_t layer_start = take.used;
-  carve_layer(layer, std::ref(take));
+  carve_layer(layer, std::ref(take), false);  // backward keeps the probabilities' gradient in attention_scratch_
   g.layer = base ? base + layer_start : nullptr;
   g.layer_size = take.used - layer_start;
   // Layer i's output gradient is stream[i % 2], its input gradient stream[(i + 1) % 2] (below it, layer i − 1's output).
@@ -350,6 +358,9 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
   timed(times_.ops.attention, [&] {
+    // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
+    // atty comes out as it was, and attproj's backward has already read it.
+    if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
     std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
     cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
   });

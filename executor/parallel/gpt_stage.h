@@ -13,6 +13,12 @@
 // The LM head computes logits from its X slice of the channels and
 // all-reduces them over X.
 //
+// Recompute: none stashes every activation above per microbatch in flight;
+// selective stashes all but the attention probabilities [Bz, NHy, T, T] and
+// recomputes them (QKᵀ and softmax) from the stashed qkv in backward
+// (Korthikanti et al. 2022, as the memory model prices it); full stashes
+// the chunk's input alone and reruns its forward before its backward.
+//
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
 // the plain layers all-gather their input's rows (kept for backward as
@@ -78,8 +84,9 @@ class GptStage : public PipelineStage {
   Gradients carve_gradients(float* base, int64_t chunk, int64_t* size = nullptr) const;
   // The most elements any chunk's carve (or carve_gradients) takes.
   int64_t largest_carve(bool gradients) const;
-  // One layer's views, taken in order by `take` (both carves).
-  void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const;
+  // One layer's views, taken in order by `take` (both carves); the attention
+  // probabilities only with `scores` (else selective recompute's buffer, or none).
+  void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
   // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
   void forward_layers(Acts& a, int64_t chunk);
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
@@ -110,6 +117,9 @@ class GptStage : public PipelineStage {
   std::map<std::pair<int64_t, int64_t>, DeviceFloats> stash_;  // per (chunk, microbatch) in flight
   std::vector<DeviceFloats> free_;          // stashes to reuse
   DeviceFloats workspace_, grads_, attention_scratch_;
+  // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
+  // the const carves hand out views of it.
+  mutable DeviceFloats scores_;
   std::function<void(int64_t)> on_final_;
 };
 

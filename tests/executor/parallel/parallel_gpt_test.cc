@@ -341,6 +341,44 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
   EXPECT_GT(ran, 0) << "no offload grid of " << world_size() << " ranks";
 }
 
+// Selective recompute rebuilds the attention probabilities in backward from
+// the stashed q, k, v: the same model bit for bit, with none of the
+// probabilities stashed. With one stage one stash is kept (reused by each
+// microbatch), so the activations shrink by exactly the layers' probabilities
+// [Bz, NHy, T, T] but one layer's, which the recompute holds.
+TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttentionProbabilities) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    if (c.name != "data2" && c.name != "x2y2" && c.name != "y2_sequence_parallel" && c.name != "pipe3_7_layers_1f1b" &&
+        c.name != "pipe2_interleave2_message_driven" && c.name != "pipe4_interleave2_1f1b" &&
+        c.name != "x2y2z2_ors_oag_without_oar") {
+      continue;
+    }
+    const ParallelConfig config = config_of(c);
+    if (config.gpus() != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    ParallelOptions options;
+    options.schedule.schedule = c.schedule;
+    options.seq = kT;
+    const Result kept = run_parallel(config, options, c.layers, c.sequences);
+    options.recompute = Recompute::selective;
+    const Result recomputed = run_parallel(config, options, c.layers, c.sequences);
+    EXPECT_EQ(recomputed.losses, kept.losses);
+    EXPECT_EQ(recomputed.first_gradients, kept.first_gradients);
+    EXPECT_EQ(recomputed.parameters, kept.parameters);
+    const int64_t saved = kept.device[size_t(DeviceUse::activations)] - recomputed.device[size_t(DeviceUse::activations)];
+    const int64_t probabilities = 4 * (kMicrobatch / c.z) * (test_shape().heads / c.y) * kT * kT;  // bytes, one layer
+    if (c.pipeline == 1) {
+      EXPECT_EQ(saved, (c.layers - 1) * probabilities);
+    } else {
+      EXPECT_GT(saved, 0);
+    }
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no selective-recompute grid of " << world_size() << " ranks";
+}
+
 // A device limit: what does not fit is named, on every rank alike; offload
 // makes room for a plan that did not fit.
 TEST(ParallelGptTest, ADeviceLimitRejectsWhatDoesNotFitAndOffloadMakesRoom) {
