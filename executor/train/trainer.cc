@@ -130,6 +130,10 @@ std::vector<StepRecord> Trainer::run() {
       log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
     }
   }
+  if (o_.grid.pipeline > 1) {
+    log << "pipeline: " << o_.grid.pipeline << " stages x " << o_.grid.interleave << " chunks (" << to_string(o_.schedule.schedule)
+        << "), layers by stage " << model_.split().text() << "\n";
+  }
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
