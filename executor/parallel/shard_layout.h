@@ -87,6 +87,8 @@ class ShardLayout {
   void add_owned(const float* local, float* full) const;
 
  private:
+  // Buckets: runs of tensors of one layer (or the head) and one group.
+  void make_buckets(bool first);
   void add(GptTensor kind, int64_t layer, int64_t size, bool decayed, bool owned, bool tied, GradientGroup group,
            std::vector<ShardSegment> segments);
   GptShape shape_;
