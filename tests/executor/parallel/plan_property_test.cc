@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -139,7 +140,10 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
         plans.resize(std::min(plans.size(), kPlansPerCase));
       }
       for (const PlanRow& row : plans) {
-        train(model, ranks, row, expected);
+        const bool same = train(model, ranks, row, expected);
+        std::printf("%s %s, %d ranks, plan %d: %s\n", same ? "ok  " : "FAIL", model.c_str(), ranks, row.rank,
+                    row.summary.c_str());
+        std::fflush(stdout);
         ++ran;
         if (row.summary.find("interleave=1 ") == std::string::npos) ++interleaved;
       }
