@@ -24,9 +24,9 @@ struct GptStage::LayerActs {
 };
 
 struct GptStage::Acts {
-  float* input;  // [mr, Cx]: the stage's input (the embedding on the first stage); first, so a stash of it alone is a prefix
+  float* input;  // [mr, Cx]: the chunk's input (the embedding in the model's first chunk); first, so a stash of it alone is a prefix
   std::vector<LayerActs> layers;
-  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // last stage: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
+  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // the model's last chunk: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
   float* output() const { return layers.back().residual3; }
 };
 
@@ -54,7 +54,8 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       norm_(grid.x(), layout.shape().channels, times, memory),
       workspace_({memory, DeviceUse::activations}),
       grads_(workspace_.get_allocator()),
-      attention_scratch_(workspace_.get_allocator()) {
+      attention_scratch_(workspace_.get_allocator()),
+      scores_(workspace_.get_allocator()) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
@@ -62,13 +63,16 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
     return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
                                       linear_scratch_);
   };
-  for (int64_t l = layout.layers().begin; l < layout.layers().end; ++l) {
-    LayerLinears ll;
-    ll.qkv = linear(grid.x(), grid.y(), 3 * Cy_, Cx_);
-    ll.attproj = linear(grid.y(), grid.x(), Cx_, Cy_);
-    ll.fc = linear(grid.x(), grid.y(), 4 * Cy_, Cx_);
-    ll.fcproj = linear(grid.y(), grid.x(), Cx_, 4 * Cy_);
-    linears_.push_back(std::move(ll));
+  for (const LayerRange& chunk : layout.chunks()) {
+    first_linear_.push_back(linears_.size());
+    for (int64_t l = chunk.begin; l < chunk.end; ++l) {
+      LayerLinears ll;
+      ll.qkv = linear(grid.x(), grid.y(), 3 * Cy_, Cx_);
+      ll.attproj = linear(grid.y(), grid.x(), Cx_, Cy_);
+      ll.fc = linear(grid.x(), grid.y(), 4 * Cy_, Cx_);
+      ll.fcproj = linear(grid.y(), grid.x(), Cx_, 4 * Cy_);
+      linears_.push_back(std::move(ll));
+    }
   }
 }
 
@@ -87,15 +91,15 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   stream_rows_ = sequence_parallel_ ? rows_ / Gy : rows_;
   first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
   loss_scale_ = loss_scale, loss_sum_ = 0;
-  const int64_t n = acts_size();
-  int64_t gradients = 0;
-  carve_gradients(nullptr, &gradients);
+  const int64_t n = largest_carve(false), gradients = largest_carve(true);
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
     // Full recompute rebuilds a microbatch's activations in the workspace; otherwise the stashes hold them.
     workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
+    // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
+    scores_.assign(recompute_ == Recompute::selective ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
   }
 }
 
@@ -121,24 +125,29 @@ struct Carver {
 
 }  // namespace
 
-GptStage::Acts GptStage::carve(float* base, int64_t* size) const {
+GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const {
   const int64_t mr = stream_rows_;
   Carver take{base};
   Acts a{};
   take(a.input, mr * Cx_);
-  a.layers.resize(size_t(layout_.layers().count()));
-  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take));
-  if (grid_.last_stage()) {
+  a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), recompute_ != Recompute::selective);
+  if (model_last(chunk)) {
     take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
   }
   if (size) *size = take.used;
   return a;
 }
 
-void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const {
+void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const {
   const int64_t m = rows_, mr = stream_rows_;
   take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
-  take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_), take(l.att, Bz_ * NHy_ * T_ * T_);
+  take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_);
+  if (scores) {
+    take(l.att, Bz_ * NHy_ * T_ * T_);
+  } else {
+    l.att = recompute_ == Recompute::selective ? scores_.data() : nullptr;
+  }
   take(l.attproj, mr * Cx_), take(l.residual2, mr * Cx_);
   take(l.ln2, mr * Cx_), take(l.ln2_mean, mr), take(l.ln2_rstd, mr);
   take(l.fch, m * 4 * Cy_), take(l.fch_gelu, m * 4 * Cy_);
@@ -150,39 +159,49 @@ void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64
   }
 }
 
-GptStage::Gradients GptStage::carve_gradients(float* base, int64_t* size) const {
+GptStage::Gradients GptStage::carve_gradients(float* base, int64_t chunk, int64_t* size) const {
   const int64_t mr = stream_rows_;
   Carver take{base};
   Gradients g;
   take(g.stream[0], mr * Cx_), take(g.stream[1], mr * Cx_);
   LayerActs layer{};
   const int64_t layer_start = take.used;
-  carve_layer(layer, std::ref(take));
+  carve_layer(layer, std::ref(take), false);  // backward keeps the probabilities' gradient in attention_scratch_
   g.layer = base ? base + layer_start : nullptr;
   g.layer_size = take.used - layer_start;
   // Layer i's output gradient is stream[i % 2], its input gradient stream[(i + 1) % 2] (below it, layer i − 1's output).
-  g.acts.layers.assign(size_t(layout_.layers().count()), layer);
+  g.acts.layers.assign(size_t(layout_.chunks()[size_t(chunk)].count()), layer);
   for (size_t i = 0; i < g.acts.layers.size(); ++i) g.acts.layers[i].residual3 = g.stream[i % 2];
   g.acts.input = g.stream[1];
-  if (grid_.last_stage()) take(g.acts.lnf, mr * Cx_), take(g.acts.logits, mr * Vp_);
+  if (model_last(chunk)) take(g.acts.lnf, mr * Cx_), take(g.acts.logits, mr * Vp_);
   if (size) *size = take.used;
   return g;
 }
 
-int64_t GptStage::acts_size() const {
+int64_t GptStage::acts_size(int64_t chunk) const {
   int64_t size = 0;
-  carve(nullptr, &size);
+  carve(nullptr, chunk, &size);
   return size;
 }
 
-void GptStage::forward(int64_t microbatch, const float* input, float* output) {
+int64_t GptStage::largest_carve(bool gradients) const {
+  int64_t largest = 0;
+  for (int64_t c = 0; c < int64_t(layout_.chunks().size()); ++c) {
+    int64_t size = 0;
+    gradients ? (void)carve_gradients(nullptr, c, &size) : (void)carve(nullptr, c, &size);
+    largest = std::max(largest, size);
+  }
+  return largest;
+}
+
+void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
   DeviceFloats stash(workspace_.get_allocator());
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
-  const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size();
+  const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size(chunk);
   stash.resize(size_t(keep));
-  Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data());
-  if (grid_.first_stage()) {
+  Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data(), chunk);
+  if (model_first(chunk)) {
     const float* wte = layout_.view(p_, GptTensor::wte);
     const float* wpe = layout_.view(p_, GptTensor::wpe);
     timed(times_.ops.embedding, [&] {
@@ -192,8 +211,8 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
     std::copy_n(input, mr * Cx_, a.input);
   }
   if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
-  forward_layers(a);
-  if (grid_.last_stage()) {
+  forward_layers(a, chunk);
+  if (model_last(chunk)) {
     float loss = 0;
     timed(times_.ops.loss, [&] {
       loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), mr, V_, Vp_);
@@ -202,16 +221,17 @@ void GptStage::forward(int64_t microbatch, const float* input, float* output) {
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
-  stash_.insert_or_assign(microbatch, std::move(stash));
+  stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
-void GptStage::forward_layers(Acts& a) {
+void GptStage::forward_layers(Acts& a, int64_t chunk) {
   const float* p = p_;
-  const int64_t m = rows_, mr = stream_rows_, first = layout_.layers().begin;
+  const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
+  LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
   for (size_t i = 0; i < a.layers.size(); ++i) {
     const int64_t l = first + int64_t(i);
     LayerActs& x = a.layers[i];
-    LayerLinears& w = linears_[i];
+    LayerLinears& w = linears[i];
     const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
     auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
     w.qkv->prefetch(P(GptTensor::qkvw));
@@ -228,11 +248,11 @@ void GptStage::forward_layers(Acts& a) {
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
-    if (i + 1 < a.layers.size()) linears_[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
+    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
   }
-  if (!grid_.last_stage()) return;
+  if (!model_last(chunk)) return;
   const float* wte = layout_.view(p, GptTensor::wte);
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
                 layout_.view(p, GptTensor::lnfb), mr, Cx_);
@@ -241,47 +261,52 @@ void GptStage::forward_layers(Acts& a) {
   if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
 }
 
-void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput) {
-  auto found = stash_.find(microbatch);
+void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
+  const int64_t m = stream_rows_;
+  const float* wte = layout_.view(p_, GptTensor::wte);
+  float* dwte = layout_.view(g_, GptTensor::wte);
+  timed(times_.ops.loss, [&] {
+    cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
+    // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
+    const float scale = float(loss_scale_ * double(m));
+    for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
+  });
+  timed(times_.ops.gemm, [&] {
+    cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
+    cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
+  });
+  norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf, a.output(),
+                 layout_.view(p_, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+  if (final && on_final_) on_final_(layout_.shape().layers);
+}
+
+void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) {
+  auto found = stash_.find({chunk, microbatch});
   if (found == stash_.end()) throw std::logic_error("GptStage: backward of a microbatch with no forward");
   DeviceFloats stash = std::move(found->second);
   stash_.erase(found);
   Acts a;
   if (recompute_ == Recompute::full) {
-    // Recompute the stage's activations from its input (the head's loss is not counted twice).
-    a = carve(workspace_.data());
+    // Recompute the chunk's activations from its input (the head's loss is not counted twice).
+    a = carve(workspace_.data(), chunk);
     std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
-    forward_layers(a);
-    if (grid_.last_stage()) {
+    forward_layers(a, chunk);
+    if (model_last(chunk)) {
       timed(times_.ops.loss, [&] {
         cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
       });
     }
   } else {
-    a = carve(stash.data());
+    a = carve(stash.data(), chunk);
   }
   std::fill(grads_.begin(), grads_.end(), 0.0f);
-  Gradients views = carve_gradients(grads_.data());
+  Gradients views = carve_gradients(grads_.data(), chunk);
   Acts& d = views.acts;
   const bool final = microbatch == microbatches_ - 1;
-  const int64_t m = stream_rows_, first = layout_.layers().begin;
-  const float* p = p_;
-  if (grid_.last_stage()) {
-    const float* wte = layout_.view(p, GptTensor::wte);
-    float* dwte = layout_.view(g_, GptTensor::wte);
-    timed(times_.ops.loss, [&] {
-      cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
-      // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
-      const float scale = float(loss_scale_ * double(m));
-      for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
-    });
-    timed(times_.ops.gemm, [&] {
-      cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
-      cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
-    });
-    norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf,
-                   a.output(), layout_.view(p, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
-    if (final && on_final_) on_final_(layout_.layers().end);
+  const int64_t m = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
+  LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
+  if (model_last(chunk)) {
+    backward_head(microbatch, a, d, final);
   } else {
     std::copy_n(doutput, m * Cx_, d.output());
   }
@@ -293,14 +318,14 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
       std::fill_n(views.layer, views.layer_size, 0.0f);
       std::fill_n(din, stream_rows_ * Cx_, 0.0f);
     }
-    backward_layer(first + int64_t(i), a.layers[i], d.layers[i], in, din);
+    LayerLinears& w = linears[i];
+    backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
     if (final) {
-      LayerLinears& w = linears_[i];
       for (Linear4d* linear : {w.qkv.get(), w.attproj.get(), w.fc.get(), w.fcproj.get()}) linear->finish_gradient();
       if (on_final_) on_final_(first + int64_t(i));
     }
   }
-  if (grid_.first_stage()) {
+  if (model_first(chunk)) {
     timed(times_.ops.embedding, [&] {
       cpu::embedding_backward_rows(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
                                    tokens(inputs_, microbatch), m, first_row_, T_, Cx_);
@@ -312,11 +337,10 @@ void GptStage::backward(int64_t microbatch, const float* doutput, float* dinput)
   free_.push_back(std::move(stash));
 }
 
-void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const float* in, float* din) {
+void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& x, LayerActs& d,
+                              const float* in, float* din) {
   const float* p = p_;
   const int64_t m = rows_, mr = stream_rows_;
-  const size_t i = size_t(l - layout_.layers().begin);
-  LayerLinears& w = linears_[i];
   auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
   auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
   w.fcproj->prefetch(P(GptTensor::fcprojw));
@@ -334,17 +358,20 @@ void GptStage::backward_layer(int64_t l, const LayerActs& x, LayerActs& d, const
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
   timed(times_.ops.attention, [&] {
+    // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
+    // atty comes out as it was, and attproj's backward has already read it.
+    if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
     std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
     cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
   });
-  if (i > 0) linears_[i - 1].fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
+  if (below) below->fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
   norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,
                  x.ln1_rstd, mr, Cx_);
 }
 
-void GptStage::drop(int64_t microbatch) {
-  auto found = stash_.find(microbatch);
+void GptStage::drop(int64_t chunk, int64_t microbatch) {
+  auto found = stash_.find({chunk, microbatch});
   if (found == stash_.end()) return;
   free_.push_back(std::move(found->second));
   stash_.erase(found);

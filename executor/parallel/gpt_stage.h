@@ -1,6 +1,8 @@
 // One rank's part of one pipeline stage of the GPT under the 4D grid: its
-// layers' forward and backward per microbatch on the rank's shards (see
-// shard_layout.h for which), activations kept per microbatch in flight.
+// chunks' layers' forward and backward per microbatch on the rank's shards
+// (see shard_layout.h for which), activations kept per chunk and microbatch
+// in flight. The model's first chunk starts with the embedding, its last
+// ends with the final norm, the LM head and the loss.
 //
 // Local shapes, with a microbatch of b sequences of T tokens split over Z
 // (Bz = b/Gz sequences, m = Bz·T rows), Cx = C/Gx, Cy = C/Gy, NHy = NH/Gy:
@@ -10,6 +12,12 @@
 //   logits, probabilities [m, Vp]                              (replicated over X and Y)
 // The LM head computes logits from its X slice of the channels and
 // all-reduces them over X.
+//
+// Recompute: none stashes every activation above per microbatch in flight;
+// selective stashes all but the attention probabilities [Bz, NHy, T, T] and
+// recomputes them (QKᵀ and softmax) from the stashed qkv in backward
+// (Korthikanti et al. 2022, as the memory model prices it); full stashes
+// the chunk's input alone and reruns its forward before its backward.
 //
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
@@ -22,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "executor/parallel/linear_4d.h"
@@ -47,14 +56,15 @@ class GptStage : public PipelineStage {
                  double loss_scale);
   // Σ over this rank's rows of the per-token loss since set_batch (last stage).
   double loss_sum() const { return loss_sum_; }
-  // Called during the backward of the last microbatch, once the gradients of
-  // `layer` are final on this rank (-1: the embedding; layers().end: the head).
+  // Called during each chunk's backward of the last microbatch, once the
+  // gradients of `layer` are final on this rank (-1: the embedding; the
+  // model's layer count: the head).
   void on_gradients_final(std::function<void(int64_t layer)> callback) { on_final_ = std::move(callback); }
 
   int64_t boundary_size() const override { return stream_rows_ * Cx_; }
-  void forward(int64_t microbatch, const float* input, float* output) override;
-  void backward(int64_t microbatch, const float* doutput, float* dinput) override;
-  void drop(int64_t microbatch) override;
+  void forward(int64_t chunk, int64_t microbatch, const float* input, float* output) override;
+  void backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) override;
+  void drop(int64_t chunk, int64_t microbatch) override;
 
  private:
   struct LayerActs;
@@ -63,17 +73,27 @@ class GptStage : public PipelineStage {
     std::unique_ptr<Linear4d> qkv, attproj, fc, fcproj;
   };
   struct Gradients;
-  // Views of one microbatch's activations at base; *size gets the elements used.
-  Acts carve(float* base, int64_t* size = nullptr) const;
-  int64_t acts_size() const;
-  // Views of the activation gradients backward needs at base: one layer's,
-  // reused layer after layer, and two residual-stream buffers in turn.
-  Gradients carve_gradients(float* base, int64_t* size = nullptr) const;
-  // One layer's views, taken in order by `take` (both carves).
-  void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take) const;
-  // The layers' forward (and the head's logits) from a.input.
-  void forward_layers(Acts& a);
-  void backward_layer(int64_t l, const LayerActs& a, LayerActs& d, const float* in, float* din);
+  // The model's first chunk (with the embedding) and its last (with the head).
+  bool model_first(int64_t chunk) const { return grid_.first_stage() && chunk == 0; }
+  bool model_last(int64_t chunk) const { return grid_.last_stage() && chunk == int64_t(layout_.chunks().size()) - 1; }
+  // Views of one microbatch's activations of `chunk` at base; *size gets the elements used.
+  Acts carve(float* base, int64_t chunk, int64_t* size = nullptr) const;
+  int64_t acts_size(int64_t chunk) const;
+  // Views of the activation gradients a backward of `chunk` needs at base:
+  // one layer's, reused layer after layer, and two residual-stream buffers in turn.
+  Gradients carve_gradients(float* base, int64_t chunk, int64_t* size = nullptr) const;
+  // The most elements any chunk's carve (or carve_gradients) takes.
+  int64_t largest_carve(bool gradients) const;
+  // One layer's views, taken in order by `take` (both carves); the attention
+  // probabilities only with `scores` (else selective recompute's buffer, or none).
+  void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
+  // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
+  void forward_layers(Acts& a, int64_t chunk);
+  // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
+  void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
+                      const float* in, float* din);
+  // The head's backward from the loss to d.output() (the model's last chunk).
+  void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
 
   const ShardLayout& layout_;
@@ -91,11 +111,15 @@ class GptStage : public PipelineStage {
   double loss_scale_ = 1, loss_sum_ = 0;
   std::vector<int> inputs_, targets_;
   Linear4dScratch linear_scratch_;
-  std::vector<LayerLinears> linears_;
+  std::vector<LayerLinears> linears_;       // the chunks' layers, in order
+  std::vector<size_t> first_linear_;        // index in linears_ of each chunk's first layer
   ShardedLayerNorm norm_;
-  std::map<int64_t, DeviceFloats> stash_;  // per microbatch in flight
+  std::map<std::pair<int64_t, int64_t>, DeviceFloats> stash_;  // per (chunk, microbatch) in flight
   std::vector<DeviceFloats> free_;          // stashes to reuse
   DeviceFloats workspace_, grads_, attention_scratch_;
+  // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
+  // the const carves hand out views of it.
+  mutable DeviceFloats scores_;
   std::function<void(int64_t)> on_final_;
 };
 

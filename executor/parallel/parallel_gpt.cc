@@ -14,6 +14,8 @@ namespace axo {
 ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const ParallelOptions& options)
     : grid_(grid),
       options_(options),
+      split_(split_pipeline(gpt_spec(shape, options.seq > 0 ? options.seq : shape.max_seq), grid.config().pipeline,
+                            grid.config().interleave)),
       device_(options.device_memory_bytes),
       parameters_({device_, DeviceUse::weights}),
       gradients_({device_, DeviceUse::gradients}),
@@ -22,11 +24,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
       master_({host_, DeviceUse::weights}),
       host_gradients_({host_, DeviceUse::gradients}) {
   const ParallelConfig& c = grid.config();
-  if (c.interleave != 1) {
-    throw InputError("the executor does not run interleaved pipeline stages yet: plan with --fix interleave=1");
-  }
-  const int64_t T = options.seq > 0 ? options.seq : shape.max_seq;
-  layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), split_pipeline(gpt_spec(shape, T), c.pipeline, 1).chunks());
+  layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), split_);
   const size_t n = size_t(layout_->size());
   parameters_.assign(n, 0.0f);
   gradients_.assign(n, 0.0f);

@@ -51,6 +51,8 @@ class ParallelGpt {
   ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const ParallelOptions& options);
 
   const ShardLayout& layout() const { return *layout_; }
+  // The model's layers by stage and chunk (stage_partition.h), the same on every rank.
+  const PipelineSplit& split() const { return split_; }
   const ProcessGrid& grid() const { return grid_; }
   bool offload() const { return grid_.config().offload; }
   // This rank's shards on the device (layout().size() elements).
@@ -94,6 +96,7 @@ class ParallelGpt {
 
   const ProcessGrid& grid_;
   ParallelOptions options_;
+  PipelineSplit split_;
   std::unique_ptr<ShardLayout> layout_;
   DeviceMemory device_, host_;
   DeviceFloats parameters_, gradients_;

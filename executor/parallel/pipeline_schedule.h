@@ -2,18 +2,35 @@
 // message-driven schedule, or a static 1F1B schedule to compare it with
 // (ARCHITECTURE.md, "The message-driven pipeline").
 //
-// Message-driven: each stage keeps one receive posted per direction
-// (activations from the previous stage, gradients from the next), tagged by
-// microbatch, and runs whichever completes first (MPI_Waitany). The first
-// stage injects Gpipe microbatches, then one more per completed backward;
-// the last runs each microbatch's backward right after its forward. Sends
-// are non-blocking and retired when done. The ranks of one stage's tensor
-// group follow the order their group's first rank sees, so their
-// collectives match.
+// With interleave v (virtual stages) each of the P stages holds v chunks of
+// layers: its chunk c is the model's chunk c·P + s (stage_partition.h), so a
+// microbatch goes through stages 0, 1, …, P−1, back to stage 0 for its next
+// chunk, and so on; its gradient comes back the same way. The model's first
+// chunk (stage 0's chunk 0) takes no input; its last (stage P−1's chunk v−1)
+// computes the loss and starts the backward.
 //
-// 1F1B: stage s runs min(Gpipe − s − 1, M) forwards, then alternates one
-// forward and one backward, then drains the remaining backwards, with
-// blocking receives (Narayanan et al. SC'21, PipeDream-Flush).
+// Message-driven: each stage keeps one receive posted per stream (a
+// direction and one of its chunks) that has microbatches to come, tagged by
+// direction, chunk and microbatch, and runs whichever completes first
+// (MPI_Waitany): a forward of any chunk, or a backward of any chunk. The
+// model's last chunk runs each microbatch's backward right after its
+// forward. The first stage injects P microbatches, then one more each time a
+// microbatch's backward leaves the model's first chunk, so at most P
+// microbatches are in flight: a stage holds at most P·v chunk activations,
+// within interleaved 1F1B's first-stage bound (v−1)·P + 2(P−1) + 1 (P
+// without interleaving, 1F1B's P − s on stage s). Sends are non-blocking and
+// retired when done. The ranks of one stage's tensor group follow the order
+// their group's first rank sees, so their collectives match.
+//
+// 1F1B (Narayanan et al. SC'21, PipeDream-Flush; interleaved per §2.2, as
+// Megatron-LM runs it): stage s runs a warmup of forwards, P − s − 1
+// without interleaving or 2·(P − s − 1) + (v − 1)·P with it (at most M·v),
+// then alternates one forward and one backward, then drains the remaining
+// backwards, with blocking receives. Its k-th forward runs chunk
+// ⌊(k mod P·v)/P⌋ on microbatch ⌊k/(P·v)⌋·P + k mod P, its k-th backward
+// the same microbatch on chunk v − 1 − ⌊(k mod P·v)/P⌋; interleaved, it needs
+// the microbatches to be a multiple of P. Stage s then holds at most
+// warmup + 1 chunk activations.
 #pragma once
 
 #include <cstdint>
@@ -25,18 +42,20 @@
 
 namespace axo {
 
-// One stage's work per microbatch. Backwards come in microbatch order.
+// One stage's work per chunk and microbatch; `chunk` is the stage's own
+// (0 ≤ chunk < interleave). Each chunk's forwards, and its backwards, come
+// in microbatch order.
 class PipelineStage {
  public:
   virtual ~PipelineStage() = default;
-  // Elements of one microbatch's activation (and of its gradient) between stages.
+  // Elements of one microbatch's activation (and of its gradient) between chunks.
   virtual int64_t boundary_size() const = 0;
-  // input: from the previous stage (null on the first); output: for the next (null on the last).
-  virtual void forward(int64_t microbatch, const float* input, float* output) = 0;
-  // doutput: from the next stage (null on the last); dinput: for the previous (null on the first).
-  virtual void backward(int64_t microbatch, const float* doutput, float* dinput) = 0;
+  // input: from the model's previous chunk (null on its first); output: for the next (null on its last).
+  virtual void forward(int64_t chunk, int64_t microbatch, const float* input, float* output) = 0;
+  // doutput: from the model's next chunk (null on its last); dinput: for the previous (null on its first).
+  virtual void backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) = 0;
   // Forgets a forward that will have no backward (evaluation).
-  virtual void drop(int64_t microbatch) = 0;
+  virtual void drop(int64_t chunk, int64_t microbatch) = 0;
 };
 
 enum class Schedule { message_driven, one_f_one_b };
@@ -53,10 +72,11 @@ struct ScheduleOptions {
   uint64_t seed = 1;
 };
 
-// Forward and backward of `microbatches` microbatches; seconds go to `times`
-// (waiting for a neighbour: bubble; sends: pp_comm). The boundary
-// activations and gradients in flight are booked in `memory` as
-// communication buffers.
+// Forward and backward of `microbatches` microbatches through the stage's
+// grid.config().interleave chunks; seconds go to `times` (waiting for a
+// neighbour: bubble; sends: pp_comm). The boundary activations and
+// gradients in flight are booked in `memory` as communication buffers.
+// InputError when interleaved 1F1B gets microbatches that P does not divide.
 void run_pipeline(PipelineStage& stage, const ProcessGrid& grid, int64_t microbatches, const ScheduleOptions& options,
                   PhaseTimes& times, DeviceMemory& memory);
 // Forward only, in order (evaluation).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "model/error.h"
@@ -35,23 +36,42 @@ std::vector<ShardSegment> block_segments(int64_t base, int64_t K, int64_t cols, 
   return segments;
 }
 
+// InputError naming what of the model the grid does not divide.
+void check_grid(const GptShape& g, const ParallelConfig& config) {
+  if (g.heads % config.y != 0) {
+    throw InputError("y = " + std::to_string(config.y) + " does not divide the model's " + std::to_string(g.heads) +
+                     " heads (attention is split by heads over Y)");
+  }
+  if (config.sequence_parallel && (config.x != 1 || config.z != 1)) {
+    throw InputError("sequence parallelism is Megatron's, for x = z = 1 (got x = " + std::to_string(config.x) +
+                     ", z = " + std::to_string(config.z) + ")");
+  }
+  if (g.channels % config.x != 0) {
+    throw InputError("x = " + std::to_string(config.x) + " does not divide the model's " +
+                     std::to_string(g.channels) + " channels");
+  }
+}
+
+// The layers of `chunks`, in order.
+std::vector<int64_t> layer_indices(const std::vector<LayerRange>& chunks) {
+  std::vector<int64_t> layers;
+  for (const LayerRange& chunk : chunks) {
+    for (int64_t l = chunk.begin; l < chunk.end; ++l) layers.push_back(l);
+  }
+  return layers;
+}
+
 }  // namespace
 
 ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const GridCoords& at,
-                         const std::vector<LayerRange>& stages)
-    : shape_(g), layers_(stages.at(size_t(at.pipeline))) {
-  const int64_t C = g.channels, NH = g.heads, Gx = config.x, Gy = config.y, Gz = config.z;
-  if (NH % Gy != 0) {
-    throw InputError("y = " + std::to_string(Gy) + " does not divide the model's " + std::to_string(NH) +
-                     " heads (attention is split by heads over Y)");
+                         const PipelineSplit& split)
+    : shape_(g) {
+  if (split.stages() != config.pipeline || split.interleave() != config.interleave) {
+    throw std::logic_error("ShardLayout: the split's stages and chunks are not the plan's");
   }
-  if (config.sequence_parallel && (Gx != 1 || Gz != 1)) {
-    throw InputError("sequence parallelism is Megatron's, for x = z = 1 (got x = " + std::to_string(Gx) +
-                     ", z = " + std::to_string(Gz) + ")");
-  }
-  if (C % Gx != 0) {
-    throw InputError("x = " + std::to_string(Gx) + " does not divide the model's " + std::to_string(C) + " channels");
-  }
+  for (int64_t c = 0; c < split.interleave(); ++c) chunks_.push_back(split.chunk(at.pipeline, c));
+  check_grid(g, config);
+  const int64_t C = g.channels, Gx = config.x, Gy = config.y, Gz = config.z;
   const int64_t Cx = C / Gx, Cy = C / Gy, L = g.layers;
   const bool first = at.pipeline == 0, last = at.pipeline == config.pipeline - 1;
   const bool replica_owner = at.data == 0 && at.z == 0 && at.y == 0;
@@ -83,7 +103,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, row_group,
         x_columns(of(GptTensor::wpe), g.max_seq));
   }
-  for (int64_t l = layers_.begin; l < layers_.end; ++l) {
+  for (int64_t l : layer_indices(chunks_)) {
     // Plain layers: rows (outputs) over Y, columns (inputs) over X.
     linear(GptTensor::qkvw, l, 3 * Cy, Cx, C, at.x * Cx, [&](int64_t r) { return r / Cy * C + at.y * Cy + r % Cy; });
     // Transposed layers: rows over X, columns over Y.
@@ -121,10 +141,13 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
           x_columns(of(GptTensor::wte), g.padded_vocab));
     }
   }
-  // Buckets: runs of tensors of one layer (or the head) and one group.
+  make_buckets(first);
+}
+
+void ShardLayout::make_buckets(bool first) {
   for (const LocalTensor& t : tensors_) {
     const bool head = t.kind == GptTensor::lnfw || t.kind == GptTensor::lnfb || (t.kind == GptTensor::wte && !first);
-    const int64_t layer = t.layer >= 0 ? t.layer : head ? L : -1;
+    const int64_t layer = t.layer >= 0 ? t.layer : head ? shape_.layers : -1;
     if (!buckets_.empty() && buckets_.back().layer == layer && buckets_.back().group == t.group) {
       buckets_.back().size += t.size;
     } else {

@@ -1,9 +1,10 @@
 // Which elements of the GPT's parameters a rank of the 4D grid holds, where
 // they sit in its local buffer, and where in llm.c's full layout (gpt.h).
 //
-// A rank of stage s holds the layers of s, plus the embedding (wte, wpe) on
-// the first stage and the final LayerNorm and a copy of the tied wte on the
-// last. With C channels, NH heads, Cx = C/Gx and Cy = C/Gy:
+// A rank of stage s holds the layers of its chunks (stage_partition.h: with
+// interleave v, the model's chunks s, s + P, …, s + (v−1)·P, in that order in
+// the local buffer), plus the embedding (wte, wpe) on the first stage and
+// the final LayerNorm and a copy of the tied wte on the last. With C channels, NH heads, Cx = C/Gx and Cy = C/Gy:
 //   linear weights W[n,k]: the (n/Gout)×(k/Gin) block of this (x, y),
 //     flattened row-major and split in Gz contiguous chunks (the last padded
 //     with zeros); plain layers (qkv, fc) have Gin = X, Gout = Y, transposed
@@ -64,13 +65,14 @@ struct GradientBucket {
 
 class ShardLayout {
  public:
-  // InputError naming what does not divide what (heads by Gy, channels by Gx,
-  // layers by stages).
+  // InputError naming what does not divide what (heads by Gy, channels by
+  // Gx); `split` must have the config's pipeline and interleave.
   ShardLayout(const GptShape& shape, const ParallelConfig& config, const GridCoords& coords,
-              const std::vector<LayerRange>& stages);
+              const PipelineSplit& split);
 
   const GptShape& shape() const { return shape_; }
-  const LayerRange& layers() const { return layers_; }
+  // This rank's chunks of layers, chunk c being the model's chunk c·P + s.
+  const std::vector<LayerRange>& chunks() const { return chunks_; }
   int64_t size() const { return size_; }
   const std::vector<LocalTensor>& tensors() const { return tensors_; }
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
@@ -85,10 +87,12 @@ class ShardLayout {
   void add_owned(const float* local, float* full) const;
 
  private:
+  // Buckets: runs of tensors of one layer (or the head) and one group.
+  void make_buckets(bool first);
   void add(GptTensor kind, int64_t layer, int64_t size, bool decayed, bool owned, bool tied, GradientGroup group,
            std::vector<ShardSegment> segments);
   GptShape shape_;
-  LayerRange layers_;
+  std::vector<LayerRange> chunks_;
   int64_t size_ = 0;
   std::vector<LocalTensor> tensors_;
   std::vector<GradientBucket> buckets_;

@@ -45,6 +45,12 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   return p;
 }
 
+// "pipeline: 2 stages x 2 chunks (1f1b), layers by stage 1+1,1+1"
+std::string pipeline_line(const TrainOptions& o, const PipelineSplit& split) {
+  return "pipeline: " + std::to_string(o.grid.pipeline) + " stages x " + std::to_string(o.grid.interleave) + " chunks (" +
+         to_string(o.schedule.schedule) + "), layers by stage " + split.text() + "\n";
+}
+
 }  // namespace
 
 Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator& world, std::ostream& log)
@@ -130,6 +136,7 @@ std::vector<StepRecord> Trainer::run() {
       log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
     }
   }
+  if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.

@@ -1,13 +1,14 @@
 // The 4D-parallel GPT against the serial one (the oracle): for each grid
-// that fits the launch, two training steps give the serial executor's loss,
-// gradients and updated weights within fp32 round-off.
+// that fits the launch (interleaved and unequal pipeline stages included),
+// two training steps give the serial executor's loss, gradients and updated
+// weights within fp32 round-off.
 //
 // Tolerance: per llm.c tensor, max |parallel − serial| ≤ 2e-5 · max |serial|
 // (a relative error at the tensor's scale; the sums run in another order),
 // plus, for weights after AdamW, 1e-3 · lr: Adam divides each gradient by
 // its own magnitude, so a near-zero gradient's round-off moves its weight by
 // up to that much (seen on biases, whose updates start from zero).
-// axo-test-ranks: 2 4 8
+// axo-test-ranks: 2 3 4 8
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -32,9 +33,9 @@ constexpr int64_t kT = 8, kSequencesPerReplica = 8, kMicrobatch = 2, kSteps = 2;
 constexpr double kTolerance = 2e-5;
 constexpr double kLr = 1e-3, kDecay = 0.1, kClip = 1.0;
 
-GptShape test_shape() {
+GptShape test_shape(int64_t layers = 4) {
   GptShape g;
-  g.layers = 4, g.heads = 4, g.channels = 32, g.max_seq = 16, g.vocab = 100, g.padded_vocab = 128;
+  g.layers = layers, g.heads = 4, g.channels = 32, g.max_seq = 16, g.vocab = 100, g.padded_vocab = 128;
   return g;
 }
 
@@ -66,8 +67,8 @@ struct Result {
 };
 
 // The serial executor, as the single-rank trainer runs a step.
-Result run_serial(int64_t data) {
-  const GptShape shape = test_shape();
+Result run_serial(int64_t data, int64_t layers = 4, int64_t sequences_per_replica = kSequencesPerReplica) {
+  const GptShape shape = test_shape(layers);
   Gpt model(shape);
   model.initialize(7);
   std::vector<float> m(model.parameters().size(), 0.0f), v = m;
@@ -75,7 +76,7 @@ Result run_serial(int64_t data) {
   static constexpr bool kDecayed[kGptTensors] = {true, true, false, false, true, false, true, false,
                                                  false, false, true, false, true, false, false, false};
   Result r;
-  const int64_t sequences = kSequencesPerReplica * data, accumulation = sequences / kMicrobatch;
+  const int64_t sequences = sequences_per_replica * data, accumulation = sequences / kMicrobatch;
   for (int step = 0; step < kSteps; ++step) {
     const Batch b = make_batch(sequences, step);
     model.zero_gradients();
@@ -109,8 +110,9 @@ Result run_serial(int64_t data) {
   return r;
 }
 
-Result run_parallel(const ParallelConfig& config, const ParallelOptions& options) {
-  const GptShape shape = test_shape();
+Result run_parallel(const ParallelConfig& config, const ParallelOptions& options, int64_t layers = 4,
+                    int64_t sequences_per_replica = kSequencesPerReplica) {
+  const GptShape shape = test_shape(layers);
   MpiCommunicator world(MPI_COMM_WORLD);
   ProcessGrid grid(world, config);
   ParallelGpt model(shape, grid, options);
@@ -118,12 +120,12 @@ Result run_parallel(const ParallelConfig& config, const ParallelOptions& options
   reference.initialize(7);
   model.load(reference.parameters());
   Result r;
-  const int64_t sequences = kSequencesPerReplica * config.data;
+  const int64_t sequences = sequences_per_replica * config.data;
   for (int step = 0; step < kSteps; ++step) {
     const Batch b = make_batch(sequences, step);
-    const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
+    const int64_t first = grid.coords().data * sequences_per_replica * kT;
     r.losses.push_back(model.forward_backward(b.inputs.data() + first, b.targets.data() + first,
-                                              kSequencesPerReplica, kT, kMicrobatch));
+                                              sequences_per_replica, kT, kMicrobatch));
     if (step == 0) r.first_gradients = model.gather(model.gradients().data());
     r.norms.push_back(model.clip_gradients(kClip));
     model.adamw(step + 1, kLr, kDecay);
@@ -140,9 +142,9 @@ Result run_parallel(const ParallelConfig& config, const ParallelOptions& options
 
 // Per llm.c tensor, the largest difference relative to the tensor's largest value.
 void expect_close(const std::vector<float>& parallel, const std::vector<float>& serial, const std::string& what,
-                  double floor = 0) {
+                  double floor = 0, int64_t layers = 4) {
   ASSERT_EQ(parallel.size(), serial.size());
-  const auto sizes = gpt_tensor_sizes(test_shape());
+  const auto sizes = gpt_tensor_sizes(test_shape(layers));
   size_t offset = 0;
   for (int i = 0; i < kGptTensors; ++i) {
     double scale = 0, worst = 0;
@@ -155,6 +157,15 @@ void expect_close(const std::vector<float>& parallel, const std::vector<float>& 
   }
 }
 
+void expect_matches_serial(const Result& parallel, const Result& serial, int64_t layers) {
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(parallel.losses[size_t(s)], serial.losses[size_t(s)], 1e-5 * serial.losses[size_t(s)]) << "step " << s;
+    EXPECT_NEAR(parallel.norms[size_t(s)], serial.norms[size_t(s)], 1e-5 * serial.norms[size_t(s)]) << "step " << s;
+  }
+  expect_close(parallel.first_gradients, serial.first_gradients, "gradients after step 1", 0, layers);
+  expect_close(parallel.parameters, serial.parameters, "weights after step 2", 1e-3 * kLr, layers);
+}
+
 struct Case {
   std::string name;
   int64_t pipeline, data, z, y, x;
@@ -163,6 +174,7 @@ struct Case {
   Overlap overlap;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
+  int64_t interleave = 1, layers = 4, sequences = kSequencesPerReplica;
 };
 
 std::vector<Case> cases() {
@@ -190,6 +202,23 @@ std::vector<Case> cases() {
       {"x2z2_oar_only", 1, 1, 2, 1, 2, S::message_driven, "zxydp", Overlap{true, false, false}},
       {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", Overlap{}, Recompute::full, true},
       {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", Overlap{}, Recompute::none, true},
+      // Interleaved stages (chunk k = c·P + s) and unequal splits (stage_partition.h).
+      {"pipe2_interleave2_message_driven", 2, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 2},
+      {"pipe2_interleave2_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 2},
+      {"pipe2_interleave3_7_layers_message_driven", 2, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 3, 7},
+      {"pipe2_interleave3_7_layers_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 3, 7},
+      {"pipe2_5_layers_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 1, 5},
+      {"pipe3_7_layers_message_driven", 3, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 1, 7},
+      {"pipe3_7_layers_1f1b", 3, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 1, 7},
+      {"pipe3_interleave2_7_layers_message_driven", 3, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 2, 7, 6},
+      {"pipe3_interleave2_7_layers_1f1b_recompute", 3, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::full, false, 2, 7, 6},
+      {"pipe4_interleave2_message_driven", 4, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 2, 8},
+      {"pipe4_interleave2_1f1b", 4, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 2, 8},
+      {"pipe2_data2_interleave2_1f1b", 2, 2, 1, 1, 1, S::one_f_one_b, "pdzyx", Overlap{}, Recompute::none, false, 2},
+      {"pipe2_x2_interleave3_6_layers_message_driven", 2, 1, 1, 1, 2, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 3, 6},
+      {"pipe2_y2_sequence_parallel_interleave2_recompute", 2, 1, 1, 2, 1, S::message_driven, "yxzdp", Overlap{}, Recompute::full, true, 2},
+      {"pipe2_x2y2_interleave2_1f1b", 2, 1, 1, 2, 2, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 2},
+      {"pipe4_data2_interleave3_13_layers_message_driven", 4, 2, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 3, 13},
   };
 }
 
@@ -199,6 +228,7 @@ ParallelConfig config_of(const Case& c) {
   config.microbatch = kMicrobatch;
   config.order = parse_order(c.order, "test");
   config.sequence_parallel = c.sequence_parallel;
+  config.interleave = c.interleave;
   return config;
 }
 
@@ -214,41 +244,44 @@ TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
     options.overlap = c.overlap;
     options.recompute = c.recompute;
     options.seq = kT;
-    const Result parallel = run_parallel(config, options);
-    const Result serial = run_serial(c.data);
-    for (int s = 0; s < kSteps; ++s) {
-      EXPECT_NEAR(parallel.losses[size_t(s)], serial.losses[size_t(s)], 1e-5 * serial.losses[size_t(s)]) << "step " << s;
-      EXPECT_NEAR(parallel.norms[size_t(s)], serial.norms[size_t(s)], 1e-5 * serial.norms[size_t(s)]) << "step " << s;
-    }
-    expect_close(parallel.first_gradients, serial.first_gradients, "gradients after step 1");
-    expect_close(parallel.parameters, serial.parameters, "weights after step 2", 1e-3 * kLr);
+    const Result parallel = run_parallel(config, options, c.layers, c.sequences);
+    expect_matches_serial(parallel, run_serial(c.data, c.layers, c.sequences), c.layers);
     ++ran;
   }
   EXPECT_GT(ran, 0) << "no grid of " << world_size() << " ranks";
 }
 
+// A slow stage (with jitter, so the message-driven order changes from run
+// to run) changes neither the losses nor the weights, under both schedules,
+// with and without interleaved stages; nothing deadlocks.
 TEST(ParallelGptTest, ADelayedStageChangesNothingButTime) {
-  if (world_size() != 4) GTEST_SKIP() << "a 4-stage pipeline needs 4 ranks";
+  const int64_t P = world_size();
+  if (P != 2 && P != 4) GTEST_SKIP() << "a pipeline over every rank, for 2 or 4 ranks";
   cpu::set_gemm_threads(1);
-  ParallelConfig config;
-  config.pipeline = 4, config.microbatch = kMicrobatch;
-  Result baseline;
-  for (Schedule schedule : {Schedule::message_driven, Schedule::one_f_one_b}) {
-    for (int64_t delayed : {0, 2}) {
-      ParallelOptions options;
-      options.seq = kT;
-      options.schedule.schedule = schedule;
-      options.schedule.delayed_stage = delayed;
-      options.schedule.delay_s = 0.002;
-      options.schedule.jitter_s = 0.004;
-      const Result r = run_parallel(config, options);
-      if (baseline.losses.empty()) {
-        baseline = r;
-        continue;
+  for (int64_t interleave : {1, 2, 3}) {
+    const int64_t layers = P * interleave + 1;  // unequal chunks
+    SCOPED_TRACE("interleave " + std::to_string(interleave) + ", " + std::to_string(layers) + " layers");
+    ParallelConfig config;
+    config.pipeline = P, config.interleave = interleave, config.microbatch = kMicrobatch;
+    Result baseline;
+    for (Schedule schedule : {Schedule::message_driven, Schedule::one_f_one_b}) {
+      for (int64_t delayed : {int64_t(-1), int64_t(0), P - 1}) {
+        ParallelOptions options;
+        options.seq = kT;
+        options.schedule.schedule = schedule;
+        options.schedule.delayed_stage = delayed;
+        options.schedule.delay_s = 0.002;
+        options.schedule.jitter_s = 0.004;
+        const Result r = run_parallel(config, options, layers);
+        if (baseline.losses.empty()) {
+          baseline = r;
+          expect_matches_serial(baseline, run_serial(1, layers), layers);
+          continue;
+        }
+        // The same arithmetic in the same order on every rank: bit-identical.
+        EXPECT_EQ(r.losses, baseline.losses) << to_string(schedule) << ", stage " << delayed << " delayed";
+        EXPECT_EQ(r.parameters, baseline.parameters) << to_string(schedule) << ", stage " << delayed << " delayed";
       }
-      // The same arithmetic in the same order on every rank: bit-identical.
-      EXPECT_EQ(r.losses, baseline.losses) << to_string(schedule) << ", stage " << delayed << " delayed";
-      EXPECT_EQ(r.parameters, baseline.parameters) << to_string(schedule) << ", stage " << delayed << " delayed";
     }
   }
 }
@@ -262,7 +295,8 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
   int ran = 0;
   for (const Case& c : cases()) {
     if (c.name != "data2" && c.name != "pipe2_message_driven" && c.name != "pipe2_data2_order_pdzyx" &&
-        c.name != "pipe4_1f1b" && c.name != "pipe2_data2_z2_1f1b" && c.name != "x2y2z2_ors_oag_without_oar") {
+        c.name != "pipe4_1f1b" && c.name != "pipe2_data2_z2_1f1b" && c.name != "x2y2z2_ors_oag_without_oar" &&
+        c.name != "pipe3_7_layers_1f1b" && c.name != "pipe2_interleave2_1f1b") {
       continue;
     }
     ParallelConfig config = config_of(c);
@@ -272,10 +306,10 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
     options.schedule.schedule = c.schedule;
     options.overlap = c.overlap;
     options.seq = kT;
-    const Result on_device = run_parallel(config, options);
+    const Result on_device = run_parallel(config, options, c.layers, c.sequences);
     config.offload = true;
     options.optimizer_threads = 3;
-    const Result offloaded = run_parallel(config, options);
+    const Result offloaded = run_parallel(config, options, c.layers, c.sequences);
     EXPECT_EQ(offloaded.losses, on_device.losses);
     EXPECT_EQ(offloaded.norms, on_device.norms);
     EXPECT_EQ(offloaded.first_gradients, on_device.first_gradients);
@@ -306,6 +340,44 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
     ++ran;
   }
   EXPECT_GT(ran, 0) << "no offload grid of " << world_size() << " ranks";
+}
+
+// Selective recompute rebuilds the attention probabilities in backward from
+// the stashed q, k, v: the same model bit for bit, with none of the
+// probabilities stashed. With one stage one stash is kept (reused by each
+// microbatch), so the activations shrink by exactly the layers' probabilities
+// [Bz, NHy, T, T] but one layer's, which the recompute holds.
+TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttentionProbabilities) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    if (c.name != "data2" && c.name != "x2y2" && c.name != "y2_sequence_parallel" && c.name != "pipe3_7_layers_1f1b" &&
+        c.name != "pipe2_interleave2_message_driven" && c.name != "pipe4_interleave2_1f1b" &&
+        c.name != "x2y2z2_ors_oag_without_oar") {
+      continue;
+    }
+    const ParallelConfig config = config_of(c);
+    if (config.gpus() != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    ParallelOptions options;
+    options.schedule.schedule = c.schedule;
+    options.seq = kT;
+    const Result kept = run_parallel(config, options, c.layers, c.sequences);
+    options.recompute = Recompute::selective;
+    const Result recomputed = run_parallel(config, options, c.layers, c.sequences);
+    EXPECT_EQ(recomputed.losses, kept.losses);
+    EXPECT_EQ(recomputed.first_gradients, kept.first_gradients);
+    EXPECT_EQ(recomputed.parameters, kept.parameters);
+    const int64_t saved = kept.device[size_t(DeviceUse::activations)] - recomputed.device[size_t(DeviceUse::activations)];
+    const int64_t probabilities = 4 * (kMicrobatch / c.z) * (test_shape().heads / c.y) * kT * kT;  // bytes, one layer
+    if (c.pipeline == 1) {
+      EXPECT_EQ(saved, (c.layers - 1) * probabilities);
+    } else {
+      EXPECT_GT(saved, 0);
+    }
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no selective-recompute grid of " << world_size() << " ranks";
 }
 
 // A device limit: what does not fit is named, on every rank alike; offload

@@ -1,0 +1,100 @@
+// The local parameter layout of a rank of the 4D grid, for every rank of a
+// grid at once (no MPI needed): each rank holds its chunks' layers in chunk
+// order, the embedding on the first stage and the head on the last, and
+// over all ranks the owned elements cover llm.c's full vector exactly once.
+#include "executor/parallel/shard_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+
+#include "model/error.h"
+
+namespace axo {
+namespace {
+
+GptShape shape_of(int64_t layers) {
+  GptShape g;
+  g.layers = layers, g.heads = 4, g.channels = 32, g.max_seq = 16, g.vocab = 100, g.padded_vocab = 128;
+  return g;
+}
+
+ParallelConfig grid_of(int64_t P, int64_t v, int64_t x, int64_t y, int64_t z, int64_t data) {
+  ParallelConfig c;
+  c.pipeline = P, c.interleave = v, c.x = x, c.y = y, c.z = z, c.data = data;
+  return c;
+}
+
+// The layers a layout holds, in its buffer's order.
+std::vector<int64_t> layers_held(const ShardLayout& layout) {
+  std::vector<int64_t> layers;
+  for (const LocalTensor& t : layout.tensors()) {
+    if (t.layer >= 0 && (layers.empty() || layers.back() != t.layer)) layers.push_back(t.layer);
+  }
+  return layers;
+}
+
+TEST(ShardLayoutTest, EachStageHoldsItsChunksInOrderWithTheEmbeddingFirstAndTheHeadLast) {
+  const GptShape shape = shape_of(7);
+  const ParallelConfig config = grid_of(3, 2, 1, 1, 1, 1);
+  const PipelineSplit split = split_pipeline(gpt_spec(shape, 8), 3, 2);
+  std::vector<int> stage_of(7, -1);
+  for (int s = 0; s < 3; ++s) {
+    GridCoords at;
+    at.pipeline = s;
+    const ShardLayout layout(shape, config, at, split);
+    ASSERT_EQ(layout.chunks().size(), 2u);
+    std::vector<int64_t> expected;
+    for (int64_t c = 0; c < 2; ++c) {
+      EXPECT_EQ(layout.chunks()[size_t(c)], split.chunk(s, c));
+      for (int64_t l = split.chunk(s, c).begin; l < split.chunk(s, c).end; ++l) expected.push_back(l);
+    }
+    EXPECT_EQ(layers_held(layout), expected) << "stage " << s;
+    for (int64_t l : expected) {
+      EXPECT_EQ(stage_of[size_t(l)], -1) << "layer " << l << " on two stages";
+      stage_of[size_t(l)] = s;
+    }
+    EXPECT_EQ(layout.find(GptTensor::wpe) != nullptr, s == 0);
+    EXPECT_EQ(layout.find(GptTensor::lnfw) != nullptr, s == 2);
+    // Buckets follow the buffer: the embedding (-1), the layers in chunk order, the head (7).
+    std::vector<int64_t> bucket_layers;
+    for (const GradientBucket& b : layout.buckets()) {
+      if (bucket_layers.empty() || bucket_layers.back() != b.layer) bucket_layers.push_back(b.layer);
+    }
+    if (s == 0) expected.insert(expected.begin(), -1);
+    if (s == 2) expected.push_back(7);
+    EXPECT_EQ(bucket_layers, expected) << "stage " << s;
+  }
+  for (int64_t l = 0; l < 7; ++l) EXPECT_NE(stage_of[size_t(l)], -1) << "layer " << l << " on no stage";
+}
+
+TEST(ShardLayoutTest, TheOwnedShardsOfEveryRankCoverTheModelOnce) {
+  const GptShape shape = shape_of(6);
+  const int64_t count = gpt_parameter_count(shape);
+  std::vector<float> full(static_cast<size_t>(count));
+  std::mt19937 rng(3);
+  for (float& value : full) value = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (const ParallelConfig& config : {grid_of(2, 3, 2, 2, 2, 1), grid_of(3, 2, 1, 2, 1, 2), grid_of(2, 2, 2, 1, 3, 1)}) {
+    const PipelineSplit split = split_pipeline(gpt_spec(shape, 8), config.pipeline, config.interleave);
+    std::vector<float> sum(static_cast<size_t>(count), 0.0f);
+    for (int rank = 0; rank < config.gpus(); ++rank) {
+      const ShardLayout layout(shape, config, grid_coords(config, rank), split);
+      std::vector<float> local(size_t(layout.size()), 0.0f);
+      layout.scatter(full.data(), local.data());
+      layout.add_owned(local.data(), sum.data());
+    }
+    EXPECT_EQ(sum, full) << "pipeline " << config.pipeline << " × interleave " << config.interleave;
+  }
+}
+
+TEST(ShardLayoutTest, RejectsASplitThatIsNotThePlans) {
+  const GptShape shape = shape_of(6);
+  const PipelineSplit split = split_pipeline(gpt_spec(shape, 8), 2, 1);
+  EXPECT_THROW(ShardLayout(shape, grid_of(2, 3, 1, 1, 1, 1), GridCoords{}, split), std::logic_error);
+  EXPECT_THROW(ShardLayout(shape_of(6), grid_of(1, 1, 1, 3, 1, 1), GridCoords{}, split_pipeline(gpt_spec(shape, 8), 1, 1)),
+               InputError);
+}
+
+}  // namespace
+}  // namespace axo
