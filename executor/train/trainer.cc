@@ -246,7 +246,7 @@ void Trainer::log_memory(const std::vector<RankMemory>& memory, std::ostream& lo
 void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const {
   RunDescription run;
   run.model = spec_.name, run.ranks = world_.size(), run.grid = o_.grid, run.schedule = o_.schedule.schedule;
-  run.split = split_pipeline(gpt_spec(model_.layout().shape(), T_), o_.grid.pipeline, o_.grid.interleave);
+  run.split = model_.split();
   run.node_ranks = o_.node_ranks, run.node_cores = o_.node_cores;
   run.batch = o_.batch, run.microbatch = o_.microbatch, run.seq = T_;
   run.parameters = gpt_parameter_count(model_.layout().shape());
