@@ -28,25 +28,6 @@ struct PlanOptions {
   bool explain = false;
 };
 
-void print_table(FILE* stream, const std::vector<PlanRow>& rows) {
-  constexpr double GiB = double(1ull << 30);
-  std::fprintf(stream, "%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
-              "rank", "pipe", "data", "x", "y", "z", "mb", "recompute", "off", "ovl", "sp", "il",
-              "order", "iter_s", "TF/GPU", "%peak", "mem_GiB", "fits", "compute", "tp_comm", "bubble",
-              "pp_comm", "dp_comm", "offload", "optim");
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const ParallelConfig& c = rows[r].config;
-    const Breakdown& b = rows[r].breakdown;
-    std::fprintf(stream, "%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
-                r + 1, (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y,
-                (long long)c.z, (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
-                c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
-                c.order_string().c_str(), b.iter_time, b.tflops_per_gpu, b.pct_peak,
-                b.memory.total() / GiB, b.fits ? "yes" : "no", b.compute, b.tp_comm, b.bubble,
-                b.pp_comm, b.dp_comm, b.offload, b.optimizer);
-  }
-}
-
 // Where the Slurm script finds the plan: --out, else plan.yaml beside --emit-out.
 std::string slurm_plan_path(const PlanOptions& o) {
   if (!o.out.empty()) return o.out;
@@ -91,7 +72,7 @@ void run_plan(const PlanOptions& o) {
                result.seconds);
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
-  if (!rows.empty()) print_table(report, rows);
+  if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
   if (!o.json.empty()) {
     nlohmann::ordered_json j;
@@ -187,7 +168,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")->check(CLI::PositiveNumber);
   plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(CLI::PositiveNumber);
   plan->add_option("--top", options->top, "How many configurations to keep")->check(CLI::PositiveNumber);
-  plan->add_option("--fix", options->fix, "Hold fields fixed: pipeline=8,data=4,x=1,y=8,z=1,microbatch=1,recompute=full,offload=off,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+  plan->add_option("--fix", options->fix, fix_help());
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
   plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
   plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");
