@@ -1,4 +1,4 @@
-// CSV and JSON tables of ranked configurations (see plan_table.h).
+// The ranked configurations printed, as CSV and as JSON (see plan_table.h).
 #include "planner/plan_table.h"
 
 #include <csv.h>
@@ -20,11 +20,15 @@ namespace {
 constexpr double GiB = double(1ull << 30);
 
 // A column of results: a number (or yes/no) out of the breakdown.
+//
+// Adding an output column (train_days, goodput, an error band ...) is one
+// entry in later_results(): the CSV, the JSON and (with a header) the
+// printed table take it from there, and reading a table back fills it in.
 struct ResultColumn {
-  std::string name;  // the CSV and JSON column
-  bool boolean;      // true/false in CSV and JSON, yes/no printed
+  std::string name;      // the CSV and JSON column
+  bool boolean = false;  // true/false in CSV and JSON, yes/no printed
   std::function<double(const Breakdown&)> get;
-  std::function<void(Breakdown&, double)> set;  // empty: derived, not read back
+  std::function<void(Breakdown&, double)> set = {};  // empty: derived, not read back
   // The printed table: its header (empty: not printed), width and decimals,
   // and whether a rule "|" comes before it.
   std::string header = {};
@@ -35,36 +39,41 @@ struct ResultColumn {
 
 // The seconds of component `index` of kComponentNames (t_compute_s, ...).
 ResultColumn component_column(size_t index, const char* header) {
-  return {std::string("t_") + kComponentNames[index] + "_s", false,
-          [index](const Breakdown& b) { return components(b)[index]; },
-          [index](Breakdown& b, double value) {
+  return {.name = std::string("t_") + kComponentNames[index] + "_s",
+          .get = [index](const Breakdown& b) { return components(b)[index]; },
+          .set = [index](Breakdown& b, double value) {
             double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm,
                                 &b.dp_comm, &b.offload, &b.optimizer};
             *fields[index] = value;
           },
-          header, 8, 4, index == 0};
+          .header = header, .width = 8, .decimals = 4, .rule_before = index == 0};
 }
 
 // GiB per device of one kind of memory (mem_weights_gib, ...).
 ResultColumn memory_column(const char* name, double MemoryBreakdown::*kind) {
-  return {name, false, [kind](const Breakdown& b) { return b.memory.*kind / GiB; },
-          [kind](Breakdown& b, double value) { b.memory.*kind = value * GiB; }};
+  return {.name = name,
+          .get = [kind](const Breakdown& b) { return b.memory.*kind / GiB; },
+          .set = [kind](Breakdown& b, double value) { b.memory.*kind = value * GiB; }};
 }
 
 // The results of the table's first layout, after the configuration's fields:
 // iteration time, rate, memory, fits, then each component's seconds.
 const std::vector<ResultColumn>& first_results() {
   static const std::vector<ResultColumn> columns = {
-      {"iter_time_s", false, [](const Breakdown& b) { return b.iter_time; },
-       [](Breakdown& b, double v) { b.iter_time = v; }, "iter_s", 9, 4},
-      {"tflops_per_gpu", false, [](const Breakdown& b) { return b.tflops_per_gpu; },
-       [](Breakdown& b, double v) { b.tflops_per_gpu = v; }, "TF/GPU", 7, 1},
-      {"pct_peak", false, [](const Breakdown& b) { return b.pct_peak; },
-       [](Breakdown& b, double v) { b.pct_peak = v; }, "%peak", 6, 1},
-      {"mem_gib_per_gpu", false, [](const Breakdown& b) { return b.memory.total() / GiB; }, {},
-       "mem_GiB", 7, 2},
-      {"fits", true, [](const Breakdown& b) { return double(b.fits); },
-       [](Breakdown& b, double v) { b.fits = v != 0; }, "fits", 4},
+      {.name = "iter_time_s", .get = [](const Breakdown& b) { return b.iter_time; },
+       .set = [](Breakdown& b, double v) { b.iter_time = v; },
+       .header = "iter_s", .width = 9, .decimals = 4},
+      {.name = "tflops_per_gpu", .get = [](const Breakdown& b) { return b.tflops_per_gpu; },
+       .set = [](Breakdown& b, double v) { b.tflops_per_gpu = v; },
+       .header = "TF/GPU", .width = 7, .decimals = 1},
+      {.name = "pct_peak", .get = [](const Breakdown& b) { return b.pct_peak; },
+       .set = [](Breakdown& b, double v) { b.pct_peak = v; },
+       .header = "%peak", .width = 6, .decimals = 1},
+      {.name = "mem_gib_per_gpu", .get = [](const Breakdown& b) { return b.memory.total() / GiB; },
+       .header = "mem_GiB", .width = 7, .decimals = 2},
+      {.name = "fits", .boolean = true, .get = [](const Breakdown& b) { return double(b.fits); },
+       .set = [](Breakdown& b, double v) { b.fits = v != 0; },
+       .header = "fits", .width = 4},
       component_column(0, "compute"),
       component_column(1, "tp_comm"),
       component_column(2, "bubble"),
@@ -84,8 +93,8 @@ const std::vector<ResultColumn>& later_results() {
       memory_column("mem_optimizer_gib", &MemoryBreakdown::optimizer),
       memory_column("mem_activations_gib", &MemoryBreakdown::activations),
       memory_column("mem_buffers_gib", &MemoryBreakdown::comm_buffers),
-      {"mem_capacity_gib", false, [](const Breakdown& b) { return b.memory_capacity / GiB; },
-       [](Breakdown& b, double v) { b.memory_capacity = v * GiB; }},
+      {.name = "mem_capacity_gib", .get = [](const Breakdown& b) { return b.memory_capacity / GiB; },
+       .set = [](Breakdown& b, double v) { b.memory_capacity = v * GiB; }},
   };
   return columns;
 }
