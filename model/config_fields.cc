@@ -397,17 +397,40 @@ std::string config_text(const ParallelConfig& config, const char* separator) {
   return text;
 }
 
+namespace {
+
+// The 5! rank orders in lexicographic order of GridDim, "xyzdp" first.
+using Orders = std::array<std::array<GridDim, kGridDims>, 120>;
+const Orders& all_orders() {
+  static const Orders orders = [] {
+    Orders all{};
+    std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+                                            GridDim::pipeline};
+    for (auto& slot : all) {
+      slot = order;
+      std::next_permutation(order.begin(), order.end());
+    }
+    return all;
+  }();
+  return orders;
+}
+
+}  // namespace
+
+// The order's position among all_orders(): its Lehmer code, each letter's
+// rank among the letters after it, in factorial base.
 FieldValue order_code(const std::array<GridDim, kGridDims>& order) {
   FieldValue code = 0;
-  for (int i = 0; i < kGridDims; ++i) code |= FieldValue(order[size_t(i)]) << (3 * i);
+  for (size_t i = 0; i < order.size(); ++i) {
+    FieldValue smaller_after = 0;
+    for (size_t j = i + 1; j < order.size(); ++j) smaller_after += order[j] < order[i];
+    code = code * FieldValue(order.size() - i) + smaller_after;
+  }
   return code;
 }
 
-std::array<GridDim, kGridDims> order_from_code(FieldValue code) {
-  std::array<GridDim, kGridDims> order{};
-  for (int i = 0; i < kGridDims; ++i) order[size_t(i)] = static_cast<GridDim>((code >> (3 * i)) & 7);
-  return order;
-}
+// A table look-up: the search sets the rank order once per configuration it costs.
+std::array<GridDim, kGridDims> order_from_code(FieldValue code) { return all_orders().at(size_t(code)); }
 
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
                                                             int64_t gpus_per_node) {

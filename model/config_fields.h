@@ -167,7 +167,9 @@ class FixedFields {
 // InputError naming the key and the allowed values.
 FixedFields parse_fix(const std::string& text);
 
-// A rank order as one integer and back (FieldKind::order's FieldValue).
+// A rank order as one integer and back (FieldKind::order's FieldValue): its
+// position, 0 to 119, among the permutations of x, y, z, d, p in
+// lexicographic order ("xyzdp" is 0).
 FieldValue order_code(const std::array<GridDim, kGridDims>& order);
 std::array<GridDim, kGridDims> order_from_code(FieldValue code);
 

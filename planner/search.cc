@@ -153,9 +153,11 @@ class Walk {
     const ConfigField& field = *settings_[depth];
     std::vector<FieldValue>& values = setting_values_[depth];
     if (!field.search.once_per_grid) tries(field, values);
+    const bool innermost = depth + 1 == settings_.size();
     for (FieldValue value : values) {
       field.set(config_, value);
-      setting_level(depth + 1);
+      if (innermost) on_settings();  // one call less per setting of the grid
+      else setting_level(depth + 1);
     }
   }
 
@@ -184,9 +186,12 @@ class Walk {
 
   void placement_level(size_t depth) {
     if (depth == placements_.size()) return evaluate();
+    const ConfigField& field = *placements_[depth];
+    const bool innermost = depth + 1 == placements_.size();
     for (FieldValue value : placement_values_[depth]) {
-      placements_[depth]->set(config_, value);
-      placement_level(depth + 1);
+      field.set(config_, value);
+      if (innermost) evaluate();  // the hot loop: one call less per configuration
+      else placement_level(depth + 1);
     }
   }
 
