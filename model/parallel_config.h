@@ -5,6 +5,9 @@
 // G = pipeline × data × z × y × x (ARCHITECTURE.md). Megatron-LM's 1D tensor
 // parallelism is x = z = 1 (y = its tensor-parallel size), optionally with
 // sequence parallelism.
+//
+// model/config_fields.h declares the fields once (names, text, --fix, the
+// search); equality and the YAML below walk that table.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -16,6 +19,7 @@
 namespace axo {
 
 enum class Recompute { none, selective, full };
+inline constexpr std::array<const char*, 3> kRecomputeNames = {"none", "selective", "full"};
 const char* to_string(Recompute recompute);
 
 // The five grid dimensions, named as in the rank order string.
@@ -46,25 +50,15 @@ struct ParallelConfig {
   std::string order_string() const;  // e.g. "xyzdp"
 };
 
+// Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 
 // Parses "xyzdp" (each of x, y, z, d, p once); throws InputError otherwise.
 std::array<GridDim, kGridDims> parse_order(const std::string& text, const std::string& source);
 
-// A partial configuration from `--fix key=value,...`: the fields it sets are
-// held fixed by the search. Keys: pipeline, data, x, y, z, microbatch,
-// recompute (none|selective|full), offload (on|off), overlap (on|off),
-// sequence_parallel (on|off), interleave, order.
-struct FixedFields {
-  ParallelConfig values;
-  bool pipeline = false, data = false, x = false, y = false, z = false, microbatch = false,
-       recompute = false, offload = false, overlap = false, sequence_parallel = false,
-       interleave = false, order = false;
-  bool all_grid_fixed() const { return pipeline && data && x && y && z; }
-  bool allows(const ParallelConfig& config) const;
-};
-FixedFields parse_fix(const std::string& text);
-
+// Every field, in table order: counts as integers, choices and the order as
+// names, on/off as booleans. Reading, the fields marked optional may be
+// absent (then they are the default); a malformed field names its line.
 YAML::Node to_yaml(const ParallelConfig& config);
 ParallelConfig parallel_config_from_yaml(const YAML::Node& node, const std::string& source);
 

@@ -79,36 +79,28 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
 
 FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order) {
   FixedFields fixed = user;
-  auto fix_int = [](bool& flag, int64_t& field, int64_t value) {
-    flag = true;
-    field = value;
-  };
-  auto fix_bool = [](bool& flag, bool& field, bool value) {
-    flag = true;
-    field = value;
-  };
+  auto hold = [&fixed](const char* name, FieldValue value) { fixed.hold(config_field(name), value); };
   switch (format) {
     case ExportFormat::megatron:
-      fix_int(fixed.x, fixed.values.x, 1);
-      fix_int(fixed.z, fixed.values.z, 1);
-      fix_bool(fixed.offload, fixed.values.offload, false);
-      fix_bool(fixed.overlap, fixed.values.overlap, true);
+      hold("x", 1);
+      hold("z", 1);
+      hold("offload", false);
+      hold("overlap", true);
       break;
     case ExportFormat::axonn:
-      fix_bool(fixed.offload, fixed.values.offload, false);
-      fix_bool(fixed.sequence_parallel, fixed.values.sequence_parallel, false);
-      fix_int(fixed.interleave, fixed.values.interleave, 1);
+      hold("offload", false);
+      hold("sequence_parallel", false);
+      hold("interleave", 1);
       break;
     case ExportFormat::torchtitan:
-      fix_int(fixed.x, fixed.values.x, 1);
-      fix_bool(fixed.offload, fixed.values.offload, false);
+      hold("x", 1);
+      hold("offload", false);
       break;
     case ExportFormat::slurm:
       break;
   }
   if (pin_order && format != ExportFormat::slurm) {
-    fixed.order = true;
-    fixed.values.order = parse_order(framework_order(format), "export");
+    hold("order", order_code(parse_order(framework_order(format), "export")));
   }
   return fixed;
 }
@@ -155,14 +147,7 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
          change + ").\nRun axo plan again with that --fix to export it.";
 }
 
-std::string fix_string(const ParallelConfig& c) {
-  return "pipeline=" + std::to_string(c.pipeline) + ",data=" + std::to_string(c.data) +
-         ",x=" + std::to_string(c.x) + ",y=" + std::to_string(c.y) + ",z=" + std::to_string(c.z) +
-         ",microbatch=" + std::to_string(c.microbatch) + ",recompute=" + to_string(c.recompute) +
-         ",offload=" + (c.offload ? "on" : "off") + ",overlap=" + (c.overlap ? "on" : "off") +
-         ",sequence_parallel=" + (c.sequence_parallel ? "on" : "off") +
-         ",interleave=" + std::to_string(c.interleave) + ",order=" + c.order_string();
-}
+std::string fix_string(const ParallelConfig& c) { return config_text(c, ","); }
 
 bool places_groups_as(const ParallelConfig& config, const std::string& order,
                       int64_t gpus_per_node) {

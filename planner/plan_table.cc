@@ -1,4 +1,4 @@
-// CSV and JSON tables of ranked configurations (see plan_table.h).
+// The ranked configurations printed, as CSV and as JSON (see plan_table.h).
 #include "planner/plan_table.h"
 
 #include <csv.h>
@@ -6,10 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
+#include <functional>
 #include <sstream>
 
 #include "model/atomic_file.h"
+#include "model/config_fields.h"
 #include "model/error.h"
 
 namespace axo {
@@ -18,98 +19,202 @@ namespace {
 
 constexpr double GiB = double(1ull << 30);
 
+// A column of results: a number (or yes/no) out of the breakdown.
+//
+// Adding an output column (train_days, goodput, an error band ...) is one
+// entry in later_results(): the CSV, the JSON and (with a header) the
+// printed table take it from there, and reading a table back fills it in.
+struct ResultColumn {
+  std::string name;      // the CSV and JSON column
+  bool boolean = false;  // true/false in CSV and JSON, yes/no printed
+  std::function<double(const Breakdown&)> get;
+  std::function<void(Breakdown&, double)> set = {};  // empty: derived, not read back
+  // The printed table: its header (empty: not printed), width and decimals,
+  // and whether a rule "|" comes before it.
+  std::string header = {};
+  int width = 0;
+  int decimals = 0;
+  bool rule_before = false;
+};
+
+// The seconds of component `index` of kComponentNames (t_compute_s, ...).
+ResultColumn component_column(size_t index, const char* header) {
+  return {.name = std::string("t_") + kComponentNames[index] + "_s",
+          .get = [index](const Breakdown& b) { return components(b)[index]; },
+          .set = [index](Breakdown& b, double value) {
+            double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm,
+                                &b.dp_comm, &b.offload, &b.optimizer};
+            *fields[index] = value;
+          },
+          .header = header, .width = 8, .decimals = 4, .rule_before = index == 0};
+}
+
+// GiB per device of one kind of memory (mem_weights_gib, ...).
+ResultColumn memory_column(const char* name, double MemoryBreakdown::*kind) {
+  return {.name = name,
+          .get = [kind](const Breakdown& b) { return b.memory.*kind / GiB; },
+          .set = [kind](Breakdown& b, double value) { b.memory.*kind = value * GiB; }};
+}
+
+// The results of the table's first layout, after the configuration's fields:
+// iteration time, rate, memory, fits, then each component's seconds.
+const std::vector<ResultColumn>& first_results() {
+  static const std::vector<ResultColumn> columns = {
+      {.name = "iter_time_s", .get = [](const Breakdown& b) { return b.iter_time; },
+       .set = [](Breakdown& b, double v) { b.iter_time = v; },
+       .header = "iter_s", .width = 9, .decimals = 4},
+      {.name = "tflops_per_gpu", .get = [](const Breakdown& b) { return b.tflops_per_gpu; },
+       .set = [](Breakdown& b, double v) { b.tflops_per_gpu = v; },
+       .header = "TF/GPU", .width = 7, .decimals = 1},
+      {.name = "pct_peak", .get = [](const Breakdown& b) { return b.pct_peak; },
+       .set = [](Breakdown& b, double v) { b.pct_peak = v; },
+       .header = "%peak", .width = 6, .decimals = 1},
+      {.name = "mem_gib_per_gpu", .get = [](const Breakdown& b) { return b.memory.total() / GiB; },
+       .header = "mem_GiB", .width = 7, .decimals = 2},
+      {.name = "fits", .boolean = true, .get = [](const Breakdown& b) { return double(b.fits); },
+       .set = [](Breakdown& b, double v) { b.fits = v != 0; },
+       .header = "fits", .width = 4},
+      component_column(0, "compute"),
+      component_column(1, "tp_comm"),
+      component_column(2, "bubble"),
+      component_column(3, "pp_comm"),
+      component_column(4, "dp_comm"),
+      component_column(5, "offload"),
+      component_column(6, "optim"),
+  };
+  return columns;
+}
+
+// Results added later, after the fields added later: new columns go last.
+const std::vector<ResultColumn>& later_results() {
+  static const std::vector<ResultColumn> columns = {
+      memory_column("mem_weights_gib", &MemoryBreakdown::weights),
+      memory_column("mem_gradients_gib", &MemoryBreakdown::gradients),
+      memory_column("mem_optimizer_gib", &MemoryBreakdown::optimizer),
+      memory_column("mem_activations_gib", &MemoryBreakdown::activations),
+      memory_column("mem_buffers_gib", &MemoryBreakdown::comm_buffers),
+      {.name = "mem_capacity_gib", .get = [](const Breakdown& b) { return b.memory_capacity / GiB; },
+       .set = [](Breakdown& b, double v) { b.memory_capacity = v * GiB; }},
+  };
+  return columns;
+}
+
+// One CSV/JSON column: the rank, a configuration field or a result.
+struct Column {
+  std::string name;
+  const ConfigField* field = nullptr;
+  const ResultColumn* result = nullptr;
+};
+
+// The rank, the fields of the first layout, the first results, the fields
+// added later (late_column), the later results.
+const std::vector<Column>& columns() {
+  static const std::vector<Column> list = [] {
+    std::vector<Column> all = {{"rank"}};
+    auto add_fields = [&all](bool late) {
+      for (const ConfigField& field : config_fields()) {
+        if (field.late_column == late) all.push_back({field.name, &field});
+      }
+    };
+    auto add_results = [&all](const std::vector<ResultColumn>& results) {
+      for (const ResultColumn& result : results) all.push_back({result.name, nullptr, &result});
+    };
+    add_fields(false);
+    add_results(first_results());
+    add_fields(true);
+    add_results(later_results());
+    return all;
+  }();
+  return list;
+}
+
+// A field's value as a JSON value: counts as integers, on/off as booleans,
+// the others as their names.
+nlohmann::ordered_json field_json(const ConfigField& field, FieldValue value) {
+  switch (field.kind) {
+    case FieldKind::count: return value;
+    case FieldKind::on_off: return value != 0;
+    case FieldKind::choice:
+    case FieldKind::order: return field.text(value);
+  }
+  return nullptr;
+}
+
 // One row as column name → value, numbers and booleans as JSON values.
 nlohmann::ordered_json row_json(size_t rank, const PlanRow& row) {
-  const ParallelConfig& c = row.config;
-  const Breakdown& b = row.breakdown;
   nlohmann::ordered_json j;
-  j["rank"] = rank;
-  j["pipeline"] = c.pipeline;
-  j["data"] = c.data;
-  j["x"] = c.x;
-  j["y"] = c.y;
-  j["z"] = c.z;
-  j["microbatch"] = c.microbatch;
-  j["recompute"] = to_string(c.recompute);
-  j["offload"] = c.offload;
-  j["overlap"] = c.overlap;
-  j["interleave"] = c.interleave;
-  j["order"] = c.order_string();
-  j["iter_time_s"] = b.iter_time;
-  j["tflops_per_gpu"] = b.tflops_per_gpu;
-  j["pct_peak"] = b.pct_peak;
-  j["mem_gib_per_gpu"] = b.memory.total() / GiB;
-  j["fits"] = b.fits;
-  const auto values = components(b);
-  for (size_t i = 0; i < values.size(); ++i) j[std::string("t_") + kComponentNames[i] + "_s"] = values[i];
-  j["sequence_parallel"] = c.sequence_parallel;
-  j["mem_weights_gib"] = b.memory.weights / GiB;
-  j["mem_gradients_gib"] = b.memory.gradients / GiB;
-  j["mem_optimizer_gib"] = b.memory.optimizer / GiB;
-  j["mem_activations_gib"] = b.memory.activations / GiB;
-  j["mem_buffers_gib"] = b.memory.comm_buffers / GiB;
-  j["mem_capacity_gib"] = b.memory_capacity / GiB;
+  for (const Column& column : columns()) {
+    if (column.field) {
+      j[column.name] = field_json(*column.field, column.field->get(row.config));
+    } else if (column.result) {
+      const double value = column.result->get(row.breakdown);
+      if (column.result->boolean) j[column.name] = value != 0;
+      else j[column.name] = value;
+    } else {
+      j[column.name] = rank;
+    }
+  }
   return j;
 }
 
-// Reads one row back; `at` names the row in messages.
-PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
-  auto number = [&](const char* key) {
-    if (!j.contains(key) || !j[key].is_number()) {
-      throw InputError(at + ": column '" + key + "': expected a number");
-    }
-    return j[key].get<double>();
-  };
-  auto integer = [&](const char* key) {
-    const double v = number(key);
-    if (v < 1 || v > double(int64_t(1) << 30) || v != std::floor(v)) {
-      throw InputError(at + ": column '" + key + "': expected a whole number from 1 to 2^30");
-    }
-    return int64_t(v);
-  };
-  auto boolean = [&](const char* key) {
-    if (!j.contains(key) || !j[key].is_boolean()) {
-      throw InputError(at + ": column '" + key + "': expected true or false");
-    }
-    return j[key].get<bool>();
-  };
-  auto text = [&](const char* key) {
-    if (!j.contains(key) || !j[key].is_string()) throw InputError(at + ": column '" + key + "': missing");
-    return j[key].get<std::string>();
-  };
-  PlanRow row;
-  ParallelConfig& c = row.config;
-  c.pipeline = integer("pipeline");
-  c.data = integer("data");
-  c.x = integer("x");
-  c.y = integer("y");
-  c.z = integer("z");
-  c.microbatch = integer("microbatch");
-  const std::string recompute = text("recompute");
-  if (recompute == "none") c.recompute = Recompute::none;
-  else if (recompute == "selective") c.recompute = Recompute::selective;
-  else if (recompute == "full") c.recompute = Recompute::full;
-  else throw InputError(at + ": column 'recompute': expected none, selective or full");
-  c.offload = boolean("offload");
-  c.overlap = boolean("overlap");
-  c.interleave = integer("interleave");
-  c.order = parse_order(text("order"), at);
-  c.sequence_parallel = boolean("sequence_parallel");
-  Breakdown& b = row.breakdown;
-  b.iter_time = number("iter_time_s");
-  b.tflops_per_gpu = number("tflops_per_gpu");
-  b.pct_peak = number("pct_peak");
-  b.fits = boolean("fits");
-  double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm, &b.dp_comm, &b.offload, &b.optimizer};
-  for (size_t i = 0; i < kComponentNames.size(); ++i) {
-    *fields[i] = number((std::string("t_") + kComponentNames[i] + "_s").c_str());
+// Reads cells of one row back; `at` names the row in messages.
+class RowReader {
+ public:
+  RowReader(const nlohmann::json& j, const std::string& at) : j_(j), at_(at) {}
+
+  double number(const std::string& key) const {
+    if (!j_.contains(key) || !j_[key].is_number()) fail(key, "expected a number");
+    return j_[key].get<double>();
   }
-  b.memory.weights = number("mem_weights_gib") * GiB;
-  b.memory.gradients = number("mem_gradients_gib") * GiB;
-  b.memory.optimizer = number("mem_optimizer_gib") * GiB;
-  b.memory.activations = number("mem_activations_gib") * GiB;
-  b.memory.comm_buffers = number("mem_buffers_gib") * GiB;
-  b.memory_capacity = number("mem_capacity_gib") * GiB;
+  bool boolean(const std::string& key) const {
+    if (!j_.contains(key) || !j_[key].is_boolean()) fail(key, "expected true or false");
+    return j_[key].get<bool>();
+  }
+  std::string text(const std::string& key) const {
+    if (!j_.contains(key) || !j_[key].is_string()) fail(key, "missing");
+    return j_[key].get<std::string>();
+  }
+  FieldValue field(const ConfigField& field) const {
+    switch (field.kind) {
+      case FieldKind::count: {
+        const double v = number(field.name);
+        if (v < 1 || v > double(int64_t(1) << 30) || v != std::floor(v)) {
+          fail(field.name, "expected " + field.allowed());
+        }
+        return FieldValue(v);
+      }
+      case FieldKind::on_off: return boolean(field.name);
+      case FieldKind::choice: {
+        const std::string name = text(field.name);
+        for (size_t i = 0; i < field.choices.size(); ++i) {
+          if (name == field.choices[i]) return FieldValue(i);
+        }
+        fail(field.name, "expected " + field.allowed());
+      }
+      case FieldKind::order: return field.parse(field.name, text(field.name), at_);
+    }
+    return field.default_value();
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const {
+    throw InputError(at_ + ": column '" + key + "': " + expected);
+  }
+
+ private:
+  const nlohmann::json& j_;
+  const std::string& at_;
+};
+
+PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
+  const RowReader read(j, at);
+  PlanRow row;
+  for (const Column& column : columns()) {
+    if (column.field) {
+      column.field->set(row.config, read.field(*column.field));
+    } else if (column.result && column.result->set) {
+      const ResultColumn& result = *column.result;
+      result.set(row.breakdown, result.boolean ? double(read.boolean(result.name)) : read.number(result.name));
+    }
+  }
   return row;
 }
 
@@ -147,26 +252,29 @@ struct CsvCollector {
 }  // namespace
 
 const std::vector<std::string>& plan_table_columns() {
-  static const std::vector<std::string> columns = [] {
-    std::vector<std::string> names;
-    const nlohmann::ordered_json example = row_json(1, PlanRow{});
-    for (const auto& entry : example.items()) names.push_back(entry.key());
-    return names;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const Column& column : columns()) list.push_back(column.name);
+    return list;
   }();
-  return columns;
+  return names;
 }
 
 std::string plan_table_csv(const std::vector<PlanRow>& rows) {
-  std::string out;
   const auto& columns = plan_table_columns();
-  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i]);
-  out += "\n";
+  // One line of `cell(column)` for every column, comma-separated.
+  auto line = [&columns](const auto& cell) {
+    std::string text;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) text += ',';
+      text += csv_field(cell(columns[i]));
+    }
+    return text + "\n";
+  };
+  std::string out = line([](const std::string& name) { return name; });
   for (size_t r = 0; r < rows.size(); ++r) {
     const nlohmann::ordered_json j = row_json(r + 1, rows[r]);
-    for (size_t i = 0; i < columns.size(); ++i) {
-      out += (i ? "," : "") + csv_field(cell_text(j[columns[i]]));
-    }
-    out += "\n";
+    out += line([&j](const std::string& name) { return cell_text(j[name]); });
   }
   return out;
 }
@@ -216,6 +324,53 @@ std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::stri
     rows.push_back(row_from_json(j, at));
   }
   return rows;
+}
+
+namespace {
+
+// A printed cell: `text` in `width` characters, left- or right-aligned.
+std::string padded(const std::string& text, int width, bool left) {
+  char cell[64];
+  std::snprintf(cell, sizeof cell, left ? "%-*s" : "%*s", width, text.c_str());
+  return cell;
+}
+
+std::string printed_number(double value, int width, int decimals) {
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%*.*f", width, decimals, value);
+  return cell;
+}
+
+// The printed line of one row (row == nullptr: the header line).
+std::string printed_line(size_t rank, const PlanRow* row) {
+  std::string line = padded(row ? std::to_string(rank) : "rank", 4, false);
+  for (const ConfigField& field : config_fields()) {
+    line += ' ';
+    line += padded(row ? field.text(field.get(row->config)) : field.header, field.width,
+                   field.left_aligned());
+  }
+  for (const auto* results : {&first_results(), &later_results()}) {
+    for (const ResultColumn& result : *results) {
+      if (result.header.empty()) continue;
+      line += result.rule_before ? " | " : " ";
+      if (!row) {
+        line += padded(result.header, result.width, false);
+        continue;
+      }
+      const double value = result.get(row->breakdown);
+      line += result.boolean ? padded(value != 0 ? "yes" : "no", result.width, false)
+                             : printed_number(value, result.width, result.decimals);
+    }
+  }
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string plan_table_text(const std::vector<PlanRow>& rows) {
+  std::string text = printed_line(0, nullptr);
+  for (size_t r = 0; r < rows.size(); ++r) text += printed_line(r + 1, &rows[r]);
+  return text;
 }
 
 nlohmann::ordered_json plan_rows_to_json(const std::vector<PlanRow>& rows) {

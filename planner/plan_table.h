@@ -1,10 +1,15 @@
-// The planner's table of configurations as CSV (for scripts) and JSON.
+// The planner's table of configurations: printed, as CSV (for scripts) and
+// as JSON.
 //
 // One row per configuration, ranked; the columns are plan_table_columns():
-// the configuration, then iteration time, TFLOP/s per GPU, % of peak, memory
-// per GPU (GiB) and whether it fits, then the seconds of each component of
-// the breakdown (t_compute_s ... t_optimizer_s) and memory by kind. CSV
-// quoting is libcsv's; JSON is nlohmann-json's.
+// the rank, the configuration's fields (model/config_fields.h), then
+// iteration time, TFLOP/s per GPU, % of peak, memory per GPU (GiB) and
+// whether it fits, the seconds of each component of the breakdown
+// (t_compute_s ... t_optimizer_s), the fields added later
+// (sequence_parallel), and memory by kind. The result columns are declared
+// once in plan_table.cc (name, how to read it from a Breakdown and back, how
+// it is printed): a new output column is one entry there, used by all three
+// forms. CSV quoting is libcsv's; JSON is nlohmann-json's.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,6 +24,8 @@ namespace axo {
 const std::vector<std::string>& plan_table_columns();
 
 // Ranks are 1-based positions in `rows`.
+// The table for a terminal: a header line, then one line per row.
+std::string plan_table_text(const std::vector<PlanRow>& rows);
 std::string plan_table_csv(const std::vector<PlanRow>& rows);
 void write_plan_csv(const std::vector<PlanRow>& rows, const std::string& path);
 // Throws InputError naming the file, line and column on a malformed table.

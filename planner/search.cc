@@ -3,27 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
-#include <set>
 
-#include "model/comm_model.h"
 #include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
 
 namespace {
-
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> result;
-  for (int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    result.push_back(d);
-    if (d != n / d) result.push_back(n / d);
-  }
-  std::sort(result.begin(), result.end());
-  return result;
-}
 
 // Keeps the `capacity` fastest rows.
 class TopRows {
@@ -59,147 +45,189 @@ class TopRows {
 // Why the simplest splits of `gpus` are invalid, for the error message.
 std::string why_nothing_is_valid(const CostModel& model, int64_t gpus) {
   std::string reasons;
-  for (GridDim dim : {GridDim::data, GridDim::y, GridDim::pipeline, GridDim::x}) {
+  for (const char* dimension : {"data", "y", "pipeline", "x"}) {
     ParallelConfig c;
-    if (dim == GridDim::data) c.data = gpus;
-    if (dim == GridDim::y) c.y = gpus;
-    if (dim == GridDim::pipeline) c.pipeline = gpus;
-    if (dim == GridDim::x) c.x = gpus;
+    config_field(dimension).set(c, gpus);
     const std::string why = model.check(c);
-    if (!why.empty()) reasons += (reasons.empty() ? "" : "; ") + why;
+    if (why.empty()) continue;
+    if (!reasons.empty()) reasons += "; ";
+    reasons += why;
   }
   return reasons;
 }
 
-}  // namespace
-
-std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
-                                                            int64_t gpus_per_node) {
-  std::array<int, kGridDims> index = {0, 1, 2, 3, 4};  // x y z d p: the default order
-  std::set<std::array<int64_t, kGridDims + 1>> seen;
-  std::vector<std::array<GridDim, kGridDims>> orders;
-  ParallelConfig c = config;
-  do {
-    for (int i = 0; i < kGridDims; ++i) c.order[i] = static_cast<GridDim>(index[i]);
-    std::array<int64_t, kGridDims + 1> placement{};
-    for (int d = 0; d < kGridDims; ++d) {
-      const GridDim dim = static_cast<GridDim>(d);
-      placement[d] = place_group(c.size(dim), c.stride(dim), gpus_per_node).ranks_per_node;
-    }
-    // The first and last stages share the tied embedding's gradient.
-    placement[kGridDims] =
-        place_group(2, c.stride(GridDim::pipeline) * (c.pipeline - 1), gpus_per_node).ranks_per_node;
-    if (seen.insert(placement).second) orders.push_back(c.order);
-  } while (std::next_permutation(index.begin(), index.end()));
-  return orders;
+// The fields of one stage of the search, outermost first.
+std::vector<const ConfigField*> stage_fields(SearchStage stage) {
+  std::vector<const ConfigField*> fields;
+  for (const ConfigField& field : config_fields()) {
+    if (field.search.stage == stage) fields.push_back(&field);
+  }
+  std::sort(fields.begin(), fields.end(), [](const ConfigField* a, const ConfigField* b) {
+    return a->search.nesting < b->search.nesting;
+  });
+  return fields;
 }
+
+// One search: the walk through the field table's stages, one recursion level
+// per field, and what it has found so far. `config_` holds the fields of the
+// levels above the current one.
+class Walk {
+ public:
+  Walk(const CostModel& model, const SearchOptions& options)
+      : model_(model),
+        options_(options),
+        space_{model.spec(), options.gpus, model.machine().gpus_per_node},
+        capacity_(model.machine().usable_memory_bytes()),
+        grid_(stage_fields(SearchStage::grid)),
+        settings_(stage_fields(SearchStage::setting)),
+        placements_(stage_fields(SearchStage::placement)),
+        grid_values_(grid_.size()),
+        setting_values_(settings_.size()),
+        placement_values_(placements_.size()),
+        top_(std::max<size_t>(options.top, 1)) {}
+
+  SearchResult run() {
+    grid_level(0);
+    if (result_.grids == 0) throw InputError(nothing_valid_message());
+    result_.best = top_.sorted();
+    if (!result_.best.empty()) result_.closest.reset();
+    return result_;
+  }
+
+ private:
+  // The values of `field` the search tries here: its candidates that --fix
+  // allows. A placement's candidates stand for classes of equal cost, so a
+  // fixed placement is tried as given.
+  const std::vector<FieldValue>& tries(const ConfigField& field, std::vector<FieldValue>& out) const {
+    out.clear();
+    const FixedFields& fixed = options_.fixed;
+    if (field.search.stage == SearchStage::placement && fixed.holds(field)) {
+      out.push_back(field.get(fixed.values));
+      return out;
+    }
+    field.search.candidates(field, space_, config_, out);
+    if (fixed.holds(field)) {
+      std::erase_if(out, [&](FieldValue value) { return !fixed.allows(field, value); });
+    }
+    return out;
+  }
+
+  void grid_level(size_t depth) {
+    if (depth == grid_.size()) return on_grid();
+    for (FieldValue value : tries(*grid_[depth], grid_values_[depth])) {
+      grid_[depth]->set(config_, value);
+      grid_level(depth + 1);
+    }
+  }
+
+  void on_grid() {
+    if (!grid_is_valid()) return;
+    ++result_.grids;
+    placement_count_ = 1;
+    for (size_t i = 0; i < placements_.size(); ++i) {
+      placement_count_ *= int64_t(tries(*placements_[i], placement_values_[i]).size());
+    }
+    for (size_t i = 0; i < settings_.size(); ++i) {
+      if (settings_[i]->search.once_per_grid) tries(*settings_[i], setting_values_[i]);
+    }
+    setting_level(0);
+  }
+
+  // A grid is valid when the model accepts it with each setting at its first
+  // candidate (the smallest microbatch z allows, no interleaving, ...) and
+  // the placements at their defaults: settings only add constraints.
+  bool grid_is_valid() {
+    ParallelConfig probe = config_;
+    for (const ConfigField* field : placements_) field->set(probe, field->default_value());
+    for (const ConfigField* field : settings_) {
+      first_.clear();
+      field->search.candidates(*field, space_, probe, first_);
+      if (first_.empty()) return false;
+      field->set(probe, first_.front());
+    }
+    return model_.check(probe).empty();
+  }
+
+  void setting_level(size_t depth) {
+    if (depth == settings_.size()) return on_settings();
+    const ConfigField& field = *settings_[depth];
+    std::vector<FieldValue>& values = setting_values_[depth];
+    if (!field.search.once_per_grid) tries(field, values);
+    const bool innermost = depth + 1 == settings_.size();
+    for (FieldValue value : values) {
+      field.set(config_, value);
+      if (innermost) on_settings();  // one call less per setting of the grid
+      else setting_level(depth + 1);
+    }
+  }
+
+  // Memory and the compute lower bound do not depend on the placement: one
+  // check for all of them.
+  void on_settings() {
+    const double memory = memory_per_device(space_.spec, config_).total();
+    if (memory > capacity_) return keep_closest(memory);
+    if (options_.prune && !top_.worth_adding(model_.compute_lower_bound(config_))) {
+      result_.pruned += placement_count_;
+      return;
+    }
+    placement_level(0);
+  }
+
+  // Counts a configuration that does not fit, and keeps it if it misses by least.
+  void keep_closest(double memory) {
+    result_.evaluated += placement_count_;
+    if (result_.closest && memory - capacity_ >= closest_excess_) return;
+    for (size_t i = 0; i < placements_.size(); ++i) {
+      placements_[i]->set(config_, placement_values_[i].front());
+    }
+    closest_excess_ = memory - capacity_;
+    result_.closest = PlanRow{config_, model_.evaluate(config_)};
+  }
+
+  void placement_level(size_t depth) {
+    if (depth == placements_.size()) return evaluate();
+    const ConfigField& field = *placements_[depth];
+    const bool innermost = depth + 1 == placements_.size();
+    for (FieldValue value : placement_values_[depth]) {
+      field.set(config_, value);
+      if (innermost) evaluate();  // the hot loop: one call less per configuration
+      else placement_level(depth + 1);
+    }
+  }
+
+  void evaluate() {
+    const Breakdown b = model_.evaluate(config_);
+    ++result_.evaluated;
+    if (top_.worth_adding(b.iter_time)) top_.add({config_, b});
+  }
+
+  std::string nothing_valid_message() const {
+    const std::string fixes = options_.fixed.any_grid_fixed() ? " with the --fix values" : "";
+    return std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*z*y*x" + fixes +
+           " is valid for " + space_.spec.name + " (" +
+           why_nothing_is_valid(model_, options_.gpus) + ")";
+  }
+
+  const CostModel& model_;
+  const SearchOptions& options_;
+  const SearchSpace space_;
+  const double capacity_;
+  const std::vector<const ConfigField*> grid_, settings_, placements_;
+  // Each level's values, kept while the levels below it run.
+  std::vector<std::vector<FieldValue>> grid_values_, setting_values_, placement_values_;
+  std::vector<FieldValue> first_;  // grid_is_valid's scratch
+  int64_t placement_count_ = 0;    // placements per setting of the current grid
+  ParallelConfig config_;
+  TopRows top_;
+  SearchResult result_;
+  double closest_excess_ = 0;
+};
+
+}  // namespace
 
 SearchResult search(const CostModel& model, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const TransformerSpec& spec = model.spec();
-  const int64_t gpn = model.machine().gpus_per_node;
-  const FixedFields& fixed = options.fixed;
-  const double capacity = model.machine().usable_memory_bytes();
-  SearchResult result;
-  TopRows top(std::max<size_t>(options.top, 1));
-  double closest_excess = 0;
-
-  auto fixed_or = [](bool is_fixed, auto fixed_value, auto values) {
-    if (!is_fixed) return values;
-    return std::find(values.begin(), values.end(), fixed_value) != values.end()
-               ? decltype(values){fixed_value}
-               : decltype(values){};
-  };
-
-  ParallelConfig c;
-  for (int64_t pipeline : divisors(options.gpus)) {
-    if ((fixed.pipeline && pipeline != fixed.values.pipeline) || spec.layers % pipeline) continue;
-    const int64_t after_pipeline = options.gpus / pipeline;
-    for (int64_t data : divisors(after_pipeline)) {
-      if ((fixed.data && data != fixed.values.data) || spec.global_batch % data) continue;
-      for (int64_t z : divisors(after_pipeline / data)) {
-        if (fixed.z && z != fixed.values.z) continue;
-        for (int64_t y : divisors(after_pipeline / data / z)) {
-          const int64_t x = after_pipeline / data / z / y;
-          if ((fixed.y && y != fixed.values.y) || (fixed.x && x != fixed.values.x)) continue;
-          c = ParallelConfig{};
-          c.pipeline = pipeline, c.data = data, c.z = z, c.y = y, c.x = x;
-          c.microbatch = z;  // the smallest microbatch z allows, to check the grid itself
-          if (!model.check(c).empty()) continue;
-          ++result.grids;
-          const std::vector<std::array<GridDim, kGridDims>> orders =
-              fixed.order ? std::vector<std::array<GridDim, kGridDims>>{fixed.values.order}
-                          : distinct_orders(c, gpn);
-          const bool tensor_parallel = x * y * z > 1;
-          const auto overlaps = fixed_or(fixed.overlap, fixed.values.overlap,
-                                         tensor_parallel ? std::vector<bool>{true, false}
-                                                         : std::vector<bool>{true});
-          const auto sps = fixed_or(fixed.sequence_parallel, fixed.values.sequence_parallel,
-                                    x == 1 && z == 1 && y > 1 ? std::vector<bool>{false, true}
-                                                              : std::vector<bool>{false});
-          const auto offloads = fixed_or(fixed.offload, fixed.values.offload, std::vector<bool>{false, true});
-          const auto recomputes = fixed_or(
-              fixed.recompute, fixed.values.recompute,
-              std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
-          const int64_t per_replica = spec.global_batch / data;
-          for (int64_t microbatch : divisors(per_replica)) {
-            if (microbatch % z || (fixed.microbatch && microbatch != fixed.values.microbatch)) continue;
-            c.microbatch = microbatch;
-            const int64_t microbatches = per_replica / microbatch;
-            for (int64_t interleave : divisors(spec.layers / pipeline)) {
-              if (fixed.interleave && interleave != fixed.values.interleave) continue;
-              if (interleave > 1 && (pipeline == 1 || microbatches % pipeline)) continue;
-              c.interleave = interleave;
-              for (bool sp : sps) {
-                c.sequence_parallel = sp;
-                for (Recompute recompute : recomputes) {
-                  c.recompute = recompute;
-                  for (bool offload : offloads) {
-                    c.offload = offload;
-                    for (bool overlap : overlaps) {
-                      c.overlap = overlap;
-                      // Memory does not depend on the rank order: one check for all orders.
-                      const double memory = memory_per_device(spec, c).total();
-                      if (memory > capacity) {
-                        result.evaluated += int64_t(orders.size());
-                        if (!result.closest || memory - capacity < closest_excess) {
-                          c.order = orders.front();
-                          closest_excess = memory - capacity;
-                          result.closest = PlanRow{c, model.evaluate(c)};
-                        }
-                        continue;
-                      }
-                      if (options.prune && !top.worth_adding(model.compute_lower_bound(c))) {
-                        result.pruned += int64_t(orders.size());
-                        continue;
-                      }
-                      for (const auto& order : orders) {
-                        c.order = order;
-                        const Breakdown b = model.evaluate(c);
-                        ++result.evaluated;
-                        if (top.worth_adding(b.iter_time)) top.add({c, b});
-                      }
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  if (result.grids == 0) {
-    std::string fixes = fixed.all_grid_fixed() || fixed.pipeline || fixed.data || fixed.x ||
-                                fixed.y || fixed.z
-                            ? " with the --fix values"
-                            : "";
-    throw InputError(std::to_string(options.gpus) + " GPUs: no split into pipeline*data*z*y*x" +
-                     fixes + " is valid for " + spec.name + " (" +
-                     why_nothing_is_valid(model, options.gpus) + ")");
-  }
-  result.best = top.sorted();
-  if (!result.best.empty()) result.closest.reset();
+  SearchResult result = Walk(model, options).run();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -5,13 +5,14 @@
 // on its iteration time) is slower than the slowest of the top K kept so far
 // cannot enter the top K, and is skipped with all its rank orders.
 //
-// The space: every factorization N = pipeline × data × z × y × x whose sizes
-// divide the model (layers, heads, hidden, ffn, batch), every microbatch that
-// divides the per-replica batch, recompute none/selective/full, offload
-// on/off, overlap on/off (when there is tensor parallelism), sequence
-// parallelism (1D grids), every interleaving factor dividing the layers per
-// stage, and every rank order that places the groups differently (orders
-// that put every group on the same links are one configuration).
+// The space is the field table's (model/config_fields.h), walked in its
+// nesting order: every factorization N = pipeline × data × z × y × x whose
+// sizes divide the model (layers, heads, hidden, ffn, batch), then per valid
+// grid every setting (microbatch, interleaving, sequence parallelism,
+// recompute, offload, overlap), then every rank order that places the groups
+// differently (orders that put every group on the same links are one
+// configuration). --fix narrows each field's candidates through
+// FixedFields::allows.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "model/breakdown.h"
 #include "model/cost_model.h"
+#include "model/config_fields.h"
 #include "model/parallel_config.h"
 
 namespace axo {
@@ -49,10 +51,5 @@ struct SearchResult {
 // Throws InputError when no configuration at all is valid, saying what does
 // not divide what for the simplest splits.
 SearchResult search(const CostModel& model, const SearchOptions& options);
-
-// Rank orders (innermost first) of `config`'s grid that place its groups
-// differently, the default order "xyzdp" first.
-std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
-                                                            int64_t gpus_per_node);
 
 }  // namespace axo

@@ -29,30 +29,136 @@ struct PlanOptions {
   bool explain = false;
 };
 
-void print_table(FILE* stream, const std::vector<PlanRow>& rows) {
-  constexpr double GiB = double(1ull << 30);
-  std::fprintf(stream, "%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
-              "rank", "pipe", "data", "x", "y", "z", "mb", "recompute", "off", "ovl", "sp", "il",
-              "order", "iter_s", "TF/GPU", "%peak", "mem_GiB", "fits", "compute", "tp_comm", "bubble",
-              "pp_comm", "dp_comm", "offload", "optim");
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const ParallelConfig& c = rows[r].config;
-    const Breakdown& b = rows[r].breakdown;
-    std::fprintf(stream, "%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
-                r + 1, (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y,
-                (long long)c.z, (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
-                c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
-                c.order_string().c_str(), b.iter_time, b.tflops_per_gpu, b.pct_peak,
-                b.memory.total() / GiB, b.fits ? "yes" : "no", b.compute, b.tp_comm, b.bubble,
-                b.pp_comm, b.dp_comm, b.offload, b.optimizer);
-  }
-}
-
 // Where the Slurm script finds the plan: --out, else plan.yaml beside --emit-out.
 std::string slurm_plan_path(const PlanOptions& o) {
   if (!o.out.empty()) return o.out;
   if (o.emit_out.empty()) return "plan.yaml";
   return (std::filesystem::path(o.emit_out).parent_path() / "plan.yaml").string();
+}
+
+// The model with --batch and --seq applied, validated.
+TransformerSpec load_spec(const PlanOptions& o) {
+  TransformerSpec spec = load_model(o.model);
+  if (o.batch > 0) spec.global_batch = o.batch;
+  if (o.seq > 0) spec.seq_len = o.seq;
+  if (spec.global_batch == 0) {
+    throw InputError(o.model + ": no global batch size in the model file; pass --batch");
+  }
+  validate(spec, o.model);
+  return spec;
+}
+
+SearchOptions search_options(const PlanOptions& o) {
+  SearchOptions options;
+  options.gpus = o.gpus;
+  options.top = std::max(o.top, o.rank);
+  options.fixed = parse_fix(o.fix);
+  const FixedFields& fixed = options.fixed;
+  if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
+    throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
+                     " does not equal --gpus " + std::to_string(o.gpus));
+  }
+  return options;
+}
+
+void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
+                   const SearchResult& result) {
+  std::fprintf(report, "%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
+               "%lld evaluated and %lld bounded out, in %.3f s\n",
+               model.spec().name.c_str(), double(model.spec().parameter_count()) / 1e9,
+               (long long)o.gpus, model.machine().name.c_str(),
+               (long long)(result.evaluated + result.pruned), (long long)result.grids,
+               (long long)result.evaluated, (long long)result.pruned, result.seconds);
+}
+
+// --csv and --json: the ranked rows (and the first one's explanation).
+void write_tables(const PlanOptions& o, const CostModel& model, const SearchResult& result,
+                  const std::vector<PlanRow>& rows) {
+  if (!o.csv.empty()) write_plan_csv(rows, o.csv);
+  if (o.json.empty()) return;
+  nlohmann::ordered_json j;
+  j["model"] = model.spec().name;
+  j["machine"] = model.machine().name;
+  j["gpus"] = o.gpus;
+  j["evaluated"] = result.evaluated;
+  j["search_seconds"] = result.seconds;
+  j["configurations"] = plan_rows_to_json(rows);
+  if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
+  write_file_atomically(o.json, j.dump(2) + "\n");
+}
+
+// When nothing fits: explains the closest configuration (with --explain) and says by how much it misses.
+[[noreturn]] void fail_without_fit(const PlanOptions& o, const CostModel& model,
+                                   const SearchOptions& options, const SearchResult& result,
+                                   std::ostream& report_stream) {
+  const std::string& name = model.spec().name;
+  if (!result.closest) {
+    const FixedFields& fixed = options.fixed;
+    const std::string why = fixed.all_grid_fixed() ? model.check(fixed.values) : "";
+    throw InputError("no configuration of " + name + " on " + std::to_string(o.gpus) +
+                     " GPUs matches --fix " + o.fix + (why.empty() ? "" : ": " + why));
+  }
+  const Breakdown& b = result.closest->breakdown;
+  constexpr double GiB = double(1ull << 30);
+  if (o.explain) report_stream << "\n" << explain_text(model, result.closest->config);
+  char message[256];
+  std::snprintf(message, sizeof message,
+                "nothing fits in %.2f GiB per GPU; the closest configuration (shown) needs %.2f GiB, "
+                "%.2f GiB too much",
+                b.memory_capacity / GiB, b.memory.total() / GiB,
+                (b.memory.total() - b.memory_capacity) / GiB);
+  throw InputError(name + " on " + std::to_string(o.gpus) + " GPUs of " + model.machine().name +
+                   ": " + message);
+}
+
+void check_rank(const PlanOptions& o, const CostModel& model, const SearchResult& result) {
+  if (o.rank <= result.best.size()) return;
+  const size_t fitting = result.best.size();
+  throw InputError("--rank " + std::to_string(o.rank) + ": only " + std::to_string(fitting) +
+                   " configuration" + (fitting == 1 ? "" : "s") + " of " + model.spec().name +
+                   " on " + std::to_string(o.gpus) + " GPUs " + (fitting == 1 ? "fits" : "fit") +
+                   " (ranks 1 to " + std::to_string(fitting) + ")");
+}
+
+// --out (and the plan a Slurm script beside --emit-out runs).
+void write_plan(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
+                size_t chosen_rank, bool emit, ExportFormat format) {
+  std::string plan_out = o.out;
+  if (emit && format == ExportFormat::slurm && plan_out.empty() && !o.emit_out.empty()) {
+    plan_out = slurm_plan_path(o);  // the script must find the plan it runs
+  }
+  if (plan_out.empty()) return;
+  Plan plan{model.spec(), model.machine().name, o.gpus, chosen.config, chosen.breakdown};
+  write_plan_file(plan, plan_out);
+  if (chosen_rank == 1) {
+    std::fprintf(report, "Wrote the best configuration to %s\n", plan_out.c_str());
+  } else {
+    std::fprintf(report, "Wrote configuration %zu to %s\n", chosen_rank, plan_out.c_str());
+  }
+}
+
+// --emit: the chosen configuration in `format`, to stdout or --emit-out.
+void write_export(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
+                  size_t chosen_rank, ExportFormat format) {
+  char note[160];
+  std::snprintf(note, sizeof note, "Configuration %zu of the ranked table: predicted %.4f s per "
+                "iteration, %.1f TFLOP/s per GPU.", chosen_rank, chosen.breakdown.iter_time,
+                chosen.breakdown.tflops_per_gpu);
+  ExportContext context;
+  context.plan_path = slurm_plan_path(o);
+  context.note = note;
+  const std::string text = export_plan(format, model.spec(), model.machine(), chosen.config, context);
+  if (!o.emit_out.empty()) {
+    write_file_atomically(o.emit_out, text);
+    std::fprintf(report, "Wrote the %s export of configuration %zu to %s\n", to_string(format),
+                 chosen_rank, o.emit_out.c_str());
+    return;
+  }
+  std::fputs(text.c_str(), stdout);
+  if (format == ExportFormat::slurm && o.out.empty()) {
+    std::fprintf(stderr, "The script runs %s: write it with --out %s\n",
+                 context.plan_path.c_str(), context.plan_path.c_str());
+  }
 }
 
 void run_plan(const PlanOptions& o) {
@@ -64,117 +170,28 @@ void run_plan(const PlanOptions& o) {
   FILE* report = emit && o.emit_out.empty() ? stderr : stdout;
   std::ostream& report_stream = report == stderr ? std::cerr : std::cout;
 
-  TransformerSpec spec = load_model(o.model);
-  if (o.batch > 0) spec.global_batch = o.batch;
-  if (o.seq > 0) spec.seq_len = o.seq;
-  if (spec.global_batch == 0) {
-    throw InputError(o.model + ": no global batch size in the model file; pass --batch");
-  }
-  validate(spec, o.model);
+  const TransformerSpec spec = load_spec(o);
   const MachineProfile machine = load_machine(o.machine);
   const CostModel model(spec, machine);
-  SearchOptions search_options;
-  search_options.gpus = o.gpus;
-  search_options.top = std::max(o.top, o.rank);
-  search_options.fixed = parse_fix(o.fix);
-  const FixedFields& fixed = search_options.fixed;
-  if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
-    throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
-                     " does not equal --gpus " + std::to_string(o.gpus));
-  }
-  const SearchResult result = search(model, search_options);
+  const SearchOptions options = search_options(o);
+  const SearchResult result = search(model, options);
 
-  std::fprintf(report, "%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
-               "%lld evaluated and %lld bounded out, in %.3f s\n",
-               spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
-               machine.name.c_str(), (long long)(result.evaluated + result.pruned),
-               (long long)result.grids, (long long)result.evaluated, (long long)result.pruned,
-               result.seconds);
+  print_summary(report, o, model, result);
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
-  if (!rows.empty()) print_table(report, rows);
-  if (!o.csv.empty()) write_plan_csv(rows, o.csv);
-  if (!o.json.empty()) {
-    nlohmann::ordered_json j;
-    j["model"] = spec.name;
-    j["machine"] = machine.name;
-    j["gpus"] = o.gpus;
-    j["evaluated"] = result.evaluated;
-    j["search_seconds"] = result.seconds;
-    j["configurations"] = plan_rows_to_json(rows);
-    if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
-    write_file_atomically(o.json, j.dump(2) + "\n");
-  }
-  if (result.best.empty()) {
-    if (!result.closest) {
-      const std::string why = fixed.all_grid_fixed() ? model.check(fixed.values) : "";
-      throw InputError("no configuration of " + spec.name + " on " + std::to_string(o.gpus) +
-                       " GPUs matches --fix " + o.fix + (why.empty() ? "" : ": " + why));
-    }
-    const Breakdown& b = result.closest->breakdown;
-    constexpr double GiB = double(1ull << 30);
-    if (o.explain) report_stream << "\n" << explain_text(model, result.closest->config);
-    char message[256];
-    std::snprintf(message, sizeof message,
-                  "nothing fits in %.2f GiB per GPU; the closest configuration (shown) needs %.2f GiB, "
-                  "%.2f GiB too much",
-                  b.memory_capacity / GiB, b.memory.total() / GiB,
-                  (b.memory.total() - b.memory_capacity) / GiB);
-    throw InputError(spec.name + " on " + std::to_string(o.gpus) + " GPUs of " + machine.name +
-                     ": " + message);
-  }
-  if (o.rank > result.best.size()) {
-    throw InputError("--rank " + std::to_string(o.rank) + ": only " +
-                     std::to_string(result.best.size()) + " configuration" +
-                     (result.best.size() == 1 ? "" : "s") + " of " + spec.name + " on " +
-                     std::to_string(o.gpus) + " GPUs " +
-                     (result.best.size() == 1 ? "fits" : "fit") + " (ranks 1 to " +
-                     std::to_string(result.best.size()) + ")");
-  }
+  if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
+  write_tables(o, model, result, rows);
+  if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
+  check_rank(o, model, result);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
   if (o.explain) report_stream << "\n" << explain_text(model, chosen.config);
 
-  std::string plan_out = o.out;
-  if (emit && format == ExportFormat::slurm && plan_out.empty() && !o.emit_out.empty()) {
-    plan_out = slurm_plan_path(o);  // the script must find the plan it runs
+  if (emit && !export_limitation(format, spec, machine, chosen.config).empty()) {
+    throw InputError(inexpressible_message(format, model, options, chosen));
   }
-  if (emit) {
-    if (const std::string why = export_limitation(format, spec, machine, chosen.config);
-        !why.empty()) {
-      throw InputError(inexpressible_message(format, model, search_options, chosen));
-    }
-  }
-  if (!plan_out.empty()) {
-    Plan plan{spec, machine.name, o.gpus, chosen.config, chosen.breakdown};
-    write_plan_file(plan, plan_out);
-    if (chosen_rank == 1) {
-      std::fprintf(report, "Wrote the best configuration to %s\n", plan_out.c_str());
-    } else {
-      std::fprintf(report, "Wrote configuration %zu to %s\n", chosen_rank, plan_out.c_str());
-    }
-  }
-  if (emit) {
-    char note[160];
-    std::snprintf(note, sizeof note, "Configuration %zu of the ranked table: predicted %.4f s per "
-                  "iteration, %.1f TFLOP/s per GPU.", chosen_rank, chosen.breakdown.iter_time,
-                  chosen.breakdown.tflops_per_gpu);
-    ExportContext context;
-    context.plan_path = slurm_plan_path(o);
-    context.note = note;
-    const std::string text = export_plan(format, spec, machine, chosen.config, context);
-    if (o.emit_out.empty()) {
-      std::fputs(text.c_str(), stdout);
-      if (format == ExportFormat::slurm && o.out.empty()) {
-        std::fprintf(stderr, "The script runs %s: write it with --out %s\n",
-                     context.plan_path.c_str(), context.plan_path.c_str());
-      }
-    } else {
-      write_file_atomically(o.emit_out, text);
-      std::fprintf(report, "Wrote the %s export of configuration %zu to %s\n", to_string(format),
-                   chosen_rank, o.emit_out.c_str());
-    }
-  }
+  write_plan(report, o, model, chosen, chosen_rank, emit, format);
+  if (emit) write_export(report, o, model, chosen, chosen_rank, format);
 }
 
 }  // namespace
@@ -188,7 +205,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")->check(CLI::PositiveNumber);
   plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(CLI::PositiveNumber);
   plan->add_option("--top", options->top, "How many configurations to keep")->check(CLI::PositiveNumber);
-  plan->add_option("--fix", options->fix, "Hold fields fixed: pipeline=8,data=4,x=1,y=8,z=1,microbatch=1,recompute=full,offload=off,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+  plan->add_option("--fix", options->fix, fix_help());
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
   plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
   plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");

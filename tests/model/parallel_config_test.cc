@@ -1,4 +1,5 @@
-// Rank order arithmetic, --fix parsing and YAML round trips.
+// Rank order arithmetic and YAML round trips (--fix and the field table:
+// config_fields_test.cc).
 #include "model/parallel_config.h"
 
 #include <gtest/gtest.h>
@@ -24,36 +25,23 @@ TEST(ParallelConfig, StridesFollowTheOrder) {
   EXPECT_EQ(c.order_string(), "pdzyx");
 }
 
-TEST(ParallelConfig, ParseFix) {
-  const FixedFields f = parse_fix("pipeline=8,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,overlap=on,interleave=3,order=yxzdp");
-  EXPECT_TRUE(f.all_grid_fixed());
-  EXPECT_EQ(f.values.gpus(), 256);
-  EXPECT_EQ(f.values.recompute, Recompute::full);
-  EXPECT_FALSE(f.values.offload);
-  EXPECT_EQ(f.values.order_string(), "yxzdp");
-  ParallelConfig other = f.values;
-  EXPECT_TRUE(f.allows(other));
-  other.microbatch = 1;
-  EXPECT_FALSE(f.allows(other));
-  EXPECT_FALSE(parse_fix("y=8").all_grid_fixed());
-}
-
-TEST(ParallelConfig, ParseFixErrors) {
-  EXPECT_THROW(parse_fix("pipeline=0"), InputError);
-  EXPECT_THROW(parse_fix("pipeline"), InputError);
-  EXPECT_THROW(parse_fix("colour=red"), InputError);
-  EXPECT_THROW(parse_fix("offload=maybe"), InputError);
-  EXPECT_THROW(parse_fix("recompute=some"), InputError);
-  EXPECT_THROW(parse_fix("order=xxyzd"), InputError);
-  EXPECT_THROW(parse_fix("order=xyz"), InputError);
-}
-
 TEST(ParallelConfig, YamlRoundTrip) {
   ParallelConfig c;
   c.pipeline = 4, c.data = 2, c.x = 2, c.y = 2, c.z = 2, c.microbatch = 4;
   c.recompute = Recompute::selective, c.offload = true, c.overlap = false, c.interleave = 2;
+  c.sequence_parallel = true;
   c.order = parse_order("zyxpd", "test");
   EXPECT_EQ(parallel_config_from_yaml(to_yaml(c), "rt"), c);
+}
+
+TEST(ParallelConfig, YamlHoldsEveryFieldInTableOrder) {
+  ParallelConfig c;
+  c.pipeline = 4, c.y = 8, c.recompute = Recompute::full, c.overlap = false;
+  YAML::Emitter out;
+  out << to_yaml(c);
+  EXPECT_EQ(std::string(out.c_str()),
+            "pipeline: 4\ndata: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\n"
+            "overlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzdp");
 }
 
 TEST(ParallelConfig, YamlErrorsAreLocated) {

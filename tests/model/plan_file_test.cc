@@ -10,6 +10,7 @@
 
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/model/config_field_samples.h"
 
 namespace axo {
 namespace {
@@ -37,6 +38,22 @@ TEST(PlanFile, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.predicted.tp_comm, 0.25);
   EXPECT_NEAR(back.predicted.memory.weights, 3.0 * (1 << 30), 1);
   std::remove(path.c_str());
+}
+
+TEST(PlanFile, EveryConfigurationFieldRoundTrips) {
+  for (const ConfigField& field : config_fields()) {
+    for (FieldValue value : testing::sample_values(field)) {
+      Plan plan;
+      plan.model = load_model("gpt2-124m");
+      plan.machine = "selene";
+      field.set(plan.config, value);
+      plan.gpus = plan.config.gpus();
+      const std::string path = temp_path("field.yaml");
+      write_plan_file(plan, path);
+      EXPECT_EQ(read_plan_file(path).config, plan.config) << field.name << "=" << field.text(value);
+      std::remove(path.c_str());
+    }
+  }
 }
 
 TEST(PlanFile, GridMustMatchGpus) {

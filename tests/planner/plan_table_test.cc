@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
 #include "model/error.h"
 #include "model/presets.h"
+#include "planner/export.h"
+#include "tests/model/config_field_samples.h"
 
 namespace axo {
 namespace {
@@ -57,6 +60,118 @@ TEST(PlanTable, JsonRoundTrip) {
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(back[i].config, rows[i].config);
     EXPECT_DOUBLE_EQ(back[i].breakdown.dp_comm, rows[i].breakdown.dp_comm);
+  }
+}
+
+// A row whose every result differs from the others.
+PlanRow distinct_row(const ParallelConfig& config) {
+  PlanRow row{config, {}};
+  Breakdown& b = row.breakdown;
+  double next = 0.125;
+  for (double* value : {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm, &b.dp_comm, &b.offload,
+                        &b.optimizer, &b.iter_time, &b.tflops_per_gpu, &b.pct_peak}) {
+    *value = next, next += 1.0;
+  }
+  for (double* bytes : {&b.memory.weights, &b.memory.gradients, &b.memory.optimizer,
+                        &b.memory.activations, &b.memory.comm_buffers, &b.memory_capacity}) {
+    *bytes = next * (1 << 30), next += 1.0;
+  }
+  b.fits = true;
+  return row;
+}
+
+void expect_same_results(const Breakdown& a, const Breakdown& b) {
+  const auto parts_a = components(a), parts_b = components(b);
+  for (size_t i = 0; i < parts_a.size(); ++i) EXPECT_DOUBLE_EQ(parts_a[i], parts_b[i]) << kComponentNames[i];
+  EXPECT_DOUBLE_EQ(a.iter_time, b.iter_time);
+  EXPECT_DOUBLE_EQ(a.tflops_per_gpu, b.tflops_per_gpu);
+  EXPECT_DOUBLE_EQ(a.pct_peak, b.pct_peak);
+  const auto memory_a = memory_parts(a.memory), memory_b = memory_parts(b.memory);
+  for (size_t i = 0; i < memory_a.size(); ++i) EXPECT_DOUBLE_EQ(memory_a[i], memory_b[i]) << kMemoryNames[i];
+  EXPECT_DOUBLE_EQ(a.memory_capacity, b.memory_capacity);
+  EXPECT_EQ(a.fits, b.fits);
+}
+
+TEST(PlanTable, EveryFieldAndResultRoundTrips) {
+  std::vector<PlanRow> rows;
+  for (const ConfigField& field : config_fields()) {
+    for (FieldValue value : testing::sample_values(field)) {
+      ParallelConfig c;
+      field.set(c, value);
+      rows.push_back(distinct_row(c));
+    }
+  }
+  rows.push_back(distinct_row(testing::unusual_config()));
+  const auto from_csv = plan_rows_from_csv(plan_table_csv(rows), "rows.csv");
+  const auto from_json = plan_rows_from_json(nlohmann::json::parse(plan_rows_to_json(rows).dump()), "rows.json");
+  ASSERT_EQ(from_csv.size(), rows.size());
+  ASSERT_EQ(from_json.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(from_csv[i].config, rows[i].config) << fix_string(rows[i].config);
+    EXPECT_EQ(from_json[i].config, rows[i].config) << fix_string(rows[i].config);
+    expect_same_results(from_csv[i].breakdown, rows[i].breakdown);
+    expect_same_results(from_json[i].breakdown, rows[i].breakdown);
+  }
+}
+
+// The CSV text with the cell of `column` in the first row replaced by `cell`.
+std::string with_cell(const std::string& csv, const std::string& column, const std::string& cell) {
+  const auto& columns = plan_table_columns();
+  const size_t index = size_t(std::find(columns.begin(), columns.end(), column) - columns.begin());
+  const size_t row_start = csv.find('\n') + 1;
+  std::string line = csv.substr(row_start, csv.find('\n', row_start) - row_start);
+  std::vector<std::string> cells;
+  for (size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = line.find(',', start);
+    cells.push_back(line.substr(start, comma == std::string::npos ? comma : comma - start));
+  }
+  cells.at(index) = cell;
+  std::string edited;
+  for (size_t i = 0; i < cells.size(); ++i) edited += (i ? "," : "") + cells[i];
+  return csv.substr(0, row_start) + edited + "\n";
+}
+
+TEST(PlanTable, BadFieldValueNamesTheColumn) {
+  const std::string csv = plan_table_csv({distinct_row(ParallelConfig{})});
+  for (const ConfigField& field : config_fields()) {
+    try {
+      plan_rows_from_csv(with_cell(csv, field.name, "bogus"), "rows.csv");
+      ADD_FAILURE() << field.name;
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("rows.csv:2"), std::string::npos) << message;
+      EXPECT_NE(message.find(field.kind == FieldKind::order ? "order 'bogus'" : "column '" + std::string(field.name) + "'"),
+                std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(plan_rows_from_csv(with_cell(csv, "recompute", "most"), "rows.csv"), InputError);
+  try {
+    plan_rows_from_csv(with_cell(csv, "x", "0"), "rows.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "rows.csv:2: column 'x': expected a whole number from 1 to 2^30");
+  }
+}
+
+TEST(PlanTable, PrintedTableHasEveryField) {
+  const auto rows = some_rows();
+  const std::string text = plan_table_text(rows);
+  const std::string header = text.substr(0, text.find('\n'));
+  for (const ConfigField& field : config_fields()) {
+    EXPECT_NE(header.find(std::string(" ") + field.header), std::string::npos) << field.header;
+  }
+  EXPECT_EQ(header.substr(0, 20), "rank pipe data   x  ");
+  // Every line as wide as the header; the best row's fields as --fix writes them.
+  size_t lines = 0;
+  for (size_t start = 0; start < text.size(); start = text.find('\n', start) + 1, ++lines) {
+    EXPECT_EQ(text.find('\n', start) - start, header.size());
+  }
+  EXPECT_EQ(lines, rows.size() + 1);
+  const std::string first = text.substr(header.size() + 1, header.size());
+  const ParallelConfig& best = rows.front().config;
+  for (const ConfigField& field : config_fields()) {
+    const std::string cell = std::string(" ").append(field.text(field.get(best)));
+    EXPECT_NE(first.find(cell), std::string::npos) << field.name;
   }
 }
 

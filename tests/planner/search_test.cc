@@ -31,7 +31,9 @@ TEST(Search, RowsAreValidRankedAndUseEveryGpu) {
     EXPECT_EQ(row.config.gpus(), 64);
     EXPECT_EQ(model.check(row.config), "");
     EXPECT_TRUE(row.breakdown.fits);
-    if (i > 0) EXPECT_GE(row.breakdown.iter_time, result.best[i - 1].breakdown.iter_time);
+    if (i > 0) {
+      EXPECT_GE(row.breakdown.iter_time, result.best[i - 1].breakdown.iter_time);
+    }
   }
 }
 
@@ -63,17 +65,35 @@ TEST(Search, FixedFieldsAreHeld) {
   EXPECT_EQ(one.evaluated, 1);
 }
 
-TEST(Search, OrdersThatPlaceGroupsAlikeAreOne) {
-  ParallelConfig c;
-  c.y = 8, c.data = 16;
-  // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
-  const auto orders = distinct_orders(c, 8);
-  EXPECT_GE(orders.size(), 2u);
-  EXPECT_LT(orders.size(), 120u);
-  EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
-  ParallelConfig single;
-  single.data = 8;
-  EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
+// Holding any one field at a value a good configuration has keeps that
+// value in every row, and every row passes the same matcher --fix uses.
+TEST(Search, AnyFieldCanBeHeld) {
+  const SearchResult free = run("gpt3-13b", "selene", 64, "", 40);
+  ASSERT_EQ(free.best.size(), 40u);
+  for (const ConfigField& field : config_fields()) {
+    const ParallelConfig& pick = free.best.back().config;
+    const std::string fix = std::string(field.name) + "=" + field.text(field.get(pick));
+    const SearchResult held = run("gpt3-13b", "selene", 64, fix, 10);
+    const FixedFields fixed = parse_fix(fix);
+    ASSERT_FALSE(held.best.empty()) << fix;
+    for (const PlanRow& row : held.best) {
+      EXPECT_TRUE(fixed.allows(row.config)) << fix;
+      EXPECT_EQ(field.get(row.config), field.get(pick)) << fix;
+    }
+    // No configuration is faster than the best free one.
+    EXPECT_GE(held.best.front().breakdown.iter_time, free.best.front().breakdown.iter_time) << fix;
+  }
+}
+
+// A held value the field cannot take on any grid leaves nothing to rank.
+TEST(Search, HeldValuesOutsideTheCandidatesMatchNothing) {
+  EXPECT_TRUE(run("gpt3-13b", "selene", 64, "x=1,y=1,z=1,overlap=off").best.empty());
+  EXPECT_TRUE(run("gpt3-13b", "selene", 64, "x=2,sequence_parallel=on").best.empty());
+  EXPECT_TRUE(run("gpt3-13b", "selene", 64, "microbatch=3").best.empty());
+  // Any rank order may be held, even one the search would fold into another.
+  const SearchResult pinned = run("gpt3-13b", "selene", 64, "order=pdzyx");
+  ASSERT_FALSE(pinned.best.empty());
+  for (const PlanRow& row : pinned.best) EXPECT_EQ(row.config.order_string(), "pdzyx");
 }
 
 TEST(Search, NoValidFactorizationSaysWhy) {

@@ -1,0 +1,464 @@
+// The table of ParallelConfig's fields and what walks it generically: text,
+// --fix, the fields held fixed, and each field's search candidates.
+#include "model/config_fields.h"
+
+#include <algorithm>
+#include <bit>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "model/comm_model.h"
+#include "model/error.h"
+
+namespace axo {
+
+namespace {
+
+constexpr int64_t kLargestCount = int64_t(1) << 30;
+
+// get/set of a plain member (an integer, a bool or an enum).
+template <auto Member>
+FieldValue get_member(const ParallelConfig& c) {
+  return static_cast<FieldValue>(c.*Member);
+}
+template <auto Member>
+void set_member(ParallelConfig& c, FieldValue value) {
+  using Type = std::remove_reference_t<decltype(c.*Member)>;
+  c.*Member = static_cast<Type>(value);
+}
+
+FieldValue get_order(const ParallelConfig& c) { return order_code(c.order); }
+void set_order(ParallelConfig& c, FieldValue value) { c.order = order_from_code(value); }
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> result;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    result.push_back(d);
+    if (d != n / d) result.push_back(n / d);
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+// GPUs left for `field` and the grid fields inside it: the GPU count over the
+// product of the grid fields of an outer nesting.
+int64_t gpus_left(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c) {
+  int64_t used = 1;
+  for (const ConfigField& outer : config_fields()) {
+    if (outer.search.stage == SearchStage::grid && outer.search.nesting < field.search.nesting) {
+      used *= outer.get(c);
+    }
+  }
+  return space.gpus / used;
+}
+
+// A grid size: the divisors of the GPUs left for which `fits` holds.
+template <bool (*fits)(const SearchSpace&, int64_t)>
+void grid_divisors(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
+                   std::vector<FieldValue>& out) {
+  for (int64_t size : divisors(gpus_left(field, space, c))) {
+    if (fits(space, size)) out.push_back(size);
+  }
+}
+bool any_size(const SearchSpace&, int64_t) { return true; }
+bool divides_layers(const SearchSpace& space, int64_t size) { return space.spec.layers % size == 0; }
+bool divides_batch(const SearchSpace& space, int64_t size) { return space.spec.global_batch % size == 0; }
+
+// The innermost grid size: whatever the others leave.
+void grid_rest(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
+               std::vector<FieldValue>& out) {
+  out.push_back(gpus_left(field, space, c));
+}
+
+// Sequences per microbatch: divisors of the per-replica batch that z divides
+// (z shards the microbatch's sequences).
+void microbatches(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
+                  std::vector<FieldValue>& out) {
+  for (int64_t microbatch : divisors(space.spec.global_batch / c.data)) {
+    if (microbatch % c.z == 0) out.push_back(microbatch);
+  }
+}
+
+// Virtual stages per pipeline stage: divisors of the layers per stage; more
+// than one needs pipeline stages and a microbatch count they divide
+// (Narayanan et al. 2021's interleaved 1F1B).
+void interleavings(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
+                   std::vector<FieldValue>& out) {
+  const int64_t microbatch_count = space.spec.global_batch / c.data / c.microbatch;
+  for (int64_t interleave : divisors(space.spec.layers / c.pipeline)) {
+    if (interleave == 1 || (c.pipeline > 1 && microbatch_count % c.pipeline == 0)) {
+      out.push_back(interleave);
+    }
+  }
+}
+
+// Every value of an on/off or choice field, the default first.
+void every_choice(const ConfigField& field, const SearchSpace&, const ParallelConfig&,
+                  std::vector<FieldValue>& out) {
+  const FieldValue first = field.default_value();
+  out.push_back(first);
+  const FieldValue count = field.kind == FieldKind::on_off ? 2 : FieldValue(field.choices.size());
+  for (FieldValue value = 0; value < count; ++value) {
+    if (value != first) out.push_back(value);
+  }
+}
+
+// Every value where `matters` holds for the grid; elsewhere the default alone.
+template <bool (*matters)(const ParallelConfig&)>
+void choices_when(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
+                  std::vector<FieldValue>& out) {
+  if (matters(c)) every_choice(field, space, c, out);
+  else out.push_back(field.default_value());
+}
+bool tensor_parallel(const ParallelConfig& c) { return c.x * c.y * c.z > 1; }
+bool megatron_1d(const ParallelConfig& c) { return c.x == 1 && c.z == 1 && c.y > 1; }
+
+void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
+                 std::vector<FieldValue>& out) {
+  for (const auto& order : distinct_orders(c, space.gpus_per_node)) out.push_back(order_code(order));
+}
+
+// The fields, in the order of --fix, plan.yaml and the printed table. The
+// search's nesting: pipeline, data, z, y, x, then microbatch, interleave,
+// sequence_parallel, recompute, offload, overlap, then the rank order.
+std::vector<ConfigField> make_table() {
+  constexpr bool kOncePerGrid = true;
+  using K = FieldKind;
+  using S = SearchStage;
+  using P = ParallelConfig;
+  return {
+      {.name = "pipeline", .kind = K::count, .help = "pipeline stages",
+       .get = get_member<&P::pipeline>, .set = set_member<&P::pipeline>,
+       .header = "pipe", .width = 4,
+       .search = {S::grid, 10, grid_divisors<divides_layers>}},
+      {.name = "data", .kind = K::count, .help = "data-parallel replicas",
+       .get = get_member<&P::data>, .set = set_member<&P::data>,
+       .header = "data", .width = 4,
+       .search = {S::grid, 20, grid_divisors<divides_batch>}},
+      {.name = "x", .kind = K::count, .help = "tensor-parallel X: shards the hidden dimension",
+       .get = get_member<&P::x>, .set = set_member<&P::x>,
+       .header = "x", .width = 3,
+       .search = {S::grid, 50, grid_rest}},
+      {.name = "y", .kind = K::count, .help = "tensor-parallel Y: shards heads and the MLP width",
+       .get = get_member<&P::y>, .set = set_member<&P::y>,
+       .header = "y", .width = 3,
+       .search = {S::grid, 40, grid_divisors<any_size>}},
+      {.name = "z", .kind = K::count, .help = "tensor-parallel Z: shards the weights and the microbatch",
+       .get = get_member<&P::z>, .set = set_member<&P::z>,
+       .header = "z", .width = 3,
+       .search = {S::grid, 30, grid_divisors<any_size>}},
+      {.name = "microbatch", .kind = K::count, .help = "sequences per microbatch per replica",
+       .get = get_member<&P::microbatch>, .set = set_member<&P::microbatch>,
+       .header = "mb", .width = 4,
+       .search = {S::setting, 60, microbatches, kOncePerGrid}},
+      {.name = "recompute", .kind = K::choice, .choices = {kRecomputeNames.begin(), kRecomputeNames.end()},
+       .help = "activation recomputation",
+       .get = get_member<&P::recompute>, .set = set_member<&P::recompute>,
+       .header = "recompute", .width = 9, .optional = true,
+       .search = {S::setting, 90, every_choice, kOncePerGrid}},
+      {.name = "offload", .kind = K::on_off, .help = "optimizer state in host memory",
+       .get = get_member<&P::offload>, .set = set_member<&P::offload>,
+       .header = "off", .width = 3, .optional = true,
+       .search = {S::setting, 100, every_choice, kOncePerGrid}},
+      {.name = "overlap", .kind = K::on_off, .help = "overlap the tensor-parallel collectives",
+       .get = get_member<&P::overlap>, .set = set_member<&P::overlap>,
+       .header = "ovl", .width = 3, .optional = true,
+       .search = {S::setting, 110, choices_when<tensor_parallel>, kOncePerGrid}},
+      {.name = "sequence_parallel", .alias = "sp", .kind = K::on_off,
+       .help = "Megatron sequence parallelism; needs x=1, z=1, y>1",
+       .get = get_member<&P::sequence_parallel>, .set = set_member<&P::sequence_parallel>,
+       .header = "sp", .width = 3, .optional = true, .late_column = true,
+       .search = {S::setting, 80, choices_when<megatron_1d>, kOncePerGrid}},
+      {.name = "interleave", .kind = K::count, .help = "virtual pipeline chunks per stage",
+       .get = get_member<&P::interleave>, .set = set_member<&P::interleave>,
+       .header = "il", .width = 3, .optional = true,
+       .search = {S::setting, 70, interleavings}},
+      {.name = "order", .kind = K::order, .help = "rank order, innermost first",
+       .get = get_order, .set = set_order,
+       .header = "order", .width = 5, .optional = true,
+       .search = {S::placement, 120, rank_orders, kOncePerGrid}},
+  };
+}
+
+std::string join_or(const std::vector<const char*>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> table = [] {
+    std::vector<ConfigField> fields = make_table();
+    // FixedFields keeps one bit per field.
+    if (fields.size() > 32) throw std::logic_error("FixedFields holds at most 32 fields");
+    for (size_t i = 0; i < fields.size(); ++i) {
+      fields[i].position = i;
+      fields[i].initial = fields[i].get(ParallelConfig{});
+    }
+    return fields;
+  }();
+  return table;
+}
+
+const ConfigField* find_config_field(std::string_view key) {
+  for (const ConfigField& field : config_fields()) {
+    if (key == field.name || (field.alias && key == field.alias)) return &field;
+  }
+  return nullptr;
+}
+
+const ConfigField& config_field(std::string_view name) {
+  for (const ConfigField& field : config_fields()) {
+    if (name == field.name) return field;
+  }
+  throw std::logic_error("no configuration field '" + std::string(name) + "'");
+}
+
+std::string config_field_names() {
+  std::string names;
+  for (const ConfigField& field : config_fields()) {
+    if (!names.empty()) names += ", ";
+    names += field.name;
+  }
+  return names;
+}
+
+std::string grid_too_large(const ParallelConfig& config) {
+  double gpus = 1;
+  std::string product;
+  for (const ConfigField& field : config_fields()) {
+    if (field.search.stage != SearchStage::grid) continue;
+    gpus *= double(field.get(config));
+    if (!product.empty()) product += '*';
+    product += field.name;
+  }
+  return gpus > 1e12 ? product + " is larger than 10^12 GPUs" : "";
+}
+
+std::string ConfigField::text(FieldValue value) const {
+  switch (kind) {
+    case FieldKind::count: return std::to_string(value);
+    case FieldKind::choice: return choices.at(size_t(value));
+    case FieldKind::on_off: return value ? "on" : "off";
+    case FieldKind::order: {
+      std::string letters;
+      for (GridDim dim : order_from_code(value)) letters += order_letter(dim);
+      return letters;
+    }
+  }
+  return "?";
+}
+
+std::string ConfigField::allowed() const {
+  switch (kind) {
+    case FieldKind::count: return "a whole number from 1 to 2^30";
+    case FieldKind::choice: return join_or(choices);
+    case FieldKind::on_off: return "on or off";
+    case FieldKind::order: return "the five letters x, y, z, d, p once each, innermost first";
+  }
+  return "?";
+}
+
+FieldValue ConfigField::parse(const std::string& key, const std::string& text,
+                              const std::string& source) const {
+  const auto fail = [&]() -> FieldValue {
+    throw InputError(source + ": " + key + "=" + text + ": expected " + allowed());
+  };
+  switch (kind) {
+    case FieldKind::count: {
+      size_t used = 0;
+      int64_t value = 0;
+      try {
+        value = std::stoll(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || value < 1 || value > kLargestCount) return fail();
+      return value;
+    }
+    case FieldKind::choice:
+      for (size_t i = 0; i < choices.size(); ++i) {
+        if (text == choices[i]) return FieldValue(i);
+      }
+      return fail();
+    case FieldKind::on_off:
+      if (text == "on" || text == "true" || text == "yes") return 1;
+      if (text == "off" || text == "false" || text == "no") return 0;
+      return fail();
+    case FieldKind::order: return order_code(parse_order(text, source));
+  }
+  return fail();
+}
+
+namespace {
+
+// "on|off", "none|selective|full", "N", "xyzdp": what a field's --fix value looks like.
+std::string value_pattern(const ConfigField& field) {
+  switch (field.kind) {
+    case FieldKind::count: return "N";
+    case FieldKind::on_off: return "on|off";
+    case FieldKind::order: return "xyzdp";
+    case FieldKind::choice: break;
+  }
+  std::string pattern;
+  for (const char* choice : field.choices) {
+    if (!pattern.empty()) pattern += '|';
+    pattern += choice;
+  }
+  return pattern;
+}
+
+}  // namespace
+
+std::string fix_help() {
+  std::string help = "Hold fields fixed, as key=value,...:";
+  for (const ConfigField& field : config_fields()) {
+    if (&field != &config_fields().front()) help += ',';
+    help += ' ';
+    help += field.name;
+    help += '=';
+    help += value_pattern(field);
+    help += " (";
+    help += field.help;
+    if (field.alias) {
+      help += "; or ";
+      help += field.alias;
+      help += '=';
+    }
+    help += ')';
+  }
+  return help;
+}
+
+void FixedFields::hold(const ConfigField& field, FieldValue value) {
+  held_.set(field.position);
+  field.set(values, value);
+}
+
+bool FixedFields::allows(const ParallelConfig& config) const {
+  for (const ConfigField& field : config_fields()) {
+    if (!allows(field, field.get(config))) return false;
+  }
+  return true;
+}
+
+bool FixedFields::all_grid_fixed() const {
+  for (const ConfigField& field : config_fields()) {
+    if (field.search.stage == SearchStage::grid && !holds(field)) return false;
+  }
+  return true;
+}
+
+bool FixedFields::any_grid_fixed() const {
+  for (const ConfigField& field : config_fields()) {
+    if (field.search.stage == SearchStage::grid && holds(field)) return true;
+  }
+  return false;
+}
+
+FixedFields parse_fix(const std::string& text) {
+  const std::string source = "--fix";
+  FixedFields fixed;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw InputError(source + ": '" + item + "': expected key=value");
+    }
+    const std::string key = item.substr(0, eq);
+    const ConfigField* field = find_config_field(key);
+    if (!field) {
+      throw InputError(source + ": unknown key '" + key + "' (expected " + config_field_names() + ")");
+    }
+    fixed.hold(*field, field->parse(key, item.substr(eq + 1), source));
+  }
+  if (const std::string why = grid_too_large(fixed.values); !why.empty()) {
+    throw InputError(source + ": " + why);
+  }
+  return fixed;
+}
+
+std::string config_text(const ParallelConfig& config, const char* separator) {
+  std::string text;
+  for (const ConfigField& field : config_fields()) {
+    if (!text.empty()) text += separator;
+    text += std::string(field.name) + "=" + field.text(field.get(config));
+  }
+  return text;
+}
+
+namespace {
+
+// The 5! rank orders in lexicographic order of GridDim, "xyzdp" first.
+using Orders = std::array<std::array<GridDim, kGridDims>, 120>;
+const Orders& all_orders() {
+  static const Orders orders = [] {
+    Orders all{};
+    std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+                                            GridDim::pipeline};
+    for (auto& slot : all) {
+      slot = order;
+      std::next_permutation(order.begin(), order.end());
+    }
+    return all;
+  }();
+  return orders;
+}
+
+}  // namespace
+
+// The order's position among all_orders(): its Lehmer code, each letter's
+// rank among the letters after it, in factorial base.
+FieldValue order_code(const std::array<GridDim, kGridDims>& order) {
+  FieldValue code = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    FieldValue smaller_after = 0;
+    for (size_t j = i + 1; j < order.size(); ++j) smaller_after += order[j] < order[i];
+    code = code * FieldValue(order.size() - i) + smaller_after;
+  }
+  return code;
+}
+
+// A table look-up: the search sets the rank order once per configuration it costs.
+std::array<GridDim, kGridDims> order_from_code(FieldValue code) { return all_orders().at(size_t(code)); }
+
+std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
+                                                            int64_t gpus_per_node) {
+  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+                                          GridDim::pipeline};  // the default order first
+  std::set<std::array<int64_t, kGridDims + 1>> seen;
+  std::vector<std::array<GridDim, kGridDims>> orders;
+  std::array<int64_t, kGridDims> size{};
+  for (int d = 0; d < kGridDims; ++d) size[size_t(d)] = config.size(static_cast<GridDim>(d));
+  do {
+    // Each group's stride is the product of the sizes inside it in the order
+    // (ParallelConfig::stride, one pass for all five).
+    std::array<int64_t, kGridDims> stride{};
+    int64_t inner = 1;
+    for (GridDim dim : order) {
+      stride[size_t(dim)] = inner;
+      inner *= size[size_t(dim)];
+    }
+    std::array<int64_t, kGridDims + 1> placement{};
+    for (size_t d = 0; d < size_t(kGridDims); ++d) {
+      placement[d] = place_group(size[d], stride[d], gpus_per_node).ranks_per_node;
+    }
+    // The first and last stages share the tied embedding's gradient.
+    const int64_t first_to_last = stride[size_t(GridDim::pipeline)] * (config.pipeline - 1);
+    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node).ranks_per_node;
+    if (seen.insert(placement).second) orders.push_back(order);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return orders;
+}
+
+}  // namespace axo

@@ -1,0 +1,315 @@
+// The field table: every field through --fix text and plan.yaml and back,
+// messages that name the field and its allowed values, the --fix matcher,
+// and the search candidates the table declares.
+#include "model/config_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "model/comm_model.h"
+#include "model/error.h"
+#include "model/presets.h"
+#include "model/yaml_fields.h"
+#include "tests/model/config_field_samples.h"
+
+namespace axo {
+namespace {
+
+using testing::other_value;
+using testing::sample_values;
+using testing::unusual_config;
+
+std::string error_of(const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigFields, TableIsConsistent) {
+  std::set<std::string> keys;
+  std::set<int> nestings;
+  int grid_fields = 0;
+  for (const ConfigField& field : config_fields()) {
+    EXPECT_TRUE(keys.insert(field.name).second) << field.name;
+    if (field.alias) {
+      EXPECT_TRUE(keys.insert(field.alias).second) << field.alias;
+    }
+    EXPECT_TRUE(nestings.insert(field.search.nesting).second) << field.name;
+    EXPECT_EQ(&config_field(field.name), &field);
+    EXPECT_GE(field.width, int(std::string(field.header).size())) << field.name;
+    EXPECT_EQ(field.kind == FieldKind::choice, !field.choices.empty()) << field.name;
+    if (field.search.stage == SearchStage::grid) ++grid_fields;
+  }
+  EXPECT_EQ(grid_fields, kGridDims);
+  // The grid fields' product is the GPU count.
+  const ParallelConfig c = unusual_config();
+  int64_t product = 1;
+  for (const ConfigField& field : config_fields()) {
+    if (field.search.stage == SearchStage::grid) product *= field.get(c);
+  }
+  EXPECT_EQ(product, c.gpus());
+  EXPECT_THROW(config_field("colour"), std::logic_error);
+  EXPECT_EQ(find_config_field("sp"), &config_field("sequence_parallel"));
+}
+
+TEST(ConfigFields, DefaultsAreParallelConfigs) {
+  const ParallelConfig defaults;
+  for (const ConfigField& field : config_fields()) {
+    EXPECT_EQ(field.default_value(), field.get(defaults)) << field.name;
+  }
+  EXPECT_EQ(config_text(defaults, ","),
+            "pipeline=1,data=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,overlap=on,"
+            "sequence_parallel=off,interleave=1,order=xyzdp");
+}
+
+TEST(ConfigFields, EveryValueRoundTripsThroughFixText) {
+  for (const ConfigField& field : config_fields()) {
+    for (FieldValue value : sample_values(field)) {
+      ParallelConfig c;
+      field.set(c, value);
+      EXPECT_EQ(field.get(c), value) << field.name;
+      EXPECT_EQ(field.parse(field.name, field.text(value), "test"), value) << field.name;
+      const FixedFields one = parse_fix(std::string(field.name) + "=" + field.text(value));
+      EXPECT_EQ(field.get(one.values), value) << field.name;
+      EXPECT_TRUE(one.holds(field));
+      EXPECT_FALSE(one.all_grid_fixed());
+    }
+  }
+  const ParallelConfig c = unusual_config();
+  const FixedFields all = parse_fix(config_text(c, ","));
+  EXPECT_EQ(all.values, c);
+  EXPECT_TRUE(all.all_grid_fixed());
+  for (const ConfigField& field : config_fields()) EXPECT_TRUE(all.holds(field)) << field.name;
+}
+
+TEST(ConfigFields, EveryValueRoundTripsThroughPlanYaml) {
+  for (const ConfigField& field : config_fields()) {
+    for (FieldValue value : sample_values(field)) {
+      ParallelConfig c;
+      field.set(c, value);
+      YAML::Emitter out;
+      out << to_yaml(c);
+      const ParallelConfig back = parallel_config_from_yaml(load_yaml_text(out.c_str(), "p.yaml"), "p.yaml");
+      EXPECT_EQ(back, c) << field.name << "=" << field.text(value) << "\n" << out.c_str();
+    }
+  }
+  const ParallelConfig c = unusual_config();
+  EXPECT_EQ(parallel_config_from_yaml(to_yaml(c), "p.yaml"), c);
+}
+
+TEST(ConfigFields, OptionalFieldsMayBeAbsentFromPlanYaml) {
+  YAML::Node node = to_yaml(unusual_config());
+  for (const ConfigField& field : config_fields()) {
+    if (field.optional) node.remove(field.name);
+  }
+  const ParallelConfig back = parallel_config_from_yaml(node, "p.yaml");
+  for (const ConfigField& field : config_fields()) {
+    const FieldValue expected = field.optional ? field.default_value() : other_value(field);
+    EXPECT_EQ(field.get(back), expected) << field.name;
+  }
+  for (const ConfigField& field : config_fields()) {
+    if (field.optional) continue;
+    YAML::Node missing = to_yaml(unusual_config());
+    missing.remove(field.name);
+    EXPECT_NE(error_of([&] { parallel_config_from_yaml(missing, "p.yaml"); })
+                  .find("field '" + std::string(field.name) + "': missing"),
+              std::string::npos)
+        << field.name;
+  }
+}
+
+TEST(ConfigFields, BadValuesNameTheFieldAndTheAllowedValues) {
+  for (const ConfigField& field : config_fields()) {
+    const std::string fix = error_of([&] { parse_fix(std::string(field.name) + "=bogus"); });
+    EXPECT_NE(fix.find(field.name), std::string::npos) << fix;
+    EXPECT_NE(fix.find("bogus"), std::string::npos) << fix;
+    EXPECT_NE(fix.find("expected " + field.allowed()), std::string::npos) << fix;
+
+    YAML::Node node = to_yaml(ParallelConfig{});
+    node[field.name] = "bogus";
+    const std::string yaml = error_of([&] { parallel_config_from_yaml(node, "p.yaml"); });
+    EXPECT_NE(yaml.find("field '" + std::string(field.name) + "'"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("bogus"), std::string::npos) << yaml;
+  }
+  EXPECT_EQ(config_field("recompute").allowed(), "none, selective or full");
+  EXPECT_EQ(error_of([] { parse_fix("recompute=some"); }),
+            "--fix: recompute=some: expected none, selective or full");
+  EXPECT_EQ(error_of([] { parse_fix("sp=maybe"); }), "--fix: sp=maybe: expected on or off");
+  EXPECT_EQ(error_of([] { parse_fix("x=0"); }), "--fix: x=0: expected a whole number from 1 to 2^30");
+  EXPECT_NE(error_of([] { parse_fix("order=xyz"); }).find("the five letters"), std::string::npos);
+}
+
+TEST(ConfigFields, ParseFixErrors) {
+  EXPECT_EQ(error_of([] { parse_fix("colour=red"); }),
+            "--fix: unknown key 'colour' (expected " + config_field_names() + ")");
+  EXPECT_EQ(config_field_names(),
+            "pipeline, data, x, y, z, microbatch, recompute, offload, overlap, sequence_parallel, "
+            "interleave, order");
+  EXPECT_THROW(parse_fix("pipeline"), InputError);
+  EXPECT_THROW(parse_fix("=3"), InputError);
+  EXPECT_THROW(parse_fix("pipeline="), InputError);
+  EXPECT_THROW(parse_fix("order=xxyzd"), InputError);
+  EXPECT_NE(error_of([] { parse_fix("pipeline=65536,data=65536,x=65536"); }).find("larger than 10^12"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse_fix(""));
+  EXPECT_NO_THROW(parse_fix("y=8,,z=1"));
+}
+
+TEST(ConfigFields, FixedFieldsAllowOnlyTheirValues) {
+  const FixedFields fixed = parse_fix("pipeline=8,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,"
+                                      "offload=off,overlap=on,interleave=3,order=yxzdp");
+  EXPECT_TRUE(fixed.all_grid_fixed());
+  EXPECT_EQ(fixed.values.gpus(), 256);
+  EXPECT_FALSE(fixed.holds(config_field("sequence_parallel")));
+  ParallelConfig other = fixed.values;
+  EXPECT_TRUE(fixed.allows(other));
+  other.sequence_parallel = true;  // not held
+  EXPECT_TRUE(fixed.allows(other));
+  for (const ConfigField& field : config_fields()) {
+    if (!fixed.holds(field)) continue;
+    ParallelConfig changed = fixed.values;
+    field.set(changed, field.get(changed) == other_value(field) ? field.default_value() : other_value(field));
+    EXPECT_FALSE(fixed.allows(changed)) << field.name;
+    EXPECT_FALSE(fixed.allows(field, field.get(changed))) << field.name;
+  }
+  EXPECT_FALSE(parse_fix("y=8").all_grid_fixed());
+  EXPECT_TRUE(parse_fix("y=8").any_grid_fixed());
+  EXPECT_FALSE(parse_fix("microbatch=8").any_grid_fixed());
+}
+
+TEST(ConfigFields, EqualityComparesEveryField) {
+  const ParallelConfig base = unusual_config();
+  EXPECT_EQ(base, unusual_config());
+  for (const ConfigField& field : config_fields()) {
+    ParallelConfig changed = base;
+    field.set(changed, field.default_value());
+    EXPECT_FALSE(changed == base) << field.name;
+  }
+}
+
+TEST(ConfigFields, OrderCodesRoundTrip) {
+  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+                                          GridDim::pipeline};
+  FieldValue position = 0;  // lexicographic: "xyzdp" is 0, "pdzyx" 119
+  do {
+    EXPECT_EQ(order_code(order), position);
+    EXPECT_EQ(order_from_code(position), order);
+    ++position;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(position, 120);
+  EXPECT_EQ(order_code(parse_order("pdzyx", "test")), 119);
+  EXPECT_THROW(order_from_code(120), std::out_of_range);
+}
+
+TEST(ConfigFields, FixHelpListsEveryFieldAndChoice) {
+  const std::string help = fix_help();
+  for (const ConfigField& field : config_fields()) {
+    EXPECT_NE(help.find(std::string(" ") + field.name + "="), std::string::npos) << field.name;
+    EXPECT_NE(help.find(field.help), std::string::npos) << field.name;
+    for (const char* choice : field.choices) EXPECT_NE(help.find(choice), std::string::npos);
+  }
+}
+
+// The candidates of `field` for `config` on `gpus` GPUs of 8-GPU nodes.
+std::vector<FieldValue> candidates(const ConfigField& field, const TransformerSpec& spec,
+                                   int64_t gpus, const ParallelConfig& config) {
+  std::vector<FieldValue> out;
+  field.search.candidates(field, SearchSpace{spec, gpus, 8}, config, out);
+  return out;
+}
+
+TEST(ConfigFields, SearchCandidates) {
+  const TransformerSpec spec = load_model("gpt3-13b");  // 40 layers, global batch 1024
+  ParallelConfig c;
+  c.pipeline = 4, c.data = 2, c.z = 2, c.y = 2;
+  EXPECT_EQ(candidates(config_field("pipeline"), spec, 64, c), (std::vector<FieldValue>{1, 2, 4, 8}));
+  EXPECT_EQ(candidates(config_field("z"), spec, 64, c), (std::vector<FieldValue>{1, 2, 4, 8}));
+  EXPECT_EQ(candidates(config_field("x"), spec, 64, c), (std::vector<FieldValue>{2}));
+  // Microbatches: divisors of 1024/2 that z=2 divides.
+  const auto microbatches = candidates(config_field("microbatch"), spec, 64, c);
+  EXPECT_EQ(microbatches.front(), 2);
+  EXPECT_EQ(microbatches.back(), 512);
+  for (FieldValue m : microbatches) EXPECT_EQ(m % 2, 0);
+  // Interleaving needs 4 stages to divide the 512/m microbatches.
+  c.microbatch = 256;
+  EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c), (std::vector<FieldValue>{1}));
+  c.microbatch = 2;
+  EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c), (std::vector<FieldValue>{1, 2, 5, 10}));
+  EXPECT_EQ(candidates(config_field("recompute"), spec, 64, c), (std::vector<FieldValue>{0, 1, 2}));
+  EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1, 0}));
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0}));
+  c.x = c.z = 1;
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0, 1}));
+  c.y = 1;
+  EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1}));
+}
+
+TEST(ConfigFields, OncePerGridCandidatesIgnoreTheSettings) {
+  const TransformerSpec spec = load_model("gpt3-13b");
+  ParallelConfig grid;
+  grid.pipeline = 2, grid.data = 4, grid.y = 8;
+  const ParallelConfig varied = [&] {
+    ParallelConfig c = unusual_config();
+    for (const ConfigField& field : config_fields()) {
+      if (field.search.stage == SearchStage::grid) field.set(c, field.get(grid));
+    }
+    return c;
+  }();
+  for (const ConfigField& field : config_fields()) {
+    if (!field.search.once_per_grid) continue;
+    EXPECT_EQ(candidates(field, spec, 64, grid), candidates(field, spec, 64, varied)) << field.name;
+  }
+}
+
+TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
+  ParallelConfig c;
+  c.y = 8, c.data = 16;
+  // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
+  const auto orders = distinct_orders(c, 8);
+  EXPECT_GE(orders.size(), 2u);
+  EXPECT_LT(orders.size(), 120u);
+  EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
+  ParallelConfig single;
+  single.data = 8;
+  EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
+}
+
+// Ranks per node of each group (and of the first-to-last stage pair) under `config`'s order.
+std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node) {
+  std::vector<int64_t> ranks_per_node;
+  for (int d = 0; d < kGridDims; ++d) {
+    const GridDim dim = static_cast<GridDim>(d);
+    ranks_per_node.push_back(place_group(config.size(dim), config.stride(dim), gpus_per_node).ranks_per_node);
+  }
+  const int64_t first_to_last = config.stride(GridDim::pipeline) * (config.pipeline - 1);
+  ranks_per_node.push_back(place_group(2, first_to_last, gpus_per_node).ranks_per_node);
+  return ranks_per_node;
+}
+
+TEST(ConfigFields, DistinctOrdersCoverEveryPlacementOnce) {
+  ParallelConfig c;
+  c.x = 2, c.y = 4, c.z = 2, c.data = 4, c.pipeline = 4;
+  std::set<std::vector<int64_t>> distinct;
+  const auto orders = distinct_orders(c, 8);
+  for (const auto& order : orders) {
+    ParallelConfig placed = c;
+    placed.order = order;
+    EXPECT_TRUE(distinct.insert(placement(placed, 8)).second) << placed.order_string();
+  }
+  std::array<GridDim, kGridDims> order = c.order;
+  do {
+    ParallelConfig placed = c;
+    placed.order = order;
+    EXPECT_EQ(distinct.count(placement(placed, 8)), 1u) << placed.order_string();
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
+}
+
+}  // namespace
+}  // namespace axo
