@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "model/cost_attention.h"
 #include "model/gemm_model.h"
 
 namespace axo {
@@ -36,25 +37,42 @@ Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerComput
   return sum;
 }
 
-// Attention core per local head: scores [s, d]·[d, s] and context [s, s]·[s, d],
-// batched over (b/z)·(a/y) heads; backward runs two GEMMs of each shape.
+// Attention core per local head, materialized: scores [s, d]·[d, s] and
+// context [s, s]·[s, d], batched over (b/z)·(a/y) heads; backward runs two
+// GEMMs of each shape. Flash: one fused kernel each way (cost_attention.h).
 struct AttentionCore {
-  double scores = 0, context = 0, scores_backward = 0, context_backward = 0;
+  double forward = 0, backward = 0;
 };
-AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
+AttentionCore materialized_attention(const CostInputs& in, const CostRecorder& record) {
   const Precision p = in.spec.precision;
   const double rows = in.shapes.attention_batch * in.shapes.seq, sq = in.shapes.seq, d = in.shapes.head_dim;
-  AttentionCore a;
-  a.scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
-                         gemm_seconds(in.machine, p, rows, sq, d));
-  a.context = record.gemm(kLayer, CostPhase::forward, "attention context", rows, d, sq,
-                          gemm_seconds(in.machine, p, rows, d, sq));
-  a.scores_backward = record.gemm(kLayer, CostPhase::backward, "attention scores dQ dK", rows, d, sq,
-                                  2 * gemm_seconds(in.machine, p, rows, d, sq), 2);
-  a.context_backward =
+  const double scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
+                                    gemm_seconds(in.machine, p, rows, sq, d));
+  const double context = record.gemm(kLayer, CostPhase::forward, "attention context", rows, d, sq,
+                                     gemm_seconds(in.machine, p, rows, d, sq));
+  const double scores_backward = record.gemm(kLayer, CostPhase::backward, "attention scores dQ dK", rows, d, sq,
+                                             2 * gemm_seconds(in.machine, p, rows, d, sq), 2);
+  const double context_backward =
       record.gemm(kLayer, CostPhase::backward, "attention context dP dV", rows, sq, d,
                   gemm_seconds(in.machine, p, rows, sq, d) + gemm_seconds(in.machine, p, rows, d, sq), 2);
-  return a;
+  return {scores + context, scores_backward + context_backward};
+}
+
+// The fused kernel, recorded as its computed FLOPs ([rows × s]·[s × d] GEMMs'
+// worth: 2·rows·s·d each) so that --explain shows its rate.
+AttentionCore fused_attention(const CostInputs& in, const CostRecorder& record) {
+  const LocalShapes& x = in.shapes;
+  const FlashAttention a = flash_attention(in.machine, in.spec.precision, x.attention_batch, x.seq, x.head_dim);
+  const double gemm_flops = 2 * x.attention_batch * x.seq * x.seq * x.head_dim;
+  return {record.gemm(kLayer, CostPhase::forward, "flash attention", x.attention_batch * x.seq, x.seq, x.head_dim,
+                      a.forward_s, int(a.forward_flops / gemm_flops + 0.5)),
+          record.gemm(kLayer, CostPhase::backward, "flash attention backward", x.attention_batch * x.seq, x.seq,
+                      x.head_dim, a.backward_s, int(a.backward_flops / gemm_flops + 0.5))};
+}
+
+AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
+  return in.machine.attention == AttentionKind::flash ? fused_attention(in, record)
+                                                      : materialized_attention(in, record);
 }
 
 // Memory-bound ops, by the bytes their forward moves; their backward reads the
@@ -71,7 +89,9 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   const double column_ffn = x.tokens * double(s.ffn_hidden / in.config.y);
   const double norms = 2 * 2 * hidden * e;
   const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
-  const double softmax = attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
+  // Flash attention fuses the softmax (and its dropout) into its kernel.
+  const bool fused = in.machine.attention == AttentionKind::flash;
+  const double softmax = fused ? 0 : attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
   const double activation = column_ffn * e * (s.mlp == MlpKind::swiglu ? 3 : 2);
   const double rope = s.positions == PositionKind::rope
                           ? 2 * e * x.tokens * double((s.heads + s.kv_heads) / in.config.y) * x.head_dim
@@ -81,7 +101,7 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   };
   MemoryOps ops;
   const double norm_t = op("norms", norms, 2), residual_t = op("residual adds", residuals, 2);
-  ops.softmax = op("softmax", softmax, 1);
+  ops.softmax = fused ? 0 : op("softmax", softmax, 1);
   const double activation_t = op(s.mlp == MlpKind::swiglu ? "swiglu" : "gelu", activation, 1);
   const double rope_t = rope > 0 ? op("rotary embedding", rope, 1) : 0;
   ops.forward = norm_t + residual_t + ops.softmax + activation_t + rope_t;
@@ -97,13 +117,13 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
   const Gemms linear = linear_gemms(in, record, layer);
   const AttentionCore attention = attention_core(in, record);
   const MemoryOps memory = memory_bound_ops(in, record);
-  layer.forward = linear.forward + attention.scores + attention.context + memory.forward;
-  layer.backward = linear.backward + attention.scores_backward + attention.context_backward + memory.backward;
+  layer.forward = linear.forward + attention.forward + memory.forward;
+  layer.backward = linear.backward + attention.backward + memory.backward;
   layer.forward_gemm = linear.forward;
   if (in.config.recompute == Recompute::full) {
     layer.recompute = layer.forward;
   } else if (in.config.recompute == Recompute::selective) {
-    layer.recompute = attention.scores + attention.context + memory.softmax;
+    layer.recompute = attention.forward + memory.softmax;
   }
   if (layer.recompute > 0) {
     record.memory(kLayer, CostPhase::recompute,

@@ -1,9 +1,11 @@
 // The second step of the cost model: the compute of one transformer layer on
 // one rank for one microbatch, at its local shapes (cost_shapes.h).
 //
-// The four linear layers run forward, dX and dW GEMMs; the attention core
-// runs the scores [s×d]·[d×s] and context [s×s]·[s×d] GEMMs batched over the
-// local heads, backward two GEMMs of each shape; the memory-bound ops (norms,
+// The four linear layers run forward, dX and dW GEMMs; the attention core,
+// as the machine profile's stack runs it: materialized, the scores
+// [s×d]·[d×s] and context [s×s]·[s×d] GEMMs batched over the local heads,
+// backward two GEMMs of each shape, and a softmax through memory; flash, one
+// fused kernel each way (cost_attention.h) with no softmax traffic; the memory-bound ops (norms,
 // residual adds, softmax, the MLP activation, rotary embedding) are timed by
 // the bytes they move, their backward at 1.5× (three tensors where the
 // forward moved two). Recompute adds the whole forward again (full) or the

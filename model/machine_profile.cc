@@ -30,6 +30,16 @@ CollectiveOp parse_collective_op(const std::string& text, const std::string& whe
                    "' (expected all_reduce, all_gather, reduce_scatter, broadcast, send_recv)");
 }
 
+const char* to_string(AttentionKind kind) {
+  return kind == AttentionKind::flash ? "flash" : "materialized";
+}
+
+AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
+  if (text == "flash") return AttentionKind::flash;
+  if (text == "materialized") return AttentionKind::materialized;
+  throw InputError(where + ": unknown attention '" + text + "' (expected flash or materialized)");
+}
+
 double MachineProfile::peak_tflops(Precision precision) const {
   switch (precision) {
     case Precision::fp32: return peak_tflops_fp32;
@@ -125,8 +135,15 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   const YamlMap gemm(map.get_node("gemm"), source, "gemm");
   p.gemm_max_efficiency = gemm.get_double("max_efficiency", 1e-3, 1);
   p.gemm_half_efficiency_dim = gemm.get_double("half_efficiency_dim", 0, 1e6, 32);
+  p.attention_efficiency = gemm.get_double("attention_efficiency", 1e-3, 1, 0.5);
   if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
   gemm.reject_unknown_keys();
+
+  if (map.has("stack")) {
+    const YamlMap stack(map.get_node("stack"), source, "stack");
+    p.attention = parse_attention_kind(stack.get_choice("attention", {"flash", "materialized"}), source);
+    stack.reject_unknown_keys();
+  }
 
   const YamlMap intra(map.get_node("intra_node"), source, "intra_node link");
   p.intra_alpha_us = intra.get_double("alpha_us", 0, 1e9);
@@ -172,6 +189,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["collective_slowdown"] = p.collective_slowdown;
   node["gemm"]["max_efficiency"] = p.gemm_max_efficiency;
   node["gemm"]["half_efficiency_dim"] = p.gemm_half_efficiency_dim;
+  node["gemm"]["attention_efficiency"] = p.attention_efficiency;
   for (const GemmSample& s : p.gemm_table) {
     YAML::Node e;
     e["precision"] = to_string(s.precision);
@@ -182,6 +200,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
     e.SetStyle(YAML::EmitterStyle::Flow);
     node["gemm"]["table"].push_back(e);
   }
+  node["stack"]["attention"] = to_string(p.attention);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -18,6 +18,16 @@
 namespace axo {
 
 enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, broadcast, send_recv };
+
+// How the training stack runs the attention core (a property of the software,
+// not of the GPU): `materialized` writes the [s × s] scores and probabilities
+// to memory between separate GEMM and softmax kernels (Megatron-LM 2022, axo's
+// own executor); `flash` fuses them into one tiled kernel that keeps them on
+// chip (FlashAttention-2, Dao 2023, arXiv 2307.08691: llm-foundry attn_impl
+// flash, torchtitan's SDPA, NeMo / Megatron-Core through Transformer Engine).
+enum class AttentionKind { materialized, flash };
+const char* to_string(AttentionKind kind);
+AttentionKind parse_attention_kind(const std::string& text, const std::string& where);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -65,6 +75,12 @@ struct MachineProfile {
   // small dimensions under-fill the device's tiles (a roofline refinement).
   double gemm_half_efficiency_dim = 32;
   std::vector<GemmSample> gemm_table;
+  // The training stack's attention (stack.attention) and, for flash, the
+  // fraction of the peak its fused kernel reaches on useful FLOPs
+  // (gemm.attention_efficiency; FlashAttention-2 reaches 50-73% of A100's
+  // peak forward, less backward: Dao 2023, section 4.1).
+  AttentionKind attention = AttentionKind::materialized;
+  double attention_efficiency = 0.5;
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

@@ -22,9 +22,20 @@ int64_t head_params(const TransformerSpec& spec, const ParallelConfig& config) {
   return final_norm + (own_head ? spec.vocab * spec.hidden : 0);
 }
 
+}  // namespace
+
+double attention_core_bytes(const TransformerSpec& spec, double local_heads, AttentionKind kind) {
+  const double seq = double(spec.seq_len);
+  if (kind == AttentionKind::flash) return local_heads * seq * 4;  // one fp32 log-sum-exp per query row
+  const double e = bytes_per_element(spec.precision);
+  return local_heads * seq * seq * (spec.dropout ? 2 * e + 1 : e);  // probabilities (+ dropout mask and output)
+}
+
+namespace {
+
 // Activation bytes of one layer for one microbatch on one rank.
 double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig& c,
-                              Recompute recompute) {
+                              Recompute recompute, AttentionKind kind) {
   const double e = bytes_per_element(spec.precision);
   const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
   const double token_split = c.sequence_parallel ? double(c.y) : 1.0;
@@ -36,10 +47,9 @@ double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig&
   const double column_space =
       e * tokens / double(c.y) *
       double(spec.qkv_width() + spec.hidden + spec.mlp_up_width() + spec.ffn_hidden);
-  const double attention_elems = double(c.microbatch / c.z) * double(spec.heads / c.y) *
-                                 double(spec.seq_len) * double(spec.seq_len);
+  const double local_heads = double(c.microbatch / c.z) * double(spec.heads / c.y);
   const double attention =
-      recompute == Recompute::selective ? 0 : attention_elems * (spec.dropout ? 2 * e + 1 : e);
+      recompute == Recompute::selective ? 0 : attention_core_bytes(spec, local_heads, kind);
   return hidden_space + column_space + attention;
 }
 
@@ -75,13 +85,13 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   return buffers;
 }
 
-StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c) {
+StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, AttentionKind kind) {
   StageMemoryParts parts;
   parts.e = bytes_per_element(spec.precision);
   parts.shards = double(c.x * c.y * c.z);
   parts.optimizer_bytes_per_param = c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
-  parts.per_layer = layer_activation_bytes(spec, c, c.recompute);
-  parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none) : 0;
+  parts.per_layer = layer_activation_bytes(spec, c, c.recompute, kind);
+  parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none, kind) : 0;
   const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
   parts.buffers = comm_buffer_bytes(spec, c);
@@ -157,13 +167,13 @@ int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& 
 }
 
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& c, const PipelineSplit& split,
-                             int64_t stage) {
-  return stage_memory_of(stage_memory_parts(spec, c), c, split.stage_layers(stage), stage);
+                             int64_t stage, AttentionKind attention) {
+  return stage_memory_of(stage_memory_parts(spec, c, attention), c, split.stage_layers(stage), stage);
 }
 
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c,
-                                  const std::vector<int64_t>& stage_layers) {
-  const StageMemoryParts parts = stage_memory_parts(spec, c);
+                                  const std::vector<int64_t>& stage_layers, AttentionKind attention) {
+  const StageMemoryParts parts = stage_memory_parts(spec, c, attention);
   MemoryBreakdown fullest = stage_memory_of(parts, c, stage_layers[0], 0);
   for (int64_t s = 1; s < c.pipeline; ++s) {
     const MemoryBreakdown m = stage_memory_of(parts, c, stage_layers[size_t(s)], s);
@@ -172,8 +182,8 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
   return fullest;
 }
 
-MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c) {
-  return memory_per_device(spec, c, remembered_split(spec, c.pipeline, c.interleave).stage_layers);
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c, AttentionKind attention) {
+  return memory_per_device(spec, c, remembered_split(spec, c.pipeline, c.interleave).stage_layers, attention);
 }
 
 }  // namespace axo

@@ -9,7 +9,11 @@
 // tokens, hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
 // dropout masks: the "10·sbh"), column-space tensors [T, n/y] (Q, K, V,
 // attention context, MLP hidden: the "24·sbh/t"), attention matrices
-// (b/z)·(a/y)·s² at 5 bytes each with dropout, 2 without. Selective
+// (b/z)·(a/y)·s² at 5 bytes each with dropout, 2 without (the "5as/h"). A
+// flash-attention stack (machine_profile.h) never stores them: its kernel
+// keeps one fp32 log-sum-exp per query row, (b/z)·(a/y)·s·4 bytes, and
+// regenerates the dropout mask from the RNG state (Dao 2023, arXiv
+// 2307.08691, Algorithm 1 and section 3.1). Selective
 // recompute drops the attention matrices; full recompute keeps only each
 // layer's input plus one layer's working set. Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "model/breakdown.h"
+#include "model/machine_profile.h"
 #include "model/parallel_config.h"
 #include "model/stage_partition.h"
 #include "model/transformer_spec.h"
@@ -30,14 +35,22 @@
 
 namespace axo {
 
-// Bytes per device on the fullest stage.
-MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config);
+// Bytes per device on the fullest stage, with the attention core run as `attention`
+// (the machine profile's stack; axo's own executor materializes it).
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
+                                  AttentionKind attention = AttentionKind::materialized);
 // Same, for stages of `stage_layers` layers each (layers_by_stage(split)).
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
-                                  const std::vector<int64_t>& stage_layers);
+                                  const std::vector<int64_t>& stage_layers,
+                                  AttentionKind attention = AttentionKind::materialized);
 // Bytes per device on stage `stage` of `split`.
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
-                             int64_t stage);
+                             int64_t stage, AttentionKind attention = AttentionKind::materialized);
+
+// The attention core's stored bytes of one layer for `local_heads` (sequence,
+// head) pairs: materialized, the s² probabilities (2 bytes; 5 with dropout:
+// probabilities, dropout mask, dropped probabilities); flash, 4·s.
+double attention_core_bytes(const TransformerSpec& spec, double local_heads, AttentionKind attention);
 
 // Parameters held by a pipeline stage before sharding over x, y, z: its
 // layers, the embedding on the first stage, the final norm and head on the

@@ -164,7 +164,7 @@ class Walk {
   // Memory and the compute lower bound do not depend on the placement: one
   // check for all of them.
   void on_settings() {
-    const double memory = memory_per_device(space_.spec, config_).total();
+    const double memory = memory_per_device(space_.spec, config_, model_.machine().attention).total();
     if (memory > capacity_) return keep_closest(memory);
     if (options_.prune && !top_.worth_adding(model_.compute_lower_bound(config_))) {
       result_.pruned += placement_count_;

@@ -17,6 +17,9 @@ ValidationSet load_validation_set(const std::string& path) {
   set.source = map.get_string("source");
   set.machine = map.get_string("machine");
   set.gpu = map.get_string("gpu");
+  if (map.has("attention")) {
+    set.attention = parse_attention_kind(map.get_choice("attention", {"flash", "materialized"}), path);
+  }
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
   for (const YAML::Node& node : points) {
@@ -95,8 +98,10 @@ double predict(const ValidationEntry& entry, const MachineProfile& profile) {
   return quantity_value(CostModel(entry.model, profile).evaluate(entry.config), entry.quantity);
 }
 
-std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& machine,
+std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& preset,
                                           const std::string& source) {
+  MachineProfile machine = preset;
+  if (set.attention) machine.attention = *set.attention;
   std::vector<ValidationEntry> entries;
   for (const ValidationPoint& point : set.points) {
     const std::string problem = CostModel(point.model, machine).check(point.config);
@@ -145,6 +150,7 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.model = c.model;
       e.config = c.config;
       e.profile = machines.at(c.machine);
+      e.profile.attention = c.attention;
       e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);
     }

@@ -9,6 +9,7 @@
 // another one (same GPU type, other fitted figures: validation_fit.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct ValidationSet {
   std::string source;   // the publication
   std::string machine;  // the machine preset all points use
   std::string gpu;      // its GPU type, as the corpus names them (e.g. A100-80)
+  // The publication's attention, when it states it; it replaces the preset's.
+  std::optional<AttentionKind> attention;
   std::vector<ValidationPoint> points;
 };
 

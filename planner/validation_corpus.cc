@@ -51,6 +51,7 @@ struct Family {
 
 struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
+  AttentionKind attention = AttentionKind::materialized;
 };
 
 struct CorpusSpec {
@@ -74,8 +75,9 @@ CorpusSpec load_corpus_spec(const std::string& path) {
   }
   for (const YAML::Node& node : map.get_node("machines")) {
     const YamlMap entry(node, path, "machine entry");
-    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"),
-                             entry.get_string("gpu"), entry.get_string("machine")});
+    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
+                             entry.get_string("machine"),
+                             parse_attention_kind(entry.get_choice("attention", {"flash", "materialized"}), path)});
     entry.reject_unknown_keys();
   }
   map.reject_unknown_keys();
@@ -235,7 +237,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   c.where = row.where();
   set_measured(row, c);
   for (const MachineEntry& m : spec.machines) {
-    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine;
+    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

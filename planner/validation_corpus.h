@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/machine_profile.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
 
@@ -32,6 +33,7 @@ struct CorpusCase {
   // Empty when expressed; otherwise why axo cannot cost it (yet).
   std::string why_not;
   std::string machine;  // preset name
+  AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

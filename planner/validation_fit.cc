@@ -9,13 +9,15 @@ namespace axo {
 
 const std::vector<FitParameter>& gpu_fit_parameters() {
   static const std::vector<FitParameter> parameters = {{"gemm.max_efficiency", 0.3, 1.0},
-                                                       {"memory_bound_efficiency", 0.2, 1.0}};
+                                                       {"memory_bound_efficiency", 0.2, 1.0},
+                                                       {"gemm.attention_efficiency", 0.1, 1.0}};
   return parameters;
 }
 
 MachineProfile with_fitted_figures(MachineProfile profile, const std::vector<double>& theta) {
   profile.gemm_max_efficiency = theta.at(0);
   profile.memory_bound_efficiency = theta.at(1);
+  profile.attention_efficiency = theta.at(2);
   return profile;
 }
 
@@ -28,7 +30,8 @@ std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
     if (seen) continue;
     GpuFit fit;
     fit.gpu = first.gpu;
-    fit.theta_preset = {first.profile.gemm_max_efficiency, first.profile.memory_bound_efficiency};
+    fit.theta_preset = {first.profile.gemm_max_efficiency, first.profile.memory_bound_efficiency,
+                        first.profile.attention_efficiency};
     std::vector<FitCase> cases;
     for (const ValidationEntry& e : entries) {
       if (!e.expressed() || e.gpu != fit.gpu) continue;
@@ -60,7 +63,7 @@ std::string stats_cells(const std::vector<double>& errors) {
 std::string theta_text(const std::vector<double>& theta) {
   if (theta.empty()) return "-";
   char text[64];
-  std::snprintf(text, sizeof text, "%.3f, %.3f", theta[0], theta[1]);
+  std::snprintf(text, sizeof text, "%.3f, %.3f, %.3f", theta[0], theta[1], theta[2]);
   return text;
 }
 
@@ -70,7 +73,7 @@ std::string fit_table(const std::vector<GpuFit>& fits) {
   std::string out;
   char line[300];
   for (const GpuFit& f : fits) {
-    out += f.gpu + ": gemm.max_efficiency, memory_bound_efficiency = " + theta_text(f.loso.theta_all) +
+    out += f.gpu + ": gemm.max_efficiency, memory_bound_efficiency, gemm.attention_efficiency = " + theta_text(f.loso.theta_all) +
            " fitted on all its runs (presets: " + theta_text(f.theta_preset) + ")\n";
     std::snprintf(line, sizeof line, "  %-24s %5s  %-28s  %-28s  %s\n", "source", "count",
                   "in-sample mean|e| worst bias", "LOSO mean|e| worst bias", "fitted without it");

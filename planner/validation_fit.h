@@ -1,11 +1,13 @@
 // One set of fitted figures per GPU type, and what they are worth on runs the
 // fit did not see: `axo validate --fit`.
 //
-// The figures fitted are the machine profile's two efficiencies that stand for
+// The figures fitted are the machine profile's three efficiencies that stand for
 // what a GPU type achieves rather than what a cluster is wired with:
 //   gemm.max_efficiency       the best fraction of peak large GEMMs reach
 //   memory_bound_efficiency   the fraction of HBM bandwidth memory-bound ops reach
-// Each entry keeps its own preset (network, memory, peak); only these two are
+//   gemm.attention_efficiency the fraction of peak a fused flash-attention kernel reaches
+//                             (no effect on entries whose stack materializes attention)
+// Each entry keeps its own preset (network, memory, peak); only these are
 // replaced, by one value per GPU type, fitted on every expressed entry of that
 // GPU type (loso_fit.h), and again without each source for its LOSO error.
 #pragma once

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/cost_attention.h"
 #include "model/presets.h"
 
 namespace axo {
@@ -16,7 +17,8 @@ double sum_seconds(const std::vector<CostItem>& items, CostPhase phase) {
 
 TEST(CostLayer, RecordedItemsAddUpToTheReturnedTimes) {
   const TransformerSpec spec = load_model("llama3-8b");  // swiglu, rope
-  const MachineProfile machine = load_machine("dgx-h100");
+  MachineProfile machine = load_machine("dgx-h100");
+  machine.attention = AttentionKind::materialized;  // the four attention GEMMs and the softmax
   ParallelConfig c;
   c.x = 2, c.y = 2, c.z = 2, c.microbatch = 2, c.recompute = Recompute::full;
   const LocalShapes shapes = local_shapes(spec, c);
@@ -58,6 +60,41 @@ TEST(CostLayer, SelectiveRecomputeIsTheAttentionCoreAndWindowsExcludeDw) {
   for (double t : selective.linear_dw) dw += t;
   EXPECT_DOUBLE_EQ(selective.backward_window, selective.backward + selective.recompute - dw);
   EXPECT_LT(selective.forward_gemm, selective.forward);
+}
+
+}  // namespace
+}  // namespace axo
+
+namespace axo {
+namespace {
+
+// A flash stack: one fused kernel each way in place of the four attention
+// GEMMs, no softmax item, and selective recompute runs the fused forward again.
+TEST(CostLayer, FlashAttentionIsOneFusedKernelWithoutSoftmaxTraffic) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  MachineProfile machine = load_machine("dgx-h100");
+  machine.attention = AttentionKind::flash;
+  ParallelConfig c;
+  c.y = 8, c.microbatch = 2, c.recompute = Recompute::selective;
+  const LocalShapes shapes = local_shapes(spec, c);
+  std::vector<CostItem> items;
+  const LayerCompute layer = layer_compute({spec, machine, c, shapes}, CostRecorder(&items, 1, 1));
+  const FlashAttention flash =
+      flash_attention(machine, spec.precision, shapes.attention_batch, shapes.seq, shapes.head_dim);
+  double fused_forward = 0, fused_backward = 0;
+  for (const CostItem& item : items) {
+    EXPECT_NE(item.name.rfind("softmax", 0), 0u) << item.name;
+    EXPECT_NE(item.name.rfind("attention scores", 0), 0u) << item.name;
+    if (item.name.rfind("flash attention [", 0) == 0) fused_forward += item.seconds;
+    if (item.name.rfind("flash attention backward [", 0) == 0) fused_backward += item.seconds;
+  }
+  EXPECT_DOUBLE_EQ(fused_forward, flash.forward_s);
+  EXPECT_DOUBLE_EQ(fused_backward, flash.backward_s);
+  EXPECT_DOUBLE_EQ(layer.recompute, flash.forward_s);
+  machine.attention = AttentionKind::materialized;
+  const LayerCompute materialized = layer_compute({spec, machine, c, shapes}, CostRecorder());
+  EXPECT_GT(materialized.recompute, 0);
+  EXPECT_NE(materialized.recompute, layer.recompute);
 }
 
 }  // namespace

@@ -71,6 +71,26 @@ TEST(MachineProfile, OverlapAndSlowdownFactorsAreBounded) {
   }
 }
 
+TEST(MachineProfile, StackAttentionReadsAndRoundTrips) {
+  EXPECT_EQ(load_machine("selene").attention, AttentionKind::materialized);  // Megatron-LM 2022
+  EXPECT_EQ(load_machine("mosaicml-a100-80").attention, AttentionKind::flash);
+  YAML::Node node = to_yaml(load_machine("selene"));
+  node["stack"]["attention"] = "flash";
+  node["gemm"]["attention_efficiency"] = 0.42;
+  YAML::Emitter out;
+  out << node;
+  const MachineProfile back = machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt");
+  EXPECT_EQ(back.attention, AttentionKind::flash);
+  EXPECT_DOUBLE_EQ(back.attention_efficiency, 0.42);
+  node["stack"]["attention"] = "fused";
+  try {
+    machine_profile_from_yaml(node, "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("attention"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Presets, UnknownPresetListsTheKnownOnes) {
   try {
     load_machine("selenium");

@@ -45,6 +45,32 @@ TEST(MemoryModel, ActivationsFollowKorthikantiTable2) {
               in_flight * layers * 2 * sbh + sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1);
 }
 
+TEST(MemoryModel, FlashAttentionDropsTheFiveAsOverHTerm) {
+  TransformerSpec spec = load_model("megatron-1t");  // fp16, dropout
+  const double s = 2048, b = 1, h = 25600, a = 160, t = 8;
+  const double sbh = s * b * h, layers = 2, in_flight = 64;
+  const ParallelConfig c = megatron(64, 8, 1, Recompute::none, false);
+  const double materialized = memory_per_device(spec, c, AttentionKind::materialized).activations;
+  const double flash = memory_per_device(spec, c, AttentionKind::flash).activations;
+  EXPECT_DOUBLE_EQ(materialized, memory_per_device(spec, c).activations);  // the default
+  // Flash keeps sbh(10 + 24/t) plus one fp32 log-sum-exp per query row of its a/t heads.
+  EXPECT_NEAR(flash, in_flight * layers * (sbh * (10 + 24 / t) + b * (a / t) * s * 4), 1);
+  EXPECT_NEAR(materialized - flash, in_flight * layers * (sbh * 5 * a * s / (h * t) - b * (a / t) * s * 4), 1);
+  // Selective recompute stores no attention core either way.
+  const ParallelConfig sel = megatron(64, 8, 1, Recompute::selective, true);
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, sel, AttentionKind::flash).activations,
+                   memory_per_device(spec, sel, AttentionKind::materialized).activations);
+}
+
+TEST(MemoryModel, AttentionCoreBytesByKind) {
+  TransformerSpec spec = load_model("megatron-1t");
+  spec.seq_len = 4096;
+  EXPECT_DOUBLE_EQ(attention_core_bytes(spec, 3, AttentionKind::flash), 3 * 4096 * 4.0);
+  EXPECT_DOUBLE_EQ(attention_core_bytes(spec, 3, AttentionKind::materialized), 3 * 4096.0 * 4096 * 5);
+  spec.dropout = false;
+  EXPECT_DOUBLE_EQ(attention_core_bytes(spec, 3, AttentionKind::materialized), 3 * 4096.0 * 4096 * 2);
+}
+
 TEST(MemoryModel, OffloadNeverRaisesDeviceMemory) {
   const TransformerSpec spec = load_model("llama2-70b");
   for (int64_t p : {1, 2, 4, 8}) {

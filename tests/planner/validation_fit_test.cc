@@ -18,14 +18,16 @@ double mean_squared_log_error(const std::vector<double>& errors_pct) {
   return sum / double(errors_pct.size());
 }
 
-TEST(ValidationFit, WithFittedFiguresSetsOnlyTheTwoEfficiencies) {
+TEST(ValidationFit, WithFittedFiguresSetsOnlyTheThreeEfficiencies) {
   const MachineProfile selene = load_machine("selene");
-  const MachineProfile fitted = with_fitted_figures(selene, {0.7, 0.6});
+  const MachineProfile fitted = with_fitted_figures(selene, {0.7, 0.6, 0.4});
   EXPECT_DOUBLE_EQ(fitted.gemm_max_efficiency, 0.7);
   EXPECT_DOUBLE_EQ(fitted.memory_bound_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(fitted.attention_efficiency, 0.4);
+  EXPECT_EQ(fitted.attention, selene.attention);
   EXPECT_DOUBLE_EQ(fitted.nic_bandwidth_GBps, selene.nic_bandwidth_GBps);
   EXPECT_DOUBLE_EQ(fitted.gemm_half_efficiency_dim, selene.gemm_half_efficiency_dim);
-  EXPECT_EQ(gpu_fit_parameters().size(), 2u);
+  EXPECT_EQ(gpu_fit_parameters().size(), 3u);
 }
 
 TEST(ValidationFit, OneSourceFitsNoWorseThanThePresetAndHasNoBand) {
