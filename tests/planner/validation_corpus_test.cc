@@ -136,7 +136,7 @@ class CorpusFixture : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "c.yaml") << "corpus: runs.csv\n"
                                       "families:\n  - {match: GPT, mlp: gelu, vocab: 51200}\n"
-                                      "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene}\n";
+                                      "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene, attention: flash}\n";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string yaml() const { return (dir_ / "c.yaml").string(); }
