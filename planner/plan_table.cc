@@ -11,6 +11,7 @@
 
 #include "model/error.h"
 #include "model/plan_file.h"
+#include "planner/row_folding.h"
 
 namespace axo {
 
@@ -49,6 +50,13 @@ nlohmann::ordered_json row_json(size_t rank, const PlanRow& row) {
   j["mem_activations_gib"] = b.memory.activations / GiB;
   j["mem_buffers_gib"] = b.memory.comm_buffers / GiB;
   j["mem_capacity_gib"] = b.memory_capacity / GiB;
+  // Failures and time to train (model/goodput.h); days, GPU-hours and cost with --tokens (and a price).
+  const TrainingEstimate& t = row.training;
+  j["goodput"] = t.goodput.goodput;
+  j["checkpoint_interval_s"] = t.goodput.checkpoint_interval_s;
+  if (t.has_time) j["train_days"] = t.time.train_days, j["gpu_hours"] = t.time.gpu_hours;
+  if (t.has_cost) j["cost"] = t.time.cost;
+  j["variants"] = variants_text(c, row.same_numbers);  // same numbers, other fields (row_folding.h)
   return j;
 }
 
@@ -110,6 +118,13 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
   b.memory.activations = number("mem_activations_gib") * GiB;
   b.memory.comm_buffers = number("mem_buffers_gib") * GiB;
   b.memory_capacity = number("mem_capacity_gib") * GiB;
+  TrainingEstimate& t = row.training;
+  if (j.contains("goodput")) t.goodput.goodput = number("goodput");
+  if (j.contains("checkpoint_interval_s")) t.goodput.checkpoint_interval_s = number("checkpoint_interval_s");
+  t.has_time = j.contains("train_days");
+  if (t.has_time) t.time.train_days = number("train_days"), t.time.gpu_hours = number("gpu_hours");
+  t.has_cost = j.contains("cost");
+  if (t.has_cost) t.time.cost = number("cost");
   return row;
 }
 
@@ -158,7 +173,12 @@ const std::vector<std::string>& plan_table_columns() {
 
 std::string plan_table_csv(const std::vector<PlanRow>& rows) {
   std::string out;
-  const auto& columns = plan_table_columns();
+  std::vector<std::string> columns = plan_table_columns();
+  if (!rows.empty()) {  // and train_days, gpu_hours, cost when the rows have them
+    columns.clear();
+    const nlohmann::ordered_json first = row_json(1, rows.front());
+    for (const auto& entry : first.items()) columns.push_back(entry.key());
+  }
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i]);
   out += "\n";
   for (size_t r = 0; r < rows.size(); ++r) {

@@ -9,6 +9,7 @@
 #include "model/comm_model.h"
 #include "model/error.h"
 #include "model/memory_model.h"
+#include "planner/row_folding.h"
 
 namespace axo {
 
@@ -25,35 +26,51 @@ std::vector<int64_t> divisors(int64_t n) {
   return result;
 }
 
-// Keeps the `capacity` fastest rows.
+// Keeps the `capacity` rows of smallest (key, iteration time); a row whose
+// numbers equal a kept one's joins it instead (row_folding.h).
 class TopRows {
  public:
-  explicit TopRows(size_t capacity) : capacity_(capacity) {}
-  bool worth_adding(double iter_time) const {
-    return rows_.size() < capacity_ || iter_time < rows_.front().breakdown.iter_time;
+  TopRows(size_t capacity, bool fold) : capacity_(capacity), fold_(fold) {}
+  bool worth_adding(double key, double iter_time) const {
+    return rows_.size() < capacity_ || Ranked{key, {}, iter_time} < rows_.front();
   }
-  void add(const PlanRow& row) {
-    auto slower = [](const PlanRow& a, const PlanRow& b) {
-      return a.breakdown.iter_time < b.breakdown.iter_time;
-    };
-    rows_.push_back(row);
-    std::push_heap(rows_.begin(), rows_.end(), slower);
+  // Keeps `row` if it ranks among the best, or names it beside a kept twin.
+  void offer(double key, const PlanRow& row) {
+    if (fold_) {
+      for (Ranked& kept : rows_) {
+        if (!same_numbers(kept.row.breakdown, row.breakdown)) continue;
+        kept.row.same_numbers.push_back(row.config);
+        return;
+      }
+    }
+    if (!worth_adding(key, row.breakdown.iter_time)) return;
+    rows_.push_back({key, row, row.breakdown.iter_time});
+    std::push_heap(rows_.begin(), rows_.end());
     if (rows_.size() > capacity_) {
-      std::pop_heap(rows_.begin(), rows_.end(), slower);
+      std::pop_heap(rows_.begin(), rows_.end());
       rows_.pop_back();
     }
   }
   std::vector<PlanRow> sorted() const {
-    std::vector<PlanRow> rows = rows_;
-    std::sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-      return a.breakdown.iter_time < b.breakdown.iter_time;
-    });
+    std::vector<Ranked> ranked = rows_;
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<PlanRow> rows;
+    for (const Ranked& r : ranked) rows.push_back(r.row);
     return rows;
   }
 
  private:
+  struct Ranked {
+    double key;
+    PlanRow row;
+    double iter_time;
+    bool operator<(const Ranked& other) const {
+      return key != other.key ? key < other.key : iter_time < other.iter_time;
+    }
+  };
   size_t capacity_;
-  std::vector<PlanRow> rows_;  // max-heap on iter_time
+  bool fold_;
+  std::vector<Ranked> rows_;  // max-heap on (key, iter_time)
 };
 
 // Why the simplest splits of `gpus` are invalid, for the error message.
@@ -101,7 +118,10 @@ SearchResult search(const CostModel& model, const SearchOptions& options) {
   const FixedFields& fixed = options.fixed;
   const double capacity = model.machine().usable_memory_bytes();
   SearchResult result;
-  TopRows top(std::max<size_t>(options.top, 1));
+  TopRows top(std::max<size_t>(options.top, 1), options.fold);
+  auto key = [&](const ParallelConfig& config, double iter_time) {
+    return rank_key(options.rank_by, model, options.gpus, config, iter_time);
+  };
   double closest_excess = 0;
 
   auto fixed_or = [](bool is_fixed, auto fixed_value, auto values) {
@@ -165,11 +185,14 @@ SearchResult search(const CostModel& model, const SearchOptions& options) {
                         if (!result.closest || memory - capacity < closest_excess) {
                           c.order = orders.front();
                           closest_excess = memory - capacity;
-                          result.closest = PlanRow{c, model.evaluate(c)};
+                          result.closest = PlanRow{c, model.evaluate(c), {}, {}};
                         }
                         continue;
                       }
-                      if (options.prune && !top.worth_adding(model.compute_lower_bound(c))) {
+                      const double compute = model.compute_lower_bound(c);
+                      if (options.prune &&
+                          !top.worth_adding(rank_key_bound(options.rank_by, model, options.gpus, c, compute),
+                                            compute)) {
                         result.pruned += int64_t(orders.size());
                         continue;
                       }
@@ -177,7 +200,9 @@ SearchResult search(const CostModel& model, const SearchOptions& options) {
                         c.order = order;
                         const Breakdown b = model.evaluate(c);
                         ++result.evaluated;
-                        if (top.worth_adding(b.iter_time)) top.add({c, b});
+                        if (options.record_points) result.points.push_back({b.iter_time, memory});
+                        const double k = key(c, b.iter_time);
+                        top.offer(k, {c, b, {}, {}});
                       }
                     }
                   }
@@ -199,6 +224,10 @@ SearchResult search(const CostModel& model, const SearchOptions& options) {
                      why_nothing_is_valid(model, options.gpus) + ")");
   }
   result.best = top.sorted();
+  for (PlanRow& row : result.best) {
+    row.training = estimate_training(spec, model.machine(), options.gpus, row.config,
+                                     row.breakdown.iter_time, options.budget);
+  }
   if (!result.best.empty()) result.closest.reset();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -21,13 +21,25 @@
 
 #include "model/breakdown.h"
 #include "model/cost_model.h"
+#include "model/goodput.h"
 #include "model/parallel_config.h"
+#include "planner/ranking.h"
 
 namespace axo {
 
 struct PlanRow {
   ParallelConfig config;
   Breakdown breakdown;
+  // Configurations whose every number equals this one's, folded into it (planner/row_folding.h).
+  std::vector<ParallelConfig> same_numbers;
+  // Goodput, and with a token budget the time to train (model/goodput.h).
+  TrainingEstimate training;
+};
+
+// One costed configuration, for a picture of the space (planner/space_plot.h).
+struct SpacePoint {
+  double iter_time = 0;     // s
+  double memory_bytes = 0;  // per GPU
 };
 
 struct SearchOptions {
@@ -35,6 +47,10 @@ struct SearchOptions {
   size_t top = 10;
   FixedFields fixed;  // fields held fixed (--fix)
   bool prune = true;  // branch and bound; off costs every configuration (for tests)
+  RankBy rank_by = RankBy::iteration;
+  TokenBudget budget;           // for the rows' time to train
+  bool fold = true;             // rows with equal numbers take one place (row_folding.h)
+  bool record_points = false;   // keep every costed configuration's SpacePoint
 };
 
 struct SearchResult {
@@ -44,6 +60,7 @@ struct SearchResult {
   int64_t pruned = 0;               // skipped: their compute alone is slower than the top's last
   int64_t grids = 0;                // valid factorizations of the GPU count
   double seconds = 0;               // wall time of the search
+  std::vector<SpacePoint> points;   // with record_points: every configuration whose time was costed
 };
 
 // Throws InputError when no configuration at all is valid, saying what does
@@ -52,6 +69,9 @@ SearchResult search(const CostModel& model, const SearchOptions& options);
 
 // Rank orders (innermost first) of `config`'s grid that place its groups
 // differently, the default order "xyzdp" first.
+//
+// With rank_by goodput or cost, configurations rank by that key (ranking.h),
+// pruned by its bound; every row carries its goodput and time to train.
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
                                                             int64_t gpus_per_node);
 

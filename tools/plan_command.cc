@@ -13,7 +13,10 @@
 #include "planner/explain.h"
 #include "planner/export.h"
 #include "planner/plan_table.h"
+#include "planner/row_folding.h"
 #include "planner/search.h"
+#include "planner/space_plot.h"
+#include "planner/training_explain.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
@@ -21,29 +24,48 @@ namespace axo::tools {
 namespace {
 
 struct PlanOptions {
-  std::string model, machine, fix, csv, json, out, emit, emit_out;
+  std::string model, machine, fix, csv, json, out, emit, emit_out, svg, rank_by = "iteration";
+  TokenBudget budget;  // --tokens, --gpu-hour-price
   int64_t gpus = 0, batch = 0, seq = 0;
   size_t top = 10;
   size_t rank = 0;  // 0: the best; K: the K-th row of the table
   bool explain = false;
 };
 
+// Goodput, checkpoint interval, and with --tokens days, GPU-hours (and cost); then the variants.
+void print_training_header(FILE* stream, const PlanRow& first) {
+  std::fprintf(stream, " | %7s %7s", "goodput", "ckpt_s");
+  if (first.training.has_time) std::fprintf(stream, " %9s %10s", "days", "GPU_hours");
+  if (first.training.has_cost) std::fprintf(stream, " %10s", "cost");
+  std::fprintf(stream, "  %s\n", "variants (same numbers)");
+}
+
+void print_training_cells(FILE* stream, const PlanRow& row) {
+  const TrainingEstimate& t = row.training;
+  std::fprintf(stream, " | %7.4f %7.0f", t.goodput.goodput, t.goodput.checkpoint_interval_s);
+  if (t.has_time) std::fprintf(stream, " %9.2f %10.4g", t.time.train_days, t.time.gpu_hours);
+  if (t.has_cost) std::fprintf(stream, " %10.4g", t.time.cost);
+  std::fprintf(stream, "  %s\n", variants_text(row.config, row.same_numbers).c_str());
+}
+
 void print_table(FILE* stream, const std::vector<PlanRow>& rows) {
   constexpr double GiB = double(1ull << 30);
-  std::fprintf(stream, "%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s\n",
+  std::fprintf(stream, "%4s %4s %4s %3s %3s %3s %4s %-9s %3s %3s %3s %3s %-5s %9s %7s %6s %7s %4s | %8s %8s %8s %8s %8s %8s %8s",
               "rank", "pipe", "data", "x", "y", "z", "mb", "recompute", "off", "ovl", "sp", "il",
               "order", "iter_s", "TF/GPU", "%peak", "mem_GiB", "fits", "compute", "tp_comm", "bubble",
               "pp_comm", "dp_comm", "offload", "optim");
+  print_training_header(stream, rows.front());
   for (size_t r = 0; r < rows.size(); ++r) {
     const ParallelConfig& c = rows[r].config;
     const Breakdown& b = rows[r].breakdown;
-    std::fprintf(stream, "%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
+    std::fprintf(stream, "%4zu %4lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %3s %3lld %-5s %9.4f %7.1f %6.1f %7.2f %4s | %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f",
                 r + 1, (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y,
                 (long long)c.z, (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
                 c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
                 c.order_string().c_str(), b.iter_time, b.tflops_per_gpu, b.pct_peak,
                 b.memory.total() / GiB, b.fits ? "yes" : "no", b.compute, b.tp_comm, b.bubble,
                 b.pp_comm, b.dp_comm, b.offload, b.optimizer);
+    print_training_cells(stream, rows[r]);
   }
 }
 
@@ -76,6 +98,13 @@ void run_plan(const PlanOptions& o) {
   search_options.gpus = o.gpus;
   search_options.top = std::max(o.top, o.rank);
   search_options.fixed = parse_fix(o.fix);
+  search_options.rank_by = parse_rank_by(o.rank_by);
+  search_options.budget = o.budget;
+  search_options.record_points = !o.svg.empty();
+  search_options.prune = o.svg.empty();  // the picture shows every configuration that fits
+  if (o.budget.gpu_hour_price > 0 && o.budget.tokens <= 0) {
+    throw InputError("--gpu-hour-price needs --tokens (the cost is that of training on that many tokens)");
+  }
   const FixedFields& fixed = search_options.fixed;
   if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
     throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
@@ -83,9 +112,9 @@ void run_plan(const PlanOptions& o) {
   }
   const SearchResult result = search(model, search_options);
 
-  std::fprintf(report, "%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
+  std::fprintf(report, "%s (%s parameters) on %lld x %s: %lld configurations over %lld grids, "
                "%lld evaluated and %lld bounded out, in %.3f s\n",
-               spec.name.c_str(), double(spec.parameter_count()) / 1e9, (long long)o.gpus,
+               spec.name.c_str(), parameter_count_text(spec.parameter_count()).c_str(), (long long)o.gpus,
                machine.name.c_str(), (long long)(result.evaluated + result.pruned),
                (long long)result.grids, (long long)result.evaluated, (long long)result.pruned,
                result.seconds);
@@ -102,6 +131,7 @@ void run_plan(const PlanOptions& o) {
     j["search_seconds"] = result.seconds;
     j["configurations"] = plan_rows_to_json(rows);
     if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
+    if (!rows.empty()) j["training"] = training_estimate_json(rows.front().training);
     write_file_atomically(o.json, j.dump(2) + "\n");
   }
   if (result.best.empty()) {
@@ -132,7 +162,17 @@ void run_plan(const PlanOptions& o) {
   }
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
-  if (o.explain) report_stream << "\n" << explain_text(model, chosen.config);
+  if (o.explain) {
+    report_stream << "\n" << explain_text(model, chosen.config) << "\n"
+                  << training_estimate_text(chosen.training, o.gpus, machine);
+  }
+  if (!o.svg.empty()) {
+    const std::vector<PlanRow> labelled(result.best.begin(),
+                                        result.best.begin() + std::min<size_t>(10, result.best.size()));
+    write_space_plot(result.points, labelled, machine.usable_memory_bytes(),
+                     spec.name + " on " + std::to_string(o.gpus) + " x " + machine.name, o.svg);
+    std::fprintf(report, "Wrote the space of %zu configurations to %s\n", result.points.size(), o.svg.c_str());
+  }
 
   std::string plan_out = o.out;
   if (emit && format == ExportFormat::slurm && plan_out.empty() && !o.emit_out.empty()) {
@@ -195,6 +235,11 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan or slurm");
   plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout");
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
+  plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(CLI::PositiveNumber);
+  plan->add_option("--gpu-hour-price", options->budget.gpu_hour_price, "Price of a GPU-hour: adds the cost of --tokens")->check(CLI::PositiveNumber);
+  plan->add_option("--rank-by", options->rank_by, "Rank by iteration (time), goodput (under failures) or cost (GPU-hours per token)")
+      ->check(CLI::IsMember({"iteration", "goodput", "cost"}));
+  plan->add_option("--svg", options->svg, "Draw every configuration that fits (iteration time against memory per GPU, the Pareto front, the top 10) as SVG; costs every configuration");
   plan->callback([options] { run_plan(*options); });
 }
 

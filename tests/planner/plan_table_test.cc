@@ -76,5 +76,30 @@ TEST(PlanTable, MalformedCsvIsLocated) {
   std::remove(path.c_str());
 }
 
+TEST(PlanTable, GoodputAlwaysTimeAndCostWithABudget) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  SearchOptions options;
+  options.gpus = 32;
+  options.top = 3;
+  const std::string plain = plan_table_csv(search(model, options).best);
+  const std::string header = plain.substr(0, plain.find('\n'));
+  EXPECT_NE(header.find(",goodput,checkpoint_interval_s,"), std::string::npos) << header;
+  EXPECT_EQ(header.find("train_days"), std::string::npos) << header;
+  options.budget = {1e12, 2.5};
+  const std::vector<PlanRow> rows = search(model, options).best;
+  const std::string csv = plan_table_csv(rows);
+  EXPECT_NE(csv.find(",goodput,checkpoint_interval_s,train_days,gpu_hours,cost,variants\n"), std::string::npos)
+      << csv.substr(0, csv.find('\n'));
+  const auto back = plan_rows_from_csv(csv, "rows.csv");
+  ASSERT_EQ(back.size(), rows.size());
+  const TrainingTime& t = rows[0].training.time;
+  EXPECT_NEAR(back[0].training.time.train_days, t.train_days, 1e-9 * t.train_days);
+  EXPECT_NEAR(back[0].training.time.cost, 2.5 * t.gpu_hours, 1e-6 * t.cost);
+  EXPECT_NEAR(back[0].training.goodput.goodput, rows[0].training.goodput.goodput, 1e-9);
+  const nlohmann::ordered_json j = plan_rows_to_json(rows);
+  EXPECT_DOUBLE_EQ(j[0]["gpu_hours"].get<double>(), t.gpu_hours);
+  EXPECT_DOUBLE_EQ(j[0]["checkpoint_interval_s"].get<double>(), rows[0].training.goodput.checkpoint_interval_s);
+}
+
 }  // namespace
 }  // namespace axo
