@@ -3,8 +3,11 @@
 // One row per configuration, ranked; the columns are plan_table_columns():
 // the configuration, then iteration time, TFLOP/s per GPU, % of peak, memory
 // per GPU (GiB) and whether it fits, then the seconds of each component of
-// the breakdown (t_compute_s ... t_optimizer_s) and memory by kind. CSV
-// quoting is libcsv's; JSON is nlohmann-json's.
+// the breakdown (t_compute_s ... t_optimizer_s) and memory by kind, then
+// goodput and checkpoint_interval_s (model/goodput.h), train_days and
+// gpu_hours when the rows have a token budget and cost when a price, and the
+// variants folded into each row (row_folding.h). CSV quoting is libcsv's;
+// JSON is nlohmann-json's.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -12,6 +12,11 @@
 // parallelism (1D grids), every interleaving factor dividing the layers per
 // stage, and every rank order that places the groups differently (orders
 // that put every group on the same links are one configuration).
+//
+// With rank_by goodput or cost, configurations rank by that key (ranking.h)
+// and are bounded by its bound. Rows whose every number is equal take one
+// place, naming the others (row_folding.h). Every kept row carries its
+// goodput and, with a token budget, its time to train (model/goodput.h).
 #pragma once
 
 #include <cstdint>
@@ -69,9 +74,6 @@ SearchResult search(const CostModel& model, const SearchOptions& options);
 
 // Rank orders (innermost first) of `config`'s grid that place its groups
 // differently, the default order "xyzdp" first.
-//
-// With rank_by goodput or cost, configurations rank by that key (ranking.h),
-// pruned by its bound; every row carries its goodput and time to train.
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
                                                             int64_t gpus_per_node);
 
