@@ -20,8 +20,8 @@
 #include "calibrate/overlap_bench.h"
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
+#include "model/atomic_file.h"
 #include "model/error.h"
-#include "model/plan_file.h"
 #ifdef AXO_WITH_CUDA
 #include <cuda_runtime.h>
 

@@ -29,8 +29,4 @@ Plan read_plan_file(const std::string& path);
 // Same, from a parsed document; `source` names it in messages.
 Plan plan_from_yaml(const YAML::Node& root, const std::string& source);
 
-// Writes `text` to `path` through a temporary file in the same folder, flushed
-// and renamed over the target, so a reader never sees a partial file.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 }  // namespace axo

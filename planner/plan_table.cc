@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "model/atomic_file.h"
 #include "model/error.h"
-#include "model/plan_file.h"
 #include "planner/row_folding.h"
 
 namespace axo {

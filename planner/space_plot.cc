@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "model/error.h"
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
 #include "plot/plplot_svg.h"
 
 namespace axo {

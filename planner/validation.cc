@@ -1,8 +1,11 @@
-// Predicted against published iteration times (see validation.h).
+// Published measurements as validation entries, costed (see validation.h).
 #include "planner/validation.h"
+
+#include <map>
 
 #include "model/cost_model.h"
 #include "model/error.h"
+#include "model/presets.h"
 #include "model/yaml_fields.h"
 
 namespace axo {
@@ -13,6 +16,7 @@ ValidationSet load_validation_set(const std::string& path) {
   set.name = map.get_string("name");
   set.source = map.get_string("source");
   set.machine = map.get_string("machine");
+  set.gpu = map.get_string("gpu");
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
   for (const YAML::Node& node : points) {
@@ -53,22 +57,100 @@ ValidationSet load_validation_set(const std::string& path) {
   return set;
 }
 
-std::vector<ValidationResult> run_validation(const ValidationSet& set, const MachineProfile& machine) {
-  std::vector<ValidationResult> results;
-  for (const ValidationPoint& point : set.points) {
-    const CostModel model(point.model, machine);
-    const std::string problem = model.check(point.config);
-    if (!problem.empty()) throw InputError(set.name + ": point '" + point.name + "': " + problem);
-    const Breakdown b = model.evaluate(point.config);
-    auto compare = [&](const char* quantity, double measured, double predicted) {
-      if (measured <= 0) return;
-      results.push_back({&point, quantity, measured, predicted, 100.0 * (predicted - measured) / measured});
-    };
-    compare("iteration (s)", point.measured_s, b.iter_time);
-    compare("layer forward (ms)", point.measured_layer_forward_ms, b.layer_forward * 1e3);
-    compare("layer backward (ms)", point.measured_layer_backward_ms, b.layer_backward * 1e3);
+const char* to_string(Quantity quantity) {
+  switch (quantity) {
+    case Quantity::iteration_s: return "iteration (s)";
+    case Quantity::layer_forward_ms: return "layer forward (ms)";
+    case Quantity::layer_backward_ms: return "layer backward (ms)";
   }
-  return results;
+  return "?";
+}
+
+namespace {
+
+constexpr double kGiB = double(1ull << 30);
+
+double quantity_value(const Breakdown& b, Quantity quantity) {
+  switch (quantity) {
+    case Quantity::iteration_s: return b.iter_time;
+    case Quantity::layer_forward_ms: return b.layer_forward * 1e3;
+    case Quantity::layer_backward_ms: return b.layer_backward * 1e3;
+  }
+  return 0;
+}
+
+// Costs an expressed entry on its own profile: prediction, error and memory.
+void cost_entry(ValidationEntry& e) {
+  const Breakdown b = CostModel(e.model, e.profile).evaluate(e.config);
+  e.predicted = quantity_value(b, e.quantity);
+  e.error_pct = 100.0 * (e.predicted - e.measured) / e.measured;
+  e.memory_GiB = b.memory.total() / kGiB;
+  e.usable_GiB = b.memory_capacity / kGiB;
+  e.fits = b.fits;
+}
+
+}  // namespace
+
+double predict(const ValidationEntry& entry, const MachineProfile& profile) {
+  return quantity_value(CostModel(entry.model, profile).evaluate(entry.config), entry.quantity);
+}
+
+std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& machine,
+                                          const std::string& source) {
+  std::vector<ValidationEntry> entries;
+  for (const ValidationPoint& point : set.points) {
+    const std::string problem = CostModel(point.model, machine).check(point.config);
+    if (!problem.empty()) throw InputError(set.name + ": point '" + point.name + "': " + problem);
+    ValidationEntry base;
+    base.name = point.name;
+    base.source = source;
+    base.group = source.substr(0, source.find('_'));
+    base.gpu = set.gpu;
+    base.machine = machine.name;
+    base.measured_from = set.source;
+    base.model = point.model;
+    base.config = point.config;
+    base.profile = machine;
+    for (auto [quantity, measured] : {std::pair{Quantity::iteration_s, point.measured_s},
+                                      std::pair{Quantity::layer_forward_ms, point.measured_layer_forward_ms},
+                                      std::pair{Quantity::layer_backward_ms, point.measured_layer_backward_ms}}) {
+      if (measured <= 0) continue;
+      ValidationEntry e = base;
+      e.quantity = quantity;
+      e.measured = measured;
+      cost_entry(e);
+      entries.push_back(e);
+    }
+  }
+  return entries;
+}
+
+std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& cases) {
+  std::map<std::string, MachineProfile> machines;
+  std::vector<ValidationEntry> entries;
+  for (const CorpusCase& c : cases) {
+    ValidationEntry e;
+    e.name = c.name;
+    e.source = e.group = c.source;
+    e.gpu = c.gpu;
+    e.machine = c.machine;
+    e.confidence = c.confidence;
+    e.why_not = c.why_not;
+    e.measured_from = c.measured_from;
+    e.measured = c.measured_s;
+    e.memory_caveat = c.memory_caveat;
+    e.notes = c.notes;
+    if (e.expressed()) {
+      if (!machines.count(c.machine)) machines.emplace(c.machine, load_machine(c.machine));
+      e.model = c.model;
+      e.config = c.config;
+      e.profile = machines.at(c.machine);
+      e.why_not = CostModel(e.model, e.profile).check(e.config);
+      if (e.expressed()) cost_entry(e);
+    }
+    entries.push_back(e);
+  }
+  return entries;
 }
 
 }  // namespace axo

@@ -1,5 +1,12 @@
-// `axo validate`: the cost model's predictions against published
-// measurements (configs/validation/*.yaml, each point with its source).
+// `axo validate`: the cost model's predictions against published measurements.
+//
+// Two kinds of input become one list of entries, one per compared quantity:
+//   - validation sets (configs/validation/*.yaml with `points`): hand-written
+//     points of one publication on one machine preset (Korthikanti et al. 2022);
+//   - the public corpus (public-runs.yaml + public-runs.csv, validation_corpus.h):
+//     published runs of many sources, each on its cluster's preset.
+// Every entry is costed on its own machine profile; predict() re-costs it on
+// another one (same GPU type, other fitted figures: validation_fit.h).
 #pragma once
 
 #include <string>
@@ -8,6 +15,7 @@
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
+#include "planner/validation_corpus.h"
 
 namespace axo {
 
@@ -27,20 +35,50 @@ struct ValidationSet {
   std::string name;
   std::string source;   // the publication
   std::string machine;  // the machine preset all points use
+  std::string gpu;      // its GPU type, as the corpus names them (e.g. A100-80)
   std::vector<ValidationPoint> points;
 };
 
-// One compared quantity of one point.
-struct ValidationResult {
-  const ValidationPoint* point = nullptr;
-  std::string quantity;  // "iteration (s)", "layer forward (ms)", "layer backward (ms)"
-  double measured = 0;
-  double predicted = 0;
-  double error_pct = 0;  // 100·(predicted − measured)/measured
+ValidationSet load_validation_set(const std::string& path);
+
+enum class Quantity { iteration_s, layer_forward_ms, layer_backward_ms };
+const char* to_string(Quantity quantity);
+
+// One compared quantity of one published run, or a run axo cannot express.
+struct ValidationEntry {
+  std::string name;
+  std::string source;  // summary key: the corpus name prefix (dgxc, mpt, ...) or the set's file stem
+  std::string group;   // leave-one-source-out key: the source up to its first '_'
+  std::string gpu;     // GPU type
+  std::string machine;
+  std::string confidence = "exact-from-table";
+  std::string why_not;  // empty when expressed
+  Quantity quantity = Quantity::iteration_s;
+  std::string measured_from;  // iter_time_s, tokens_per_s, or the set's file
+  double measured = 0, predicted = 0, error_pct = 0;
+  // Memory on the fullest device against what the GPU offers.
+  double memory_GiB = 0, usable_GiB = 0;
+  bool fits = true;
+  std::string memory_caveat;
+  std::vector<std::string> notes;
+  // What the prediction is made of.
+  TransformerSpec model;
+  ParallelConfig config;
+  MachineProfile profile;
+
+  bool expressed() const { return why_not.empty(); }
 };
 
-ValidationSet load_validation_set(const std::string& path);
-// Throws InputError when a point's configuration does not fit its model.
-std::vector<ValidationResult> run_validation(const ValidationSet& set, const MachineProfile& machine);
+// The entries of a set costed on `machine` (its preset, or --machine's);
+// `source` is the set's file stem. Throws InputError when a point's
+// configuration does not fit its model.
+std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& machine,
+                                          const std::string& source);
+// The corpus's cases costed on their presets; a configuration the cost model
+// refuses becomes an unexpressed entry with its reason.
+std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& cases);
+
+// The entry's quantity predicted with `profile` (its own, or a refitted one).
+double predict(const ValidationEntry& entry, const MachineProfile& profile);
 
 }  // namespace axo

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
 #include "plot/plplot_svg.h"
 
 namespace axo {

@@ -1,7 +1,7 @@
 // The comparison as CSV (see comparison_csv.h).
 #include "report/comparison_csv.h"
 
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
 #include "report/csv_text.h"
 
 namespace axo {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
 #include "plot/plplot_svg.h"
 
 namespace axo {

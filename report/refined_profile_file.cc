@@ -1,7 +1,8 @@
 // The refined machine profile as a file (see refined_profile_file.h).
 #include "report/refined_profile_file.h"
 
-#include "model/plan_file.h"
+#include "model/atomic_file.h"
+
 
 namespace axo {
 

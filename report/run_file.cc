@@ -8,10 +8,16 @@
 
 #include "model/error.h"
 #include "model/json_text.h"
+#include "model/run_schema.h"
 
 namespace axo {
 
 namespace {
+
+namespace key = run_json;
+
+// "parent.child", the path of a field in messages.
+std::string path(const std::string& parent, const std::string& child) { return parent + "." + child; }
 
 std::string type_and_value(const nlohmann::json& value) {
   std::string text = value.dump();
@@ -65,38 +71,41 @@ int64_t bytes_at(const nlohmann::json& parent, const std::string& key, const std
 // `memory`: the rank with the largest device peak.
 MeasuredMemory memory_from_json(const nlohmann::json& memory, const std::string& source) {
   if (!memory.is_object()) throw InputError(source + ": memory: expected an object, got " + type_and_value(memory));
-  const nlohmann::json& offload = value_at(memory, "offload", source, "memory.offload");
+  const std::string offload_field = path(key::kMemory, key::kOffload);
+  const nlohmann::json& offload = value_at(memory, key::kOffload, source, offload_field);
   if (!offload.is_boolean()) {
-    throw InputError(source + ": memory.offload: expected true or false, got " + type_and_value(offload));
+    throw InputError(source + ": " + offload_field + ": expected true or false, got " + type_and_value(offload));
   }
-  const nlohmann::json& ranks = value_at(memory, "ranks", source, "memory.ranks");
+  const std::string ranks_field = path(key::kMemory, key::kRanks);
+  const nlohmann::json& ranks = value_at(memory, key::kRanks, source, ranks_field);
   if (!ranks.is_array() || ranks.empty()) {
-    throw InputError(source + ": memory.ranks: expected a non-empty list, got " + type_and_value(ranks));
+    throw InputError(source + ": " + ranks_field + ": expected a non-empty list, got " + type_and_value(ranks));
   }
   MeasuredMemory most;
   most.offload = offload.get<bool>();
   for (size_t k = 0; k < ranks.size(); ++k) {
-    const std::string at = "memory.ranks[" + std::to_string(k) + "]";
+    const std::string at = ranks_field + "[" + std::to_string(k) + "]";
     const nlohmann::json& rank = ranks[k];
     if (!rank.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(rank));
     MeasuredMemory m;
     m.offload = most.offload, m.rank = k;
-    m.device_peak = bytes_at(rank, "device_peak_bytes", source, at + ".device_peak_bytes");
-    m.host = bytes_at(rank, "host_bytes", source, at + ".host_bytes");
-    const nlohmann::json& parts = value_at(rank, "device_at_peak_bytes", source, at + ".device_at_peak_bytes");
+    m.device_peak = bytes_at(rank, key::kDevicePeakBytes, source, path(at, key::kDevicePeakBytes));
+    m.host = bytes_at(rank, key::kHostBytes, source, path(at, key::kHostBytes));
+    const std::string parts_field = path(at, key::kDeviceAtPeakBytes);
+    const nlohmann::json& parts = value_at(rank, key::kDeviceAtPeakBytes, source, parts_field);
     if (!parts.is_object()) {
-      throw InputError(source + ": " + at + ".device_at_peak_bytes: expected an object of byte counts, got " +
+      throw InputError(source + ": " + parts_field + ": expected an object of byte counts, got " +
                        type_and_value(parts));
     }
     int64_t sum = 0;
     for (size_t i = 0; i < kMemoryNames.size(); ++i) {
-      m.at_peak[i] = bytes_at(parts, kMemoryNames[i], source, at + ".device_at_peak_bytes." + kMemoryNames[i]);
-      if (m.at_peak[i] > INT64_MAX - sum) throw InputError(source + ": " + at + ".device_at_peak_bytes: too large to add up");
+      m.at_peak[i] = bytes_at(parts, kMemoryNames[i], source, path(parts_field, kMemoryNames[i]));
+      if (m.at_peak[i] > INT64_MAX - sum) throw InputError(source + ": " + parts_field + ": too large to add up");
       sum += m.at_peak[i];
     }
     if (sum != m.device_peak) {
-      throw InputError(source + ": " + at + ".device_at_peak_bytes: adds up to " + std::to_string(sum) +
-                       ", not device_peak_bytes " + std::to_string(m.device_peak));
+      throw InputError(source + ": " + parts_field + ": adds up to " + std::to_string(sum) + ", not " +
+                       key::kDevicePeakBytes + " " + std::to_string(m.device_peak));
     }
     if (k == 0 || m.device_peak > most.device_peak) most = m;
   }
@@ -109,11 +118,11 @@ bool ranks_shared_cores(const MeasuredRun& run) { return run.node_cores > 0 && r
 
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
   if (!root.is_object()) {
-    throw InputError(source + ": expected a JSON object with 'steps', got " + type_and_value(root));
+    throw InputError(source + ": expected a JSON object with '" + key::kSteps + "', got " + type_and_value(root));
   }
-  const nlohmann::json& steps = value_at(root, "steps", source, "steps");
+  const nlohmann::json& steps = value_at(root, key::kSteps, source, key::kSteps);
   if (!steps.is_array() || steps.empty()) {
-    throw InputError(source + ": steps: expected a non-empty list of steps, got " +
+    throw InputError(source + ": " + key::kSteps + ": expected a non-empty list of steps, got " +
                      type_and_value(steps));
   }
   MeasuredRun run;
@@ -122,19 +131,18 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   const size_t first = steps.size() >= 3 ? 1 : 0;  // leave out the warm-up step
   run.steps_used = steps.size() - first;
   for (size_t s = 0; s < steps.size(); ++s) {
-    const std::string at = "steps[" + std::to_string(s) + "]";
+    const std::string at = std::string(key::kSteps) + "[" + std::to_string(s) + "]";
     const nlohmann::json& step = steps[s];
     if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
-    const double iteration = seconds_at(step, "iteration_s", source, at + ".iteration_s");
-    const nlohmann::json& parts = value_at(step, "components_s", source, at + ".components_s");
+    const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS));
+    const std::string parts_field = path(at, key::kComponentsS);
+    const nlohmann::json& parts = value_at(step, key::kComponentsS, source, parts_field);
     if (!parts.is_object()) {
-      throw InputError(source + ": " + at + ".components_s: expected an object of seconds, got " +
-                       type_and_value(parts));
+      throw InputError(source + ": " + parts_field + ": expected an object of seconds, got " + type_and_value(parts));
     }
     std::array<double, 7> values{};
     for (size_t i = 0; i < kComponentNames.size(); ++i) {
-      values[i] = seconds_at(parts, kComponentNames[i], source,
-                             at + ".components_s." + kComponentNames[i]);
+      values[i] = seconds_at(parts, kComponentNames[i], source, path(parts_field, kComponentNames[i]));
     }
     if (s < first) continue;
     run.iteration_s += iteration;
@@ -142,19 +150,21 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   }
   run.iteration_s /= double(run.steps_used);
   for (double& value : run.components) value /= double(run.steps_used);
-  if (root.contains("node")) {
-    const nlohmann::json& node = root["node"];
-    if (!node.is_object()) throw InputError(source + ": node: expected an object, got " + type_and_value(node));
-    run.node_ranks = count_at(node, "ranks", source, "node.ranks");
-    run.node_cores = count_at(node, "cores", source, "node.cores");
+  if (root.contains(key::kNode)) {
+    const nlohmann::json& node = root[key::kNode];
+    if (!node.is_object()) {
+      throw InputError(source + ": " + key::kNode + ": expected an object, got " + type_and_value(node));
+    }
+    run.node_ranks = count_at(node, key::kRanks, source, path(key::kNode, key::kRanks));
+    run.node_cores = count_at(node, key::kCores, source, path(key::kNode, key::kCores));
   }
-  if (root.contains("batch")) run.batch = count_at(root, "batch", source, "batch");
-  if (root.contains("microbatch")) run.microbatch = count_at(root, "microbatch", source, "microbatch");
-  if (root.contains("seq")) run.seq = count_at(root, "seq", source, "seq");
-  if (root.contains("memory")) run.memory = memory_from_json(root["memory"], source);
+  if (root.contains(key::kBatch)) run.batch = count_at(root, key::kBatch, source, key::kBatch);
+  if (root.contains(key::kMicrobatch)) run.microbatch = count_at(root, key::kMicrobatch, source, key::kMicrobatch);
+  if (root.contains(key::kSeq)) run.seq = count_at(root, key::kSeq, source, key::kSeq);
+  if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);
-  if (!finite) throw InputError(source + ": steps: seconds too large to average");
+  if (!finite) throw InputError(source + ": " + key::kSteps + ": seconds too large to average");
   return run;
 }
 

@@ -1,20 +1,11 @@
 // Reading a run.json written by `axo train` (executor/train/trainer.cc) into
 // the measured seconds per planner component.
 //
-// A run.json holds `steps`, a list of objects each with `iteration_s` and
-// `components_s`, an object with one number per name in kComponentNames
-// (model/breakdown.h). The measured value of a component is its mean over
-// the steps, leaving out the first step when there are three or more (it
-// pays for warm-up: page faults, allocator growth, cold caches). An optional
-// `node` object holds `ranks` and `cores`, positive integers: how many ranks
-// ran on each node and how many cores it had. Optional `batch`, `microbatch`
-// and `seq` are positive integers: the run's sequences per step and per
-// microbatch and its sequence length. An optional `memory` object holds
-// `offload` (a boolean) and `ranks`, a non-empty list whose entries hold
-// `device_peak_bytes`, `device_at_peak_bytes` (one count per name in
-// kMemoryNames, adding up to the peak) and `host_bytes`, all integers >= 0.
-// Other keys, at the top or in a step (the parallel executor adds `ranks`,
-// `schedule`, `grid`), are ignored.
+// The format is model/run_schema.h. The measured value of a component is
+// its mean over the steps, leaving out the first step when there are three
+// or more (it pays for warm-up: page faults, allocator growth, cold caches).
+// Read and checked: steps (iteration_s, components_s), and where present
+// node, batch, microbatch, seq and memory; other keys are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/atomic_file.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "planner/explain.h"

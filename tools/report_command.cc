@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "model/cost_model.h"
+#include "model/atomic_file.h"
 #include "model/error.h"
 #include "model/plan_file.h"
 #include "model/presets.h"

@@ -1,55 +1,126 @@
-// `axo validate`: predicted against published iteration times, per point,
-// with the mean and worst absolute error.
-#include <cmath>
+// `axo validate`: predicted against published measurements. The validation
+// sets (Korthikanti et al. 2022) point by point, then the public corpus: per
+// source and GPU type the count, mean |error|, worst and signed bias; the runs
+// axo cannot express and why; the runs the memory model says do not fit.
+// --csv writes every entry; --fit fits each GPU type's efficiencies and
+// reports leave-one-source-out errors and the error band.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "model/atomic_file.h"
+#include "model/plan_file.h"
 #include "model/presets.h"
+#include "model/yaml_fields.h"
 #include "planner/validation.h"
+#include "planner/validation_fit.h"
+#include "planner/validation_summary.h"
+#include "report/csv_text.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
 
 namespace {
 
-void run_validate(const std::vector<std::string>& files, const std::string& machine_override) {
-  std::vector<std::string> sets = files;
-  if (sets.empty()) {
-    for (const auto& entry : std::filesystem::directory_iterator(config_dir() + "/validation")) {
-      if (entry.path().extension() == ".yaml") sets.push_back(entry.path().string());
-    }
-    std::sort(sets.begin(), sets.end());
+struct ValidateOptions {
+  std::vector<std::string> sets;  // default: every set in configs/validation
+  std::string corpus;             // default: configs/validation/public-runs.yaml
+  std::string machine;            // overrides the sets' machine
+  std::string csv;
+  bool fit = false;
+};
+
+void print_set(const ValidationSet& set, const std::vector<ValidationEntry>& entries) {
+  std::printf("%s\nSource: %s\nMachine: %s (one profile for every point)\n\n", set.name.c_str(),
+              set.source.c_str(), entries.front().machine.c_str());
+  std::printf("%-28s %6s %-20s %10s %10s %9s\n", "point", "GPUs", "quantity", "measured", "predicted", "error");
+  std::vector<double> errors;
+  for (const ValidationEntry& e : entries) {
+    std::printf("%-28s %6lld %-20s %10.3f %10.3f %+8.2f%%\n", e.name.c_str(), (long long)e.config.gpus(),
+                to_string(e.quantity), e.measured, e.predicted, e.error_pct);
+    errors.push_back(e.error_pct);
   }
-  for (const std::string& path : sets) {
+  const ErrorStats s = error_stats(errors);
+  std::printf("\nmean |error| %.2f%%, worst %+.2f%%, bias %+.2f%% over %d comparisons\n\n", s.mean_abs_pct,
+              s.worst_pct, s.bias_pct, s.count);
+}
+
+std::string csv_text(const std::vector<ValidationEntry>& entries) {
+  std::string out = csv_line({"name", "source", "gpu_type", "machine", "quantity", "predicted", "measured",
+                              "measured_from", "error_pct", "memory_GiB", "usable_GiB", "fits", "confidence",
+                              "expressed", "why_not", "notes"});
+  for (const ValidationEntry& e : entries) {
+    std::string notes;
+    for (const std::string& note : e.notes) notes += (notes.empty() ? "" : "; ") + note;
+    if (!e.memory_caveat.empty()) notes += (notes.empty() ? "memory: " : "; memory: ") + e.memory_caveat;
+    const bool x = e.expressed();
+    auto number = [x](double v) { return x ? csv_number(v) : std::string(); };
+    out += csv_line({e.name, e.source, e.gpu, e.machine, to_string(e.quantity), number(e.predicted),
+                     csv_number(e.measured), e.measured_from, number(e.error_pct), number(e.memory_GiB),
+                     number(e.usable_GiB), x ? (e.fits ? "true" : "false") : "", e.confidence,
+                     x ? "true" : "false", e.why_not, notes});
+  }
+  return out;
+}
+
+// The YAML files of configs/validation: sets have `points`, the corpus has `corpus`.
+void find_inputs(ValidateOptions& options) {
+  const bool default_sets = options.sets.empty();
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(config_dir() + "/validation")) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& path : files) {
+    const bool is_corpus = load_yaml_file(path)["corpus"].IsDefined();
+    if (is_corpus && options.corpus.empty()) options.corpus = path;
+    if (!is_corpus && default_sets) options.sets.push_back(path);
+  }
+}
+
+void run_validate(ValidateOptions options) {
+  find_inputs(options);
+  std::vector<ValidationEntry> entries;
+  for (const std::string& path : options.sets) {
     const ValidationSet set = load_validation_set(path);
-    const MachineProfile machine =
-        load_machine(machine_override.empty() ? set.machine : machine_override);
-    const auto results = run_validation(set, machine);
-    std::printf("%s\nSource: %s\nMachine: %s (one profile for every point)\n\n", set.name.c_str(),
-                set.source.c_str(), machine.name.c_str());
-    std::printf("%-28s %6s %-20s %10s %10s %9s\n", "point", "GPUs", "quantity", "measured", "predicted", "error");
-    double sum = 0, worst = 0;
-    for (const ValidationResult& r : results) {
-      std::printf("%-28s %6lld %-20s %10.3f %10.3f %+8.2f%%\n", r.point->name.c_str(),
-                  (long long)r.point->gpus, r.quantity.c_str(), r.measured, r.predicted, r.error_pct);
-      sum += std::fabs(r.error_pct);
-      worst = std::max(worst, std::fabs(r.error_pct));
-    }
-    std::printf("\nmean |error| %.2f%%, worst |error| %.2f%% over %zu comparisons\n\n",
-                sum / double(results.size()), worst, results.size());
+    const MachineProfile machine = load_machine(options.machine.empty() ? set.machine : options.machine);
+    const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string());
+    print_set(set, set_entries);
+    entries.insert(entries.end(), set_entries.begin(), set_entries.end());
+  }
+  const auto corpus = validate_corpus(load_corpus(options.corpus));
+  entries.insert(entries.end(), corpus.begin(), corpus.end());
+  const auto expressed = std::count_if(corpus.begin(), corpus.end(), [](const auto& e) { return e.expressed(); });
+  std::printf("Published runs (%s): %ld of %zu expressed; error = (predicted - measured) / measured\n"
+              "of the iteration time (positive: predicted too slow)\n\n%s\n",
+              options.corpus.c_str(), long(expressed), corpus.size(), summary_table(summarize(entries)).c_str());
+  std::printf("Not expressible yet (%zu runs):\n%s\n", corpus.size() - size_t(expressed),
+              unexpressed_list(corpus).c_str());
+  const std::string misses = memory_misses(entries);
+  std::printf("Published runs the memory model says do not fit (each a model error):\n%s\n",
+              misses.empty() ? "  none\n" : misses.c_str());
+  if (!options.csv.empty()) write_file_atomically(options.csv, csv_text(entries));
+  if (options.fit) {
+    std::printf("Fitted per GPU type, with leave-one-source-out (LOSO) errors:\n\n%s",
+                fit_table(fit_by_gpu(entries)).c_str());
   }
 }
 
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto machine = std::make_shared<std::string>();
+  auto options = std::make_shared<ValidateOptions>();
   CLI::App* validate = app.add_subcommand("validate", "Compare predictions with published measurements");
-  validate->add_option("--set", *files, "Validation set files (default: every set in configs/validation)")
+  validate->add_option("--set", options->sets, "Validation set files (default: every set in configs/validation)")
       ->check(CLI::ExistingFile);
-  validate->add_option("--machine", *machine, "Use this machine profile instead of the set's");
-  validate->callback([files, machine] { run_validate(*files, *machine); });
+  validate->add_option("--corpus", options->corpus,
+                       "Published-runs corpus description (default: configs/validation/public-runs.yaml)")
+      ->check(CLI::ExistingFile);
+  validate->add_option("--machine", options->machine, "Use this machine profile instead of each set's");
+  validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
+  validate->add_flag("--fit", options->fit,
+                     "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
+  validate->callback([options] { run_validate(*options); });
 }
 
 }  // namespace axo::tools

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "model/atomic_file.h"
 #include "model/error.h"
-#include "model/plan_file.h"
 
 namespace axo {
 

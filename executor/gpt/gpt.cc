@@ -25,6 +25,15 @@ GptShape gpt_shape(const TransformerSpec& s) {
   return g;
 }
 
+TransformerSpec gpt_spec(const GptShape& g, int64_t T) {
+  TransformerSpec s;
+  s.name = "gpt";
+  s.layers = g.layers, s.hidden = g.channels, s.heads = g.heads, s.kv_heads = g.heads;
+  s.ffn_hidden = 4 * g.channels, s.seq_len = T, s.vocab = g.vocab, s.global_batch = 1;
+  s.precision = Precision::fp32;
+  return s;  // the defaults are GPT-2's: GELU, LayerNorm, learned positions, biases, tied head
+}
+
 void check_gpt_shape(const GptShape& g, const std::string& source) {
   for (int64_t v : {g.layers, g.heads, g.channels, g.max_seq, g.vocab, g.padded_vocab}) {
     if (v < 1 || v > (int64_t(1) << 24)) throw InputError(source + ": a model size is out of range [1, 2^24]");

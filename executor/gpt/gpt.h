@@ -23,6 +23,8 @@ struct GptShape {
 // architecture (GELU MLP of 4h, LayerNorm, learned positions, biases, tied
 // head, no grouped-query attention). The vocabulary is padded to 128.
 GptShape gpt_shape(const TransformerSpec& spec);
+// The inverse: GPT-2's architecture at this shape, sequences of T tokens.
+TransformerSpec gpt_spec(const GptShape& shape, int64_t T);
 
 // InputError naming `source` unless every size is positive, heads divide
 // channels, the padded vocabulary holds the vocabulary and the model has at

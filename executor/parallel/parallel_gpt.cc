@@ -26,7 +26,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
     throw InputError("the executor does not run interleaved pipeline stages yet: plan with --fix interleave=1");
   }
   const int64_t T = options.seq > 0 ? options.seq : shape.max_seq;
-  layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), partition_gpt(shape, T, c.pipeline));
+  layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), split_pipeline(gpt_spec(shape, T), c.pipeline, 1).chunks());
   const size_t n = size_t(layout_->size());
   parameters_.assign(n, 0.0f);
   gradients_.assign(n, 0.0f);

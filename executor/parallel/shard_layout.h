@@ -27,7 +27,7 @@
 
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/process_grid.h"
-#include "executor/parallel/stage_partition.h"
+#include "model/stage_partition.h"
 
 namespace axo {
 

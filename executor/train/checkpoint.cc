@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/atomic_file.h"
 #include "model/error.h"
-#include "model/plan_file.h"
 
 namespace axo {
 

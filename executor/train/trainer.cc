@@ -7,16 +7,16 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "executor/data/token_shards.h"
 #include "executor/gpt/llmc_checkpoint.h"
 #include "executor/train/checkpoint.h"
+#include "executor/train/run_json_writer.h"
+#include "model/atomic_file.h"
 #include "model/breakdown.h"
 #include "model/byte_size.h"
 #include "model/error.h"
-#include "model/plan_file.h"
 
 namespace axo {
 
@@ -199,7 +199,7 @@ std::vector<StepRecord> Trainer::run() {
   return records;
 }
 
-std::vector<Trainer::RankMemory> Trainer::gather_memory() const {
+std::vector<RankMemory> Trainer::gather_memory() const {
   // Byte counts travel as two floats each, exact: the bits above 2^24 and those below.
   const DeviceMemory& device = model_.device_memory();
   std::vector<int64_t> mine = {device.peak(), model_.host_memory().peak()};
@@ -233,60 +233,14 @@ void Trainer::log_memory(const std::vector<RankMemory>& memory, std::ostream& lo
 }
 
 void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const {
-  nlohmann::ordered_json j;
-  j["model"] = spec_.name;
-  j["backend"] = "cpu";
-  j["ranks"] = world_.size();
-  j["grid"] = {{"pipeline", o_.grid.pipeline}, {"data", o_.grid.data}, {"z", o_.grid.z},
-               {"y", o_.grid.y},               {"x", o_.grid.x},       {"order", o_.grid.order_string()}};
-  j["schedule"] = to_string(o_.schedule.schedule);
-  if (o_.node_cores > 0) j["node"] = {{"ranks", o_.node_ranks}, {"cores", o_.node_cores}};
-  j["batch"] = o_.batch;
-  j["microbatch"] = o_.microbatch;
-  j["seq"] = T_;
-  j["parameters"] = gpt_parameter_count(model_.layout().shape());
-  // Each rank's peak device memory and the bytes of each use at that peak; host: offload's master weights,
-  // moments and gradient copy.
-  j["memory"] = {{"offload", model_.offload()}, {"device_limit_bytes", o_.device_memory}};
-  for (size_t k = 0; k < memory.size(); ++k) {
-    nlohmann::ordered_json rank = {{"rank", k}, {"device_peak_bytes", memory[k].device_peak}};
-    for (int i = 0; i < kDeviceUses; ++i) rank["device_at_peak_bytes"][kMemoryNames[size_t(i)]] = memory[k].device_peak_by_use[size_t(i)];
-    rank["host_bytes"] = memory[k].host;
-    j["memory"]["ranks"].push_back(rank);
-  }
-  j["steps"] = nlohmann::ordered_json::array();
-  for (const StepRecord& r : records) {
-    nlohmann::ordered_json step;
-    step["step"] = r.step;
-    step["loss"] = r.loss;
-    step["lr"] = r.lr;
-    step["grad_norm"] = r.grad_norm;
-    step["iteration_s"] = r.seconds;
-    step["tokens_per_s"] = r.tokens_per_s;
-    step["gflops"] = r.gflops;
-    if (r.val_loss >= 0) step["val_loss"] = r.val_loss;
-    const OpTimes& ops = r.times.ops;
-    step["ops_s"] = {{"gemm", ops.gemm},         {"attention", ops.attention}, {"layernorm", ops.layernorm},
-                     {"gelu", ops.gelu},         {"embedding", ops.embedding}, {"loss", ops.loss},
-                     {"residual", ops.residual}, {"optimizer", r.times.optimizer}};
-    // The planner's components: the mean over ranks, and each rank's.
-    for (size_t i = 0; i < kComponentNames.size(); ++i) {
-      double sum = 0;
-      for (const auto& rank : r.ranks) sum += rank[i];
-      step["components_s"][kComponentNames[i]] = sum / double(r.ranks.size());
-    }
-    for (size_t k = 0; k < r.ranks.size(); ++k) {
-      nlohmann::ordered_json rank;
-      rank["rank"] = k;
-      for (size_t i = 0; i < kComponentNames.size(); ++i) rank["components_s"][kComponentNames[i]] = r.ranks[k][i];
-      rank["tp_comm_by_kind_s"] = {{"all_gather", r.ranks[k][7]}, {"all_reduce", r.ranks[k][8]},
-                                   {"reduce_scatter", r.ranks[k][9]}};
-      rank["iteration_s"] = r.ranks[k][10];
-      step["ranks"].push_back(rank);
-    }
-    j["steps"].push_back(step);
-  }
-  write_file_atomically(o_.run_json, j.dump(2) + "\n");
+  RunDescription run;
+  run.model = spec_.name, run.ranks = world_.size(), run.grid = o_.grid, run.schedule = o_.schedule.schedule;
+  run.split = split_pipeline(gpt_spec(model_.layout().shape(), T_), o_.grid.pipeline, o_.grid.interleave);
+  run.node_ranks = o_.node_ranks, run.node_cores = o_.node_cores;
+  run.batch = o_.batch, run.microbatch = o_.microbatch, run.seq = T_;
+  run.parameters = gpt_parameter_count(model_.layout().shape());
+  run.offload = model_.offload(), run.device_limit_bytes = o_.device_memory;
+  write_file_atomically(o_.run_json, run_json_text(run, memory, records));
 }
 
 }  // namespace axo

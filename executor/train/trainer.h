@@ -73,6 +73,8 @@ struct StepRecord {
   double val_loss = -1;        // negative when not validated this step
 };
 
+struct RankMemory;  // executor/train/run_json_writer.h
+
 class Trainer {
  public:
   // Checks the options against the model and the grid against `world`;
@@ -88,10 +90,6 @@ class Trainer {
  private:
   double validate();
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
-  struct RankMemory {
-    int64_t device_peak = 0, host = 0;
-    BytesByUse device_peak_by_use{};
-  };
   std::vector<RankMemory> gather_memory() const;
   void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;
   void log_memory(const std::vector<RankMemory>& memory, std::ostream& log) const;

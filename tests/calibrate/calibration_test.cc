@@ -1,6 +1,8 @@
 // A real (short) calibration under mpirun: the profile it writes loads, the
 // planner runs on it, bandwidth grows with message size, and the fits
 // reproduce the measured times.
+// axo-test-ranks: 2 4
+// axo-test-serial
 #include "calibrate/calibration.h"
 
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 // order on the GPU, and LayerNorm's there in fp32 where the CPU's are in
 // double), and exactly where both add in the same order (embedding
 // gradients, AdamW). Skips, and says so, where no GPU is visible (CI has none).
+// axo-test-needs: cuda
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,7 @@
 // The CUDA backend against the CPU one: cuBLAS GEMM and NCCL collectives.
 // Skips, and says so, where no GPU is visible (CI has none).
+// axo-test-ranks: 1
+// axo-test-needs: cuda
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -1,5 +1,6 @@
 // The MPI communicator's collectives, on the world and on split groups,
 // checked element by element (runs under mpirun with 2 and 4 ranks).
+// axo-test-ranks: 2 4
 #include "executor/comm/mpi_communicator.h"
 
 #include <gtest/gtest.h>

@@ -52,19 +52,5 @@ TEST(PlanFile, GridMustMatchGpus) {
   std::remove(path.c_str());
 }
 
-TEST(PlanFile, AtomicWriteLeavesNoTemporary) {
-  const std::string path = temp_path("atomic.txt");
-  write_file_atomically(path, "first\n");
-  write_file_atomically(path, "second\n");
-  std::ifstream in(path);
-  std::string text;
-  std::getline(in, text);
-  EXPECT_EQ(text, "second");
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
-    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos);
-  }
-  std::remove(path.c_str());
-}
-
 }  // namespace
 }  // namespace axo

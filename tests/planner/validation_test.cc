@@ -7,35 +7,67 @@
 #include <cmath>
 
 #include "model/presets.h"
+#include "planner/validation_summary.h"
 
 namespace axo {
 namespace {
 
+std::vector<ValidationEntry> table(const std::string& stem) {
+  const ValidationSet set = load_validation_set(config_dir() + "/validation/" + stem + ".yaml");
+  return validate_set(set, load_machine(set.machine), stem);
+}
+
 TEST(Validation, Korthikanti2022Table5) {
-  const ValidationSet set = load_validation_set(config_dir() + "/validation/korthikanti2022_table5.yaml");
-  ASSERT_EQ(set.points.size(), 8u);
-  const auto results = run_validation(set, load_machine(set.machine));
-  ASSERT_EQ(results.size(), 8u);
-  double sum = 0, worst = 0;
-  for (const ValidationResult& r : results) {
-    EXPECT_EQ(r.quantity, "iteration (s)");
-    sum += std::fabs(r.error_pct);
-    worst = std::max(worst, std::fabs(r.error_pct));
-    EXPECT_LT(std::fabs(r.error_pct), 6.0) << r.point->name;
+  const auto entries = table("korthikanti2022_table5");
+  ASSERT_EQ(entries.size(), 8u);
+  std::vector<double> errors;
+  for (const ValidationEntry& e : entries) {
+    EXPECT_EQ(e.quantity, Quantity::iteration_s);
+    EXPECT_EQ(e.gpu, "A100-80");
+    EXPECT_EQ(e.group, "korthikanti2022");
+    EXPECT_LT(std::fabs(e.error_pct), 6.0) << e.name;
+    EXPECT_TRUE(e.fits) << e.name;  // every published run ran
+    errors.push_back(e.error_pct);
   }
-  EXPECT_LT(sum / double(results.size()), 3.0);
-  EXPECT_LT(worst, 6.0);
+  EXPECT_LT(error_stats(errors).mean_abs_pct, 3.0);
+  EXPECT_LT(std::fabs(error_stats(errors).worst_pct), 6.0);
 }
 
 // Per-layer times of the 22B model (Table 4), a finer check of the same
 // profile: every forward and backward within 10%.
 TEST(Validation, Korthikanti2022Table4PerLayer) {
-  const ValidationSet set = load_validation_set(config_dir() + "/validation/korthikanti2022_table4.yaml");
-  const auto results = run_validation(set, load_machine(set.machine));
-  ASSERT_EQ(results.size(), 10u);
-  for (const ValidationResult& r : results) {
-    EXPECT_LT(std::fabs(r.error_pct), 10.0) << r.point->name << " " << r.quantity;
+  const auto entries = table("korthikanti2022_table4");
+  ASSERT_EQ(entries.size(), 10u);
+  for (const ValidationEntry& e : entries) {
+    EXPECT_NE(e.quantity, Quantity::iteration_s);
+    EXPECT_LT(std::fabs(e.error_pct), 10.0) << e.name << " " << to_string(e.quantity);
   }
+}
+
+// predict() on the entry's own profile is the prediction it was costed with;
+// a profile with slower GEMMs predicts a longer time.
+TEST(Validation, PredictRecostsOnAnotherProfile) {
+  const auto entries = table("korthikanti2022_table5");
+  const ValidationEntry& e = entries.front();
+  EXPECT_DOUBLE_EQ(predict(e, e.profile), e.predicted);
+  MachineProfile slower = e.profile;
+  slower.gemm_max_efficiency *= 0.8;
+  EXPECT_GT(predict(e, slower), e.predicted * 1.1);
+}
+
+TEST(Validation, CorpusEntriesCarryTheirMachineAndMemory) {
+  const auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
+  ASSERT_EQ(entries.size(), 335u);
+  int expressed = 0;
+  for (const ValidationEntry& e : entries) {
+    if (!e.expressed()) continue;
+    ++expressed;
+    EXPECT_EQ(e.profile.name, e.machine) << e.name;
+    EXPECT_GT(e.predicted, 0) << e.name;
+    EXPECT_GT(e.usable_GiB, 0) << e.name;
+    EXPECT_DOUBLE_EQ(e.error_pct, 100 * (e.predicted - e.measured) / e.measured);
+  }
+  EXPECT_GT(expressed, 150);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // plus, for weights after AdamW, 1e-3 · lr: Adam divides each gradient by
 // its own magnitude, so a near-zero gradient's round-off moves its weight by
 // up to that much (seen on biases, whose updates start from zero).
+// axo-test-ranks: 2 4 8
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -1,0 +1,109 @@
+// The pipeline's layer split (see stage_partition.h).
+#include "model/stage_partition.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/error.h"
+
+namespace axo {
+
+namespace {
+
+// Layers each chunk can take under a bottleneck cost `limit`: ⌊(limit − extra)/layer_cost⌋.
+std::vector<int64_t> capacities(double limit, const std::vector<double>& extras, double layer_cost, int64_t layers) {
+  std::vector<int64_t> caps;
+  for (double extra : extras) {
+    const double room = (limit - extra) / layer_cost;
+    caps.push_back(std::min<int64_t>(layers, int64_t(std::floor(room * (1 + 1e-12) + 1e-9))));
+  }
+  return caps;
+}
+
+bool feasible(const std::vector<int64_t>& caps, int64_t layers) {
+  int64_t total = 0;
+  for (int64_t cap : caps) {
+    if (cap < 1) return false;
+    total += cap;
+  }
+  return total >= layers;
+}
+
+// The smallest bottleneck that fits: it is some n·layer_cost + extra.
+double smallest_bottleneck(int64_t layers, double layer_cost, const std::vector<double>& extras) {
+  std::vector<double> candidates;
+  for (int64_t n = 1; n <= layers; ++n) {
+    for (double extra : extras) candidates.push_back(double(n) * layer_cost + extra);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  auto fits = [&](double limit) { return feasible(capacities(limit, extras, layer_cost, layers), layers); };
+  return *std::partition_point(candidates.begin(), candidates.end(), [&](double c) { return !fits(c); });
+}
+
+}  // namespace
+
+PipelineSplit::PipelineSplit(std::vector<LayerRange> chunks, int64_t stages)
+    : chunks_(std::move(chunks)), stages_(stages) {}
+
+int64_t PipelineSplit::stage_layers(int64_t stage) const {
+  int64_t layers = 0;
+  for (int64_t c = 0; c < interleave(); ++c) layers += chunk(stage, c).count();
+  return layers;
+}
+
+int64_t PipelineSplit::max_stage_layers() const {
+  int64_t most = 0;
+  for (int64_t s = 0; s < stages_; ++s) most = std::max(most, stage_layers(s));
+  return most;
+}
+
+std::string PipelineSplit::text() const {
+  std::string out;
+  for (int64_t s = 0; s < stages_; ++s) {
+    if (s > 0) out += ",";
+    for (int64_t c = 0; c < interleave(); ++c) out += (c > 0 ? "+" : "") + std::to_string(chunk(s, c).count());
+  }
+  return out;
+}
+
+std::vector<LayerRange> partition_layers(int64_t layers, double layer_cost, double first_extra, double last_extra,
+                                         int64_t chunks) {
+  if (chunks < 1 || chunks > layers) {
+    throw InputError(std::to_string(chunks) + " pipeline chunks for a model of " + std::to_string(layers) +
+                     " layers: each chunk needs at least one layer");
+  }
+  std::vector<double> extras(size_t(chunks), 0.0);
+  extras.front() += first_extra;
+  extras.back() += last_extra;
+  std::vector<int64_t> counts = capacities(smallest_bottleneck(layers, layer_cost, extras), extras, layer_cost, layers);
+  // Take the surplus from the costliest chunks, later ones first on ties.
+  int64_t surplus = -layers;
+  for (int64_t count : counts) surplus += count;
+  for (; surplus > 0; --surplus) {
+    size_t costliest = 0;
+    double worst = -1;
+    for (size_t k = 0; k < counts.size(); ++k) {
+      const double cost = double(counts[k]) * layer_cost + extras[k];
+      if (counts[k] > 1 && cost >= worst) worst = cost, costliest = k;
+    }
+    --counts[costliest];
+  }
+  std::vector<LayerRange> ranges;
+  int64_t begin = 0;
+  for (int64_t count : counts) ranges.push_back({begin, begin + count}), begin += count;
+  return ranges;
+}
+
+PipelineSplit split_pipeline(const TransformerSpec& spec, int64_t stages, int64_t interleave) {
+  const double s = double(spec.seq_len), h = double(spec.hidden);
+  const double layer = 2.0 * s * double(spec.linear_weights_per_layer()) + 4.0 * s * s * h;
+  const double head = 2.0 * s * h * double(spec.vocab);
+  if (stages < 1 || interleave < 1 || stages * interleave > spec.layers) {
+    throw InputError("pipeline=" + std::to_string(stages) + " × interleave=" + std::to_string(interleave) +
+                     " chunks for layers=" + std::to_string(spec.layers) + ": each chunk needs at least one layer");
+  }
+  return PipelineSplit(partition_layers(spec.layers, layer, 0.0, head, stages * interleave), stages);
+}
+
+}  // namespace axo

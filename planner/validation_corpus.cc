@@ -1,0 +1,300 @@
+// The public validation corpus: CSV rows to costable cases (see validation_corpus.h).
+#include "planner/validation_corpus.h"
+
+#include <csv.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/error.h"
+#include "model/yaml_fields.h"
+
+namespace axo {
+
+namespace {
+
+struct RecordCollector {
+  std::vector<std::string> current;
+  std::vector<std::vector<std::string>> rows;
+  static void field(void* data, size_t size, void* self) {
+    static_cast<RecordCollector*>(self)->current.emplace_back(static_cast<char*>(data), size);
+  }
+  static void record(int, void* self) {
+    auto* collector = static_cast<RecordCollector*>(self);
+    collector->rows.push_back(std::move(collector->current));
+    collector->current.clear();
+  }
+};
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& path) {
+  csv_parser parser;
+  if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
+  RecordCollector collector;
+  const size_t parsed = csv_parse(&parser, text.data(), text.size(), RecordCollector::field,
+                                  RecordCollector::record, &collector);
+  const bool ok = parsed == text.size() &&
+                  csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
+  const std::string error = csv_strerror(csv_error(&parser));
+  csv_free(&parser);
+  if (!ok) throw InputError(path + ": malformed CSV near byte " + std::to_string(parsed) + ": " + error);
+  return collector.rows;
+}
+
+// The architecture of a model family, as a YAML mapping of TransformerSpec keys.
+struct Family {
+  std::string match;
+  YAML::Node fields;
+};
+
+struct MachineEntry {
+  std::string source, gpu_type, gpu, machine;
+};
+
+struct CorpusSpec {
+  std::string csv_path;
+  std::vector<Family> families;
+  std::vector<MachineEntry> machines;
+};
+
+CorpusSpec load_corpus_spec(const std::string& path) {
+  const YamlMap map(load_yaml_file(path), path, "validation corpus");
+  CorpusSpec spec;
+  spec.csv_path = (std::filesystem::path(path).parent_path() / map.get_string("corpus")).string();
+  for (const YAML::Node& node : map.get_node("families")) {
+    const YamlMap family(node, path, "model family");
+    Family f{family.get_string("match"), YAML::Node(YAML::NodeType::Map)};
+    for (const char* key : {"mlp", "norm", "positions", "bias", "tied_embeddings", "dropout", "vocab", "kv_heads"}) {
+      if (family.has(key)) f.fields[key] = family.get_node(key);
+    }
+    family.reject_unknown_keys();
+    spec.families.push_back(f);
+  }
+  for (const YAML::Node& node : map.get_node("machines")) {
+    const YamlMap entry(node, path, "machine entry");
+    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"),
+                             entry.get_string("gpu"), entry.get_string("machine")});
+    entry.reject_unknown_keys();
+  }
+  map.reject_unknown_keys();
+  return spec;
+}
+
+class Row {
+ public:
+  Row(const CorpusRecord& record, std::string where) : record_(record), where_(std::move(where)) {}
+  const std::string& operator[](const std::string& column) const {
+    for (const auto& [name, value] : record_) {
+      if (name == column) return value;
+    }
+    throw InputError(where_ + ": no column '" + column + "'");
+  }
+  int64_t integer(const std::string& column) const {
+    const std::string& text = (*this)[column];
+    try {
+      size_t used = 0;
+      const long long value = std::stoll(text, &used);
+      if (used == text.size() && value > 0) return value;
+    } catch (const std::exception&) {
+    }
+    throw InputError(where_ + ": column '" + column + "': expected a positive integer, got '" + text + "'");
+  }
+  double number(const std::string& column) const {  // 0 when the cell is empty
+    const std::string& text = (*this)[column];
+    if (text.empty()) return 0;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || !(value > 0)) {
+      throw InputError(where_ + ": column '" + column + "': expected a positive number, got '" + text + "'");
+    }
+    return value;
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  const CorpusRecord& record_;
+  std::string where_;
+};
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// "CP=2; VP=7; GA=63; ..." or "FSDP ...; grad accum 4; ..." → the number after `key`, or 0.
+int64_t tagged_count(const std::string& text, const std::string& key) {
+  std::smatch match;
+  if (std::regex_search(text, match, std::regex(key + "(\\d+)"))) return std::stoll(match[1]);
+  return 0;
+}
+
+// What the model cannot express yet, in the row's own words; empty when it can.
+std::string unexpressible_reason(const Row& row) {
+  const std::string& precision = row["precision"];
+  const std::string& other = row["other_parallel"];
+  if (contains(precision, "fp8") || contains(precision, "float8")) {
+    return "fp8 GEMMs (fp8 / float8 precision): axo prices bf16 only (issue 15)";
+  }
+  if (tagged_count(other, "CP=") > 1) {
+    return "context parallelism CP=" + std::to_string(tagged_count(other, "CP=")) + " (issue 15)";
+  }
+  if (contains(other, "SHARD_GRAD_OP")) {
+    return "FSDP SHARD_GRAD_OP (ZeRO-2: whole weights, sharded gradients and optimizer): "
+           "axo's z shards the weights too (zero=2 is issue 15)";
+  }
+  const std::string& recompute = row["recompute"];
+  if (contains(recompute, "not stated")) return "recompute not stated ('" + recompute + "')";
+  if (contains(recompute, "per-layer")) {
+    return "torchtitan per-layer selective checkpointing (every 2nd layer in full) is "
+           "neither axo's selective nor full recompute";
+  }
+  if (row["sequence_parallel"] == "not stated" && row.integer("TP") > 1) {
+    return "sequence parallelism not stated with TP=" + row["TP"];
+  }
+  return "";
+}
+
+Recompute parse_recompute(const std::string& text) {
+  if (text.rfind("selective", 0) == 0) return Recompute::selective;
+  if (text.rfind("full", 0) == 0) return Recompute::full;
+  return Recompute::none;
+}
+
+TransformerSpec row_model(const Row& row, const Family& family) {
+  YAML::Node node = YAML::Clone(family.fields);
+  node["name"] = row["name"];
+  for (const char* column : {"layers", "hidden", "heads", "ffn_hidden", "seq_len", "global_batch"}) {
+    node[column] = row.integer(column);
+  }
+  if (!row["kv_heads"].empty()) node["kv_heads"] = row.integer("kv_heads");
+  if (!row["vocab"].empty()) node["vocab"] = row.integer("vocab");
+  node["precision"] = "bf16";
+  TransformerSpec spec = transformer_spec_from_yaml(node, row.where());
+  validate(spec, row.where());
+  return spec;
+}
+
+// The grid and schedule of the row (see the header for the rules).
+void set_config(const Row& row, CorpusCase& c) {
+  const std::string& other = row["other_parallel"];
+  const bool fsdp = contains(other, "FSDP");
+  const int64_t dp = row.integer("DP"), per_rank_microbatch = row.integer("microbatch");
+  ParallelConfig& config = c.config;
+  config.pipeline = row.integer("PP");
+  config.y = row.integer("TP");
+  config.z = fsdp ? dp : 1;
+  config.data = fsdp ? 1 : dp;
+  config.microbatch = per_rank_microbatch * config.z;
+  config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
+  config.recompute = parse_recompute(row["recompute"]);
+  config.sequence_parallel = row["sequence_parallel"] == "yes";
+  if (fsdp && config.y > 1) {
+    c.notes.push_back("TP with FSDP (torchtitan) shards norms over the sequence; axo's sequence "
+                      "parallelism needs z=1, so TP is priced without it");
+  }
+  if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
+    c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
+  }
+  if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
+  if (contains(other, "distributed optimizer")) {
+    c.notes.push_back("distributed optimizer: gradient all-reduce priced "
+                      "(same bytes as its reduce-scatter + all-gather)");
+    c.memory_caveat = "distributed optimizer shards the optimizer state over DP=" + row["DP"] +
+                      "; axo's memory model keeps it whole (zero=1 is issue 15)";
+  }
+}
+
+// The batch must be DP · microbatch · accumulation steps, as every source states it.
+std::string batch_problem(const Row& row) {
+  const std::string& other = row["other_parallel"];
+  const int64_t steps = std::max(tagged_count(other, "GA="), tagged_count(other, "grad accum "));
+  const int64_t per_step = row.integer("DP") * row.integer("microbatch");
+  const int64_t batch = row.integer("global_batch");
+  if (batch % per_step != 0 || (steps > 0 && batch != per_step * steps)) {
+    return "global_batch " + row["global_batch"] + " is not DP·microbatch·GA = " + row["DP"] + "·" +
+           row["microbatch"] + "·" + std::to_string(steps);
+  }
+  return "";
+}
+
+// The iteration time: published, or the tokens of a batch over the published tokens/s.
+void set_measured(const Row& row, CorpusCase& c) {
+  if ((c.measured_s = row.number("iter_time_s")) > 0) {
+    c.measured_from = "iter_time_s";
+  } else if (row.number("tokens_per_s") > 0) {
+    c.measured_s = double(row.integer("global_batch") * row.integer("seq_len")) / row.number("tokens_per_s");
+    c.measured_from = "tokens_per_s";
+  }
+}
+
+CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
+  CorpusCase c;
+  c.name = row["name"];
+  c.source = c.name.substr(0, c.name.find('_'));
+  c.gpu_type = row["gpu_type"];
+  c.confidence = row["confidence"];
+  c.where = row.where();
+  set_measured(row, c);
+  for (const MachineEntry& m : spec.machines) {
+    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine;
+  }
+  if (c.machine.empty()) {
+    c.gpu = c.gpu_type;
+    c.why_not = "no machine preset for GPU type '" + c.gpu_type + "' in source " + c.source;
+    return c;
+  }
+  if (c.measured_s <= 0) {
+    c.why_not = "no iteration time or tokens/s published";
+    return c;
+  }
+  if (!(c.why_not = unexpressible_reason(row)).empty()) return c;
+  if (!(c.why_not = batch_problem(row)).empty()) return c;
+  const Family* family = nullptr;
+  for (const Family& f : spec.families) {
+    if (!family && row["model_family"].rfind(f.match, 0) == 0) family = &f;
+  }
+  if (!family) {
+    c.why_not = "no architecture for model family '" + row["model_family"] + "'";
+    return c;
+  }
+  c.model = row_model(row, *family);
+  set_config(row, c);
+  c.gpus = row.integer("gpus");
+  if (c.config.gpus() != c.gpus) {
+    c.why_not = "TP·PP·DP = " + std::to_string(c.config.gpus()) + " does not equal gpus " + row["gpus"];
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<CorpusRecord> read_csv_records(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const auto rows = parse_csv(buffer.str(), path);
+  if (rows.empty()) throw InputError(path + ": empty table (no header line)");
+  std::vector<CorpusRecord> records;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].size() != rows[0].size()) {
+      throw InputError(path + ":" + std::to_string(r + 1) + ": expected " + std::to_string(rows[0].size()) +
+                       " columns, got " + std::to_string(rows[r].size()));
+    }
+    CorpusRecord record;
+    for (size_t i = 0; i < rows[0].size(); ++i) record.emplace_back(rows[0][i], rows[r][i]);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
+  const CorpusSpec spec = load_corpus_spec(yaml_path);
+  std::vector<CorpusCase> cases;
+  const auto records = read_csv_records(spec.csv_path);
+  for (size_t i = 0; i < records.size(); ++i) {
+    cases.push_back(express_row(Row(records[i], spec.csv_path + ":" + std::to_string(i + 2)), spec));
+  }
+  return cases;
+}
+
+}  // namespace axo

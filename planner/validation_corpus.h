@@ -1,0 +1,58 @@
+// The public validation corpus (configs/validation/public-runs.csv, read through
+// public-runs.yaml): each published run turned into the model, configuration and
+// machine axo would cost it with, or the reason axo cannot express it yet.
+//
+// Translation (README.md in configs/validation says why each rule holds):
+//   model     the row's shape columns + its family's architecture (public-runs.yaml)
+//   grid      Megatron/NeMo rows: data = DP, y = TP (x = z = 1), pipeline = PP;
+//             FSDP rows (MosaicML FULL_SHARD, torchtitan FSDP2): z = DP, data = 1 —
+//             AxoNN's Z shards weights, gradients and optimizer state and gathers
+//             weights per layer, which is FSDP's FULL_SHARD (ARCHITECTURE.md)
+//   microbatch sequences per microbatch per replica: the row's microbatch, times z
+//   interleave the row's VP; recompute and sequence parallelism as the row states
+//   measured   iter_time_s where given, else global_batch·seq_len / tokens_per_s
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/parallel_config.h"
+#include "model/transformer_spec.h"
+
+namespace axo {
+
+// One published run as axo expresses it.
+struct CorpusCase {
+  std::string name;
+  std::string source;      // the name's prefix: dgxc, mpt, torchtitan
+  std::string gpu_type;    // the row's own words, e.g. "H100-80 (DGX H100)"
+  std::string gpu;         // the GPU type fits and summaries group by, e.g. H100-80
+  std::string confidence;  // exact-from-table or partial
+  std::string where;       // FILE:LINE
+  // Empty when expressed; otherwise why axo cannot cost it (yet).
+  std::string why_not;
+  std::string machine;  // preset name
+  int64_t gpus = 0;
+  TransformerSpec model;
+  ParallelConfig config;
+  double measured_s = 0;      // iteration time
+  std::string measured_from;  // "iter_time_s" or "tokens_per_s"
+  // What the translation leaves out that changes memory but not (to first
+  // order) time, e.g. Megatron's distributed optimizer.
+  std::string memory_caveat;
+  // Smaller liberties the translation takes (reported in the CSV).
+  std::vector<std::string> notes;
+
+  bool expressed() const { return why_not.empty(); }
+};
+
+// Reads the corpus description (public-runs.yaml) and the CSV it names (a path
+// relative to the YAML file) into one case per row, expressed or not.
+std::vector<CorpusCase> load_corpus(const std::string& yaml_path);
+
+// A CSV record by column name (header → cell); exposed for tests.
+using CorpusRecord = std::vector<std::pair<std::string, std::string>>;
+// Reads a CSV file into records; malformed CSV is an InputError with the byte.
+std::vector<CorpusRecord> read_csv_records(const std::string& path);
+
+}  // namespace axo

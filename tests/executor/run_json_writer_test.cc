@@ -1,0 +1,62 @@
+// run.json as the trainer writes it (executor/train/run_json_writer.h) is
+// what the report reads (report/run_file.h): one schema, model/run_schema.h.
+#include "executor/train/run_json_writer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/run_file.h"
+
+namespace axo {
+namespace {
+
+RunDescription two_stage_run() {
+  RunDescription run;
+  run.model = "gpt2-tiny", run.ranks = 4;
+  run.grid.pipeline = 2, run.grid.data = 2;
+  run.split = PipelineSplit({{0, 3}, {3, 4}}, 2);
+  run.node_ranks = 4, run.node_cores = 2;
+  run.batch = 8, run.microbatch = 2, run.seq = 32, run.parameters = 1000;
+  return run;
+}
+
+StepRecord step(int64_t number, double seconds) {
+  StepRecord r;
+  r.step = number, r.loss = 5.0, r.seconds = seconds;
+  for (int k = 0; k < 4; ++k) {
+    std::array<double, 11> values{};
+    values[0] = 0.5 * seconds, values[10] = seconds;
+    r.ranks.push_back(values);
+  }
+  return r;
+}
+
+TEST(RunJsonWriter, TheReportReadsWhatTheTrainerWrites) {
+  std::vector<RankMemory> memory(4);
+  for (int k = 0; k < 4; ++k) memory[size_t(k)].device_peak = memory[size_t(k)].device_peak_by_use[0] = 100 + k;
+  const std::string text = run_json_text(two_stage_run(), memory, {step(1, 2.0), step(2, 1.0), step(3, 1.0)});
+  const MeasuredRun run = measured_run_from_json(nlohmann::json::parse(text), "run.json");
+  EXPECT_EQ(run.steps, 3u);
+  EXPECT_EQ(run.steps_used, 2u);  // the warm-up step left out
+  EXPECT_DOUBLE_EQ(run.iteration_s, 1.0);
+  EXPECT_DOUBLE_EQ(run.components[0], 0.5);
+  EXPECT_EQ(run.node_cores, 2);
+  EXPECT_EQ(run.microbatch, 2);
+  ASSERT_TRUE(run.memory.has_value());
+  EXPECT_EQ(run.memory->device_peak, 103);
+  EXPECT_EQ(run.memory->rank, 3u);
+}
+
+TEST(RunJsonWriter, RecordsTheLayerSplitAndEachRanksStage) {
+  const nlohmann::json j = nlohmann::json::parse(run_json_text(two_stage_run(), std::vector<RankMemory>(4), {step(1, 1.0)}));
+  EXPECT_EQ(j["pipeline"]["split"], "3,1");
+  EXPECT_EQ(j["pipeline"]["chunks"], nlohmann::json::parse("[[0,3],[3,4]]"));
+  // Rank order xyzdp: data varies before pipeline, so ranks 0, 1 are stage 0 and 2, 3 stage 1.
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(j["steps"][0]["ranks"][k]["stage"], k / 2) << k;
+    EXPECT_EQ(j["memory"]["ranks"][k]["stage"], k / 2) << k;
+  }
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,79 @@
+// Tests for the pipeline's layer split (model/stage_partition.h).
+#include "model/stage_partition.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+std::vector<int64_t> counts(const std::vector<LayerRange>& ranges) {
+  std::vector<int64_t> out;
+  for (const LayerRange& r : ranges) out.push_back(r.count());
+  return out;
+}
+
+TEST(PartitionLayers, EqualLayersSplitEquallyWhenTheyDivide) {
+  EXPECT_EQ(counts(partition_layers(12, 1.0, 0, 0, 4)), (std::vector<int64_t>{3, 3, 3, 3}));
+}
+
+TEST(PartitionLayers, ContiguousAndCoverEveryLayer) {
+  const auto ranges = partition_layers(70, 1.0, 0.0, 0.3, 12);  // BLOOM-176B's 70 layers over 12 stages
+  ASSERT_EQ(ranges.size(), 12u);
+  EXPECT_EQ(ranges.front().begin, 0);
+  EXPECT_EQ(ranges.back().end, 70);
+  for (size_t k = 1; k < ranges.size(); ++k) EXPECT_EQ(ranges[k].begin, ranges[k - 1].end);
+  // Bottleneck 6 layers; the head's chunk takes 5 (5.3 < 6), so 70 = 6·11 + 4 would not do: check the max.
+  int64_t most = 0;
+  for (const LayerRange& r : ranges) most = std::max(most, r.count());
+  EXPECT_EQ(most, 6);
+}
+
+TEST(PartitionLayers, TheHeadsChunkTakesFewerLayers) {
+  // Head worth 4.47 layers (GPT-2 124M at T = 1024): 12 layers over 2 stages.
+  // Stage costs 8 and 4 + 4.47 = 8.47 beat 7 and 5 + 4.47 = 9.47.
+  EXPECT_EQ(counts(partition_layers(12, 1.0, 0.0, 4.47, 2)), (std::vector<int64_t>{8, 4}));
+}
+
+TEST(PartitionLayers, MinimisesTheLargestChunkCost) {
+  // 7 layers over 3 stages with a head of 0.5: 3, 2, 2 (+0.5) → max 3; 2, 2, 3 would be 3.5.
+  EXPECT_EQ(counts(partition_layers(7, 1.0, 0.0, 0.5, 3)), (std::vector<int64_t>{3, 2, 2}));
+}
+
+TEST(PartitionLayers, FewerLayersThanChunksIsAnInputError) {
+  EXPECT_THROW(partition_layers(3, 1.0, 0, 0, 4), InputError);
+}
+
+TEST(SplitPipeline, InterleavedChunksGoRoundTheStages) {
+  TransformerSpec spec = load_model("gpt3-175b");
+  const PipelineSplit split = split_pipeline(spec, 8, 3);  // 96 layers, 24 chunks of 4
+  EXPECT_EQ(split.interleave(), 3);
+  EXPECT_EQ(split.chunk(0, 0).begin, 0);
+  EXPECT_EQ(split.chunk(1, 0).begin, 4);   // chunk 1 is stage 1's first
+  EXPECT_EQ(split.chunk(0, 1).begin, 32);  // chunk 8 is stage 0's second
+  EXPECT_EQ(split.stage_layers(7), 12);
+  EXPECT_EQ(split.max_stage_layers(), 12);
+  EXPECT_EQ(split.text(), "4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4");
+}
+
+TEST(SplitPipeline, SmallModelsGiveTheHeadsStageFewerLayers) {
+  TransformerSpec spec = load_model("gpt2-124m");
+  spec.seq_len = 1024;
+  EXPECT_EQ(split_pipeline(spec, 2, 1).text(), "8,4");
+}
+
+TEST(SplitPipeline, TooManyChunksNamesTheUsersValues) {
+  TransformerSpec spec = load_model("gpt2-124m");
+  try {
+    split_pipeline(spec, 4, 4);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipeline=4 × interleave=4 chunks for layers=12"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace axo

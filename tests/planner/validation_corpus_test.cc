@@ -1,0 +1,188 @@
+// The public corpus as axo expresses it: it parses, one row per source becomes
+// the model and configuration its source describes, and the rows axo cannot
+// express say why.
+#include "planner/validation_corpus.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "model/error.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+const std::vector<CorpusCase>& corpus() {
+  static const std::vector<CorpusCase> cases = load_corpus(config_dir() + "/validation/public-runs.yaml");
+  return cases;
+}
+
+const CorpusCase& find(const std::string& name) {
+  for (const CorpusCase& c : corpus()) {
+    if (c.name == name) return c;
+  }
+  throw std::runtime_error("no corpus row " + name);
+}
+
+TEST(ValidationCorpus, ParsesEveryRow) {
+  ASSERT_EQ(corpus().size(), 335u);
+  int expressed = 0;
+  for (const CorpusCase& c : corpus()) {
+    EXPECT_TRUE(c.source == "dgxc" || c.source == "mpt" || c.source == "torchtitan") << c.name;
+    if (!c.expressed()) continue;
+    ++expressed;
+    EXPECT_GT(c.measured_s, 0) << c.name;
+    EXPECT_EQ(c.config.gpus(), c.gpus) << c.name;
+    EXPECT_FALSE(c.machine.empty()) << c.name;
+  }
+  EXPECT_GT(expressed, 150);
+}
+
+TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
+  const CorpusCase& c = find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1");
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.machine, "dgx-h100");
+  EXPECT_EQ(c.gpu, "H100-80");
+  EXPECT_EQ(c.model.layers, 96);
+  EXPECT_EQ(c.model.hidden, 12288);
+  EXPECT_EQ(c.model.kv_heads, 96);
+  EXPECT_EQ(c.model.ffn_hidden, 49152);
+  EXPECT_EQ(c.model.vocab, 51200);
+  EXPECT_EQ(c.model.global_batch, 256);
+  EXPECT_EQ(c.model.mlp, MlpKind::gelu);
+  EXPECT_EQ(c.model.positions, PositionKind::learned);
+  EXPECT_TRUE(c.model.bias);
+  EXPECT_TRUE(c.model.dropout);
+  ParallelConfig expected;
+  expected.pipeline = 8;
+  expected.data = 4;
+  expected.y = 4;
+  expected.microbatch = 1;
+  expected.interleave = 12;
+  expected.recompute = Recompute::none;
+  expected.sequence_parallel = true;
+  EXPECT_EQ(c.config, expected);
+  EXPECT_DOUBLE_EQ(c.measured_s, 8.91);
+  EXPECT_EQ(c.measured_from, "iter_time_s");
+  EXPECT_NE(c.memory_caveat.find("distributed optimizer"), std::string::npos);
+}
+
+TEST(ValidationCorpus, MosaicFullShardIsZ) {
+  const CorpusCase& c = find("mpt_70b_h100_80gb_512gpu_seq2048_gbs4096_amp_bf16");
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.machine, "dgx-h100");
+  EXPECT_EQ(c.model.vocab, 50368);
+  EXPECT_FALSE(c.model.bias);
+  EXPECT_TRUE(c.model.tied_embeddings);
+  ParallelConfig expected;
+  expected.z = 512;
+  expected.microbatch = 8 * 512;  // 8 sequences per GPU, one microbatch per step (grad accum 1)
+  expected.recompute = Recompute::full;
+  EXPECT_EQ(c.config, expected);
+  EXPECT_DOUBLE_EQ(c.measured_s, 16.268);
+}
+
+TEST(ValidationCorpus, TorchtitanFsdpRowsTakeTimeFromTokens) {
+  const CorpusCase& c = find("torchtitan_llama213b_64xA100_lbs2_none");
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.machine, "selene");
+  EXPECT_EQ(c.gpu, "A100-80");
+  EXPECT_EQ(c.model.vocab, 32000);
+  EXPECT_EQ(c.model.kv_heads, 40);  // Llama 2 13B: multi-head
+  EXPECT_EQ(c.model.mlp, MlpKind::swiglu);
+  EXPECT_EQ(c.model.norm, NormKind::rmsnorm);
+  EXPECT_EQ(c.config.z, 64);
+  EXPECT_EQ(c.config.data, 1);
+  EXPECT_EQ(c.config.microbatch, 128);
+  EXPECT_EQ(c.measured_from, "tokens_per_s");
+  EXPECT_DOUBLE_EQ(c.measured_s, 128.0 * 4096 / 138368);
+
+  const CorpusCase& tp = find("torchtitan_llama31_405b_128xH100_none");
+  ASSERT_TRUE(tp.expressed()) << tp.why_not;
+  EXPECT_EQ(tp.machine, "grand-teton-h100");
+  EXPECT_EQ(tp.model.kv_heads, 8);
+  EXPECT_EQ(tp.model.vocab, 128256);
+  EXPECT_EQ(tp.config.y, 8);
+  EXPECT_EQ(tp.config.z, 16);
+  EXPECT_EQ(tp.config.microbatch, 32);
+  EXPECT_FALSE(tp.config.sequence_parallel);
+  EXPECT_FALSE(tp.notes.empty());
+}
+
+TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"dgxc_llama31_70b_bf16_64xH100", "context parallelism CP=2"},
+      {"dgxc_gpt3_175b_fp8_128xH100_v25.02", "fp8 GEMMs"},
+      {"dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05", "no machine preset for GPU type 'GB200'"},
+      {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},
+      {"torchtitan_trainy_llama31_8b_32xH200_float8", "fp8 GEMMs"},
+  };
+  for (const auto& [name, reason] : expected) {
+    const CorpusCase& c = find(name);
+    EXPECT_NE(c.why_not.find(reason), std::string::npos) << name << ": " << c.why_not;
+  }
+  int shard_grad_op = 0;
+  for (const CorpusCase& c : corpus()) shard_grad_op += c.why_not.find("SHARD_GRAD_OP") != std::string::npos;
+  EXPECT_EQ(shard_grad_op, 6);
+}
+
+class CorpusFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("axo_corpus_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "c.yaml") << "corpus: runs.csv\n"
+                                      "families:\n  - {match: GPT, mlp: gelu, vocab: 51200}\n"
+                                      "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene}\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string yaml() const { return (dir_ / "c.yaml").string(); }
+  void write_csv(const std::string& rows) const {
+    std::ofstream(dir_ / "runs.csv")
+        << "name,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
+           "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
+           "confidence\n"
+        << rows;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CorpusFixture, BatchThatIsNotDataTimesMicrobatchTimesStepsIsRefused) {
+  write_csv("t_a,GPT x,4,512,8,,2048,,1024,96,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact-from-table\n"
+            "t_b,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact-from-table\n"
+            "t_c,Other,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact-from-table\n");
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_NE(cases[0].why_not.find("global_batch 96 is not DP·microbatch·GA = 4·2·4"), std::string::npos)
+      << cases[0].why_not;
+  ASSERT_TRUE(cases[1].expressed()) << cases[1].why_not;
+  EXPECT_EQ(cases[1].config.data, 4);
+  EXPECT_EQ(cases[1].config.y, 2);
+  EXPECT_EQ(cases[1].model.vocab, 51200);
+  EXPECT_NE(cases[2].why_not.find("no architecture for model family 'Other'"), std::string::npos);
+}
+
+TEST_F(CorpusFixture, MalformedRowsNameTheLine) {
+  write_csv("t_a,GPT x,4,512\n");
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs.csv:2: expected 23 columns, got 4"), std::string::npos) << e.what();
+  }
+  write_csv("t_a,GPT x,four,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact-from-table\n");
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs.csv:2: column 'layers': expected a positive integer, got 'four'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace axo

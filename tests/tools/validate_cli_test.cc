@@ -1,0 +1,44 @@
+// `axo validate` end to end: the summary per source and GPU type, the
+// unexpressible runs, the memory misses, --csv with every run, --fit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "tests/run_command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ValidateCli, SummaryCsvAndFit) {
+  const fs::path csv = fs::temp_directory_path() / ("axo_validate_" + std::to_string(::getpid()) + ".csv");
+  const auto r = axo::testing::run_axo("validate --fit --csv " + csv.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* expected : {"Korthikanti et al. 2022, Table 5", "Published runs (", "source", "mean |err|",
+                               "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "Not expressible yet",
+                               "context parallelism CP=2", "fp8 GEMMs", "do not fit", "Fitted per GPU type",
+                               "LOSO mean|e|", "band: "}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove(csv);
+  const std::string content = text.str();
+  EXPECT_EQ(content.rfind("name,source,gpu_type,machine,quantity,predicted,measured,measured_from,error_pct,", 0), 0u);
+  // A header, 18 comparisons of the two Korthikanti tables, 335 published runs.
+  EXPECT_EQ(std::count(content.begin(), content.end(), '\n'), 1 + 18 + 335);
+  EXPECT_NE(content.find("dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05,dgxc,GB200,,iteration (s),,2.189,"
+                         "iter_time_s,,,,,exact-from-table,false,no machine preset"),
+            std::string::npos);
+}
+
+TEST(ValidateCli, MissingCorpusIsAUsageError) {
+  const auto r = axo::testing::run_axo("validate --corpus /nonexistent/corpus.yaml");
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
+}  // namespace
