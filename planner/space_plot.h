@@ -3,9 +3,10 @@
 // log scale: the space spans orders of magnitude); the Pareto front (the
 // configurations no other beats on both time and memory) is a line; the top
 // rows of the ranked table are labelled with their rank; the usable memory
-// per GPU is a dashed line. Points that fall on the same spot of the chart
-// (a 150 × 150 grid over the axes, about a symbol's width) are drawn once, so
-// the file stays small for searches of millions of configurations.
+// per GPU is a dashed line when it is within twice the points' largest.
+// Points that fall on the same spot of the chart (a 100 × 100 grid over the
+// axes, about a symbol's width) are drawn once, so the file stays small for
+// searches of millions of configurations.
 #pragma once
 
 #include <string>
