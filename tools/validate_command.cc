@@ -9,7 +9,6 @@
 #include <filesystem>
 
 #include "model/atomic_file.h"
-#include "model/plan_file.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 #include "planner/validation.h"
