@@ -36,6 +36,8 @@ class TopRows {
   }
   // Keeps `row` if it ranks among the best, or names it beside a kept twin.
   void offer(double key, const PlanRow& row) {
+    // Behind every kept row (a full table): neither kept nor any kept row's twin.
+    if (rows_.size() >= capacity_ && rows_.front() < Ranked{key, {}, row.breakdown.iter_time}) return;
     if (fold_) {
       for (Ranked& kept : rows_) {
         if (!same_numbers(kept.row.breakdown, row.breakdown)) continue;
