@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -121,10 +122,17 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
   TrainingEstimate& t = row.training;
   if (j.contains("goodput")) t.goodput.goodput = number("goodput");
   if (j.contains("checkpoint_interval_s")) t.goodput.checkpoint_interval_s = number("checkpoint_interval_s");
+  // JSON writes infinity (a goodput of 0: training never ends) as null.
+  auto days_hours_or_cost = [&](const char* key) {
+    return j[key].is_null() ? std::numeric_limits<double>::infinity() : number(key);
+  };
   t.has_time = j.contains("train_days");
-  if (t.has_time) t.time.train_days = number("train_days"), t.time.gpu_hours = number("gpu_hours");
+  if (t.has_time) {
+    t.time.train_days = days_hours_or_cost("train_days");
+    t.time.gpu_hours = days_hours_or_cost("gpu_hours");
+  }
   t.has_cost = j.contains("cost");
-  if (t.has_cost) t.time.cost = number("cost");
+  if (t.has_cost) t.time.cost = days_hours_or_cost("cost");
   return row;
 }
 

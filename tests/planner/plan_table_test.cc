@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -99,6 +100,13 @@ TEST(PlanTable, GoodputAlwaysTimeAndCostWithABudget) {
   const nlohmann::ordered_json j = plan_rows_to_json(rows);
   EXPECT_DOUBLE_EQ(j[0]["gpu_hours"].get<double>(), t.gpu_hours);
   EXPECT_DOUBLE_EQ(j[0]["checkpoint_interval_s"].get<double>(), rows[0].training.goodput.checkpoint_interval_s);
+  // Failures faster than restarts: nothing trains, the time is infinite, in CSV and JSON.
+  std::vector<PlanRow> stuck = rows;
+  stuck[0].training.goodput.goodput = 0;
+  stuck[0].training.time = time_to_train(1e12, 1e6, 1, 0, 32, 2.5);
+  const auto from_json = plan_rows_from_json(nlohmann::json::parse(plan_rows_to_json(stuck).dump()), "rows.json");
+  EXPECT_TRUE(std::isinf(from_json[0].training.time.train_days));
+  EXPECT_TRUE(std::isinf(plan_rows_from_csv(plan_table_csv(stuck), "rows.csv")[0].training.time.cost));
 }
 
 }  // namespace
