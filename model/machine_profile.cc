@@ -146,6 +146,10 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
 
   p.cpu_optimizer_params_per_s = map.get_double("cpu_optimizer_params_per_s", 1, 1e15);
   if (map.has("collectives")) p.collectives = read_collectives(map.get_node("collectives"), source);
+  p.failures_per_gpu_hour =
+      map.get_double("failures_per_gpu_hour", 1e-12, 1, kLlama3FailuresPerGpuHour);
+  p.checkpoint_filesystem_GBps = map.get_double("checkpoint_filesystem_GBps", 1e-6, 1e9, 2000);
+  p.restart_s = map.get_double("restart_s", 0, 1e7, 600);
   map.reject_unknown_keys({"metadata", "raw"});
   return p;
 }
@@ -190,6 +194,9 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["host_link"]["host_to_device_GBps"] = p.host_to_device_GBps;
   node["host_link"]["device_to_host_GBps"] = p.device_to_host_GBps;
   node["cpu_optimizer_params_per_s"] = p.cpu_optimizer_params_per_s;
+  node["failures_per_gpu_hour"] = p.failures_per_gpu_hour;
+  node["checkpoint_filesystem_GBps"] = p.checkpoint_filesystem_GBps;
+  node["restart_s"] = p.restart_s;
   for (const CollectiveFit& fit : p.collectives) {
     YAML::Node e;
     e["op"] = to_string(fit.op);

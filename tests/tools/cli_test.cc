@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 #include "model/plan_file.h"
@@ -44,6 +45,33 @@ TEST_F(Cli, PlanWritesTableCsvJsonAndPlan) {
   EXPECT_EQ(plan.gpus, 32);
   EXPECT_EQ(plan.config.gpus(), 32);
   EXPECT_GT(plan.predicted.iter_time, 0);
+}
+
+TEST_F(Cli, PlanTimeToTrainGoodputAndThePicture) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --top 3 --tokens 15e12 "
+                       "--gpu-hour-price 2 --rank-by cost --explain --csv " + path("p.csv") + " --json " +
+                       path("p.json") + " --svg " + path("space.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* text : {"goodput", "ckpt_s", "days", "GPU_hours", "cost", "Failures and checkpoints",
+                           "checkpoint interval", "train_days", "Wrote the space of"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  std::ifstream csv(path("p.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("goodput,checkpoint_interval_s,train_days,gpu_hours,cost"), std::string::npos) << header;
+  std::ifstream json(path("p.json"));
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"training\""), std::string::npos);
+  EXPECT_TRUE(fs::file_size(path("space.svg")) > 1000);
+  Result bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --gpu-hour-price 2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--gpu-hour-price needs --tokens"), std::string::npos) << bad.output;
+  bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --rank-by speed");
+  EXPECT_EQ(bad.code, 2);
+  // Below a billion parameters, millions.
+  EXPECT_NE(axo("plan --model gpt2-mini --gpus 4 --machine selene --top 1").output.find("gpt2-mini (0.8M parameters)"),
+            std::string::npos);
 }
 
 TEST_F(Cli, ListsAndValidates) {
