@@ -108,6 +108,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.name = map.get_string("name");
   p.source = map.get_string("source", "");
   p.backend = map.get_choice("backend", {"gpu", "cpu"}, "gpu");
+  p.gpu_type = map.get_string("gpu_type", "");
   p.gpus_per_node = map.get_int("gpus_per_node", 1, 1 << 16);
   p.device_memory_GiB = map.get_double("device_memory_GiB", 1e-3, 1e6);
   p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
@@ -163,6 +164,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["name"] = p.name;
   if (!p.source.empty()) node["source"] = p.source;
   node["backend"] = p.backend;
+  if (!p.gpu_type.empty()) node["gpu_type"] = p.gpu_type;
   node["gpus_per_node"] = p.gpus_per_node;
   node["device_memory_GiB"] = p.device_memory_GiB;
   node["reserved_memory_GiB"] = p.reserved_memory_GiB;

@@ -52,6 +52,10 @@ struct MachineProfile {
   std::string name;
   std::string source;
   std::string backend = "gpu";    // gpu or cpu: which executor backend it describes
+  // The GPU type as the validation corpus names it (configs/validation/public-runs.yaml,
+  // `gpu`: A100-80, H100-80 ...): its published runs give the predictions' error band
+  // (planner/prediction_band.h). Empty: none (a calibrated CPU profile), no band.
+  std::string gpu_type;
   int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node
   double device_memory_GiB = 0;   // per device
   double reserved_memory_GiB = 0; // runtime, allocator fragmentation, libraries

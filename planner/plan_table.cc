@@ -107,6 +107,15 @@ const std::vector<ResultColumn>& later_results() {
       memory_column("mem_buffers_gib", &MemoryBreakdown::comm_buffers),
       {.name = "mem_capacity_gib", .get = [](const PlanRow& r) { return r.breakdown.memory_capacity / GiB; },
        .set = [](PlanRow& r, double v) { r.breakdown.memory_capacity = v * GiB; }},
+      // The error band of the GPU type (prediction_band.h): where the measured time falls.
+      {.name = "iter_time_low_s", .get = [](const PlanRow& r) { return r.band->low_s; },
+       .set = [](PlanRow& r, double v) { r.band = IterationBand{v, r.band ? r.band->high_s : 0}; },
+       .header = "low_s", .width = 9, .decimals = 4, .rule_before = true,
+       .present = [](const PlanRow& r) { return r.band.has_value(); }},
+      {.name = "iter_time_high_s", .get = [](const PlanRow& r) { return r.band->high_s; },
+       .set = [](PlanRow& r, double v) { r.band = IterationBand{r.band ? r.band->low_s : 0, v}; },
+       .header = "high_s", .width = 9, .decimals = 4,
+       .present = [](const PlanRow& r) { return r.band.has_value(); }},
       // Failures and checkpoints (model/goodput.h).
       {.name = "goodput", .get = [](const PlanRow& r) { return r.training.goodput.goodput; },
        .set = [](PlanRow& r, double v) { r.training.goodput.goodput = v; },
@@ -129,7 +138,7 @@ const std::vector<ResultColumn>& later_results() {
        .header = "cost", .width = 10, .decimals = 4, .conversion = 'g',
        .present = [](const PlanRow& r) { return r.training.has_cost; }, .may_be_infinite = true},
       // The configurations folded into the row (row_folding.h): not read back.
-      {.name = "variants", .header = "variants (same numbers)",
+      {.name = "variants", .get = {}, .header = "variants (same numbers)",
        .text = [](const PlanRow& r) { return variants_text(r.config, r.same_numbers); }},
   };
   return columns;

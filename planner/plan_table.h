@@ -6,7 +6,8 @@
 // iteration time, TFLOP/s per GPU, % of peak, memory per GPU (GiB) and
 // whether it fits, the seconds of each component of the breakdown
 // (t_compute_s ... t_optimizer_s), the fields added later
-// (sequence_parallel), memory by kind, then goodput and
+// (sequence_parallel), memory by kind, the error band's iter_time_low_s and
+// iter_time_high_s (when the rows have one), then goodput and
 // checkpoint_interval_s (model/goodput.h), train_days and gpu_hours when the
 // rows have a token budget and cost when a price (optional columns: a table
 // has them when its first row does), and the variants folded into each row

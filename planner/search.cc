@@ -26,7 +26,7 @@ class TopRows {
     if (rows_.size() >= capacity_ && before(rows_.front().key, rows_.front().iter_time, key, b.iter_time)) return;
     if (fold_ && fold_into_twin(config, b)) return;
     if (!worth_adding(key, b.iter_time)) return;
-    rows_.push_back({key, b.iter_time, PlanRow{config, b, {}, {}}});
+    rows_.push_back({key, b.iter_time, PlanRow{config, b, {}, {}, {}}});
     std::push_heap(rows_.begin(), rows_.end());
     if (rows_.size() > capacity_) {
       std::pop_heap(rows_.begin(), rows_.end());
@@ -222,7 +222,7 @@ class Walk {
       placements_[i]->set(config_, placement_values_[i].front());
     }
     closest_excess_ = memory - capacity_;
-    result_.closest = PlanRow{config_, model_.evaluate(config_), {}, {}};
+    result_.closest = PlanRow{config_, model_.evaluate(config_), {}, {}, {}};
   }
 
   void placement_level(size_t depth) {

@@ -34,6 +34,12 @@
 
 namespace axo {
 
+// The measured iteration time's range for a prediction: {low, high} seconds.
+struct IterationBand {
+  double low_s = 0;
+  double high_s = 0;
+};
+
 struct PlanRow {
   ParallelConfig config;
   Breakdown breakdown;
@@ -41,6 +47,9 @@ struct PlanRow {
   std::vector<ParallelConfig> same_numbers;
   // Goodput, and with a token budget the time to train (model/goodput.h).
   TrainingEstimate training;
+  // Where the measured iteration time falls, from the GPU type's error band
+  // (planner/prediction_band.h); set by the caller, absent without a band.
+  std::optional<IterationBand> band;
 };
 
 // One costed configuration, for a picture of the space (planner/space_plot.h).

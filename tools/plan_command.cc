@@ -14,6 +14,7 @@
 #include "planner/explain.h"
 #include "planner/export.h"
 #include "planner/plan_table.h"
+#include "planner/prediction_band.h"
 #include "planner/search.h"
 #include "planner/space_plot.h"
 #include "planner/training_explain.h"
@@ -81,9 +82,35 @@ void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
                (long long)result.evaluated, (long long)result.pruned, result.seconds);
 }
 
+// The error band of the machine's GPU type (from configs/validation), put
+// on every row and the closest one.
+PredictionBand put_band(const MachineProfile& machine, SearchResult& result) {
+  PredictionBand band = prediction_band(machine.gpu_type, config_dir() + "/validation");
+  if (!band.band) return band;
+  auto put = [&band](PlanRow& row) {
+    const auto [low, high] = band_limits(*band.band, row.breakdown.iter_time);
+    row.band = IterationBand{low, high};
+  };
+  for (PlanRow& row : result.best) put(row);
+  if (result.closest) put(*result.closest);
+  return band;
+}
+
+nlohmann::ordered_json band_json(const PredictionBand& band) {
+  nlohmann::ordered_json j;
+  if (!band.band) {
+    j["none"] = band.no_band;
+    return j;
+  }
+  const ErrorBand& b = *band.band;
+  j["gpu"] = b.gpu, j["runs"] = b.runs, j["coverage"] = b.coverage;
+  j["low_pct"] = b.low_pct, j["high_pct"] = b.high_pct, j["text"] = band_text(b);
+  return j;
+}
+
 // --csv and --json: the ranked rows (and the first one's explanation).
 void write_tables(const PlanOptions& o, const CostModel& model, const SearchResult& result,
-                  const std::vector<PlanRow>& rows) {
+                  const std::vector<PlanRow>& rows, const PredictionBand& band) {
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
   if (o.json.empty()) return;
   nlohmann::ordered_json j;
@@ -95,6 +122,7 @@ void write_tables(const PlanOptions& o, const CostModel& model, const SearchResu
   j["configurations"] = plan_rows_to_json(rows);
   if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
   if (!rows.empty()) j["training"] = training_estimate_json(rows.front().training);
+  j["error_band"] = band_json(band);
   write_file_atomically(o.json, j.dump(2) + "\n");
 }
 
@@ -195,19 +223,22 @@ void run_plan(const PlanOptions& o) {
   const MachineProfile machine = load_machine(o.machine);
   const CostModel model(spec, machine);
   const SearchOptions options = search_options(o);
-  const SearchResult result = search(model, options);
+  SearchResult result = search(model, options);
+  const PredictionBand band = put_band(machine, result);
 
   print_summary(report, o, model, result);
+  std::fprintf(report, "Iteration time band: %s\n", band.text().c_str());
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
   if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
-  write_tables(o, model, result, rows);
+  write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   check_rank(o, model, result);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
   if (o.explain) {
     report_stream << "\n" << explain_text(model, chosen.config) << "\n"
+                  << band_explain_text(chosen.breakdown.iter_time, band)
                   << training_estimate_text(chosen.training, o.gpus, machine);
   }
   if (!o.svg.empty()) write_svg(report, o, model, result);
