@@ -15,8 +15,10 @@ namespace axo {
 namespace {
 
 // The expressed published iteration times on `gpu`: the corpus's rows and the
-// validation sets' points.
-std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, const std::string& dir) {
+// validation sets' points; `published` counts them expressed or not.
+std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, const std::string& dir,
+                                                       size_t& published) {
+  published = 0;
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
@@ -35,6 +37,7 @@ std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, c
       found = validate_set(set, load_machine(set.machine), std::filesystem::path(path).stem().string());
     }
     for (ValidationEntry& e : found) {
+      if (e.quantity == Quantity::iteration_s) ++published;
       if (e.expressed() && e.quantity == Quantity::iteration_s) entries.push_back(std::move(e));
     }
   }
@@ -51,9 +54,15 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
     result.no_band = "no band: the machine profile names no GPU type (gpu_type)";
     return result;
   }
-  const std::vector<ValidationEntry> runs = published_iteration_times(gpu_type, validation_dir);
-  if (runs.empty()) {
+  size_t published = 0;
+  const std::vector<ValidationEntry> runs = published_iteration_times(gpu_type, validation_dir, published);
+  if (published == 0) {
     result.no_band = "no band: no published runs on " + gpu_type;
+    return result;
+  }
+  if (runs.empty()) {
+    result.no_band = "no band: none of the " + std::to_string(published) + " published " + gpu_type +
+                     " runs can be costed yet (axo validate says why)";
     return result;
   }
   result.band = fit_by_gpu(runs).front().band;

@@ -8,7 +8,8 @@
 //
 // Where there is none the reason is given instead: the profile names no GPU
 // type (e.g. a calibrated CPU profile), no published run used that GPU type,
-// or its runs come from one source (leave-one-source-out needs two).
+// none of its runs can be costed yet, or its runs come from one source
+// (leave-one-source-out needs two).
 #pragma once
 
 #include <optional>
