@@ -16,6 +16,7 @@
 #include "calibrate/deadline.h"
 #include "calibrate/fit.h"
 #include "calibrate/group_shapes.h"
+#include "calibrate/progress.h"
 #include "calibrate/overlap_bench.h"
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
@@ -314,7 +315,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     const auto shapes = group_shapes(ranks, per_node);
     const auto sizes = message_sizes(o.min_bytes, max_bytes);
     size_t done = 0;
-    const size_t total = shapes.size() * o.ops.size();
+    const size_t total = measured_pairs(shapes, o.ops);
     for (const GroupShape& shape : shapes) {
       std::unique_ptr<Communicator> group =
           world.split(int(group_index(shape, me)), int(group_position(shape, me)));
@@ -327,14 +328,11 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       }
 #endif
       for (CollectiveOp op : o.ops) {
+        if (!measures(op, shape)) continue;
         ++done;
-        if (op == CollectiveOp::send_recv && shape.size != 2) continue;
         for (size_t i = 0; i < sizes.size(); ++i) {
           if (me == 0 && (i == 0 || isatty(fileno(stderr)))) {
-            char text[160];
-            std::snprintf(text, sizeof text, "calibrate [%zu/%zu] %s, groups of %lld (stride %lld): %.0f bytes",
-                          done, total, to_string(op), (long long)shape.size, (long long)shape.stride, sizes[i]);
-            progress(text);
+            progress(collective_progress(done, total, op, shape, sizes, i));
           }
           const Measurement m = measure(bench, op, sizes[i]);
           if (me == 0 && i == 0) print_header(m);

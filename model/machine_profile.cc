@@ -118,6 +118,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.name = map.get_string("name");
   p.source = map.get_string("source", "");
   p.backend = map.get_choice("backend", {"gpu", "cpu"}, "gpu");
+  p.gpu_type = map.get_string("gpu_type", "");
   p.gpus_per_node = map.get_int("gpus_per_node", 1, 1 << 16);
   p.device_memory_GiB = map.get_double("device_memory_GiB", 1e-3, 1e6);
   p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
@@ -163,6 +164,10 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
 
   p.cpu_optimizer_params_per_s = map.get_double("cpu_optimizer_params_per_s", 1, 1e15);
   if (map.has("collectives")) p.collectives = read_collectives(map.get_node("collectives"), source);
+  p.failures_per_gpu_hour =
+      map.get_double("failures_per_gpu_hour", 1e-12, 1, kLlama3FailuresPerGpuHour);
+  p.checkpoint_filesystem_GBps = map.get_double("checkpoint_filesystem_GBps", 1e-6, 1e9, 2000);
+  p.restart_s = map.get_double("restart_s", 0, 1e7, 600);
   map.reject_unknown_keys({"metadata", "raw"});
   return p;
 }
@@ -176,6 +181,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["name"] = p.name;
   if (!p.source.empty()) node["source"] = p.source;
   node["backend"] = p.backend;
+  if (!p.gpu_type.empty()) node["gpu_type"] = p.gpu_type;
   node["gpus_per_node"] = p.gpus_per_node;
   node["device_memory_GiB"] = p.device_memory_GiB;
   node["reserved_memory_GiB"] = p.reserved_memory_GiB;
@@ -209,6 +215,9 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["host_link"]["host_to_device_GBps"] = p.host_to_device_GBps;
   node["host_link"]["device_to_host_GBps"] = p.device_to_host_GBps;
   node["cpu_optimizer_params_per_s"] = p.cpu_optimizer_params_per_s;
+  node["failures_per_gpu_hour"] = p.failures_per_gpu_hour;
+  node["checkpoint_filesystem_GBps"] = p.checkpoint_filesystem_GBps;
+  node["restart_s"] = p.restart_s;
   for (const CollectiveFit& fit : p.collectives) {
     YAML::Node e;
     e["op"] = to_string(fit.op);

@@ -55,10 +55,17 @@ struct CollectiveFit {
   std::vector<LinkSegment> segments;  // by increasing max_bytes
 };
 
+// 419 / (54 days · 24 h · 16,384 GPUs) = 1.973e-5 interruptions per GPU-hour.
+inline constexpr double kLlama3FailuresPerGpuHour = 419.0 / (54.0 * 24.0 * 16384.0);
+
 struct MachineProfile {
   std::string name;
   std::string source;
   std::string backend = "gpu";    // gpu or cpu: which executor backend it describes
+  // The GPU type as the validation corpus names it (configs/validation/public-runs.yaml,
+  // `gpu`: A100-80, H100-80 ...): its published runs give the predictions' error band
+  // (planner/prediction_band.h). Empty: none (a calibrated CPU profile), no band.
+  std::string gpu_type;
   int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node
   double device_memory_GiB = 0;   // per device
   double reserved_memory_GiB = 0; // runtime, allocator fragmentation, libraries
@@ -101,6 +108,16 @@ struct MachineProfile {
   // from measured runs (axo report / refine).
   double collective_slowdown = 1.0;
   std::vector<CollectiveFit> collectives;  // measured fits (calibrate)
+  // Failures and checkpoints (model/goodput.h). Interruptions of the whole
+  // job per GPU-hour: by default Llama 3's 419 unexpected interruptions in
+  // 54 days on 16,384 H100 (arXiv 2407.21783, section 3.3.4).
+  double failures_per_gpu_hour = kLlama3FailuresPerGpuHour;
+  // The bandwidth a job writes and reads checkpoints at: by default Llama 3's
+  // Tectonic file system, 2 TB/s sustained (same paper, section 3.3.1).
+  double checkpoint_filesystem_GBps = 2000;
+  // From a failure to training again, without reading the checkpoint back
+  // (rescheduling, process start, communicator set-up): an estimate.
+  double restart_s = 600;
 
   double peak_tflops(Precision precision) const;
   double usable_memory_bytes() const;

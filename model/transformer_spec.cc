@@ -1,6 +1,7 @@
 // TransformerSpec: derived counts, validation, YAML and Hugging Face input.
 #include "model/transformer_spec.h"
 
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -43,6 +44,13 @@ int64_t TransformerSpec::non_layer_params() const {
   const int64_t final_norm = norm == NormKind::layernorm ? 2 * hidden : hidden;
   const int64_t lm_head = tied_embeddings ? 0 : vocab * hidden;
   return token_embedding + position_embedding + final_norm + lm_head;
+}
+
+std::string parameter_count_text(int64_t count) {
+  char text[32];
+  if (count < 1000000000) std::snprintf(text, sizeof text, "%.1fM", double(count) / 1e6);
+  else std::snprintf(text, sizeof text, "%.2fB", double(count) / 1e9);
+  return text;
 }
 
 int64_t TransformerSpec::parameter_count() const {

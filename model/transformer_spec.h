@@ -25,6 +25,9 @@ const char* to_string(Precision precision);
 // Bytes of one element: 4 for fp32, 2 for fp16 and bf16.
 int bytes_per_element(Precision precision);
 
+// A parameter count for people: "0.8M" below a billion, "1.31B" above.
+std::string parameter_count_text(int64_t count);
+
 struct TransformerSpec {
   std::string name;
   std::string source;           // where the shape comes from (paper, model card)

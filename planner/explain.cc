@@ -96,4 +96,13 @@ nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig
   return list;
 }
 
+std::string band_explain_text(double iter_time_s, const PredictionBand& band) {
+  if (!band.band) return "Error band: " + band.no_band + "\n";
+  const auto [low, high] = band_limits(*band.band, iter_time_s);
+  char line[256];
+  std::snprintf(line, sizeof line, "Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
+                band_text(*band.band).c_str());
+  return line;
+}
+
 }  // namespace axo

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/cost_model.h"
+#include "planner/prediction_band.h"
 
 namespace axo {
 
@@ -16,5 +17,9 @@ namespace axo {
 // the breakdown's components and memory.
 std::string explain_text(const CostModel& model, const ParallelConfig& config);
 nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig& config);
+
+// The error band's line, e.g. "Error band: 17.1432 s, measured 16.1 to 18.7 s
+// (-6% / +9%: 90% of 84 published H100-80 runs)", or why there is none.
+std::string band_explain_text(double iter_time_s, const PredictionBand& band);
 
 }  // namespace axo

@@ -111,6 +111,7 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
     SearchOptions again = options;
     again.fixed = expressible_fields(format, options.fixed, pin_order);
     again.top = std::max<size_t>(options.top, 64);
+    again.prune = true, again.record_points = false;  // a plan, not a picture
     SearchResult result;
     try {
       result = search(model, again);
@@ -119,6 +120,13 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
     }
     for (const PlanRow& row : result.best) {
       if (export_limitation(format, model.spec(), model.machine(), row.config).empty()) return row;
+      for (const ParallelConfig& variant : row.same_numbers) {  // the same numbers, maybe expressible
+        if (!export_limitation(format, model.spec(), model.machine(), variant).empty()) continue;
+        PlanRow expressible = row;
+        expressible.config = variant;
+        expressible.same_numbers.clear();
+        return expressible;
+      }
     }
   }
   return std::nullopt;

@@ -3,6 +3,7 @@
 
 #include <csv.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "model/atomic_file.h"
 #include "model/config_fields.h"
 #include "model/error.h"
+#include "planner/row_folding.h"
 
 namespace axo {
 
@@ -19,7 +21,7 @@ namespace {
 
 constexpr double GiB = double(1ull << 30);
 
-// A column of results: a number (or yes/no) out of the breakdown.
+// A column of results: a number (or yes/no, or text) out of a row.
 //
 // Adding an output column (train_days, goodput, an error band ...) is one
 // entry in later_results(): the CSV, the JSON and (with a header) the
@@ -27,21 +29,31 @@ constexpr double GiB = double(1ull << 30);
 struct ResultColumn {
   std::string name;      // the CSV and JSON column
   bool boolean = false;  // true/false in CSV and JSON, yes/no printed
-  std::function<double(const Breakdown&)> get;
-  std::function<void(Breakdown&, double)> set = {};  // empty: derived, not read back
+  std::function<double(const PlanRow&)> get;
+  std::function<void(PlanRow&, double)> set = {};  // empty: derived, not read back
   // The printed table: its header (empty: not printed), width and decimals,
-  // and whether a rule "|" comes before it.
+  // and whether a rule "|" comes before it; 'g' prints %g (cost, GPU-hours).
   std::string header = {};
   int width = 0;
   int decimals = 0;
   bool rule_before = false;
+  char conversion = 'f';
+  // Empty: every row has it. Else a row without it leaves it out of the
+  // JSON, and a table whose first row lacks it has no such column.
+  std::function<bool(const PlanRow&)> present = {};
+  bool may_be_infinite = false;  // JSON writes infinity as null: null reads back as infinity
+  // A text column (get unused): left-aligned, printed as wide as its widest cell.
+  std::function<std::string(const PlanRow&)> text = {};
+
+  bool in(const PlanRow& row) const { return !present || present(row); }
 };
 
 // The seconds of component `index` of kComponentNames (t_compute_s, ...).
 ResultColumn component_column(size_t index, const char* header) {
   return {.name = std::string("t_") + kComponentNames[index] + "_s",
-          .get = [index](const Breakdown& b) { return components(b)[index]; },
-          .set = [index](Breakdown& b, double value) {
+          .get = [index](const PlanRow& row) { return components(row.breakdown)[index]; },
+          .set = [index](PlanRow& row, double value) {
+            Breakdown& b = row.breakdown;
             double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm,
                                 &b.dp_comm, &b.offload, &b.optimizer};
             *fields[index] = value;
@@ -52,27 +64,27 @@ ResultColumn component_column(size_t index, const char* header) {
 // GiB per device of one kind of memory (mem_weights_gib, ...).
 ResultColumn memory_column(const char* name, double MemoryBreakdown::*kind) {
   return {.name = name,
-          .get = [kind](const Breakdown& b) { return b.memory.*kind / GiB; },
-          .set = [kind](Breakdown& b, double value) { b.memory.*kind = value * GiB; }};
+          .get = [kind](const PlanRow& row) { return row.breakdown.memory.*kind / GiB; },
+          .set = [kind](PlanRow& row, double value) { row.breakdown.memory.*kind = value * GiB; }};
 }
 
 // The results of the table's first layout, after the configuration's fields:
 // iteration time, rate, memory, fits, then each component's seconds.
 const std::vector<ResultColumn>& first_results() {
   static const std::vector<ResultColumn> columns = {
-      {.name = "iter_time_s", .get = [](const Breakdown& b) { return b.iter_time; },
-       .set = [](Breakdown& b, double v) { b.iter_time = v; },
+      {.name = "iter_time_s", .get = [](const PlanRow& r) { return r.breakdown.iter_time; },
+       .set = [](PlanRow& r, double v) { r.breakdown.iter_time = v; },
        .header = "iter_s", .width = 9, .decimals = 4},
-      {.name = "tflops_per_gpu", .get = [](const Breakdown& b) { return b.tflops_per_gpu; },
-       .set = [](Breakdown& b, double v) { b.tflops_per_gpu = v; },
+      {.name = "tflops_per_gpu", .get = [](const PlanRow& r) { return r.breakdown.tflops_per_gpu; },
+       .set = [](PlanRow& r, double v) { r.breakdown.tflops_per_gpu = v; },
        .header = "TF/GPU", .width = 7, .decimals = 1},
-      {.name = "pct_peak", .get = [](const Breakdown& b) { return b.pct_peak; },
-       .set = [](Breakdown& b, double v) { b.pct_peak = v; },
+      {.name = "pct_peak", .get = [](const PlanRow& r) { return r.breakdown.pct_peak; },
+       .set = [](PlanRow& r, double v) { r.breakdown.pct_peak = v; },
        .header = "%peak", .width = 6, .decimals = 1},
-      {.name = "mem_gib_per_gpu", .get = [](const Breakdown& b) { return b.memory.total() / GiB; },
+      {.name = "mem_gib_per_gpu", .get = [](const PlanRow& r) { return r.breakdown.memory.total() / GiB; },
        .header = "mem_GiB", .width = 7, .decimals = 2},
-      {.name = "fits", .boolean = true, .get = [](const Breakdown& b) { return double(b.fits); },
-       .set = [](Breakdown& b, double v) { b.fits = v != 0; },
+      {.name = "fits", .boolean = true, .get = [](const PlanRow& r) { return double(r.breakdown.fits); },
+       .set = [](PlanRow& r, double v) { r.breakdown.fits = v != 0; },
        .header = "fits", .width = 4},
       component_column(0, "compute"),
       component_column(1, "tp_comm"),
@@ -93,8 +105,41 @@ const std::vector<ResultColumn>& later_results() {
       memory_column("mem_optimizer_gib", &MemoryBreakdown::optimizer),
       memory_column("mem_activations_gib", &MemoryBreakdown::activations),
       memory_column("mem_buffers_gib", &MemoryBreakdown::comm_buffers),
-      {.name = "mem_capacity_gib", .get = [](const Breakdown& b) { return b.memory_capacity / GiB; },
-       .set = [](Breakdown& b, double v) { b.memory_capacity = v * GiB; }},
+      {.name = "mem_capacity_gib", .get = [](const PlanRow& r) { return r.breakdown.memory_capacity / GiB; },
+       .set = [](PlanRow& r, double v) { r.breakdown.memory_capacity = v * GiB; }},
+      // The error band of the GPU type (prediction_band.h): where the measured time falls.
+      {.name = "iter_time_low_s", .get = [](const PlanRow& r) { return r.band->low_s; },
+       .set = [](PlanRow& r, double v) { r.band = IterationBand{v, r.band ? r.band->high_s : 0}; },
+       .header = "low_s", .width = 9, .decimals = 4, .rule_before = true,
+       .present = [](const PlanRow& r) { return r.band.has_value(); }},
+      {.name = "iter_time_high_s", .get = [](const PlanRow& r) { return r.band->high_s; },
+       .set = [](PlanRow& r, double v) { r.band = IterationBand{r.band ? r.band->low_s : 0, v}; },
+       .header = "high_s", .width = 9, .decimals = 4,
+       .present = [](const PlanRow& r) { return r.band.has_value(); }},
+      // Failures and checkpoints (model/goodput.h).
+      {.name = "goodput", .get = [](const PlanRow& r) { return r.training.goodput.goodput; },
+       .set = [](PlanRow& r, double v) { r.training.goodput.goodput = v; },
+       .header = "goodput", .width = 7, .decimals = 4, .rule_before = true},
+      {.name = "checkpoint_interval_s",
+       .get = [](const PlanRow& r) { return r.training.goodput.checkpoint_interval_s; },
+       .set = [](PlanRow& r, double v) { r.training.goodput.checkpoint_interval_s = v; },
+       .header = "ckpt_s", .width = 7, .decimals = 0},
+      // With --tokens (and --gpu-hour-price): infinite when the goodput is 0.
+      {.name = "train_days", .get = [](const PlanRow& r) { return r.training.time.train_days; },
+       .set = [](PlanRow& r, double v) { r.training.has_time = true, r.training.time.train_days = v; },
+       .header = "days", .width = 9, .decimals = 2,
+       .present = [](const PlanRow& r) { return r.training.has_time; }, .may_be_infinite = true},
+      {.name = "gpu_hours", .get = [](const PlanRow& r) { return r.training.time.gpu_hours; },
+       .set = [](PlanRow& r, double v) { r.training.has_time = true, r.training.time.gpu_hours = v; },
+       .header = "GPU_hours", .width = 10, .decimals = 4, .conversion = 'g',
+       .present = [](const PlanRow& r) { return r.training.has_time; }, .may_be_infinite = true},
+      {.name = "cost", .get = [](const PlanRow& r) { return r.training.time.cost; },
+       .set = [](PlanRow& r, double v) { r.training.has_cost = true, r.training.time.cost = v; },
+       .header = "cost", .width = 10, .decimals = 4, .conversion = 'g',
+       .present = [](const PlanRow& r) { return r.training.has_cost; }, .may_be_infinite = true},
+      // The configurations folded into the row (row_folding.h): not read back.
+      {.name = "variants", .get = {}, .header = "variants (same numbers)",
+       .text = [](const PlanRow& r) { return variants_text(r.config, r.same_numbers); }},
   };
   return columns;
 }
@@ -140,6 +185,20 @@ nlohmann::ordered_json field_json(const ConfigField& field, FieldValue value) {
   return nullptr;
 }
 
+// A result's cell as {name: value}, or {} when the row has no such result.
+nlohmann::ordered_json result_json(const ResultColumn& result, const PlanRow& row) {
+  nlohmann::ordered_json cell = nlohmann::ordered_json::object();
+  if (!result.in(row)) return cell;
+  if (result.text) {
+    cell[result.name] = result.text(row);
+    return cell;
+  }
+  const double value = result.get(row);
+  if (result.boolean) cell[result.name] = value != 0;
+  else cell[result.name] = value;  // infinity dumps as null
+  return cell;
+}
+
 // One row as column name → value, numbers and booleans as JSON values.
 nlohmann::ordered_json row_json(size_t rank, const PlanRow& row) {
   nlohmann::ordered_json j;
@@ -147,9 +206,7 @@ nlohmann::ordered_json row_json(size_t rank, const PlanRow& row) {
     if (column.field) {
       j[column.name] = field_json(*column.field, column.field->get(row.config));
     } else if (column.result) {
-      const double value = column.result->get(row.breakdown);
-      if (column.result->boolean) j[column.name] = value != 0;
-      else j[column.name] = value;
+      j.update(result_json(*column.result, row));
     } else {
       j[column.name] = rank;
     }
@@ -212,7 +269,10 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
       column.field->set(row.config, read.field(*column.field));
     } else if (column.result && column.result->set) {
       const ResultColumn& result = *column.result;
-      result.set(row.breakdown, result.boolean ? double(read.boolean(result.name)) : read.number(result.name));
+      if (result.present && !j.contains(result.name)) continue;  // an optional column left out
+      if (result.boolean) result.set(row, double(read.boolean(result.name)));
+      else if (result.may_be_infinite && j[result.name].is_null()) result.set(row, HUGE_VAL);
+      else result.set(row, read.number(result.name));
     }
   }
   return row;
@@ -249,6 +309,17 @@ struct CsvCollector {
   }
 };
 
+// The columns of a table of `rows`: an optional result's only when the first row has it.
+std::vector<std::string> table_columns(const std::vector<PlanRow>& rows) {
+  std::vector<std::string> names;
+  for (const Column& column : columns()) {
+    const ResultColumn* result = column.result;
+    const bool shown = !result || (rows.empty() ? !result->present : result->in(rows.front()));
+    if (shown) names.push_back(column.name);
+  }
+  return names;
+}
+
 }  // namespace
 
 const std::vector<std::string>& plan_table_columns() {
@@ -261,7 +332,7 @@ const std::vector<std::string>& plan_table_columns() {
 }
 
 std::string plan_table_csv(const std::vector<PlanRow>& rows) {
-  const auto& columns = plan_table_columns();
+  const std::vector<std::string> columns = table_columns(rows);
   // One line of `cell(column)` for every column, comma-separated.
   auto line = [&columns](const auto& cell) {
     std::string text;
@@ -274,7 +345,7 @@ std::string plan_table_csv(const std::vector<PlanRow>& rows) {
   std::string out = line([](const std::string& name) { return name; });
   for (size_t r = 0; r < rows.size(); ++r) {
     const nlohmann::ordered_json j = row_json(r + 1, rows[r]);
-    out += line([&j](const std::string& name) { return cell_text(j[name]); });
+    out += line([&j](const std::string& name) { return j.contains(name) ? cell_text(j[name]) : ""; });
   }
   return out;
 }
@@ -328,39 +399,63 @@ std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::stri
 
 namespace {
 
-// A printed cell: `text` in `width` characters, left- or right-aligned.
+// A printed cell: `text` in at least `width` characters, left- or right-aligned.
 std::string padded(const std::string& text, int width, bool left) {
+  const std::string fill(size_t(std::max<int>(0, width - int(text.size()))), ' ');
+  return left ? text + fill : fill + text;
+}
+
+std::string printed_number(double value, int width, int decimals, char conversion) {
   char cell[64];
-  std::snprintf(cell, sizeof cell, left ? "%-*s" : "%*s", width, text.c_str());
+  std::snprintf(cell, sizeof cell, conversion == 'g' ? "%*.*g" : "%*.*f", width, decimals, value);
   return cell;
 }
 
-std::string printed_number(double value, int width, int decimals) {
-  char cell[64];
-  std::snprintf(cell, sizeof cell, "%*.*f", width, decimals, value);
-  return cell;
+// A printed result column and its width.
+struct PrintedResult {
+  const ResultColumn* result;
+  int width;
+};
+
+// The results a table of `rows` prints: those with a header that the first
+// row has; a text column as wide as its widest cell.
+std::vector<PrintedResult> printed_results(const std::vector<PlanRow>& rows) {
+  std::vector<PrintedResult> printed;
+  for (const auto* results : {&first_results(), &later_results()}) {
+    for (const ResultColumn& result : *results) {
+      if (result.header.empty()) continue;
+      if (rows.empty() ? bool(result.present) : !result.in(rows.front())) continue;
+      int width = result.width;
+      if (result.text) {
+        width = int(result.header.size());
+        for (const PlanRow& row : rows) width = std::max(width, int(result.text(row).size()));
+      }
+      printed.push_back({&result, width});
+    }
+  }
+  return printed;
+}
+
+// The printed cell of `result` in `row` (row == nullptr: its header).
+std::string printed_cell(const ResultColumn& result, int width, const PlanRow* row) {
+  if (!row) return padded(result.header, width, bool(result.text));
+  if (result.text) return padded(result.text(*row), width, true);
+  const double value = result.get(*row);
+  if (result.boolean) return padded(value != 0 ? "yes" : "no", width, false);
+  return printed_number(value, width, result.decimals, result.conversion);
 }
 
 // The printed line of one row (row == nullptr: the header line).
-std::string printed_line(size_t rank, const PlanRow* row) {
+std::string printed_line(size_t rank, const PlanRow* row, const std::vector<PrintedResult>& results) {
   std::string line = padded(row ? std::to_string(rank) : "rank", 4, false);
   for (const ConfigField& field : config_fields()) {
     line += ' ';
     line += padded(row ? field.text(field.get(row->config)) : field.header, field.width,
                    field.left_aligned());
   }
-  for (const auto* results : {&first_results(), &later_results()}) {
-    for (const ResultColumn& result : *results) {
-      if (result.header.empty()) continue;
-      line += result.rule_before ? " | " : " ";
-      if (!row) {
-        line += padded(result.header, result.width, false);
-        continue;
-      }
-      const double value = result.get(row->breakdown);
-      line += result.boolean ? padded(value != 0 ? "yes" : "no", result.width, false)
-                             : printed_number(value, result.width, result.decimals);
-    }
+  for (const PrintedResult& printed : results) {
+    line += printed.result->rule_before ? " | " : " ";
+    line += printed_cell(*printed.result, printed.width, row);
   }
   return line + "\n";
 }
@@ -368,8 +463,9 @@ std::string printed_line(size_t rank, const PlanRow* row) {
 }  // namespace
 
 std::string plan_table_text(const std::vector<PlanRow>& rows) {
-  std::string text = printed_line(0, nullptr);
-  for (size_t r = 0; r < rows.size(); ++r) text += printed_line(r + 1, &rows[r]);
+  const std::vector<PrintedResult> results = printed_results(rows);
+  std::string text = printed_line(0, nullptr, results);
+  for (size_t r = 0; r < rows.size(); ++r) text += printed_line(r + 1, &rows[r], results);
   return text;
 }
 

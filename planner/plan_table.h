@@ -6,7 +6,12 @@
 // iteration time, TFLOP/s per GPU, % of peak, memory per GPU (GiB) and
 // whether it fits, the seconds of each component of the breakdown
 // (t_compute_s ... t_optimizer_s), the fields added later
-// (sequence_parallel), and memory by kind. The result columns are declared
+// (sequence_parallel), memory by kind, the error band's iter_time_low_s and
+// iter_time_high_s (when the rows have one), then goodput and
+// checkpoint_interval_s (model/goodput.h), train_days and gpu_hours when the
+// rows have a token budget and cost when a price (optional columns: a table
+// has them when its first row does), and the variants folded into each row
+// (row_folding.h). The result columns are declared
 // once in plan_table.cc (name, how to read it from a Breakdown and back, how
 // it is printed): a new output column is one entry there, used by all three
 // forms. CSV quoting is libcsv's; JSON is nlohmann-json's.
@@ -21,6 +26,7 @@
 
 namespace axo {
 
+// Every declared column, the optional ones included.
 const std::vector<std::string>& plan_table_columns();
 
 // Ranks are 1-based positions in `rows`.

@@ -6,40 +6,69 @@
 
 #include "model/error.h"
 #include "model/memory_model.h"
+#include "planner/row_folding.h"
 
 namespace axo {
 
 namespace {
 
-// Keeps the `capacity` fastest rows.
+// Keeps the `capacity` rows of smallest (key, iteration time); a row whose
+// numbers equal a kept one's joins it instead (row_folding.h).
 class TopRows {
  public:
-  explicit TopRows(size_t capacity) : capacity_(capacity) {}
-  bool worth_adding(double iter_time) const {
-    return rows_.size() < capacity_ || iter_time < rows_.front().breakdown.iter_time;
+  TopRows(size_t capacity, bool fold) : capacity_(capacity), fold_(fold) {}
+  bool worth_adding(double key, double iter_time) const {
+    return rows_.size() < capacity_ || before(key, iter_time, rows_.front());
   }
-  void add(const PlanRow& row) {
-    auto slower = [](const PlanRow& a, const PlanRow& b) {
-      return a.breakdown.iter_time < b.breakdown.iter_time;
-    };
-    rows_.push_back(row);
-    std::push_heap(rows_.begin(), rows_.end(), slower);
+  // Keeps the configuration if it ranks among the best, or names it beside a
+  // kept twin. Behind every kept row of a full table it is neither.
+  void offer(double key, const ParallelConfig& config, const Breakdown& b) {
+    if (rows_.size() >= capacity_ && before(rows_.front().key, rows_.front().iter_time, key, b.iter_time)) return;
+    if (fold_ && fold_into_twin(config, b)) return;
+    if (!worth_adding(key, b.iter_time)) return;
+    rows_.push_back({key, b.iter_time, PlanRow{config, b, {}, {}, {}}});
+    std::push_heap(rows_.begin(), rows_.end());
     if (rows_.size() > capacity_) {
-      std::pop_heap(rows_.begin(), rows_.end(), slower);
+      std::pop_heap(rows_.begin(), rows_.end());
       rows_.pop_back();
     }
   }
   std::vector<PlanRow> sorted() const {
-    std::vector<PlanRow> rows = rows_;
-    std::sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-      return a.breakdown.iter_time < b.breakdown.iter_time;
-    });
+    std::vector<Ranked> ranked = rows_;
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<PlanRow> rows;
+    for (Ranked& r : ranked) rows.push_back(std::move(r.row));
     return rows;
   }
 
  private:
+  struct Ranked {
+    double key;
+    double iter_time;
+    PlanRow row;
+    bool operator<(const Ranked& other) const { return before(key, iter_time, other); }
+  };
+
+  // (key, iteration time) in order: the key first, ties to the faster iteration.
+  static bool before(double key, double iter_time, double other_key, double other_iter_time) {
+    return key != other_key ? key < other_key : iter_time < other_iter_time;
+  }
+  static bool before(double key, double iter_time, const Ranked& other) {
+    return before(key, iter_time, other.key, other.iter_time);
+  }
+
+  bool fold_into_twin(const ParallelConfig& config, const Breakdown& b) {
+    for (Ranked& kept : rows_) {
+      if (!same_numbers(kept.row.breakdown, b)) continue;
+      kept.row.same_numbers.push_back(config);
+      return true;
+    }
+    return false;
+  }
+
   size_t capacity_;
-  std::vector<PlanRow> rows_;  // max-heap on iter_time
+  bool fold_;
+  std::vector<Ranked> rows_;  // max-heap on (key, iteration time)
 };
 
 // Why the simplest splits of `gpus` are invalid, for the error message.
@@ -84,12 +113,16 @@ class Walk {
         grid_values_(grid_.size()),
         setting_values_(settings_.size()),
         placement_values_(placements_.size()),
-        top_(std::max<size_t>(options.top, 1)) {}
+        top_(std::max<size_t>(options.top, 1), options.fold) {}
 
   SearchResult run() {
     grid_level(0);
     if (result_.grids == 0) throw InputError(nothing_valid_message());
     result_.best = top_.sorted();
+    for (PlanRow& row : result_.best) {
+      row.training = estimate_training(space_.spec, model_.machine(), options_.gpus, row.config,
+                                       row.breakdown.iter_time, options_.budget);
+    }
     if (!result_.best.empty()) result_.closest.reset();
     return result_;
   }
@@ -166,11 +199,19 @@ class Walk {
   void on_settings() {
     const double memory = memory_per_device(space_.spec, config_, model_.machine().attention).total();
     if (memory > capacity_) return keep_closest(memory);
-    if (options_.prune && !top_.worth_adding(model_.compute_lower_bound(config_))) {
+    if (options_.prune && !could_rank(model_.compute_lower_bound(config_))) {
       result_.pruned += placement_count_;
       return;
     }
+    memory_ = memory;
     placement_level(0);
+  }
+
+  // Whether a configuration whose compute alone takes `compute_s` could enter the top.
+  bool could_rank(double compute_s) const {
+    if (options_.rank_by == RankBy::iteration) return top_.worth_adding(compute_s, compute_s);
+    return top_.worth_adding(rank_key_bound(options_.rank_by, model_, options_.gpus, config_, compute_s),
+                             compute_s);
   }
 
   // Counts a configuration that does not fit, and keeps it if it misses by least.
@@ -181,7 +222,7 @@ class Walk {
       placements_[i]->set(config_, placement_values_[i].front());
     }
     closest_excess_ = memory - capacity_;
-    result_.closest = PlanRow{config_, model_.evaluate(config_)};
+    result_.closest = PlanRow{config_, model_.evaluate(config_), {}, {}, {}};
   }
 
   void placement_level(size_t depth) {
@@ -198,7 +239,11 @@ class Walk {
   void evaluate() {
     const Breakdown b = model_.evaluate(config_);
     ++result_.evaluated;
-    if (top_.worth_adding(b.iter_time)) top_.add({config_, b});
+    if (options_.record_points) result_.points.push_back({b.iter_time, memory_});
+    const double key = options_.rank_by == RankBy::iteration
+                           ? b.iter_time
+                           : rank_key(options_.rank_by, model_, options_.gpus, config_, b.iter_time);
+    top_.offer(key, config_, b);
   }
 
   std::string nothing_valid_message() const {
@@ -217,6 +262,7 @@ class Walk {
   std::vector<std::vector<FieldValue>> grid_values_, setting_values_, placement_values_;
   std::vector<FieldValue> first_;  // grid_is_valid's scratch
   int64_t placement_count_ = 0;    // placements per setting of the current grid
+  double memory_ = 0;              // bytes per GPU of the current setting (every placement's)
   ParallelConfig config_;
   TopRows top_;
   SearchResult result_;

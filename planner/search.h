@@ -13,6 +13,11 @@
 // differently (orders that put every group on the same links are one
 // configuration). --fix narrows each field's candidates through
 // FixedFields::allows.
+//
+// With rank_by goodput or cost, configurations rank by that key (ranking.h)
+// and are bounded by its bound. Rows whose every number is equal take one
+// place, naming the others (row_folding.h). Every kept row carries its
+// goodput and, with a token budget, its time to train (model/goodput.h).
 #pragma once
 
 #include <cstdint>
@@ -23,13 +28,34 @@
 #include "model/breakdown.h"
 #include "model/cost_model.h"
 #include "model/config_fields.h"
+#include "model/goodput.h"
 #include "model/parallel_config.h"
+#include "planner/ranking.h"
 
 namespace axo {
+
+// The measured iteration time's range for a prediction: {low, high} seconds.
+struct IterationBand {
+  double low_s = 0;
+  double high_s = 0;
+};
 
 struct PlanRow {
   ParallelConfig config;
   Breakdown breakdown;
+  // Configurations whose every number equals this one's, folded into it (planner/row_folding.h).
+  std::vector<ParallelConfig> same_numbers;
+  // Goodput, and with a token budget the time to train (model/goodput.h).
+  TrainingEstimate training;
+  // Where the measured iteration time falls, from the GPU type's error band
+  // (planner/prediction_band.h); set by the caller, absent without a band.
+  std::optional<IterationBand> band;
+};
+
+// One costed configuration, for a picture of the space (planner/space_plot.h).
+struct SpacePoint {
+  double iter_time = 0;     // s
+  double memory_bytes = 0;  // per GPU
 };
 
 struct SearchOptions {
@@ -37,6 +63,10 @@ struct SearchOptions {
   size_t top = 10;
   FixedFields fixed;  // fields held fixed (--fix)
   bool prune = true;  // branch and bound; off costs every configuration (for tests)
+  RankBy rank_by = RankBy::iteration;
+  TokenBudget budget;           // for the rows' time to train
+  bool fold = true;             // rows with equal numbers take one place (row_folding.h)
+  bool record_points = false;   // keep every costed configuration's SpacePoint
 };
 
 struct SearchResult {
@@ -46,6 +76,7 @@ struct SearchResult {
   int64_t pruned = 0;               // skipped: their compute alone is slower than the top's last
   int64_t grids = 0;                // valid factorizations of the GPU count
   double seconds = 0;               // wall time of the search
+  std::vector<SpacePoint> points;   // with record_points: every configuration whose time was costed
 };
 
 // Throws InputError when no configuration at all is valid, saying what does

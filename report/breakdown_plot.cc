@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/atomic_file.h"
-#include "report/plplot_svg.h"
+#include "plot/plplot_svg.h"
 
 namespace axo {
 

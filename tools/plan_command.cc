@@ -14,7 +14,10 @@
 #include "planner/explain.h"
 #include "planner/export.h"
 #include "planner/plan_table.h"
+#include "planner/prediction_band.h"
 #include "planner/search.h"
+#include "planner/space_plot.h"
+#include "planner/training_explain.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
@@ -22,7 +25,8 @@ namespace axo::tools {
 namespace {
 
 struct PlanOptions {
-  std::string model, machine, fix, csv, json, out, emit, emit_out;
+  std::string model, machine, fix, csv, json, out, emit, emit_out, svg, rank_by = "iteration";
+  TokenBudget budget;  // --tokens, --gpu-hour-price
   int64_t gpus = 0, batch = 0, seq = 0;
   size_t top = 10;
   size_t rank = 0;  // 0: the best; K: the K-th row of the table
@@ -53,6 +57,13 @@ SearchOptions search_options(const PlanOptions& o) {
   options.gpus = o.gpus;
   options.top = std::max(o.top, o.rank);
   options.fixed = parse_fix(o.fix);
+  options.rank_by = parse_rank_by(o.rank_by);
+  options.budget = o.budget;
+  options.record_points = !o.svg.empty();
+  options.prune = o.svg.empty();  // the picture shows every configuration that fits
+  if (o.budget.gpu_hour_price > 0 && o.budget.tokens <= 0) {
+    throw InputError("--gpu-hour-price needs --tokens (the cost is that of training on that many tokens)");
+  }
   const FixedFields& fixed = options.fixed;
   if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
     throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
@@ -63,17 +74,43 @@ SearchOptions search_options(const PlanOptions& o) {
 
 void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
                    const SearchResult& result) {
-  std::fprintf(report, "%s (%.2fB parameters) on %lld x %s: %lld configurations over %lld grids, "
+  std::fprintf(report, "%s (%s parameters) on %lld x %s: %lld configurations over %lld grids, "
                "%lld evaluated and %lld bounded out, in %.3f s\n",
-               model.spec().name.c_str(), double(model.spec().parameter_count()) / 1e9,
+               model.spec().name.c_str(), parameter_count_text(model.spec().parameter_count()).c_str(),
                (long long)o.gpus, model.machine().name.c_str(),
                (long long)(result.evaluated + result.pruned), (long long)result.grids,
                (long long)result.evaluated, (long long)result.pruned, result.seconds);
 }
 
+// The error band of the machine's GPU type (from configs/validation), put
+// on every row and the closest one.
+PredictionBand put_band(const MachineProfile& machine, SearchResult& result) {
+  PredictionBand band = prediction_band(machine.gpu_type, config_dir() + "/validation");
+  if (!band.band) return band;
+  auto put = [&band](PlanRow& row) {
+    const auto [low, high] = band_limits(*band.band, row.breakdown.iter_time);
+    row.band = IterationBand{low, high};
+  };
+  for (PlanRow& row : result.best) put(row);
+  if (result.closest) put(*result.closest);
+  return band;
+}
+
+nlohmann::ordered_json band_json(const PredictionBand& band) {
+  nlohmann::ordered_json j;
+  if (!band.band) {
+    j["none"] = band.no_band;
+    return j;
+  }
+  const ErrorBand& b = *band.band;
+  j["gpu"] = b.gpu, j["runs"] = b.runs, j["coverage"] = b.coverage;
+  j["low_pct"] = b.low_pct, j["high_pct"] = b.high_pct, j["text"] = band_text(b);
+  return j;
+}
+
 // --csv and --json: the ranked rows (and the first one's explanation).
 void write_tables(const PlanOptions& o, const CostModel& model, const SearchResult& result,
-                  const std::vector<PlanRow>& rows) {
+                  const std::vector<PlanRow>& rows, const PredictionBand& band) {
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
   if (o.json.empty()) return;
   nlohmann::ordered_json j;
@@ -84,7 +121,19 @@ void write_tables(const PlanOptions& o, const CostModel& model, const SearchResu
   j["search_seconds"] = result.seconds;
   j["configurations"] = plan_rows_to_json(rows);
   if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
+  if (!rows.empty()) j["training"] = training_estimate_json(rows.front().training);
+  j["error_band"] = band_json(band);
   write_file_atomically(o.json, j.dump(2) + "\n");
+}
+
+// --svg: every configuration that fits, the top 10 labelled.
+void write_svg(FILE* report, const PlanOptions& o, const CostModel& model, const SearchResult& result) {
+  const std::vector<PlanRow> labelled(result.best.begin(),
+                                      result.best.begin() + std::min<size_t>(10, result.best.size()));
+  const MachineProfile& machine = model.machine();
+  write_space_plot(result.points, labelled, machine.usable_memory_bytes(),
+                   model.spec().name + " on " + std::to_string(o.gpus) + " x " + machine.name, o.svg);
+  std::fprintf(report, "Wrote the space of %zu configurations to %s\n", result.points.size(), o.svg.c_str());
 }
 
 // When nothing fits: explains the closest configuration (with --explain) and says by how much it misses.
@@ -174,18 +223,25 @@ void run_plan(const PlanOptions& o) {
   const MachineProfile machine = load_machine(o.machine);
   const CostModel model(spec, machine);
   const SearchOptions options = search_options(o);
-  const SearchResult result = search(model, options);
+  SearchResult result = search(model, options);
+  const PredictionBand band = put_band(machine, result);
 
   print_summary(report, o, model, result);
+  std::fprintf(report, "Iteration time band: %s\n", band.text().c_str());
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
   if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
-  write_tables(o, model, result, rows);
+  write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   check_rank(o, model, result);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
-  if (o.explain) report_stream << "\n" << explain_text(model, chosen.config);
+  if (o.explain) {
+    report_stream << "\n" << explain_text(model, chosen.config) << "\n"
+                  << band_explain_text(chosen.breakdown.iter_time, band)
+                  << training_estimate_text(chosen.training, o.gpus, machine);
+  }
+  if (!o.svg.empty()) write_svg(report, o, model, result);
 
   if (emit && !export_limitation(format, spec, machine, chosen.config).empty()) {
     throw InputError(inexpressible_message(format, model, options, chosen));
@@ -213,6 +269,11 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan or slurm");
   plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout");
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
+  plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(CLI::PositiveNumber);
+  plan->add_option("--gpu-hour-price", options->budget.gpu_hour_price, "Price of a GPU-hour: adds the cost of --tokens")->check(CLI::PositiveNumber);
+  plan->add_option("--rank-by", options->rank_by, "Rank by iteration (time), goodput (under failures) or cost (GPU-hours per token)")
+      ->check(CLI::IsMember({"iteration", "goodput", "cost"}));
+  plan->add_option("--svg", options->svg, "Draw every configuration that fits (iteration time against memory per GPU, the Pareto front, the top 10) as SVG; costs every configuration");
   plan->callback([options] { run_plan(*options); });
 }
 

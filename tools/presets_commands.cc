@@ -13,8 +13,8 @@ void add_models_command(CLI::App& app) {
                 "hidden", "heads", "kv", "ffn", "seq", "vocab", "batch", "mlp");
     for (const std::string& name : list_presets("models")) {
       const TransformerSpec s = load_model(name);
-      std::printf("%-20s %9.2fB %6lld %6lld %5lld %4lld %7lld %5lld %7lld %6lld %-6s\n", name.c_str(),
-                  double(s.parameter_count()) / 1e9, (long long)s.layers, (long long)s.hidden,
+      std::printf("%-20s %10s %6lld %6lld %5lld %4lld %7lld %5lld %7lld %6lld %-6s\n", name.c_str(),
+                  parameter_count_text(s.parameter_count()).c_str(), (long long)s.layers, (long long)s.hidden,
                   (long long)s.heads, (long long)s.kv_heads, (long long)s.ffn_hidden,
                   (long long)s.seq_len, (long long)s.vocab, (long long)s.global_batch, to_string(s.mlp));
     }

@@ -22,7 +22,7 @@ namespace {
 
 struct TrainArguments {
   TrainOptions options;
-  std::string model, plan, schedule = "message-driven", fault, overlap, device_memory;
+  std::string model, plan, schedule = "message-driven", fault, overlap, device_memory, lr_schedule = "cosine";
   bool offload = false;
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
@@ -66,12 +66,28 @@ void share_cores_among_ranks(TrainOptions& o, int optimizer_threads) {
   cpu::set_gemm_threads(share);
 }
 
+// --model beside --plan must name the plan's model: the same name and shape.
+void check_same_model(const TransformerSpec& given, const std::string& model_option,
+                      const TransformerSpec& planned, const std::string& plan_path) {
+  const bool same = given.name == planned.name && given.layers == planned.layers &&
+                    given.hidden == planned.hidden && given.heads == planned.heads &&
+                    given.kv_heads == planned.kv_heads && given.ffn_hidden == planned.ffn_hidden &&
+                    given.vocab == planned.vocab && given.seq_len == planned.seq_len;
+  if (same) return;
+  throw InputError("--model " + model_option + " is " + given.name + " (" +
+                   std::to_string(given.layers) + " layers, hidden " + std::to_string(given.hidden) +
+                   ") but --plan " + plan_path + " plans " + planned.name + " (" +
+                   std::to_string(planned.layers) + " layers, hidden " + std::to_string(planned.hidden) +
+                   "): give the plan alone, or a plan of this model");
+}
+
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
   share_cores_among_ranks(a.options, a.optimizer_threads);
   if (!a.device_memory.empty()) a.options.device_memory = parse_bytes(a.device_memory, "--device-memory");
   a.options.schedule.schedule = parse_schedule(a.schedule);
+  a.options.lr_schedule = parse_lr_schedule(a.lr_schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
   if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);
   TransformerSpec spec;
@@ -84,7 +100,7 @@ void run(TrainArguments& a) {
     spec = plan.model;
     a.options.grid = plan.config;
     if (a.options.microbatch == 0) a.options.microbatch = plan.config.microbatch;
-    if (!a.model.empty()) throw InputError("--model and --plan both name a model: give one");
+    if (!a.model.empty()) check_same_model(load_model(a.model), a.model, plan.model, a.plan);
   } else if (world.size() > 1) {
     throw InputError("training on " + std::to_string(world.size()) + " ranks needs --plan (its grid says how to split the model)");
   } else if (!a.model.empty()) {
@@ -117,7 +133,7 @@ void add_train_command(CLI::App& app) {
   TrainOptions& o = a->options;
   CLI::App* cmd = app.add_subcommand("train", "Train a GPT on CPU ranks: one, or every rank of a plan under mpirun");
   cmd->add_option("--model", a->model, "Model preset or spec file (GPT-2 architecture)");
-  cmd->add_option("--plan", a->plan, "A plan.yaml from axo plan instead of --model: its grid, microbatch, recompute and overlap");
+  cmd->add_option("--plan", a->plan, "A plan.yaml from axo plan: its model, grid, microbatch, recompute and overlap (--model, if given, must name the same model)");
   cmd->add_option("--data", o.data, "Training token shards (glob)")->required();
   cmd->add_option("--val-data", o.val_data, "Validation token shards (glob)");
   cmd->add_option("--steps", o.steps, "Optimizer steps")->check(CLI::PositiveNumber);
@@ -126,7 +142,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--batch", o.batch, "Sequences per step (default: the model's global batch)")->check(CLI::PositiveNumber);
   cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward (default: the plan's, else the batch)")->check(CLI::PositiveNumber);
   cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", o.lr, "Peak learning rate")->check(CLI::PositiveNumber);
+  cmd->add_option("--lr", o.lr, "Peak learning rate (0: evaluation only, nothing changes)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--lr-schedule", a->lr_schedule, "Learning rate after warm-up: cosine (to lr/10), linear (to lr/10) or constant")
+      ->check(CLI::IsMember({"cosine", "linear", "constant"}));
   cmd->add_option("--warmup", o.warmup, "Warm-up steps")->check(CLI::NonNegativeNumber);
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay on matrices")->check(CLI::NonNegativeNumber);
   cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm (0: off)")->check(CLI::NonNegativeNumber);

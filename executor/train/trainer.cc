@@ -91,11 +91,7 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
 }
 
 double Trainer::learning_rate(int64_t s) const {
-  if (o_.warmup > 0 && s < o_.warmup) return o_.lr * double(s + 1) / double(o_.warmup);
-  const double span = double(std::max<int64_t>(o_.steps - o_.warmup, 1));
-  const double progress = std::min(1.0, double(s - o_.warmup) / span);
-  const double floor = o_.lr * o_.min_lr_fraction;
-  return floor + 0.5 * (o_.lr - floor) * (1.0 + std::cos(M_PI * progress));
+  return axo::learning_rate({o_.lr_schedule, o_.lr, o_.min_lr_fraction, o_.warmup, o_.steps}, s);
 }
 
 double Trainer::validate() {
@@ -187,10 +183,10 @@ std::vector<StepRecord> Trainer::run() {
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
     char line[256];
-    std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.4f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
+    std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.6f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
                   (long long)r.step, (long long)o_.steps, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.gflops);
     std::string text = line;
-    if (r.val_loss >= 0) text += " | val " + std::to_string(r.val_loss).substr(0, 6);
+    if (r.val_loss >= 0) text += " | val " + std::to_string(r.val_loss);  // 6 decimals, as the loss
     if (terminal) {
       const double done = double(r.step - first_step), left = double(o_.steps - r.step);
       const double eta = seconds_since(run_start) / done * left;

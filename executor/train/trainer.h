@@ -1,5 +1,6 @@
 // The training loop, on one rank or on every rank of a 4D-parallel plan:
-// global-norm clipping, AdamW with warm-up and cosine decay, validation,
+// global-norm clipping, AdamW with warm-up and a cosine, linear or constant
+// rate (lr_schedule.h), validation,
 // checkpoints with exact resume, per-step logs and run.json.
 //
 // Every rank runs the same loop over its shards (parallel/parallel_gpt.h);
@@ -17,6 +18,7 @@
 
 #include "executor/comm/communicator.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/train/lr_schedule.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
 
@@ -30,8 +32,9 @@ struct TrainOptions {
   int64_t batch = 8;           // sequences per step, over all data-parallel replicas
   int64_t microbatch = 8;      // sequences per forward/backward of one replica
   int64_t seq = 0;             // 0: the model's sequence length
-  double lr = 3e-4;
-  double min_lr_fraction = 0.1;  // cosine decays to lr · this
+  double lr = 3e-4;            // peak; 0: evaluation only (nothing changes)
+  LrSchedule lr_schedule = LrSchedule::cosine;  // lr_schedule.h
+  double min_lr_fraction = 0.1;  // cosine and linear decay to lr · this
   int64_t warmup = 0;          // steps of linear warm-up
   double weight_decay = 0.1;   // on matrices only
   double grad_clip = 1.0;      // global gradient norm; 0 turns clipping off

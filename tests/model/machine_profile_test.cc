@@ -88,6 +88,36 @@ TEST(MachineProfile, StackAttentionReadsAndRoundTrips) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("attention"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(MachineProfile, FailureAndCheckpointFields) {
+  const MachineProfile frontier = load_machine("frontier");
+  EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);
+  EXPECT_DOUBLE_EQ(frontier.checkpoint_filesystem_GBps, 4600);
+  EXPECT_DOUBLE_EQ(frontier.restart_s, 600);
+  // A profile without them (an older calibrate output) takes the defaults.
+  YAML::Node node = to_yaml(frontier);
+  node.remove("failures_per_gpu_hour");
+  node.remove("checkpoint_filesystem_GBps");
+  const MachineProfile defaults = machine_profile_from_yaml(node, "m.yaml");
+  EXPECT_DOUBLE_EQ(defaults.failures_per_gpu_hour, kLlama3FailuresPerGpuHour);
+  EXPECT_DOUBLE_EQ(defaults.checkpoint_filesystem_GBps, 2000);
+  const std::string text =
+      "name: m\ngpus_per_node: 8\ndevice_memory_GiB: 80\npeak_tflops: {fp32: 10}\n"
+      "hbm_bandwidth_GBps: 100\ngemm: {max_efficiency: 0.5}\n"
+      "intra_node: {alpha_us: 1, bus_bandwidth_GBps: 10}\n"
+      "inter_node: {alpha_us: 1, nics_per_node: 1, nic_bandwidth_GBps: 10}\n"
+      "host_link: {host_to_device_GBps: 10, device_to_host_GBps: 10}\n"
+      "cpu_optimizer_params_per_s: 1e9\nrestart_s: -5\n";
+  try {
+    machine_profile_from_yaml(load_yaml_text(text, "m.yaml"), "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("m.yaml:11:", 0), 0u) << message;
+    EXPECT_NE(message.find("field 'restart_s'"), std::string::npos) << message;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "model/error.h"
 #include "model/presets.h"
 #include "planner/export.h"
+#include "planner/prediction_band.h"
 #include "tests/model/config_field_samples.h"
 
 namespace axo {
@@ -65,7 +67,7 @@ TEST(PlanTable, JsonRoundTrip) {
 
 // A row whose every result differs from the others.
 PlanRow distinct_row(const ParallelConfig& config) {
-  PlanRow row{config, {}};
+  PlanRow row{config, {}, {}, {}, {}};
   Breakdown& b = row.breakdown;
   double next = 0.125;
   for (double* value : {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm, &b.dp_comm, &b.offload,
@@ -189,6 +191,63 @@ TEST(PlanTable, MalformedCsvIsLocated) {
   std::ofstream(path) << "rank,pipeline\n\"unterminated,1\n";
   EXPECT_THROW(read_plan_csv(path), InputError);
   std::remove(path.c_str());
+}
+
+TEST(PlanTable, GoodputAlwaysTimeAndCostWithABudget) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  SearchOptions options;
+  options.gpus = 32;
+  options.top = 3;
+  const std::string plain = plan_table_csv(search(model, options).best);
+  const std::string header = plain.substr(0, plain.find('\n'));
+  EXPECT_NE(header.find(",goodput,checkpoint_interval_s,"), std::string::npos) << header;
+  EXPECT_EQ(header.find("train_days"), std::string::npos) << header;
+  options.budget = {1e12, 2.5};
+  const std::vector<PlanRow> rows = search(model, options).best;
+  const std::string csv = plan_table_csv(rows);
+  EXPECT_NE(csv.find(",goodput,checkpoint_interval_s,train_days,gpu_hours,cost,variants\n"), std::string::npos)
+      << csv.substr(0, csv.find('\n'));
+  const auto back = plan_rows_from_csv(csv, "rows.csv");
+  ASSERT_EQ(back.size(), rows.size());
+  const TrainingTime& t = rows[0].training.time;
+  EXPECT_NEAR(back[0].training.time.train_days, t.train_days, 1e-9 * t.train_days);
+  EXPECT_NEAR(back[0].training.time.cost, 2.5 * t.gpu_hours, 1e-6 * t.cost);
+  EXPECT_NEAR(back[0].training.goodput.goodput, rows[0].training.goodput.goodput, 1e-9);
+  const nlohmann::ordered_json j = plan_rows_to_json(rows);
+  EXPECT_DOUBLE_EQ(j[0]["gpu_hours"].get<double>(), t.gpu_hours);
+  EXPECT_DOUBLE_EQ(j[0]["checkpoint_interval_s"].get<double>(), rows[0].training.goodput.checkpoint_interval_s);
+  // Failures faster than restarts: nothing trains, the time is infinite, in CSV and JSON.
+  std::vector<PlanRow> stuck = rows;
+  stuck[0].training.goodput.goodput = 0;
+  stuck[0].training.time = time_to_train(1e12, 1e6, 1, 0, 32, 2.5);
+  const auto from_json = plan_rows_from_json(nlohmann::json::parse(plan_rows_to_json(stuck).dump()), "rows.json");
+  EXPECT_TRUE(std::isinf(from_json[0].training.time.train_days));
+  EXPECT_TRUE(std::isinf(plan_rows_from_csv(plan_table_csv(stuck), "rows.csv")[0].training.time.cost));
+}
+
+// The band columns are the iteration time times (1 + each quantile), and read back.
+TEST(PlanTable, BandColumnsFromTheGpuTypesBand) {
+  std::vector<PlanRow> rows = some_rows();
+  const PredictionBand band = prediction_band(load_machine("dgx-h100").gpu_type, config_dir() + "/validation");
+  ASSERT_TRUE(band.band) << band.no_band;
+  EXPECT_EQ(plan_table_csv(rows).find("iter_time_low_s"), std::string::npos);  // no band, no columns
+  for (PlanRow& row : rows) {
+    const auto [low, high] = band_limits(*band.band, row.breakdown.iter_time);
+    row.band = IterationBand{low, high};
+  }
+  const std::string csv = plan_table_csv(rows);
+  EXPECT_NE(csv.find(",iter_time_low_s,iter_time_high_s,"), std::string::npos) << csv.substr(0, csv.find('\n'));
+  const auto from_csv = plan_rows_from_csv(csv, "rows.csv");
+  const auto from_json = plan_rows_from_json(nlohmann::json::parse(plan_rows_to_json(rows).dump()), "rows.json");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double t = rows[i].breakdown.iter_time;
+    for (const auto* back : {&from_csv[i], &from_json[i]}) {
+      ASSERT_TRUE(back->band);
+      EXPECT_NEAR(back->band->low_s, t * (1 + band.band->low_pct / 100), 1e-9 * t);
+      EXPECT_NEAR(back->band->high_s, t * (1 + band.band->high_pct / 100), 1e-9 * t);
+    }
+  }
+  EXPECT_NE(plan_table_text(rows).find("low_s"), std::string::npos);
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "model/error.h"
 #include "model/presets.h"
+#include "planner/row_folding.h"
 
 namespace axo {
 namespace {
@@ -113,6 +116,94 @@ TEST(Search, NothingFitsGivesTheClosest) {
   ASSERT_TRUE(result.closest.has_value());
   EXPECT_FALSE(result.closest->breakdown.fits);
   EXPECT_GT(result.closest->breakdown.memory.total(), result.closest->breakdown.memory_capacity);
+}
+
+// Folding rows with equal numbers: the unfolded ranking with the twins taken
+// out, in the same order, each twin named by the row that shows it. On CPU
+// ranks (overlap efficiency 0, as calibrate measures MPI) overlap on and off
+// cost the same wherever z = 1 (no weight buffers to double).
+TEST(Search, FoldingKeepsTheRanking) {
+  MachineProfile cpu_like = load_machine("selene");
+  cpu_like.overlap_efficiency = 0;
+  const CostModel model(load_model("gpt2-mini"), cpu_like);
+  SearchOptions options;
+  options.gpus = 4;
+  options.top = 40;
+  options.fold = false;
+  const std::vector<PlanRow> unfolded = search(model, options).best;
+  options.top = 10;
+  options.fold = true;
+  const std::vector<PlanRow> folded = search(model, options).best;
+  ASSERT_EQ(folded.size(), 10u);
+  std::vector<PlanRow> expected;  // the unfolded rows, first of each set of twins
+  size_t twins = 0;
+  for (const PlanRow& row : unfolded) {
+    bool twin = false;
+    for (const PlanRow& kept : expected) twin = twin || same_numbers(kept.breakdown, row.breakdown);
+    if (twin) ++twins;
+    else if (expected.size() < folded.size()) expected.push_back(row);
+  }
+  ASSERT_GT(twins, 0u) << "overlap on and off should cost the same where nothing overlaps";
+  for (size_t i = 0; i < folded.size(); ++i) {
+    // The same plan at each rank: shown, or named among its variants (twins tie).
+    const auto& variants = folded[i].same_numbers;
+    EXPECT_TRUE(folded[i].config == expected[i].config ||
+                std::find(variants.begin(), variants.end(), expected[i].config) != variants.end())
+        << "rank " << i + 1;
+    EXPECT_TRUE(same_numbers(folded[i].breakdown, expected[i].breakdown)) << "rank " << i + 1;
+    for (size_t j = 0; j < i; ++j) EXPECT_FALSE(same_numbers(folded[i].breakdown, folded[j].breakdown));
+    for (const ParallelConfig& variant : folded[i].same_numbers) {
+      EXPECT_FALSE(variant == folded[i].config);
+      EXPECT_FALSE(variant_text(folded[i].config, variant).empty());
+    }
+  }
+  size_t named = 0;
+  for (const PlanRow& row : folded) named += row.same_numbers.size();
+  EXPECT_GT(named, 0u);
+}
+
+TEST(Search, RankByCostPrunesWithoutChangingTheAnswer) {
+  for (RankBy by : {RankBy::cost, RankBy::goodput}) {
+    const CostModel model(load_model("megatron-18b"), load_machine("perlmutter"));
+    SearchOptions options;
+    options.gpus = 64;
+    options.top = 8;
+    options.rank_by = by;
+    const SearchResult pruned = search(model, options);
+    options.prune = false;
+    const SearchResult full = search(model, options);
+    ASSERT_EQ(pruned.best.size(), full.best.size());
+    for (size_t i = 0; i < full.best.size(); ++i) {
+      EXPECT_EQ(pruned.best[i].config, full.best[i].config) << to_string(by) << " rank " << i + 1;
+      const double key = rank_key(by, model, 64, full.best[i].config, full.best[i].breakdown.iter_time);
+      if (i > 0) {
+        EXPECT_GE(key, rank_key(by, model, 64, full.best[i - 1].config, full.best[i - 1].breakdown.iter_time));
+      }
+      // Every row carries its goodput.
+      EXPECT_GT(full.best[i].training.goodput.goodput, 0.9);
+      EXPECT_LT(full.best[i].training.goodput.goodput, 1.0);
+    }
+    if (by == RankBy::cost) {
+      EXPECT_GT(pruned.pruned, 0);
+    }
+  }
+}
+
+TEST(Search, RecordsEveryCostedConfiguration) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  SearchOptions options;
+  options.gpus = 32;
+  options.prune = false;
+  options.record_points = true;
+  const SearchResult result = search(model, options);
+  ASSERT_FALSE(result.points.empty());
+  EXPECT_LE(int64_t(result.points.size()), result.evaluated);
+  double fastest = result.points.front().iter_time;
+  for (const SpacePoint& p : result.points) {
+    EXPECT_LE(p.memory_bytes, model.machine().usable_memory_bytes());
+    fastest = std::min(fastest, p.iter_time);
+  }
+  EXPECT_DOUBLE_EQ(fastest, result.best.front().breakdown.iter_time);
 }
 
 }  // namespace

@@ -4,9 +4,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "model/plan_file.h"
+#include "model/presets.h"
 #include "tests/run_command.h"
 
 namespace {
@@ -44,6 +48,72 @@ TEST_F(Cli, PlanWritesTableCsvJsonAndPlan) {
   EXPECT_EQ(plan.gpus, 32);
   EXPECT_EQ(plan.config.gpus(), 32);
   EXPECT_GT(plan.predicted.iter_time, 0);
+}
+
+TEST_F(Cli, PlanTimeToTrainGoodputAndThePicture) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --top 3 --tokens 15e12 "
+                       "--gpu-hour-price 2 --rank-by cost --explain --csv " + path("p.csv") + " --json " +
+                       path("p.json") + " --svg " + path("space.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* text : {"goodput", "ckpt_s", "days", "GPU_hours", "cost", "Failures and checkpoints",
+                           "checkpoint interval", "train_days", "Wrote the space of"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  std::ifstream csv(path("p.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("goodput,checkpoint_interval_s,train_days,gpu_hours,cost"), std::string::npos) << header;
+  std::ifstream json(path("p.json"));
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"training\""), std::string::npos);
+  EXPECT_TRUE(fs::file_size(path("space.svg")) > 1000);
+  Result bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --gpu-hour-price 2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--gpu-hour-price needs --tokens"), std::string::npos) << bad.output;
+  bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --rank-by speed");
+  EXPECT_EQ(bad.code, 2);
+  // Below a billion parameters, millions.
+  EXPECT_NE(axo("plan --model gpt2-mini --gpus 4 --machine selene --top 1").output.find("gpt2-mini (0.8M parameters)"),
+            std::string::npos);
+}
+
+// Every prediction carries its GPU type's band (CSV, JSON, table, --explain);
+// a profile without a GPU type, or a type without published runs, says so.
+TEST_F(Cli, PlanErrorBand) {
+  const Result r = axo("plan --model gpt3-13b --gpus 32 --machine dgx-h100 --top 3 --explain --csv " +
+                       path("b.csv") + " --json " + path("b.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Iteration time band: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("published H100-80 runs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Error band: "), std::string::npos) << r.output;
+  std::ifstream json_file(path("b.json"));
+  const auto j = nlohmann::json::parse(json_file);
+  const double low_pct = j["error_band"]["low_pct"], high_pct = j["error_band"]["high_pct"];
+  for (const auto& row : j["configurations"]) {
+    const double t = row["iter_time_s"];
+    EXPECT_NEAR(row["iter_time_low_s"].get<double>(), t * (1 + low_pct / 100), 1e-9 * t);
+    EXPECT_NEAR(row["iter_time_high_s"].get<double>(), t * (1 + high_pct / 100), 1e-9 * t);
+  }
+  std::ifstream csv(path("b.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find(",iter_time_low_s,iter_time_high_s,"), std::string::npos) << header;
+
+  std::ifstream selene(axo::config_dir() + "/machines/selene.yaml");
+  std::string profile, line;
+  while (std::getline(selene, line)) {
+    if (line.rfind("gpu_type:", 0) == 0) continue;  // a profile that names no GPU type
+    profile += (line.rfind("backend:", 0) == 0 ? "backend: cpu" : line) + "\n";
+  }
+  write("cpu.yaml", profile);
+  const Result cpu = axo("plan --model gpt2-mini --gpus 4 --machine " + path("cpu.yaml") + " --top 2 --explain --json " +
+                         path("c.json"));
+  ASSERT_EQ(cpu.code, 0) << cpu.output;
+  EXPECT_NE(cpu.output.find("no band: the machine profile names no GPU type"), std::string::npos) << cpu.output;
+  std::ifstream cpu_json(path("c.json"));
+  EXPECT_EQ(nlohmann::json::parse(cpu_json)["configurations"][0].count("iter_time_low_s"), 0u);
+  const Result v100 = axo("plan --model gpt3-13b --gpus 32 --machine summit --top 2");
+  EXPECT_NE(v100.output.find("no band: no published runs on V100-16"), std::string::npos) << v100.output;
 }
 
 TEST_F(Cli, ListsAndValidates) {

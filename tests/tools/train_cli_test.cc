@@ -62,6 +62,32 @@ TEST_F(TrainCli, CheckpointThenResume) {
   EXPECT_NE(r.output.find("step     8/8"), std::string::npos) << r.output;
 }
 
+TEST_F(TrainCli, LearningRateOptionsLossDigitsAndModelBesidePlan) {
+  const std::string data = " --data '" + path("lit_train_*.bin") + "' --steps 3 --batch 2 --microbatch 2 --seq 32";
+  // --lr 0: evaluation only; the loss is printed with 6 decimals, as llm.c does.
+  Result r = axo("train --model gpt2-tiny" + data + " --lr 0 --lr-schedule constant --run " + path("lr0.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("lr 0.00e+00"), std::string::npos) << r.output;
+  const size_t at = r.output.find("| loss ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string loss = r.output.substr(at + 7, r.output.find(' ', at + 7) - at - 7);
+  ASSERT_NE(loss.find('.'), std::string::npos) << loss;
+  EXPECT_EQ(loss.size() - loss.find('.') - 1, 6u) << loss;
+  std::ifstream in(path("lr0.json"));
+  const nlohmann::json run = nlohmann::json::parse(in);
+  for (const auto& step : run["steps"]) EXPECT_EQ(step["lr"].get<double>(), 0);
+  r = axo("train --model gpt2-tiny" + data + " --lr-schedule step");
+  EXPECT_EQ(r.code, 2) << r.output;
+  // --model beside --plan: the plan's own model is accepted, another refused naming both.
+  ASSERT_EQ(axo("plan --model gpt2-tiny --gpus 1 --machine selene --out " + path("plan.yaml")).code, 0);
+  r = axo("train --plan " + path("plan.yaml") + " --model gpt2-tiny" + data);
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = axo("train --plan " + path("plan.yaml") + " --model gpt2-mini" + data);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--model gpt2-mini is gpt2-mini"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("plans gpt2-tiny"), std::string::npos) << r.output;
+}
+
 TEST_F(TrainCli, MistakesExitTwo) {
   Result r = axo("train --model gpt2-tiny --data '" + path("nothing_*.bin") + "' --steps 2");
   EXPECT_EQ(r.code, 2);

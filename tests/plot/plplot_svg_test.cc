@@ -1,6 +1,6 @@
 // Drawing with PLplot's svg device into a string: complete SVG every time,
 // streams released, and a failing drawing leaves PLplot usable.
-#include "report/plplot_svg.h"
+#include "plot/plplot_svg.h"
 
 #include <gtest/gtest.h>
 #include <plplot.h>

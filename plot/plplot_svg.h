@@ -1,4 +1,5 @@
-// Drawing with PLplot's "svg" device into a string.
+// Drawing with PLplot's "svg" device into a string, for the report's charts and the
+// planner's picture of the searched space (axo_plot: both may use it).
 //
 // PLplot writes its output to a file named by plsfnam() and, when it cannot
 // open that file, asks for another name on stdin and finally exit()s. So the

@@ -1,5 +1,5 @@
 // Drawing with PLplot's svg device into a string (see plplot_svg.h).
-#include "report/plplot_svg.h"
+#include "plot/plplot_svg.h"
 
 #include <plplot.h>
 #include <unistd.h>

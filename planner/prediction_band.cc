@@ -1,0 +1,76 @@
+// The error band of a GPU type's predictions (see prediction_band.h).
+#include "planner/prediction_band.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "model/presets.h"
+#include "model/yaml_fields.h"
+#include "planner/validation.h"
+#include "planner/validation_fit.h"
+
+namespace axo {
+
+namespace {
+
+// The expressed published iteration times on `gpu`: the corpus's rows and the
+// validation sets' points; `published` counts them expressed or not.
+std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, const std::string& dir,
+                                                       size_t& published) {
+  published = 0;
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ValidationEntry> entries;
+  for (const std::string& path : files) {
+    std::vector<ValidationEntry> found;
+    if (load_yaml_file(path)["corpus"].IsDefined()) {
+      std::vector<CorpusCase> cases = load_corpus(path);
+      std::erase_if(cases, [&gpu](const CorpusCase& c) { return c.gpu != gpu; });
+      found = validate_corpus(cases);
+    } else {
+      const ValidationSet set = load_validation_set(path);
+      if (set.gpu != gpu) continue;
+      found = validate_set(set, load_machine(set.machine), std::filesystem::path(path).stem().string());
+    }
+    for (ValidationEntry& e : found) {
+      if (e.quantity == Quantity::iteration_s) ++published;
+      if (e.expressed() && e.quantity == Quantity::iteration_s) entries.push_back(std::move(e));
+    }
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::string PredictionBand::text() const { return band ? band_text(*band) : no_band; }
+
+PredictionBand prediction_band(const std::string& gpu_type, const std::string& validation_dir) {
+  PredictionBand result;
+  if (gpu_type.empty()) {
+    result.no_band = "no band: the machine profile names no GPU type (gpu_type)";
+    return result;
+  }
+  size_t published = 0;
+  const std::vector<ValidationEntry> runs = published_iteration_times(gpu_type, validation_dir, published);
+  if (published == 0) {
+    result.no_band = "no band: no published runs on " + gpu_type;
+    return result;
+  }
+  if (runs.empty()) {
+    result.no_band = "no band: none of the " + std::to_string(published) + " published " + gpu_type +
+                     " runs can be costed yet (axo validate says why)";
+    return result;
+  }
+  result.band = fit_by_gpu(runs).front().band;
+  if (!result.band) {
+    result.no_band = "no band: the " + std::to_string(runs.size()) + " published " + gpu_type +
+                     " runs come from one source (leave-one-source-out needs two)";
+  }
+  return result;
+}
+
+}  // namespace axo

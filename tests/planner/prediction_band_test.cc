@@ -1,0 +1,49 @@
+// Tests of the error band `axo plan` puts on its predictions (planner/prediction_band.h).
+#include "planner/prediction_band.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/presets.h"
+#include "planner/validation_corpus.h"
+
+namespace axo {
+namespace {
+
+const std::string& validation_dir() {
+  static const std::string dir = config_dir() + "/validation";
+  return dir;
+}
+
+// The presets name GPU types as the corpus does: each corpus machine's
+// gpu_type is the `gpu` its rows are grouped by.
+TEST(PredictionBand, PresetsNameTheCorpusGpuTypes) {
+  std::set<std::string> checked;
+  for (const CorpusCase& c : load_corpus(validation_dir() + "/public-runs.yaml")) {
+    if (c.machine.empty() || !checked.insert(c.machine + "/" + c.gpu).second) continue;
+    EXPECT_EQ(load_machine(c.machine).gpu_type, c.gpu) << c.machine;
+  }
+  EXPECT_GE(checked.size(), 4u);
+}
+
+TEST(PredictionBand, H100RunsGiveABand) {
+  const PredictionBand band = prediction_band(load_machine("dgx-h100").gpu_type, validation_dir());
+  ASSERT_TRUE(band.band) << band.no_band;
+  EXPECT_EQ(band.band->gpu, "H100-80");
+  EXPECT_GT(band.band->runs, 20);
+  EXPECT_LT(band.band->low_pct, band.band->high_pct);
+  EXPECT_NE(band.text().find("published H100-80 runs"), std::string::npos) << band.text();
+}
+
+TEST(PredictionBand, WithoutRunsOrTypeThereIsNoneAndItSaysWhy) {
+  const PredictionBand v100 = prediction_band(load_machine("summit").gpu_type, validation_dir());
+  EXPECT_FALSE(v100.band);
+  EXPECT_EQ(v100.text(), "no band: no published runs on V100-16");
+  const PredictionBand none = prediction_band("", validation_dir());
+  EXPECT_FALSE(none.band);
+  EXPECT_NE(none.text().find("no band: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace axo
