@@ -167,10 +167,7 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
   const LocalCompute& local = memo_->get(spec_, machine_, c);
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
-  // Every stage's per-microbatch time is at least its layers' compute, so the
-  // m microbatches plus the (p − 1)/v of the bubble take at least the fullest stage's.
-  const double runs = double(microbatches(c)) + double(c.pipeline - 1) / double(c.interleave);
-  return runs * double(*std::max_element(layers.begin(), layers.end())) * local.layer.total();
+  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * local.layer.total();
 }
 
 std::string CostModel::check(const ParallelConfig& c) const {

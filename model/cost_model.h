@@ -60,9 +60,8 @@ class CostModel {
   // Same, listing every GEMM, op and collective into `items`.
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
-  // A lower bound on evaluate(config).iter_time that ignores communication
-  // and the optimizer: (m + (p − 1)/v) × the compute of the most layers a
-  // stage runs (the microbatches and the bubble).
+  // A lower bound on evaluate(config).iter_time that ignores communication,
+  // the pipeline and the optimizer: m × the compute of the most layers a stage runs.
   // The search skips configurations whose bound is already too slow.
   double compute_lower_bound(const ParallelConfig& config) const;
 

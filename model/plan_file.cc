@@ -34,7 +34,9 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   predicted["memory_GiB"]["capacity"] = b.memory_capacity / GiB;
   predicted["fits"] = b.fits;
   // The layers each stage runs ("6,6,...,5": stage_partition.h); for the reader, not read back.
-  predicted["pipeline_split"] = split_pipeline(plan.model, plan.config.pipeline, plan.config.interleave).text();
+  if (plan.config.pipeline * plan.config.interleave <= plan.model.layers) {
+    predicted["pipeline_split"] = split_pipeline(plan.model, plan.config.pipeline, plan.config.interleave).text();
+  }
   root["predicted"] = predicted;
   YAML::Emitter out;
   out << root;

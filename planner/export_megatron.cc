@@ -27,7 +27,8 @@
 // whole gradient buffer, so zero=2 has no counterpart, nor offload without it.
 // An unequal pipeline split whose inner stages are equal is
 // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
-// (megatron/core/transformer/transformer_block.py, without interleaving).
+// (megatron/core/transformer/transformer_block.py, without interleaving;
+// interleaved, its equal chunks where they divide the layers, else refused).
 #include <string>
 
 #include "model/error.h"
@@ -59,7 +60,11 @@ StageEnds unequal_stage_ends(const TransformerSpec& spec, const ParallelConfig& 
   if (equal) return ends;
   const std::string text = "axo splits the " + std::to_string(spec.layers) + " layers as " + split.text();
   if (c.interleave > 1) {
-    ends.why = text + " over interleaved chunks, and Megatron-LM's interleaved schedule needs equal chunks";
+    // Megatron's equal chunks (--num-layers-per-virtual-pipeline-stage) differ from axo's
+    // only by the head's balancing when the chunks divide the layers; otherwise it has none.
+    if (spec.layers % (c.pipeline * c.interleave) != 0) {
+      ends.why = text + " over interleaved chunks, and Megatron-LM's interleaved schedule needs equal chunks";
+    }
     return ends;
   }
   for (int64_t s = 2; s + 1 < c.pipeline; ++s) {

@@ -62,7 +62,7 @@ TEST(Search, FixedFieldsAreHeld) {
   }
   const SearchResult one = run("gpt3-13b", "selene", 64,
                                "pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,"
-                               "overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+                               "zero=0,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
   ASSERT_EQ(one.best.size(), 1u);
   EXPECT_EQ(one.evaluated, 1);
 }
@@ -176,12 +176,12 @@ TEST(Search, ImpossibleFixedGridNamesTheUsersValues) {
     EXPECT_NE(message.find("pipeline=12*data=5 = 60 does not divide the 384 GPUs"), std::string::npos) << message;
   }
   try {
-    run_spec(bloom_like(), 384, "pipeline=12,y=3");
+    run_spec(bloom_like(), 384, "pipeline=12,y=32");
     FAIL();
   } catch (const InputError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("--fix pipeline=12,y=3"), std::string::npos) << message;
-    EXPECT_NE(message.find("y=3 does not divide heads=112"), std::string::npos) << message;
+    EXPECT_NE(message.find("--fix pipeline=12,y=32"), std::string::npos) << message;
+    EXPECT_NE(message.find("y=32 does not divide heads=112"), std::string::npos) << message;
     EXPECT_EQ(message.find("data*microbatch=384"), std::string::npos) << message;  // no candidate the user never asked for
   }
 }
