@@ -178,11 +178,20 @@ class Walk {
   void on_settings() {
     const double memory = memory_per_device(space_.spec, config_).total();
     if (memory > capacity_) return keep_closest(memory);
-    if (options_.prune && !top_.worth_adding(model_.compute_lower_bound(config_))) {
+    if (options_.prune && !top_.worth_adding(lower_bound())) {
       result_.pruned += placement_count_;
       return;
     }
     placement_level(0);
+  }
+
+  // The compute bound plus the bubble's share of it: the bubble is (p − 1)/v
+  // per-microbatch times of the slowest stage, each at least the compute the
+  // bound counts once per microbatch (cost_pipeline.h).
+  double lower_bound() const {
+    const double m = double(model_.microbatches(config_));
+    const double bubble_runs = double(config_.pipeline - 1) / double(config_.interleave);
+    return model_.compute_lower_bound(config_) * (1 + bubble_runs / m);
   }
 
   // Counts a configuration that does not fit, and keeps it if it misses by least.
