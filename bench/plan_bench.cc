@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
                              {"llama3-70b", 1024, "dgx-h100"},
                              {"gpt3-175b", 4096, "selene"},
                              {"axonn-80b", 16384, "perlmutter"},
+                             {"llama3-405b", 16384, "dgx-h100"},
                              {"megatron-1t", 16384, "selene"}};
   const int repeats = argc > 1 ? std::stoi(argv[1]) : 3;
   std::printf("%-12s %6s %-11s %12s %10s %14s %12s %10s %9s\n", "model", "gpus", "machine",

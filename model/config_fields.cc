@@ -64,7 +64,8 @@ void grid_divisors(const ConfigField& field, const SearchSpace& space, const Par
   }
 }
 bool any_size(const SearchSpace&, int64_t) { return true; }
-bool divides_layers(const SearchSpace& space, int64_t size) { return space.spec.layers % size == 0; }
+// Any pipeline size up to the layer count: split_pipeline balances unequal stages.
+bool at_most_layers(const SearchSpace& space, int64_t size) { return size <= space.spec.layers; }
 bool divides_batch(const SearchSpace& space, int64_t size) { return space.spec.global_batch % size == 0; }
 
 // The innermost grid size: whatever the others leave.
@@ -82,13 +83,14 @@ void microbatches(const ConfigField&, const SearchSpace& space, const ParallelCo
   }
 }
 
-// Virtual stages per pipeline stage: divisors of the layers per stage; more
-// than one needs pipeline stages and a microbatch count they divide
+// Virtual stages per pipeline stage: any count that leaves each chunk a layer
+// (pipeline·interleave ≤ layers; split_pipeline balances unequal chunks);
+// more than one needs pipeline stages and a microbatch count they divide
 // (Narayanan et al. 2021's interleaved 1F1B).
 void interleavings(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                    std::vector<FieldValue>& out) {
   const int64_t microbatch_count = space.spec.global_batch / c.data / c.microbatch;
-  for (int64_t interleave : divisors(space.spec.layers / c.pipeline)) {
+  for (int64_t interleave = 1; interleave * c.pipeline <= space.spec.layers; ++interleave) {
     if (interleave == 1 || (c.pipeline > 1 && microbatch_count % c.pipeline == 0)) {
       out.push_back(interleave);
     }
@@ -115,6 +117,7 @@ void choices_when(const ConfigField& field, const SearchSpace& space, const Para
 }
 bool tensor_parallel(const ParallelConfig& c) { return c.x * c.y * c.z > 1; }
 bool megatron_1d(const ParallelConfig& c) { return c.x == 1 && c.z == 1 && c.y > 1; }
+bool data_parallel(const ParallelConfig& c) { return c.data > 1; }
 
 void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                  std::vector<FieldValue>& out) {
@@ -123,7 +126,7 @@ void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelCon
 
 // The fields, in the order of --fix, plan.yaml and the printed table. The
 // search's nesting: pipeline, data, z, y, x, then microbatch, interleave,
-// sequence_parallel, recompute, offload, overlap, then the rank order.
+// sequence_parallel, recompute, offload, zero, overlap, then the rank order.
 std::vector<ConfigField> make_table() {
   constexpr bool kOncePerGrid = true;
   using K = FieldKind;
@@ -133,7 +136,7 @@ std::vector<ConfigField> make_table() {
       {.name = "pipeline", .kind = K::count, .help = "pipeline stages",
        .get = get_member<&P::pipeline>, .set = set_member<&P::pipeline>,
        .header = "pipe", .width = 4,
-       .search = {S::grid, 10, grid_divisors<divides_layers>}},
+       .search = {S::grid, 10, grid_divisors<at_most_layers>}},
       {.name = "data", .kind = K::count, .help = "data-parallel replicas",
        .get = get_member<&P::data>, .set = set_member<&P::data>,
        .header = "data", .width = 4,
@@ -163,6 +166,11 @@ std::vector<ConfigField> make_table() {
        .get = get_member<&P::offload>, .set = set_member<&P::offload>,
        .header = "off", .width = 3, .optional = true,
        .search = {S::setting, 100, every_choice, kOncePerGrid}},
+      {.name = "zero", .kind = K::choice, .choices = {"0", "1", "2"},
+       .help = "ZeRO stage over the data group: 1 shards the optimizer state, 2 the gradients too",
+       .get = get_member<&P::zero>, .set = set_member<&P::zero>,
+       .header = "zero", .width = 4, .optional = true, .late_column = true,
+       .search = {S::setting, 105, choices_when<data_parallel>, kOncePerGrid}},
       {.name = "overlap", .kind = K::on_off, .help = "overlap the tensor-parallel collectives",
        .get = get_member<&P::overlap>, .set = set_member<&P::overlap>,
        .header = "ovl", .width = 3, .optional = true,

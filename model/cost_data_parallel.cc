@@ -33,21 +33,65 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
 
 }  // namespace
 
+namespace {
+
+// Of a collective of `t` seconds that hides under `n` layers of `per_layer`
+// compute in buckets, what stays exposed: the last layer's bucket always.
+double bucketed_exposed(const CostInputs& in, double t, double n, double per_layer) {
+  return t - hidden_seconds(in.machine, t * (n - 1) / n, per_layer * (n - 1));
+}
+
+// Without ZeRO: the gradient all-reduce under the last microbatch's backward.
+void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& layer, const CostRecorder& record,
+                          DataParallelStep& dp) {
+  const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
+                             dp.local_params, in.shapes.element_bytes, "gradients"};
+  const TimedCollective timed = time_collective(in, gradients);
+  if (timed.seconds == 0) return;
+  dp.all_reduce = timed.seconds;
+  dp.exposed = bucketed_exposed(in, timed.seconds, n, layer.backward + layer.recompute);
+  record_collective(in, record, gradients, timed, dp.exposed);
+}
+
+// ZeRO 1 and 2 (Megatron's --overlap-grad-reduce, --overlap-param-gather):
+// the gradients' reduce-scatter under the backward (with zero=1 once, under
+// the last microbatch's; with zero=2 after every microbatch, since no rank
+// keeps the whole gradient, each earlier one hiding under the next
+// microbatch's forward and backward), and the updated parameters' all-gather
+// under the next iteration's first forward. Together the bytes of the
+// all-reduce (REFERENCE-DATA.md, "Sharded optimizer").
+void shard_over_data(const CostInputs& in, double n, const LayerCompute& layer, const CostRecorder& record,
+                     DataParallelStep& dp) {
+  const double e = in.shapes.element_bytes;
+  const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::reduce_scatter, GridDim::data,
+                             dp.local_params, e, "gradients"};
+  const Collective parameters{CostScope::step, CostPhase::step, CollectiveOp::all_gather, GridDim::data,
+                              dp.local_params, e, "updated parameters"};
+  const TimedCollective scatter = time_collective(in, gradients), gather = time_collective(in, parameters);
+  if (scatter.seconds == 0) return;
+  dp.all_reduce = scatter.seconds;
+  double scatter_exposed = bucketed_exposed(in, scatter.seconds, n, layer.backward + layer.recompute);
+  if (in.config.zero >= 2) {
+    const double m = double(in.spec.global_batch / (in.config.data * in.config.microbatch));
+    const double microbatch_compute = n * layer.total();
+    scatter_exposed += (m - 1) * (scatter.seconds - hidden_seconds(in.machine, scatter.seconds, microbatch_compute));
+  }
+  const double gather_exposed = bucketed_exposed(in, gather.seconds, n, layer.forward);
+  dp.exposed = scatter_exposed + gather_exposed;
+  record_collective(in, record, gradients, scatter, scatter_exposed);
+  record_collective(in, record, parameters, gather, gather_exposed);
+}
+
+}  // namespace
+
 DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers, double slowest_layers,
                                     const LayerCompute& layer, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   DataParallelStep dp;
   dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
-  const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
-                             dp.local_params, in.shapes.element_bytes, "gradients"};
-  const TimedCollective timed = time_collective(in, gradients);
-  if (timed.seconds > 0) {
-    dp.all_reduce = timed.seconds;
-    const double n = slowest_layers, backward = n * (layer.backward + layer.recompute);
-    const double window = backward * (n - 1) / n;
-    dp.exposed = dp.all_reduce - hidden_seconds(in.machine, dp.all_reduce * (n - 1) / n, window);
-  }
-  if (timed.seconds > 0) record_collective(in, record, gradients, timed, dp.exposed);
+  dp.updated_params = c.zero >= 1 ? dp.local_params / double(c.data) : dp.local_params;
+  if (c.zero >= 1) shard_over_data(in, slowest_layers, layer, record, dp);
+  else all_reduce_gradients(in, slowest_layers, layer, record, dp);
   dp.exposed += tied_embedding_all_reduce(in, record);
   return dp;
 }

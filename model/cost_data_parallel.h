@@ -1,4 +1,5 @@
-// The sixth step of the cost model: the data-parallel gradient all-reduce.
+// The sixth step of the cost model: the data-parallel gradient all-reduce,
+// or with ZeRO (zero >= 1) its reduce-scatter and the parameters' all-gather.
 //
 // Each rank all-reduces its shard of the fullest stage's gradients over the
 // data group, in buckets under the last microbatch's backward: of its time,
@@ -6,6 +7,10 @@
 // last layer of the slowest stage (scaled by overlap_efficiency); the last bucket is always
 // exposed. With pipeline > 1 and tied embeddings the first and last stages
 // each hold the embedding and all-reduce its gradient (Megatron-LM), exposed.
+// With zero >= 1 the all-reduce is a reduce-scatter of the gradients (hidden
+// as the all-reduce is; with zero=2 one per microbatch) and an all-gather of
+// the updated parameters under the next forward of all but the last layer
+// (Megatron-LM's --overlap-grad-reduce and --overlap-param-gather).
 #pragma once
 
 #include "model/cost_layer.h"
@@ -16,7 +21,8 @@ namespace axo {
 
 struct DataParallelStep {
   double local_params = 0;  // parameters of this rank's shard of the fullest stage
-  double all_reduce = 0;    // the gradient all-reduce, whole
+  double updated_params = 0;  // parameters this rank's optimizer updates: local_params / data with zero >= 1
+  double all_reduce = 0;    // the gradient all-reduce (reduce-scatter with zero >= 1), whole
   double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
 };
 

@@ -7,7 +7,7 @@ namespace axo {
 
 OptimizerStep optimizer_step(const CostInputs& in, const DataParallelStep& dp, const CostRecorder& record) {
   const MachineProfile& machine = in.machine;
-  const double params = dp.local_params, e = in.shapes.element_bytes;
+  const double params = dp.updated_params, e = in.shapes.element_bytes;
   constexpr CostScope step = CostScope::step;
   OptimizerStep out;
   if (in.config.offload) {

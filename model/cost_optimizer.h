@@ -7,7 +7,8 @@
 // and both moments), copy to the low-precision weight (read the master,
 // write the weight). With offload it runs on the host at the profile's
 // cpu_optimizer_params_per_s; gradients go down (hidden behind the gradient
-// all-reduce as far as it lasts) and weights come back up.
+// all-reduce as far as it lasts) and weights come back up. With ZeRO the
+// rank updates (and offloads) only its 1/data shard of the parameters.
 #pragma once
 
 #include "model/cost_data_parallel.h"

@@ -72,6 +72,7 @@ struct MachineProfile {
   double peak_tflops_fp32 = 0;
   double peak_tflops_fp16 = 0;
   double peak_tflops_bf16 = 0;
+  double peak_tflops_fp8 = 0;     // dense fp8 GEMMs (peak_tflops.fp8); 0: the device has no fp8 rate
   double hbm_bandwidth_GBps = 0;
   // Achieved fraction of HBM bandwidth by memory-bound kernels (layernorm, softmax, GELU).
   double memory_bound_efficiency = 0.7;

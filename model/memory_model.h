@@ -4,6 +4,9 @@
 // weights and gradients plus 12 bytes of fp32 master weights and moments per
 // parameter (8 when training in fp32); every weight is sharded over X, Y and
 // Z as AxoNN does, and offload moves the 12 (or 8) bytes to host memory.
+// ZeRO over the data group's N ranks shards what X, Y and Z leave: zero=1 the
+// optimizer state (2 + 2 + 12/N bytes per local parameter, ZeRO's 4 + 12/N),
+// zero=2 the gradients too (2 + 14/N); with offload the shard is on the host.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
 // (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/z local
 // tokens, hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,

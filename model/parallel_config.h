@@ -39,6 +39,9 @@ struct ParallelConfig {
   bool overlap = true;             // overlap tensor-parallel collectives (OAR, ORS, OAG)
   bool sequence_parallel = false;  // Megatron sequence parallelism (x = z = 1 only)
   int64_t interleave = 1;          // virtual pipeline chunks per stage
+  // ZeRO stage over the data group: 1 shards the optimizer state, 2 the
+  // gradients too (Rajbhandari et al., SC'20; Megatron's distributed optimizer is 1).
+  int64_t zero = 0;
   // Rank order, innermost (fastest-varying) dimension first.
   std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
                                           GridDim::pipeline};

@@ -5,6 +5,7 @@
 
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/stage_partition.h"
 #include "model/yaml_fields.h"
 
 namespace axo {
@@ -32,6 +33,10 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   predicted["memory_GiB"]["total"] = b.memory.total() / GiB;
   predicted["memory_GiB"]["capacity"] = b.memory_capacity / GiB;
   predicted["fits"] = b.fits;
+  // The layers each stage runs ("6,6,...,5": stage_partition.h); for the reader, not read back.
+  if (plan.config.pipeline * plan.config.interleave <= plan.model.layers) {
+    predicted["pipeline_split"] = split_pipeline(plan.model, plan.config.pipeline, plan.config.interleave).text();
+  }
   root["predicted"] = predicted;
   YAML::Emitter out;
   out << root;
@@ -78,7 +83,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
       b.memory_capacity = memory.get_double("capacity", 0, 1e9, 0) * GiB;
       memory.reject_unknown_keys({"total"});
     }
-    predicted.reject_unknown_keys();
+    predicted.reject_unknown_keys({"pipeline_split"});
   }
   map.reject_unknown_keys();
   return plan;

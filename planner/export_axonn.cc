@@ -42,6 +42,11 @@ std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machi
     return "its pipeline (axonn/inter_layer.py) keeps one stage per rank, so it cannot interleave "
            "(interleave=" + std::to_string(c.interleave) + ")";
   }
+  if (c.zero > 0) {
+    return "its data-parallel group (G_data) all-reduces whole gradients and every data rank keeps the "
+           "whole optimizer state; AxoNN shards state over its depth group (axo's z) instead, so zero=" +
+           std::to_string(c.zero) + " has no counterpart";
+  }
   if (c.offload) {
     return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
            "axonn.init no longer sets up, so offload=on has no working counterpart";

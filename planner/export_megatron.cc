@@ -18,12 +18,21 @@
 // (sequences per data-parallel replica) is --micro-batch-size. Megatron always
 // overlaps the tensor-parallel backward collective, and its data-parallel
 // gradient all-reduce overlaps the backward with --overlap-grad-reduce, which
-// is what axo's cost model assumes. Megatron's distributed optimizer (and so
-// --optimizer-cpu-offload, which needs it) shards optimizer state over data
-// ranks, which is not the plan axo costs, so offload is not exported.
+// is what axo's cost model assumes. zero=1 is Megatron's distributed
+// optimizer (--use-distributed-optimizer: optimizer state sharded over the
+// data ranks, the gradient all-reduce a reduce-scatter plus a parameter
+// all-gather, overlapped with --overlap-grad-reduce and --overlap-param-gather,
+// megatron/core/distributed/distributed_data_parallel_config.py); offload
+// then is --optimizer-cpu-offload, which needs it. Megatron keeps each rank's
+// whole gradient buffer, so zero=2 has no counterpart, nor offload without it.
+// An unequal pipeline split whose inner stages are equal is
+// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
+// (megatron/core/transformer/transformer_block.py, without interleaving;
+// interleaved, its equal chunks where they divide the layers, else refused).
 #include <string>
 
 #include "model/error.h"
+#include "model/stage_partition.h"
 #include "planner/export.h"
 
 namespace axo {
@@ -35,18 +44,57 @@ std::string flag(const std::string& name, int64_t value) {
   return "  " + name + " " + std::to_string(value) + "\n";
 }
 
+// The layers of the first and the last stage when they differ from the
+// inner stages' (equal) count: {0, 0} for an equal split. Empty `why` when
+// Megatron can express the split.
+struct StageEnds {
+  int64_t first = 0, last = 0;
+  std::string why;
+};
+StageEnds unequal_stage_ends(const TransformerSpec& spec, const ParallelConfig& c) {
+  const PipelineSplit split = split_pipeline(spec, c.pipeline, c.interleave);
+  StageEnds ends;
+  bool equal = true;
+  for (int64_t s = 1; s < c.pipeline; ++s) equal = equal && split.stage_layers(s) == split.stage_layers(0);
+  for (const LayerRange& chunk : split.chunks()) equal = equal && chunk.count() == split.chunks()[0].count();
+  if (equal) return ends;
+  const std::string text = "axo splits the " + std::to_string(spec.layers) + " layers as " + split.text();
+  if (c.interleave > 1) {
+    // Megatron's equal chunks (--num-layers-per-virtual-pipeline-stage) differ from axo's
+    // only by the head's balancing when the chunks divide the layers; otherwise it has none.
+    if (spec.layers % (c.pipeline * c.interleave) != 0) {
+      ends.why = text + " over interleaved chunks, and Megatron-LM's interleaved schedule needs equal chunks";
+    }
+    return ends;
+  }
+  for (int64_t s = 2; s + 1 < c.pipeline; ++s) {
+    if (split.stage_layers(s) != split.stage_layers(1)) {
+      ends.why = text + ", and Megatron-LM sets only the first and last stages' layers, the others equal";
+      return ends;
+    }
+  }
+  ends.first = split.stage_layers(0);
+  ends.last = split.stage_layers(c.pipeline - 1);
+  return ends;
+}
+
 }  // namespace
 
-std::string megatron_limitation(const TransformerSpec&, const MachineProfile& machine,
+std::string megatron_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                 const ParallelConfig& c) {
   if (c.x != 1 || c.z != 1) {
     return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
            "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
   }
-  if (c.offload) {
-    return "offloading the optimizer (offload=on) needs Megatron-LM's distributed optimizer, which "
-           "shards optimizer state over data-parallel ranks, a different plan than axo costs";
+  if (c.zero == 2) {
+    return "its distributed optimizer shards the optimizer state but keeps each rank's whole "
+           "gradient buffer (ZeRO-1), so zero=2 has no counterpart; zero=1 does";
   }
+  if (c.offload && c.zero == 0) {
+    return "offloading the optimizer (--optimizer-cpu-offload) needs its distributed optimizer, "
+           "which shards the optimizer state over the data ranks: plan with zero=1";
+  }
+  if (const StageEnds ends = unequal_stage_ends(spec, c); !ends.why.empty()) return ends.why;
   if (c.y > 1 && !c.overlap) {
     return "it always overlaps the tensor-parallel backward collective with the weight-gradient "
            "GEMM, so a plan with overlap=off does not describe it";
@@ -89,6 +137,10 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
     text += flag("--num-layers-per-virtual-pipeline-stage",
                  spec.layers / (c.pipeline * c.interleave));
   }
+  if (const StageEnds ends = unequal_stage_ends(spec, c); ends.first > 0) {
+    text += flag("--decoder-first-pipeline-num-layers", ends.first);
+    text += flag("--decoder-last-pipeline-num-layers", ends.last);
+  }
   if (tp_pp_dp) text += flag("--use-tp-pp-dp-mapping");
   if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
   switch (c.recompute) {
@@ -127,6 +179,11 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   if (spec.precision == Precision::bf16) text += flag("--bf16");
   if (spec.precision == Precision::fp16) text += flag("--fp16");
   if (c.data > 1) text += flag("--overlap-grad-reduce");
+  if (c.zero == 1) {
+    text += flag("--use-distributed-optimizer");
+    if (c.data > 1) text += flag("--overlap-param-gather");
+    if (c.offload) text += flag("--optimizer-cpu-offload");
+  }
   text += ")\n";
   return text;
 }

@@ -46,6 +46,11 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
     return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1, and this plan "
            "has x=" + std::to_string(c.x);
   }
+  if (c.zero > 0) {
+    return "its data_parallel_replicate_degree replicas (axo's data) all-reduce whole gradients and each "
+           "keep the whole optimizer state; its sharding is FSDP over data_parallel_shard_degree (axo's z), "
+           "so zero=" + std::to_string(c.zero) + " has no counterpart";
+  }
   if (c.offload) {
     return "training.enable_cpu_offload moves FSDP's parameters and gradients to the host as well "
            "as the optimizer state, not the optimizer alone as offload=on does";

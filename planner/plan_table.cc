@@ -242,7 +242,10 @@ class RowReader {
       }
       case FieldKind::on_off: return boolean(field.name);
       case FieldKind::choice: {
-        const std::string name = text(field.name);
+        // A CSV cell of digits reads back as a number: a choice named by digits (zero's "1").
+        const bool digits = j_.contains(field.name) && j_[field.name].is_number() &&
+                            j_[field.name].get<double>() == std::floor(j_[field.name].get<double>());
+        const std::string name = digits ? std::to_string(int64_t(j_[field.name].get<double>())) : text(field.name);
         for (size_t i = 0; i < field.choices.size(); ++i) {
           if (name == field.choices[i]) return FieldValue(i);
         }

@@ -178,7 +178,19 @@ class Walk {
       if (first_.empty()) return false;
       field->set(probe, first_.front());
     }
-    return model_.check(probe).empty();
+    const std::string why = model_.check(probe);
+    if (!why.empty() && first_rejection_.empty()) first_rejection_ = grid_text(probe) + ": " + why;
+    return why.empty();
+  }
+
+  // "pipeline=12, data=32, z=1, y=1, x=1": the grid fields of `config`.
+  static std::string grid_text(const ParallelConfig& config) {
+    std::string text;
+    for (const ConfigField& field : config_fields()) {
+      if (field.search.stage != SearchStage::grid) continue;
+      text += (text.empty() ? "" : ", ") + std::string(field.name) + "=" + field.text(field.get(config));
+    }
+    return text;
   }
 
   void setting_level(size_t depth) {
@@ -199,7 +211,7 @@ class Walk {
   void on_settings() {
     const double memory = memory_per_device(space_.spec, config_, model_.machine().attention).total();
     if (memory > capacity_) return keep_closest(memory);
-    if (options_.prune && !could_rank(model_.compute_lower_bound(config_))) {
+    if (options_.prune && !could_rank(lower_bound())) {
       result_.pruned += placement_count_;
       return;
     }
@@ -207,11 +219,20 @@ class Walk {
     placement_level(0);
   }
 
-  // Whether a configuration whose compute alone takes `compute_s` could enter the top.
+  // Whether a configuration whose iteration takes at least `compute_s` could enter the top.
   bool could_rank(double compute_s) const {
     if (options_.rank_by == RankBy::iteration) return top_.worth_adding(compute_s, compute_s);
     return top_.worth_adding(rank_key_bound(options_.rank_by, model_, options_.gpus, config_, compute_s),
                              compute_s);
+  }
+
+  // The compute bound plus the bubble's share of it: the bubble is (p − 1)/v
+  // per-microbatch times of the slowest stage, each at least the compute the
+  // bound counts once per microbatch (cost_pipeline.h).
+  double lower_bound() const {
+    const double m = double(model_.microbatches(config_));
+    const double bubble_runs = double(config_.pipeline - 1) / double(config_.interleave);
+    return model_.compute_lower_bound(config_) * (1 + bubble_runs / m);
   }
 
   // Counts a configuration that does not fit, and keeps it if it misses by least.
@@ -246,11 +267,41 @@ class Walk {
     top_.offer(key, config_, b);
   }
 
+  // With grid fields held by --fix, the user's values and what does not
+  // divide what: their product against the GPUs, or the first grid with them
+  // the model refused and why. Without, why the simplest splits fail.
   std::string nothing_valid_message() const {
-    const std::string fixes = options_.fixed.any_grid_fixed() ? " with the --fix values" : "";
-    return std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*z*y*x" + fixes +
-           " is valid for " + space_.spec.name + " (" +
-           why_nothing_is_valid(model_, options_.gpus) + ")";
+    const std::string head = std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*z*y*x";
+    const FixedFields& fixed = options_.fixed;
+    if (!fixed.any_grid_fixed()) {
+      return head + " is valid for " + space_.spec.name + " (" + why_nothing_is_valid(model_, options_.gpus) + ")";
+    }
+    std::string held, product_text;
+    int64_t product = 1;
+    for (const ConfigField& field : config_fields()) {
+      if (!fixed.holds(field)) continue;
+      const std::string value = std::string(field.name) + "=" + field.text(field.get(fixed.values));
+      held += (held.empty() ? "" : ",") + value;
+      if (field.search.stage != SearchStage::grid) continue;
+      product *= field.get(fixed.values);
+      product_text += (product_text.empty() ? "" : "*") + value;
+    }
+    const std::string with = head + " with --fix " + held + " is valid for " + space_.spec.name;
+    if (options_.gpus % product != 0) {
+      return with + ": " + product_text + " = " + std::to_string(product) + " does not divide the " +
+             std::to_string(options_.gpus) + " GPUs";
+    }
+    if (!first_rejection_.empty()) return with + " (" + first_rejection_ + ")";
+    const int64_t data = fixed.values.data, pipeline = fixed.values.pipeline;
+    if (fixed.holds(config_field("data")) && space_.spec.global_batch % data != 0) {
+      return with + ": data=" + std::to_string(data) + " does not divide global_batch=" +
+             std::to_string(space_.spec.global_batch);
+    }
+    if (fixed.holds(config_field("pipeline")) && pipeline > space_.spec.layers) {
+      return with + ": pipeline=" + std::to_string(pipeline) + " is more stages than layers=" +
+             std::to_string(space_.spec.layers);
+    }
+    return with + ": the GPUs they leave split into no grid the model accepts";
   }
 
   const CostModel& model_;
@@ -261,6 +312,7 @@ class Walk {
   // Each level's values, kept while the levels below it run.
   std::vector<std::vector<FieldValue>> grid_values_, setting_values_, placement_values_;
   std::vector<FieldValue> first_;  // grid_is_valid's scratch
+  std::string first_rejection_;    // the first grid the model refused, and why
   int64_t placement_count_ = 0;    // placements per setting of the current grid
   double memory_ = 0;              // bytes per GPU of the current setting (every placement's)
   ParallelConfig config_;

@@ -197,12 +197,7 @@ void set_config(const Row& row, CorpusCase& c) {
     c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
   }
   if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
-  if (contains(other, "distributed optimizer")) {
-    c.notes.push_back("distributed optimizer: gradient all-reduce priced "
-                      "(same bytes as its reduce-scatter + all-gather)");
-    c.memory_caveat = "distributed optimizer shards the optimizer state over DP=" + row["DP"] +
-                      "; axo's memory model keeps it whole (zero=1 is issue 15)";
-  }
+  if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
 }
 
 // The batch must be DP · microbatch · accumulation steps, as every source states it.

@@ -64,7 +64,7 @@ TEST(ConfigFields, DefaultsAreParallelConfigs) {
     EXPECT_EQ(field.default_value(), field.get(defaults)) << field.name;
   }
   EXPECT_EQ(config_text(defaults, ","),
-            "pipeline=1,data=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,overlap=on,"
+            "pipeline=1,data=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,zero=0,overlap=on,"
             "sequence_parallel=off,interleave=1,order=xyzdp");
 }
 
@@ -149,7 +149,7 @@ TEST(ConfigFields, ParseFixErrors) {
   EXPECT_EQ(error_of([] { parse_fix("colour=red"); }),
             "--fix: unknown key 'colour' (expected " + config_field_names() + ")");
   EXPECT_EQ(config_field_names(),
-            "pipeline, data, x, y, z, microbatch, recompute, offload, overlap, sequence_parallel, "
+            "pipeline, data, x, y, z, microbatch, recompute, offload, zero, overlap, sequence_parallel, "
             "interleave, order");
   EXPECT_THROW(parse_fix("pipeline"), InputError);
   EXPECT_THROW(parse_fix("=3"), InputError);
@@ -228,7 +228,8 @@ TEST(ConfigFields, SearchCandidates) {
   const TransformerSpec spec = load_model("gpt3-13b");  // 40 layers, global batch 1024
   ParallelConfig c;
   c.pipeline = 4, c.data = 2, c.z = 2, c.y = 2;
-  EXPECT_EQ(candidates(config_field("pipeline"), spec, 64, c), (std::vector<FieldValue>{1, 2, 4, 8}));
+  // Every pipeline size up to the 40 layers (unequal stages allowed), not 64.
+  EXPECT_EQ(candidates(config_field("pipeline"), spec, 64, c), (std::vector<FieldValue>{1, 2, 4, 8, 16, 32}));
   EXPECT_EQ(candidates(config_field("z"), spec, 64, c), (std::vector<FieldValue>{1, 2, 4, 8}));
   EXPECT_EQ(candidates(config_field("x"), spec, 64, c), (std::vector<FieldValue>{2}));
   // Microbatches: divisors of 1024/2 that z=2 divides.
@@ -240,7 +241,10 @@ TEST(ConfigFields, SearchCandidates) {
   c.microbatch = 256;
   EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c), (std::vector<FieldValue>{1}));
   c.microbatch = 2;
-  EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c), (std::vector<FieldValue>{1, 2, 5, 10}));
+  // Every interleave with 4·interleave <= 40 layers.
+  EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c),
+            (std::vector<FieldValue>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(candidates(config_field("zero"), spec, 64, c), (std::vector<FieldValue>{0, 1, 2}));
   EXPECT_EQ(candidates(config_field("recompute"), spec, 64, c), (std::vector<FieldValue>{0, 1, 2}));
   EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1, 0}));
   EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0}));
@@ -248,6 +252,8 @@ TEST(ConfigFields, SearchCandidates) {
   EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0, 1}));
   c.y = 1;
   EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1}));
+  c.data = 1;  // nothing to shard over
+  EXPECT_EQ(candidates(config_field("zero"), spec, 64, c), (std::vector<FieldValue>{0}));
 }
 
 TEST(ConfigFields, OncePerGridCandidatesIgnoreTheSettings) {

@@ -60,5 +60,34 @@ TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
   EXPECT_NEAR(t.run(20).exposed, dp.exposed - items[1].seconds, 1e-12);
 }
 
+// zero >= 1: a reduce-scatter of the gradients and an all-gather of the
+// updated parameters, each the all-reduce's bytes over two (ring formulas,
+// REFERENCE-DATA.md), both listed with their exposed parts.
+TEST(CostDataParallel, ZeroReduceScattersAndAllGathers) {
+  Case t;
+  t.config.data = 8, t.config.y = 8;
+  std::vector<CostItem> plain_items, items;
+  const DataParallelStep plain = t.run(40, &plain_items);
+  t.config.zero = 1;
+  const DataParallelStep zero = t.run(40, &items);
+  ASSERT_EQ(plain_items.size(), 1u);
+  EXPECT_EQ(plain_items[0].name, "all_reduce gradients");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].name, "reduce_scatter gradients");
+  EXPECT_EQ(items[1].name, "all_gather updated parameters");
+  for (const CostItem& item : items) {
+    EXPECT_EQ(item.group, GridDim::data);
+    EXPECT_DOUBLE_EQ(item.bytes, plain_items[0].bytes);  // each moves the shard's whole gradient in its ring
+    EXPECT_GT(item.exposed, 0);                          // the last bucket is exposed
+    EXPECT_LT(item.exposed, item.seconds);               // the rest hides
+  }
+  EXPECT_DOUBLE_EQ(zero.exposed, items[0].exposed + items[1].exposed);
+  EXPECT_DOUBLE_EQ(zero.updated_params, zero.local_params / 8);
+  EXPECT_DOUBLE_EQ(plain.updated_params, plain.local_params);
+  // zero=2 reduce-scatters after every microbatch: never less exposed than zero=1.
+  t.config.zero = 2;
+  EXPECT_GE(t.run(40).exposed, zero.exposed);
+}
+
 }  // namespace
 }  // namespace axo

@@ -1,5 +1,5 @@
-// Memory per device against hand-worked figures (ZeRO's 16 bytes/parameter,
-// Korthikanti et al. 2022 Table 2 activations).
+// Memory per device against hand-worked figures (ZeRO's 16 bytes/parameter
+// and its sharded forms, Korthikanti et al. 2022 Table 2 activations).
 #include "model/memory_model.h"
 
 #include <gtest/gtest.h>
@@ -116,6 +116,51 @@ TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {
   const double working = stage_memory(spec, c, split, 1).activations - 3 * 20 * input;
   EXPECT_GT(working, 0);
   EXPECT_DOUBLE_EQ(stage_memory(spec, c, split, 2).activations, 2 * 20 * input + working);
+}
+
+// ZeRO over the data group (REFERENCE-DATA.md): 4 + 12/N bytes per parameter
+// with zero=1, 2 + 14/N with zero=2, on what x, y and z leave.
+TEST(MemoryModel, ZeroShardsOptimizerThenGradientsOverData) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig c = megatron(8, 8, 1, Recompute::full, false);
+  c.data = 4;
+  const double h = 12288, V = 50257, s = 2048;
+  const double local = (12 * (12 * h * h + 13 * h) + (V + s) * h) / 8;  // first stage over y=8
+  const MemoryBreakdown none = memory_per_device(spec, c);
+  c.zero = 1;
+  const MemoryBreakdown one = memory_per_device(spec, c);
+  EXPECT_DOUBLE_EQ(one.weights, local * 2);
+  EXPECT_DOUBLE_EQ(one.gradients, local * 2);
+  EXPECT_DOUBLE_EQ(one.optimizer, local * 12 / 4);
+  EXPECT_DOUBLE_EQ(one.weights + one.gradients + one.optimizer, local * (4 + 12.0 / 4));
+  EXPECT_DOUBLE_EQ(one.activations, none.activations);  // activations do not change
+  c.zero = 2;
+  const MemoryBreakdown two = memory_per_device(spec, c);
+  EXPECT_DOUBLE_EQ(two.weights + two.gradients + two.optimizer, local * (2 + 14.0 / 4));
+  c.data = 2, c.zero = 1;  // the check: zero=1 at data=2 halves the optimizer state
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c).optimizer, none.optimizer / 2);
+}
+
+TEST(MemoryModel, ZeroComposesWithZAndOffload) {
+  const TransformerSpec spec = load_model("llama2-70b");
+  ParallelConfig c;
+  c.z = 4, c.data = 8, c.microbatch = 4;
+  const MemoryBreakdown sharded_by_z = memory_per_device(spec, c);
+  c.zero = 2;
+  const MemoryBreakdown both = memory_per_device(spec, c);
+  // The data group shards what Z already has: another factor of 8.
+  EXPECT_DOUBLE_EQ(both.optimizer, sharded_by_z.optimizer / 8);
+  EXPECT_DOUBLE_EQ(both.gradients, sharded_by_z.gradients / 8);
+  EXPECT_DOUBLE_EQ(both.weights, sharded_by_z.weights);
+  c.offload = true;  // the optimizer shard lives on the host
+  const MemoryBreakdown offloaded = memory_per_device(spec, c);
+  EXPECT_EQ(offloaded.optimizer, 0);
+  EXPECT_DOUBLE_EQ(offloaded.gradients, both.gradients);
+  c.data = 1;  // zero with one replica changes nothing
+  c.offload = false;
+  const MemoryBreakdown one_replica = memory_per_device(spec, c);
+  c.zero = 0;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c).total(), one_replica.total());
 }
 
 }  // namespace

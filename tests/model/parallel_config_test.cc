@@ -40,7 +40,7 @@ TEST(ParallelConfig, YamlHoldsEveryFieldInTableOrder) {
   YAML::Emitter out;
   out << to_yaml(c);
   EXPECT_EQ(std::string(out.c_str()),
-            "pipeline: 4\ndata: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\n"
+            "pipeline: 4\ndata: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\nzero: 0\n"
             "overlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzdp");
 }
 

@@ -31,6 +31,20 @@ TEST(Explain, TextNamesCollectivesGroupsAndTotals) {
   EXPECT_TRUE(found);
 }
 
+TEST(Explain, ZeroListsItsReduceScatterAndAllGather) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  ParallelConfig c;
+  c.y = 8, c.data = 8, c.microbatch = 2, c.zero = 1;
+  const std::string text = explain_text(model, c);
+  EXPECT_NE(text.find("zero=1"), std::string::npos) << text;
+  EXPECT_NE(text.find("reduce_scatter gradients"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_gather updated parameters"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_reduce gradients"), std::string::npos) << text;
+  c.data = 1;
+  c.y = 8;
+  EXPECT_NE(explain_text(model, c).find("zero=1 with data=1 changes nothing"), std::string::npos);
+}
+
 TEST(Explain, PrintsThePipelineSplit) {
   const CostModel model(load_model("gpt2-124m"), load_machine("dgx-h100"));
   ParallelConfig c;

@@ -133,6 +133,43 @@ TEST(ExportMegatron, InexpressiblePlansSayWhy) {
   EXPECT_EQ(megatron_limitation(spec, machine, c), "");
 }
 
+// zero=1 is the distributed optimizer with both overlaps (offload on top of
+// it); 40 layers over 3 stages are 14, 13, 13 (the embedding is a lookup,
+// the head a GEMM): the first and last counts.
+TEST(ExportMegatron, DistributedOptimizerAndUnequalStages) {
+  ParallelConfig c = grid(3, 4, 1, 8, 1, 2);
+  c.zero = 1;
+  c.offload = true;
+  const std::string text = export_megatron(gpt3_13b(), gpu_machine("selene", 8), c, context());
+  expect_golden("megatron_gpt3_13b_zero1.sh", text);
+  for (const char* expected : {"--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather",
+                               "--optimizer-cpu-offload", "--decoder-first-pipeline-num-layers 14",
+                               "--decoder-last-pipeline-num-layers 13"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected;
+  }
+}
+
+TEST(ExportMegatron, ZeroTwoAndInterleavedUnequalChunksAreRefused) {
+  const MachineProfile machine = gpu_machine("selene", 8);
+  ParallelConfig c = grid(1, 8, 1, 8, 1, 1);
+  c.zero = 2;
+  EXPECT_NE(megatron_limitation(gpt3_13b(), machine, c).find("zero=2 has no counterpart"), std::string::npos);
+  c = grid(3, 1, 1, 8, 1, 1);
+  c.interleave = 2;  // 40 layers in 6 chunks: not equal
+  EXPECT_NE(megatron_limitation(gpt3_13b(), machine, c).find("needs equal chunks"), std::string::npos);
+  c = grid(4, 1, 1, 8, 1, 1);  // 40 layers over 4 stages: equal, no first/last counts
+  EXPECT_EQ(export_megatron(gpt3_13b(), machine, c, context()).find("--decoder-first"), std::string::npos);
+}
+
+TEST(ExportOthers, ZeroHasNoTorchtitanOrAxonnCounterpart) {
+  const MachineProfile machine = gpu_machine("selene", 8);
+  ParallelConfig c = grid(1, 8, 1, 1, 1, 1);
+  c.zero = 1;
+  EXPECT_NE(torchtitan_limitation(gpt3_13b(), machine, c).find("zero=1 has no counterpart"), std::string::npos);
+  c.order = parse_order("xyzpd", "test");
+  EXPECT_NE(axonn_limitation(gpt3_13b(), machine, c).find("zero=1 has no counterpart"), std::string::npos);
+}
+
 TEST(ExportMegatron, NearestExpressiblePlanIsSearchedAndCosted) {
   const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
   SearchOptions options;

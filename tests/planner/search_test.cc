@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "model/error.h"
 #include "model/presets.h"
@@ -63,7 +64,7 @@ TEST(Search, FixedFieldsAreHeld) {
   }
   const SearchResult one = run("gpt3-13b", "selene", 64,
                                "pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,"
-                               "overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
+                               "zero=0,overlap=on,sequence_parallel=off,interleave=1,order=xyzdp");
   ASSERT_EQ(one.best.size(), 1u);
   EXPECT_EQ(one.evaluated, 1);
 }
@@ -101,12 +102,12 @@ TEST(Search, HeldValuesOutsideTheCandidatesMatchNothing) {
 
 TEST(Search, NoValidFactorizationSaysWhy) {
   try {
-    run("gpt2-124m", "selene", 7);  // 7 divides no dimension of GPT-2 124M
+    run("gpt2-124m", "selene", 13);  // 13 divides no dimension of GPT-2 124M and exceeds its 12 layers
     FAIL();
   } catch (const InputError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("7 GPUs: no split"), std::string::npos) << message;
-    EXPECT_NE(message.find("data*microbatch=7 does not divide global_batch=512"), std::string::npos) << message;
+    EXPECT_NE(message.find("13 GPUs: no split"), std::string::npos) << message;
+    EXPECT_NE(message.find("data*microbatch=13 does not divide global_batch=512"), std::string::npos) << message;
   }
 }
 
@@ -204,6 +205,75 @@ TEST(Search, RecordsEveryCostedConfiguration) {
     fastest = std::min(fastest, p.iter_time);
   }
   EXPECT_DOUBLE_EQ(fastest, result.best.front().breakdown.iter_time);
+}
+
+// BLOOM-176B's shape (BigScience, 70 layers, hidden 14336, 112 heads,
+// vocabulary 250880, batch 2048) on gpt3-175b's GPT blocks.
+TransformerSpec bloom_like() {
+  TransformerSpec spec = load_model("gpt3-175b");
+  spec.name = "bloom-like";
+  spec.layers = 70, spec.hidden = 14336, spec.heads = spec.kv_heads = 112;
+  spec.ffn_hidden = 4 * 14336, spec.vocab = 250880, spec.global_batch = 2048;
+  return spec;
+}
+
+SearchResult run_spec(const TransformerSpec& spec, int64_t gpus, const std::string& fix) {
+  const CostModel model(spec, load_machine("selene"));
+  SearchOptions options;
+  options.gpus = gpus;
+  options.top = 5;
+  options.fixed = parse_fix(fix);
+  return search(model, options);
+}
+
+// BLOOM's 12 stages over 70 layers: unequal stages, priced by the slowest.
+TEST(Search, SeventyLayersOverTwelveStagesPlan) {
+  const SearchResult result = run_spec(bloom_like(), 384, "pipeline=12,y=4,data=8");
+  ASSERT_FALSE(result.best.empty());
+  const CostModel model(bloom_like(), load_machine("selene"));
+  for (const PlanRow& row : result.best) {
+    EXPECT_EQ(row.config.pipeline, 12);
+    EXPECT_TRUE(row.breakdown.fits);
+    const PipelineSplit& split = model.pipeline_split(row.config);
+    EXPECT_EQ(split.max_stage_layers(), 6);  // ceil(70/12): 70 = 10·6 + 2·5 (the ends carry the embedding and head)
+  }
+}
+
+TEST(Search, EveryPipelineSizeUpToTheLayersIsTried) {
+  // 5 stages do not divide gpt3-175b's 96 layers; the search tries them.
+  const SearchResult result = run("gpt3-175b", "selene", 640, "pipeline=5");
+  ASSERT_FALSE(result.best.empty());
+  EXPECT_EQ(result.best.front().config.pipeline, 5);
+}
+
+TEST(Search, ZeroIsSearchedWhereThereAreReplicas) {
+  const SearchResult result = run("gpt3-13b", "selene", 64, "pipeline=1,data=8,y=8", 1000, false);
+  std::set<int64_t> stages;
+  for (const PlanRow& row : result.best) stages.insert(row.config.zero);
+  EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
+  const SearchResult one_replica = run("gpt3-13b", "selene", 8, "data=1", 1000, false);
+  for (const PlanRow& row : one_replica.best) EXPECT_EQ(row.config.zero, 0);  // nothing to shard over
+}
+
+// An impossible --fix names the user's values and what does not divide what.
+TEST(Search, ImpossibleFixedGridNamesTheUsersValues) {
+  try {
+    run_spec(bloom_like(), 384, "pipeline=12,data=5");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--fix pipeline=12,data=5"), std::string::npos) << message;
+    EXPECT_NE(message.find("pipeline=12*data=5 = 60 does not divide the 384 GPUs"), std::string::npos) << message;
+  }
+  try {
+    run_spec(bloom_like(), 384, "pipeline=12,y=32");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--fix pipeline=12,y=32"), std::string::npos) << message;
+    EXPECT_NE(message.find("y=32 does not divide heads=112"), std::string::npos) << message;
+    EXPECT_EQ(message.find("data*microbatch=384"), std::string::npos) << message;  // no candidate the user never asked for
+  }
 }
 
 }  // namespace

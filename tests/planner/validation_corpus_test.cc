@@ -64,10 +64,11 @@ TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
   expected.interleave = 12;
   expected.recompute = Recompute::none;
   expected.sequence_parallel = true;
+  expected.zero = 1;  // "distributed optimizer" in other_parallel: Megatron's ZeRO-1
   EXPECT_EQ(c.config, expected);
   EXPECT_DOUBLE_EQ(c.measured_s, 8.91);
   EXPECT_EQ(c.measured_from, "iter_time_s");
-  EXPECT_NE(c.memory_caveat.find("distributed optimizer"), std::string::npos);
+  EXPECT_EQ(c.memory_caveat, "");  // the memory model shards the optimizer state as the run did
 }
 
 TEST(ValidationCorpus, MosaicFullShardIsZ) {
