@@ -36,14 +36,15 @@ Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerComput
   return sum;
 }
 
-// Attention core per local head: scores [s, d]·[d, s] and context [s, s]·[s, d],
+// Attention core per local head: scores [s/c, d]·[d, s] and context
+// [s/c, s]·[s, d] (the rank's queries against every key block of the ring),
 // batched over (b/z)·(a/y) heads; backward runs two GEMMs of each shape.
 struct AttentionCore {
   double scores = 0, context = 0, scores_backward = 0, context_backward = 0;
 };
 AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
   const Precision p = in.spec.precision;
-  const double rows = in.shapes.attention_batch * in.shapes.seq, sq = in.shapes.seq, d = in.shapes.head_dim;
+  const double rows = in.shapes.attention_batch * in.shapes.query_seq, sq = in.shapes.seq, d = in.shapes.head_dim;
   AttentionCore a;
   a.scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
                          gemm_seconds(in.machine, p, rows, sq, d));
@@ -67,7 +68,7 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   const TransformerSpec& s = in.spec;
   const LocalShapes& x = in.shapes;
   const double e = x.element_bytes, hidden = x.hidden_elems;
-  const double attention_elems = x.attention_batch * x.seq * x.seq;
+  const double attention_elems = x.attention_batch * x.query_seq * x.seq;
   const double column_ffn = x.tokens * double(s.ffn_hidden / in.config.y);
   const double norms = 2 * 2 * hidden * e;
   const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
@@ -100,6 +101,8 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
   layer.forward = linear.forward + attention.scores + attention.context + memory.forward;
   layer.backward = linear.backward + attention.scores_backward + attention.context_backward + memory.backward;
   layer.forward_gemm = linear.forward;
+  layer.attention_forward = attention.scores + attention.context + memory.softmax;
+  layer.attention_backward = attention.scores_backward + attention.context_backward;
   if (in.config.recompute == Recompute::full) {
     layer.recompute = layer.forward;
   } else if (in.config.recompute == Recompute::selective) {

@@ -2,9 +2,9 @@
 // one rank for one microbatch, at its local shapes (cost_shapes.h).
 //
 // The four linear layers run forward, dX and dW GEMMs; the attention core
-// runs the scores [s×d]·[d×s] and context [s×s]·[s×d] GEMMs batched over the
-// local heads, backward two GEMMs of each shape; the memory-bound ops (norms,
-// residual adds, softmax, the MLP activation, rotary embedding) are timed by
+// runs the scores [s/c×d]·[d×s] and context [s/c×s]·[s×d] GEMMs batched over
+// the local heads (s/c queries on each of c context ranks), backward two
+// GEMMs of each shape; the memory-bound ops (norms, residual adds, softmax, the MLP activation, rotary embedding) are timed by
 // the bytes they move, their backward at 1.5× (three tensors where the
 // forward moved two). Recompute adds the whole forward again (full) or the
 // attention core's (selective, Korthikanti et al. 2022).
@@ -25,6 +25,8 @@ struct LayerCompute {
   std::array<double, 4> linear_dw{};  // windows for the dX all-reduces (OAR)
   std::array<double, 4> linear_dx{};  // windows for sequence parallelism's input re-gather
   double backward_window = 0;         // window for the async weight traffic of backward (ORS)
+  double attention_forward = 0;       // the attention core forward: the ring's window (cost_context.h)
+  double attention_backward = 0;      // and its backward GEMMs
   double total() const { return forward + backward + recompute; }
 };
 

@@ -5,11 +5,13 @@
 // parameter (8 when training in fp32); every weight is sharded over X, Y and
 // Z as AxoNN does, and offload moves the 12 (or 8) bytes to host memory.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
-// (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/z local
-// tokens, hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
+// (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/(z·c)
+// local tokens (c: the context ranks, each holding s/c tokens), hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
 // dropout masks: the "10·sbh"), column-space tensors [T, n/y] (Q, K, V,
 // attention context, MLP hidden: the "24·sbh/t"), attention matrices
-// (b/z)·(a/y)·s² at 5 bytes each with dropout, 2 without. Selective
+// (b/z)·(a/y)·(s/c)·s (the rank's queries against every key) at 5 bytes each
+// with dropout, 2 without. Context parallelism adds the ring's two
+// key/value receive blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. Selective
 // recompute drops the attention matrices; full recompute keeps only each
 // layer's input plus one layer's working set. Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "model/byte_size.h"
+#include "model/config_fields.h"
 
 namespace axo {
 
@@ -23,13 +24,7 @@ std::string human_bytes(double bytes) { return bytes <= 0 ? "-" : format_bytes(b
 std::string explain_text(const CostModel& model, const ParallelConfig& c) {
   std::vector<CostItem> items;
   const Breakdown b = model.explain(c, items);
-  std::string out = format(
-      "Configuration: pipeline=%lld data=%lld x=%lld y=%lld z=%lld microbatch=%lld recompute=%s "
-      "offload=%s overlap=%s sequence_parallel=%s interleave=%lld order=%s\n",
-      (long long)c.pipeline, (long long)c.data, (long long)c.x, (long long)c.y, (long long)c.z,
-      (long long)c.microbatch, to_string(c.recompute), c.offload ? "on" : "off",
-      c.overlap ? "on" : "off", c.sequence_parallel ? "on" : "off", (long long)c.interleave,
-      c.order_string().c_str());
+  std::string out = "Configuration: " + config_text(c, " ") + "\n";
   out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
                 model.pipeline_split(c).text().c_str());
   out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11s %11s %10s\n", "scope", "phase", "kind",

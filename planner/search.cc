@@ -203,7 +203,12 @@ class Walk {
 
   std::string nothing_valid_message() const {
     const std::string fixes = options_.fixed.any_grid_fixed() ? " with the --fix values" : "";
-    return std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*z*y*x" + fixes +
+    // What in the user's own values does not divide what, when that alone says it.
+    if (const std::string why = model_.check(options_.fixed.values); !fixes.empty() && !why.empty()) {
+      return std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*context*z*y*x" + fixes +
+             " is valid for " + space_.spec.name + " (" + why + ")";
+    }
+    return std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*context*z*y*x" + fixes +
            " is valid for " + space_.spec.name + " (" +
            why_nothing_is_valid(model_, options_.gpus) + ")";
   }
