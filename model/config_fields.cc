@@ -185,7 +185,7 @@ std::vector<ConfigField> make_table() {
        .search = {S::setting, 70, interleavings}},
       {.name = "order", .kind = K::order, .help = "rank order, innermost first",
        .get = get_order, .set = set_order,
-       .header = "order", .width = 5, .optional = true,
+       .header = "order", .width = 6, .optional = true,
        .search = {S::placement, 120, rank_orders, kOncePerGrid}},
   };
 }

@@ -120,7 +120,8 @@ TEST(ExportMegatron, LlamaContextParallel) {
   const std::string text = export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
   expect_golden("megatron_llama3_8b_cp.sh", text);
   EXPECT_NE(text.find("  --context-parallel-size 2\n"), std::string::npos);
-  c.order = parse_order("dxyzcp", "test");  // data inside context: not Megatron's order
+  c.data = 8;
+  c.order = parse_order("dxyzcp", "test");  // data inside context, across nodes: not Megatron's order
   EXPECT_NE(megatron_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("rank order dxyzcp"),
             std::string::npos);
 }
