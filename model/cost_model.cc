@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
@@ -167,7 +168,17 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
   const LocalCompute& local = memo_->get(spec_, machine_, c);
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
-  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * local.layer.total();
+  double per_layer = local.layer.total();
+  if (c.context > 1) {
+    // The ring's exposed time on its fastest placement (context innermost:
+    // the most ranks per node), which no rank order beats.
+    ParallelConfig fastest = c;
+    std::rotate(fastest.order.begin(), std::find(fastest.order.begin(), fastest.order.end(), GridDim::context),
+                std::find(fastest.order.begin(), fastest.order.end(), GridDim::context) + 1);
+    const RingAttention ring = ring_attention({spec_, machine_, fastest, local.shapes}, local.layer, CostRecorder());
+    per_layer += ring.forward + ring.recompute + ring.backward;
+  }
+  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }
 
 std::string CostModel::check(const ParallelConfig& c) const {

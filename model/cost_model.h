@@ -63,7 +63,9 @@ class CostModel {
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
   // A lower bound on evaluate(config).iter_time that ignores communication,
-  // the pipeline and the optimizer: m × the compute of the most layers a stage runs.
+  // the pipeline and the optimizer: m × the compute of the most layers a stage
+  // runs, plus (context > 1) their ring attention's exposed time on the
+  // fastest placement any rank order gives it.
   // The search skips configurations whose bound is already too slow.
   double compute_lower_bound(const ParallelConfig& config) const;
 
