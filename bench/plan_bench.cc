@@ -4,7 +4,10 @@
 // Each case runs the search twice in the same process: exhaustively (every
 // configuration costed: the evaluation rate) and with branch and bound (what
 // `axo plan` does: the wall time a user waits). The ratio of the two wall
-// times is the pruning's speed-up, measured against its own baseline.
+// times is the pruning's speed-up, measured against its own baseline. A third
+// run holds context=1 (the space before context parallelism): the last
+// column is the pruned search's time over that run's, the cost of the context
+// dimension measured in the same process.
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -42,8 +45,8 @@ int main(int argc, char** argv) {
                              {"llama3-405b", 16384, "dgx-h100"},
                              {"megatron-1t", 16384, "selene"}};
   const int repeats = argc > 1 ? std::stoi(argv[1]) : 3;
-  std::printf("%-12s %6s %-11s %12s %10s %14s %12s %10s %9s\n", "model", "gpus", "machine",
-              "configs", "full_s", "configs/s", "pruned_s", "evaluated", "speedup");
+  std::printf("%-12s %6s %-11s %12s %10s %14s %12s %10s %9s %10s %9s\n", "model", "gpus", "machine",
+              "configs", "full_s", "configs/s", "pruned_s", "evaluated", "speedup", "ctx1_s", "vs_ctx1");
   for (const Case& c : cases) {
     const axo::CostModel model(axo::load_model(c.model), axo::load_machine(c.machine));
     axo::SearchOptions options;
@@ -54,15 +57,18 @@ int main(int argc, char** argv) {
     const double full_s = best_of(repeats, [&] { exhaustive = axo::search(model, options); });
     options.prune = true;
     const double pruned_s = best_of(repeats, [&] { pruned = axo::search(model, options); });
+    axo::SearchOptions context_one = options;
+    context_one.fixed.hold(axo::config_field("context"), 1);
+    const double context_one_s = best_of(repeats, [&] { axo::search(model, context_one); });
     if (pruned.best.empty() || exhaustive.best.empty() ||
         pruned.best.front().breakdown.iter_time != exhaustive.best.front().breakdown.iter_time) {
       std::fprintf(stderr, "%s: pruned and exhaustive searches disagree\n", c.model);
       return 1;
     }
-    std::printf("%-12s %6lld %-11s %12lld %10.3f %14.0f %12.3f %10lld %8.1fx\n", c.model,
+    std::printf("%-12s %6lld %-11s %12lld %10.3f %14.0f %12.3f %10lld %8.1fx %10.3f %8.2fx\n", c.model,
                 (long long)c.gpus, c.machine, (long long)exhaustive.evaluated, full_s,
                 double(exhaustive.evaluated) / full_s, pruned_s, (long long)pruned.evaluated,
-                full_s / pruned_s);
+                full_s / pruned_s, context_one_s, pruned_s / context_one_s);
   }
   return 0;
 }

@@ -18,6 +18,10 @@ GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node) 
   return group;
 }
 
+GroupPlacement product_group(GroupPlacement a, GroupPlacement b) {
+  return {a.size * b.size, a.ranks_per_node * b.ranks_per_node};
+}
+
 double bus_factor(CollectiveOp op, int64_t p) {
   switch (op) {
     case CollectiveOp::all_reduce: return 2.0 * double(p - 1) / double(p);

@@ -28,6 +28,10 @@ struct GroupPlacement {
 
 // The placement of a group of `size` ranks spaced `stride` apart in the rank order.
 GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node);
+// The group of every member of `a` combined with every member of `b` (two
+// dimensions of the grid, e.g. data × context): sizes and members per node
+// multiply, as a node holds a box of the grid.
+GroupPlacement product_group(GroupPlacement a, GroupPlacement b);
 
 // Bus-bandwidth factor f of the formula above.
 double bus_factor(CollectiveOp op, int64_t group_size);

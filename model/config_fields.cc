@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -67,6 +66,9 @@ bool any_size(const SearchSpace&, int64_t) { return true; }
 // Any pipeline size up to the layer count: split_pipeline balances unequal stages.
 bool at_most_layers(const SearchSpace& space, int64_t size) { return size <= space.spec.layers; }
 bool divides_batch(const SearchSpace& space, int64_t size) { return space.spec.global_batch % size == 0; }
+// Context sizes split each sequence into 2·context equal chunks (Megatron-LM
+// megatron/core/utils.py get_batch_on_this_cp_rank: causal load balance).
+bool splits_sequence(const SearchSpace& space, int64_t size) { return space.spec.seq_len % (2 * size) == 0; }
 
 // The innermost grid size: whatever the others leave.
 void grid_rest(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
@@ -125,7 +127,7 @@ void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelCon
 }
 
 // The fields, in the order of --fix, plan.yaml and the printed table. The
-// search's nesting: pipeline, data, z, y, x, then microbatch, interleave,
+// search's nesting: pipeline, data, context, z, y, x, then microbatch, interleave,
 // sequence_parallel, recompute, offload, zero, overlap, then the rank order.
 std::vector<ConfigField> make_table() {
   constexpr bool kOncePerGrid = true;
@@ -141,6 +143,11 @@ std::vector<ConfigField> make_table() {
        .get = get_member<&P::data>, .set = set_member<&P::data>,
        .header = "data", .width = 4,
        .search = {S::grid, 20, grid_divisors<divides_batch>}},
+      {.name = "context", .alias = "cp", .kind = K::count,
+       .help = "context-parallel ranks: each holds 2 of 2*context chunks of every sequence (ring attention)",
+       .get = get_member<&P::context>, .set = set_member<&P::context>,
+       .header = "ctx", .width = 3, .optional = true, .late_column = true,
+       .search = {S::grid, 25, grid_divisors<splits_sequence>}},
       {.name = "x", .kind = K::count, .help = "tensor-parallel X: shards the hidden dimension",
        .get = get_member<&P::x>, .set = set_member<&P::x>,
        .header = "x", .width = 3,
@@ -186,7 +193,7 @@ std::vector<ConfigField> make_table() {
        .search = {S::setting, 70, interleavings}},
       {.name = "order", .kind = K::order, .help = "rank order, innermost first",
        .get = get_order, .set = set_order,
-       .header = "order", .width = 5, .optional = true,
+       .header = "order", .width = 6, .optional = true,
        .search = {S::placement, 120, rank_orders, kOncePerGrid}},
   };
 }
@@ -270,7 +277,7 @@ std::string ConfigField::allowed() const {
     case FieldKind::count: return "a whole number from 1 to 2^30";
     case FieldKind::choice: return join_or(choices);
     case FieldKind::on_off: return "on or off";
-    case FieldKind::order: return "the five letters x, y, z, d, p once each, innermost first";
+    case FieldKind::order: return "the six letters x, y, z, c, d, p once each, innermost first";
   }
   return "?";
 }
@@ -308,12 +315,12 @@ FieldValue ConfigField::parse(const std::string& key, const std::string& text,
 
 namespace {
 
-// "on|off", "none|selective|full", "N", "xyzdp": what a field's --fix value looks like.
+// "on|off", "none|selective|full", "N", "xyzcdp": what a field's --fix value looks like.
 std::string value_pattern(const ConfigField& field) {
   switch (field.kind) {
     case FieldKind::count: return "N";
     case FieldKind::on_off: return "on|off";
-    case FieldKind::order: return "xyzdp";
+    case FieldKind::order: return "xyzcdp";
     case FieldKind::choice: break;
   }
   std::string pattern;
@@ -407,13 +414,13 @@ std::string config_text(const ParallelConfig& config, const char* separator) {
 
 namespace {
 
-// The 5! rank orders in lexicographic order of GridDim, "xyzdp" first.
-using Orders = std::array<std::array<GridDim, kGridDims>, 120>;
+// The 6! rank orders in lexicographic order of GridDim, "xyzcdp" first.
+constexpr size_t kOrderCount = 720;
+using Orders = std::array<std::array<GridDim, kGridDims>, kOrderCount>;
 const Orders& all_orders() {
   static const Orders orders = [] {
     Orders all{};
-    std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
-                                            GridDim::pipeline};
+    std::array<GridDim, kGridDims> order = ParallelConfig{}.order;
     for (auto& slot : all) {
       slot = order;
       std::next_permutation(order.begin(), order.end());
@@ -440,33 +447,84 @@ FieldValue order_code(const std::array<GridDim, kGridDims>& order) {
 // A table look-up: the search sets the rank order once per configuration it costs.
 std::array<GridDim, kGridDims> order_from_code(FieldValue code) { return all_orders().at(size_t(code)); }
 
-std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
-                                                            int64_t gpus_per_node) {
-  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
-                                          GridDim::pipeline};  // the default order first
-  std::set<std::array<int64_t, kGridDims + 1>> seen;
-  std::vector<std::array<GridDim, kGridDims>> orders;
-  std::array<int64_t, kGridDims> size{};
-  for (int d = 0; d < kGridDims; ++d) size[size_t(d)] = config.size(static_cast<GridDim>(d));
-  do {
-    // Each group's stride is the product of the sizes inside it in the order
-    // (ParallelConfig::stride, one pass for all five).
+namespace {
+
+// Builds rank orders innermost first and keeps one per placement. A group's
+// placement depends only on the sizes inside it (its stride), so:
+//   - dimensions of size 1 stay in their default slots (they place nothing);
+//   - once the dimensions placed span a node or more, every dimension outside
+//     has a stride of a node or more (one rank per node), so the rest go in
+//     default order: their own order changes no placement.
+// That leaves a handful of orders per grid where 6! would be tried otherwise.
+class OrderWalk {
+ public:
+  OrderWalk(const ParallelConfig& config, int64_t gpus_per_node)
+      : config_(config), gpus_per_node_(gpus_per_node) {
+    for (int d = 0; d < kGridDims; ++d) size_[size_t(d)] = config.size(static_cast<GridDim>(d));
+    for (size_t slot = 0; slot < size_t(kGridDims); ++slot) {
+      if (size_[size_t(config_default_[slot])] > 1) free_slots_.push_back(slot);
+    }
+  }
+
+  std::vector<std::array<GridDim, kGridDims>> run() {
+    std::array<GridDim, kGridDims> order = config_default_;
+    place(order, 0, 1, 0);
+    return std::move(orders_);
+  }
+
+ private:
+  // Fills free slot `next` onward; `inner` ranks lie inside them; `used` marks
+  // the dimensions placed so far (bit per GridDim).
+  void place(std::array<GridDim, kGridDims>& order, size_t next, int64_t inner, unsigned used) {
+    if (next == free_slots_.size() || inner >= gpus_per_node_) {
+      size_t slot = next;  // the rest in default order
+      for (GridDim dim : config_default_) {
+        if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u)) order[free_slots_[slot++]] = dim;
+      }
+      return keep(order);
+    }
+    for (GridDim dim : config_default_) {
+      if (size_[size_t(dim)] == 1 || (used >> int(dim) & 1u)) continue;
+      order[free_slots_[next]] = dim;
+      place(order, next + 1, inner * size_[size_t(dim)], used | 1u << int(dim));
+    }
+  }
+
+  void keep(const std::array<GridDim, kGridDims>& order) {
     std::array<int64_t, kGridDims> stride{};
     int64_t inner = 1;
     for (GridDim dim : order) {
       stride[size_t(dim)] = inner;
-      inner *= size[size_t(dim)];
+      inner *= size_[size_t(dim)];
     }
     std::array<int64_t, kGridDims + 1> placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
-      placement[d] = place_group(size[d], stride[d], gpus_per_node).ranks_per_node;
+      placement[d] = place_group(size_[d], stride[d], gpus_per_node_).ranks_per_node;
     }
-    // The first and last stages share the tied embedding's gradient.
-    const int64_t first_to_last = stride[size_t(GridDim::pipeline)] * (config.pipeline - 1);
-    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node).ranks_per_node;
-    if (seen.insert(placement).second) orders.push_back(order);
-  } while (std::next_permutation(order.begin(), order.end()));
-  return orders;
+    // The first and last stages share the tied embedding's gradient. (The
+    // data × context gradient group's placement follows from its two parts.)
+    const int64_t first_to_last = stride[size_t(GridDim::pipeline)] * (config_.pipeline - 1);
+    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node_).ranks_per_node;
+    if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
+      seen_.push_back(placement);
+      orders_.push_back(order);
+    }
+  }
+
+  const ParallelConfig& config_;
+  const int64_t gpus_per_node_;
+  const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
+  std::array<int64_t, kGridDims> size_{};
+  std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
+  std::vector<std::array<int64_t, kGridDims + 1>> seen_;
+  std::vector<std::array<GridDim, kGridDims>> orders_;
+};
+
+}  // namespace
+
+std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
+                                                            int64_t gpus_per_node) {
+  return OrderWalk(config, gpus_per_node).run();
 }
 
 }  // namespace axo

@@ -24,8 +24,8 @@
 //   3. Give it its meaning in the cost and memory models (model/cost_model.cc,
 //      model/memory_model.cc) and, if some values are invalid for a model or
 //      grid, in CostModel::check.
-// A new grid dimension (say `context`) is also a GridDim with its rank-order
-// letter and a factor of ParallelConfig::gpus().
+// A new grid dimension (as `context` was) is also a GridDim with its
+// rank-order letter and a factor of ParallelConfig::gpus().
 // The tests walk the table without naming fields, so a new entry is tested
 // too: through --fix and plan.yaml (tests/model/config_fields_test.cc,
 // plan_file_test.cc), the CSV, JSON and printed table
@@ -52,7 +52,7 @@ enum class FieldKind {
   count,   // a whole number from 1 to 2^30 (a grid size, the microbatch)
   choice,  // one of the names in `choices`
   on_off,  // on or off (--fix also takes true/false, yes/no; YAML and JSON hold a boolean)
-  order,   // a rank order, the five letters x, y, z, d, p, innermost first
+  order,   // a rank order, the six letters x, y, z, c, d, p, innermost first
 };
 
 // What the search knows when it asks a field for its candidates.
@@ -112,13 +112,13 @@ struct ConfigField {
   FieldValue initial = 0;
 
   FieldValue default_value() const { return initial; }
-  // The value as --fix, the CSV and the printed table write it: "8", "full", "on", "xyzdp".
+  // The value as --fix, the CSV and the printed table write it: "8", "full", "on", "xyzcdp".
   std::string text(FieldValue value) const;
   // The --fix text back to a value; throws InputError "SOURCE: KEY=TEXT:
   // expected ALLOWED" (an order: "SOURCE: order 'TEXT': expected ...").
   FieldValue parse(const std::string& key, const std::string& text, const std::string& source) const;
   // The allowed values in words: "a whole number from 1 to 2^30",
-  // "none, selective or full", "on or off", "the five letters ...".
+  // "none, selective or full", "on or off", "the six letters ...".
   std::string allowed() const;
   // Left-aligned in the printed table (names) or right-aligned (numbers, on/off).
   bool left_aligned() const { return kind == FieldKind::choice || kind == FieldKind::order; }
@@ -139,7 +139,7 @@ std::string grid_too_large(const ParallelConfig& config);
 std::string fix_help();
 
 // `config` as key=value pairs in table order joined by `separator`, e.g.
-// "pipeline=2,data=4,...,order=xyzdp": with "," a --fix value that
+// "pipeline=2,data=4,...,order=xyzcdp": with "," a --fix value that
 // reproduces `config` exactly.
 std::string config_text(const ParallelConfig& config, const char* separator);
 
@@ -168,13 +168,15 @@ class FixedFields {
 FixedFields parse_fix(const std::string& text);
 
 // A rank order as one integer and back (FieldKind::order's FieldValue): its
-// position, 0 to 119, among the permutations of x, y, z, d, p in
-// lexicographic order ("xyzdp" is 0).
+// position, 0 to 719, among the permutations of x, y, z, c, d, p in
+// lexicographic order ("xyzcdp" is 0).
 FieldValue order_code(const std::array<GridDim, kGridDims>& order);
 std::array<GridDim, kGridDims> order_from_code(FieldValue code);
 
 // Rank orders (innermost first) of `config`'s grid that place its groups
-// differently, the default order "xyzdp" first: the rank order's candidates.
+// differently, the default order "xyzcdp" first: the rank order's candidates.
+// Dimensions of size 1 keep their default slots, and the order of the
+// dimensions outside a node is the default's (see OrderWalk).
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
                                                             int64_t gpus_per_node);
 

@@ -12,6 +12,7 @@ void record_collective(const CostInputs& in, const CostRecorder& record, const C
   item.scope = c.scope, item.phase = c.phase, item.kind = CostKind::collective;
   item.name = std::string(to_string(c.op)) + " " + c.what;
   if (c.layer) item.name += std::string(" (") + c.layer + ")";
+  if (c.dim == GridDim::data && in.config.context > 1) item.name += " over data x context";
   item.group = c.dim;
   item.group_size = timed.group.size;
   item.ranks_per_node = timed.group.ranks_per_node;

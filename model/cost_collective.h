@@ -33,6 +33,18 @@ struct Collective {
   double window = 0;                // the compute an OAR collective hides under
 };
 
+// The ranks a collective over `dim` spans: its group of the grid, except that
+// the data-parallel collectives (the gradient reduction, the sharded
+// optimizer's) span data × context: context ranks hold the same weights and
+// each computes gradients from its own part of every sequence (Megatron-LM
+// megatron/core/distributed/distributed_data_parallel.py reduces dense
+// gradients over the data-parallel group "with context parallel").
+inline GroupPlacement collective_group(const ParallelConfig& c, GridDim dim, int64_t gpus_per_node) {
+  const GroupPlacement group = place_group(c.size(dim), c.stride(dim), gpus_per_node);
+  if (dim != GridDim::data || c.context == 1) return group;
+  return product_group(group, place_group(c.context, c.stride(GridDim::context), gpus_per_node));
+}
+
 struct TimedCollective {
   GroupPlacement group;
   double bytes = 0;
@@ -40,7 +52,7 @@ struct TimedCollective {
 };
 inline TimedCollective time_collective(const CostInputs& in, const Collective& c) {
   TimedCollective timed;
-  timed.group = place_group(in.config.size(c.dim), in.config.stride(c.dim), in.machine.gpus_per_node);
+  timed.group = collective_group(in.config, c.dim, in.machine.gpus_per_node);
   timed.bytes = c.elements * c.element_bytes;
   timed.seconds = collective_seconds(in.machine, c.op, timed.group, timed.bytes);
   return timed;

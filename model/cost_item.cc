@@ -19,7 +19,7 @@ const char* to_string(CostKind kind) {
 }
 
 const char* group_name(GridDim dim) {
-  static constexpr const char* names[] = {"x", "y", "z", "data", "pipeline"};
+  static constexpr const char* names[] = {"x", "y", "z", "context", "data", "pipeline"};
   return names[static_cast<int>(dim)];
 }
 

@@ -25,7 +25,7 @@ enum class CostKind { gemm, memory, collective, p2p };
 const char* to_string(CostScope scope);  // "layer", "first stage", "last stage", "step"
 const char* to_string(CostPhase phase);  // "forward", ..., "forward+backward"
 const char* to_string(CostKind kind);    // "gemm", "memory", "collective", "p2p"
-// A grid dimension as a group name: "x", "y", "z", "data", "pipeline".
+// A grid dimension as a group name: "x", "y", "z", "context", "data", "pipeline".
 const char* group_name(GridDim dim);
 
 // One line of an explanation.

@@ -37,15 +37,17 @@ Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerComput
   return sum;
 }
 
-// Attention core per local head, materialized: scores [s, d]·[d, s] and
-// context [s, s]·[s, d], batched over (b/z)·(a/y) heads; backward runs two
-// GEMMs of each shape. Flash: one fused kernel each way (cost_attention.h).
+// Attention core per local head, materialized: scores [s/c, d]·[d, s] and
+// context [s/c, s]·[s, d] (with context parallelism, the rank's s/c queries
+// against every key block of the ring), batched over (b/z)·(a/y) heads;
+// backward runs two GEMMs of each shape. Flash: one fused kernel each way
+// (cost_attention.h), over the rank's 1/c share of the causal work.
 struct AttentionCore {
   double forward = 0, backward = 0;
 };
 AttentionCore materialized_attention(const CostInputs& in, const CostRecorder& record) {
   const Precision p = in.spec.precision;
-  const double rows = in.shapes.attention_batch * in.shapes.seq, sq = in.shapes.seq, d = in.shapes.head_dim;
+  const double rows = in.shapes.attention_batch * in.shapes.query_seq, sq = in.shapes.seq, d = in.shapes.head_dim;
   const double scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
                                     gemm_seconds(in.machine, p, rows, sq, d));
   const double context = record.gemm(kLayer, CostPhase::forward, "attention context", rows, d, sq,
@@ -62,11 +64,14 @@ AttentionCore materialized_attention(const CostInputs& in, const CostRecorder& r
 // worth: 2·rows·s·d each) so that --explain shows its rate.
 AttentionCore fused_attention(const CostInputs& in, const CostRecorder& record) {
   const LocalShapes& x = in.shapes;
-  const FlashAttention a = flash_attention(in.machine, in.spec.precision, x.attention_batch, x.seq, x.head_dim);
-  const double gemm_flops = 2 * x.attention_batch * x.seq * x.seq * x.head_dim;
-  return {record.gemm(kLayer, CostPhase::forward, "flash attention", x.attention_batch * x.seq, x.seq, x.head_dim,
+  // A context rank's queries are s/c of the sequence: 1/c of the causal work
+  // (load-balanced chunks), as a batch 1/c as large over the whole sequence.
+  const double batch = x.attention_batch * x.query_seq / x.seq;
+  const FlashAttention a = flash_attention(in.machine, in.spec.precision, batch, x.seq, x.head_dim);
+  const double gemm_flops = 2 * batch * x.seq * x.seq * x.head_dim;
+  return {record.gemm(kLayer, CostPhase::forward, "flash attention", batch * x.seq, x.seq, x.head_dim,
                       a.forward_s, int(a.forward_flops / gemm_flops + 0.5)),
-          record.gemm(kLayer, CostPhase::backward, "flash attention backward", x.attention_batch * x.seq, x.seq,
+          record.gemm(kLayer, CostPhase::backward, "flash attention backward", batch * x.seq, x.seq,
                       x.head_dim, a.backward_s, int(a.backward_flops / gemm_flops + 0.5))};
 }
 
@@ -85,7 +90,7 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   const TransformerSpec& s = in.spec;
   const LocalShapes& x = in.shapes;
   const double e = x.element_bytes, hidden = x.hidden_elems;
-  const double attention_elems = x.attention_batch * x.seq * x.seq;
+  const double attention_elems = x.attention_batch * x.query_seq * x.seq;
   const double column_ffn = x.tokens * double(s.ffn_hidden / in.config.y);
   const double norms = 2 * 2 * hidden * e;
   const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
@@ -120,6 +125,8 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
   layer.forward = linear.forward + attention.forward + memory.forward;
   layer.backward = linear.backward + attention.backward + memory.backward;
   layer.forward_gemm = linear.forward;
+  layer.attention_forward = attention.forward + memory.softmax;
+  layer.attention_backward = attention.backward;
   if (in.config.recompute == Recompute::full) {
     layer.recompute = layer.forward;
   } else if (in.config.recompute == Recompute::selective) {

@@ -3,9 +3,10 @@
 //
 // The four linear layers run forward, dX and dW GEMMs; the attention core,
 // as the machine profile's stack runs it: materialized, the scores
-// [s×d]·[d×s] and context [s×s]·[s×d] GEMMs batched over the local heads,
-// backward two GEMMs of each shape, and a softmax through memory; flash, one
-// fused kernel each way (cost_attention.h) with no softmax traffic; the memory-bound ops (norms,
+// [s/c×d]·[d×s] and context [s/c×s]·[s×d] GEMMs batched over the local heads
+// (s/c queries on each of c context ranks), backward two GEMMs of each shape,
+// and a softmax through memory; flash, one fused kernel each way
+// (cost_attention.h) with no softmax traffic; the memory-bound ops (norms,
 // residual adds, softmax, the MLP activation, rotary embedding) are timed by
 // the bytes they move, their backward at 1.5× (three tensors where the
 // forward moved two). Recompute adds the whole forward again (full) or the
@@ -27,6 +28,8 @@ struct LayerCompute {
   std::array<double, 4> linear_dw{};  // windows for the dX all-reduces (OAR)
   std::array<double, 4> linear_dx{};  // windows for sequence parallelism's input re-gather
   double backward_window = 0;         // window for the async weight traffic of backward (ORS)
+  double attention_forward = 0;       // the attention core forward: the ring's window (cost_context.h)
+  double attention_backward = 0;      // and its backward GEMMs
   double total() const { return forward + backward + recompute; }
 };
 

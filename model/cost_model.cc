@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
@@ -37,7 +38,7 @@ LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& ma
 }
 
 struct ComputeKey {
-  int64_t x, y, z, microbatch;
+  int64_t x, y, z, context, microbatch;
   Recompute recompute;
   bool sequence_parallel;
   bool operator==(const ComputeKey&) const = default;
@@ -46,7 +47,7 @@ struct ComputeKey {
 struct ComputeKeyHash {
   size_t operator()(const ComputeKey& k) const {
     size_t h = std::hash<int64_t>()(k.x);
-    for (int64_t v : {k.y, k.z, k.microbatch, int64_t(k.recompute), int64_t(k.sequence_parallel)}) {
+    for (int64_t v : {k.y, k.z, k.context, k.microbatch, int64_t(k.recompute), int64_t(k.sequence_parallel)}) {
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     }
     return h;
@@ -75,7 +76,7 @@ class CostModel::ComputeMemo {
   // The entry stays valid as long as the memo: entries are never removed, and
   // an unordered_map never moves its elements.
   const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
-    const ComputeKey key{c.x, c.y, c.z, c.microbatch, c.recompute, c.sequence_parallel};
+    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel};
     thread_local LastUsed last;
     if (last.memo == id_ && last.key == key) return *last.value;
     const LocalCompute& local = shared(spec, machine, c, key);
@@ -167,7 +168,17 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
   const LocalCompute& local = memo_->get(spec_, machine_, c);
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
-  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * local.layer.total();
+  double per_layer = local.layer.total();
+  if (c.context > 1) {
+    // The ring's exposed time on its fastest placement (context innermost:
+    // the most ranks per node), which no rank order beats.
+    ParallelConfig fastest = c;
+    std::rotate(fastest.order.begin(), std::find(fastest.order.begin(), fastest.order.end(), GridDim::context),
+                std::find(fastest.order.begin(), fastest.order.end(), GridDim::context) + 1);
+    const RingAttention ring = ring_attention({spec_, machine_, fastest, local.shapes}, local.layer, CostRecorder());
+    per_layer += ring.forward + ring.recompute + ring.backward;
+  }
+  return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }
 
 std::string CostModel::check(const ParallelConfig& c) const {
@@ -198,6 +209,12 @@ std::string CostModel::check(const ParallelConfig& c) const {
       return "z=" + std::to_string(c.z) + " does not divide the " + l.name + " weight block of " +
              std::to_string(block) + " elements";
     }
+  }
+  if (spec_.seq_len % (2 * c.context) != 0) {
+    // Megatron-LM megatron/core/utils.py get_batch_on_this_cp_rank: 2·context chunks.
+    return "context=" + std::to_string(c.context) + ": 2*context=" + std::to_string(2 * c.context) +
+           " does not divide seq_len=" + std::to_string(spec_.seq_len) +
+           " (each sequence splits into 2*context equal chunks for causal load balance)";
   }
   return check_schedule(c);
 }

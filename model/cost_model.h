@@ -8,10 +8,12 @@
 //      cost_stage_ends   the embedding (first stage), LM head and loss (last)
 //   3. cost_tp_comm      the layer's tensor-parallel collectives
 //                        (comm_model.h) and what overlap (OAG, OAR, ORS) hides
+//      cost_context      the ring attention over the context group
 //   4. cost_stage        each stage's time over its own layers (the split of
 //                        stage_partition.h); the slowest sets the pace
 //   5. cost_pipeline     the bubble and the point-to-point traffic
 //   6. cost_data_parallel  the gradient all-reduce over the data group
+//                        (data × context: cost_collective.h)
 //   7. cost_optimizer    the optimizer step and CPU offload
 //   8. memory_model      bytes per device; the fullest stage sets the memory
 // Per iteration, with m = B / (data · microbatch) microbatches:
@@ -26,8 +28,8 @@
 //
 // Threads: a const CostModel may be shared between threads. Its const
 // methods read only the model and the machine; the memo of per-microbatch
-// compute they fill (keyed by x, y, z, microbatch, recompute and sequence
-// parallelism) is guarded by a mutex.
+// compute they fill (keyed by x, y, z, context, microbatch, recompute and
+// sequence parallelism) is guarded by a mutex.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +63,9 @@ class CostModel {
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
   // A lower bound on evaluate(config).iter_time that ignores communication,
-  // the pipeline and the optimizer: m × the compute of the most layers a stage runs.
+  // the pipeline and the optimizer: m × the compute of the most layers a stage
+  // runs, plus (context > 1) their ring attention's exposed time on the
+  // fastest placement any rank order gives it.
   // The search skips configurations whose bound is already too slow.
   double compute_lower_bound(const ParallelConfig& config) const;
 

@@ -33,17 +33,22 @@ LocalLinear local_linear(const Linear& l, const ParallelConfig& c, double tokens
 LocalShapes local_shapes(const TransformerSpec& s, const ParallelConfig& c) {
   LocalShapes shapes;
   shapes.element_bytes = bytes_per_element(s.precision);
-  shapes.tokens = double(c.microbatch * s.seq_len / c.z);
+  shapes.tokens = tokens_per_rank(s, c);
   shapes.hidden_local = double(s.hidden / c.x);
   const double token_split = c.sequence_parallel ? double(c.y) : 1.0;
   shapes.hidden_elems = shapes.tokens * shapes.hidden_local / token_split;
   shapes.attention_batch = double(c.microbatch / c.z) * double(s.heads / c.y);
   shapes.seq = double(s.seq_len);
+  shapes.query_seq = double(s.seq_len / c.context);
   shapes.head_dim = double(s.head_dim());
   const std::array<Linear, 4> linears = block_linears(s);
   for (size_t i = 0; i < linears.size(); ++i) shapes.linears[i] = local_linear(linears[i], c, shapes.tokens);
   shapes.vocab_local = double(padded_vocab(s, c.y) / c.y);
   return shapes;
+}
+
+double tokens_per_rank(const TransformerSpec& s, const ParallelConfig& c) {
+  return double(c.microbatch) * double(s.seq_len) / double(c.z * c.context);
 }
 
 double memory_op_seconds(const MachineProfile& machine, double bytes, double kernels) {

@@ -1,10 +1,12 @@
 // The first step of the cost model: the local shapes one rank works on for
 // one microbatch, from the model and the configuration.
 //
-// With T = b·s/z local tokens (b sequences per microbatch, split over Z), a
+// With T = b·s/(z·c) local tokens (b sequences per microbatch, split over Z;
+// each sequence split over the C context ranks, two of 2·c chunks each), a
 // linear layer W: [out, in] runs the GEMM [T × in/x]·[in/x × out/y] when plain
 // and [T × in/y]·[in/y × out/x] when transposed (AxoNN's 4D layer,
-// ARCHITECTURE.md); attention runs (b/z)·(a/y) heads; the LM head is a plain
+// ARCHITECTURE.md); attention runs (b/z)·(a/y) heads, s/c queries each
+// against all s keys (ring attention, cost_context.h); the LM head is a plain
 // layer over the Y rank's vocabulary slice (vocab_parallel.h).
 #pragma once
 
@@ -38,16 +40,20 @@ struct LocalLinear {
 
 struct LocalShapes {
   double element_bytes = 0;  // e: bytes per element of the model's precision
-  double tokens = 0;         // T = b·s/z
+  double tokens = 0;         // T = b·s/(z·c)
   double hidden_local = 0;   // h/x
   double hidden_elems = 0;   // T·h/x, divided by y under sequence parallelism
   double attention_batch = 0;  // (b/z)·(a/y) heads
-  double seq = 0, head_dim = 0;
+  double seq = 0, head_dim = 0;  // keys per sequence (s), head width
+  double query_seq = 0;          // queries per sequence on this rank: s/c
   std::array<LocalLinear, 4> linears{};
   double vocab_local = 0;  // V'/y rows of the LM head
 };
 
 LocalShapes local_shapes(const TransformerSpec& spec, const ParallelConfig& config);
+
+// Tokens of one microbatch on one rank: b·s/(z·c) (the memory model's T too).
+double tokens_per_rank(const TransformerSpec& spec, const ParallelConfig& config);
 
 // What every step reads: the model, the machine, the configuration and its shapes.
 struct CostInputs {

@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "model/cost_context.h"
+
 namespace axo {
 
 namespace {
@@ -123,8 +125,10 @@ LayerComm layer_comm(const CostInputs& in, const LayerCompute& layer, const Cost
       record_collective(in, record, c, timed, exposed_share(in, sums[pass], windows[pass], c, timed.seconds));
     });
   }
-  return {exposed_total(in, sums[0], windows[0]), exposed_total(in, sums[1], windows[1]),
-          exposed_total(in, sums[2], windows[2])};
+  const RingAttention ring = ring_attention(in, layer, record);
+  return {exposed_total(in, sums[0], windows[0]) + ring.forward,
+          exposed_total(in, sums[1], windows[1]) + ring.recompute,
+          exposed_total(in, sums[2], windows[2]) + ring.backward};
 }
 
 }  // namespace axo

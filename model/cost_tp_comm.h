@@ -18,7 +18,8 @@
 // OAR collective beyond its GEMM window, plus the pooled prefetch and async
 // traffic beyond the forward GEMMs (forward) or the rest of backward
 // (backward); hiding is scaled by the machine's overlap_efficiency. With
-// overlap off, everything.
+// overlap off, everything. The layer's ring attention over the context group
+// (cost_context.h) adds its exposed part to each pass.
 #pragma once
 
 #include "model/cost_collective.h"
@@ -26,7 +27,8 @@
 
 namespace axo {
 
-// Exposed seconds of one layer's tensor-parallel collectives per microbatch.
+// Exposed seconds of one layer's tensor-parallel collectives and ring
+// attention per microbatch.
 struct LayerComm {
   double forward = 0, recompute = 0, backward = 0;
   double total() const { return forward + recompute + backward; }

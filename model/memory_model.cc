@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/cost_shapes.h"
 #include "model/cost_split.h"
 
 namespace axo {
@@ -37,7 +38,7 @@ namespace {
 double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig& c,
                               Recompute recompute, AttentionKind kind) {
   const double e = bytes_per_element(spec.precision);
-  const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
+  const double tokens = tokens_per_rank(spec, c);
   const double token_split = c.sequence_parallel ? double(c.y) : 1.0;
   const double hidden_elems = tokens * double(spec.hidden) / double(c.x) / token_split;
   if (recompute == Recompute::full) return e * hidden_elems;  // the layer's input
@@ -47,7 +48,9 @@ double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig&
   const double column_space =
       e * tokens / double(c.y) *
       double(spec.qkv_width() + spec.hidden + spec.mlp_up_width() + spec.ffn_hidden);
-  const double local_heads = double(c.microbatch / c.z) * double(spec.heads / c.y);
+  // With context parallelism the rank's s/c query rows (against all s keys):
+  // as rows go, a 1/c share of the local heads.
+  const double local_heads = double(c.microbatch / c.z) * double(spec.heads / c.y) / double(c.context);
   const double attention =
       recompute == Recompute::selective ? 0 : attention_core_bytes(spec, local_heads, kind);
   return hidden_space + column_space + attention;
@@ -72,10 +75,12 @@ struct StageMemoryParts {
 };
 
 // Gathered weights of the largest linear layer (double-buffered when
-// prefetched) and, with a pipeline, the point-to-point send and receive buffers.
+// prefetched), with a pipeline the point-to-point send and receive buffers,
+// and with context parallelism the ring's two key/value receive blocks
+// (double-buffered: one computed on while the next arrives).
 double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   const double e = bytes_per_element(spec.precision);
-  const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
+  const double tokens = tokens_per_rank(spec, c);
   const double largest_block =
       double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
                        spec.ffn_hidden * spec.hidden})) /
@@ -83,6 +88,10 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   double buffers = c.z > 1 ? largest_block * e * (c.overlap ? 2 : 1) : 0;
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
+  }
+  if (c.context > 1) {
+    // K and V of the rank's tokens: [T, kv_heads/y · d] each, two blocks.
+    buffers += 2 * 2 * e * tokens * double(spec.kv_heads / c.y) * double(spec.head_dim());
   }
   return buffers;
 }
@@ -96,7 +105,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.gradient_shards = c.zero >= 2 ? double(c.data) : 1;
   parts.per_layer = layer_activation_bytes(spec, c, c.recompute, kind);
   parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none, kind) : 0;
-  const double tokens = double(c.microbatch) * double(spec.seq_len) / double(c.z);
+  const double tokens = tokens_per_rank(spec, c);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
   parts.buffers = comm_buffer_bytes(spec, c);
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);

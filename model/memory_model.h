@@ -8,15 +8,17 @@
 // optimizer state (2 + 2 + 12/N bytes per local parameter, ZeRO's 4 + 12/N),
 // zero=2 the gradients too (2 + 14/N); with offload the shard is on the host.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
-// (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/z local
-// tokens, hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
+// (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/(z·c)
+// local tokens (c: the context ranks, each holding s/c tokens), hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
 // dropout masks: the "10·sbh"), column-space tensors [T, n/y] (Q, K, V,
 // attention context, MLP hidden: the "24·sbh/t"), attention matrices
-// (b/z)·(a/y)·s² at 5 bytes each with dropout, 2 without (the "5as/h"). A
-// flash-attention stack (machine_profile.h) never stores them: its kernel
-// keeps one fp32 log-sum-exp per query row, (b/z)·(a/y)·s·4 bytes, and
-// regenerates the dropout mask from the RNG state (Dao 2023, arXiv
-// 2307.08691, Algorithm 1 and section 3.1). Selective
+// (b/z)·(a/y)·(s/c)·s (the rank's queries against every key) at 5 bytes each
+// with dropout, 2 without (the "5as/h"). A flash-attention stack
+// (machine_profile.h) never stores them: its kernel keeps one fp32
+// log-sum-exp per query row, (b/z)·(a/y)·(s/c)·4 bytes, and regenerates the
+// dropout mask from the RNG state (Dao 2023, arXiv 2307.08691, Algorithm 1
+// and section 3.1). Context parallelism adds the ring's two key/value receive
+// blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. Selective
 // recompute drops the attention matrices; full recompute keeps only each
 // layer's input plus one layer's working set. Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight

@@ -10,7 +10,7 @@ namespace axo {
 const char* to_string(Recompute recompute) { return kRecomputeNames[size_t(recompute)]; }
 
 char order_letter(GridDim dim) {
-  static constexpr char letters[] = {'x', 'y', 'z', 'd', 'p'};
+  static constexpr char letters[] = {'x', 'y', 'z', 'c', 'd', 'p'};
   return letters[static_cast<int>(dim)];
 }
 
@@ -19,6 +19,7 @@ int64_t ParallelConfig::size(GridDim dim) const {
     case GridDim::x: return x;
     case GridDim::y: return y;
     case GridDim::z: return z;
+    case GridDim::context: return context;
     case GridDim::data: return data;
     case GridDim::pipeline: return pipeline;
   }
@@ -48,23 +49,29 @@ bool operator==(const ParallelConfig& a, const ParallelConfig& b) {
 }
 
 std::array<GridDim, kGridDims> parse_order(const std::string& text, const std::string& source) {
+  const auto fail = [&] {
+    throw InputError(source + ": order '" + text +
+                     "': expected the six letters x, y, z, c, d, p once each, innermost first "
+                     "(without c, c goes just inside d)");
+  };
+  // Five letters without c: c goes just before d.
+  std::string letters = text;
+  if (letters.size() == kGridDims - 1 && letters.find('c') == std::string::npos) {
+    const size_t d = letters.find('d');
+    if (d == std::string::npos) fail();
+    letters.insert(d, 1, 'c');
+  }
   std::array<GridDim, kGridDims> order{};
   bool seen[kGridDims] = {};
-  if (text.size() != kGridDims) {
-    throw InputError(source + ": order '" + text +
-                     "': expected the five letters x, y, z, d, p once each, innermost first");
-  }
+  if (letters.size() != kGridDims) fail();
   for (int i = 0; i < kGridDims; ++i) {
     int index = -1;
     for (int d = 0; d < kGridDims; ++d) {
-      if (order_letter(static_cast<GridDim>(d)) == text[i]) index = d;
+      if (order_letter(static_cast<GridDim>(d)) == letters[size_t(i)]) index = d;
     }
-    if (index < 0 || seen[index]) {
-      throw InputError(source + ": order '" + text +
-                       "': expected the five letters x, y, z, d, p once each, innermost first");
-    }
+    if (index < 0 || seen[index]) fail();
     seen[index] = true;
-    order[i] = static_cast<GridDim>(index);
+    order[size_t(i)] = static_cast<GridDim>(index);
   }
   return order;
 }

@@ -2,7 +2,9 @@
 // choices that change time and memory (microbatch, recompute, offload,
 // overlap, interleaving, rank order).
 //
-// G = pipeline × data × z × y × x (ARCHITECTURE.md). Megatron-LM's 1D tensor
+// G = pipeline × data × context × z × y × x (ARCHITECTURE.md, "Dimensions
+// around the 4D layer"): context splits each sequence over its ranks (ring
+// attention, model/cost_context.h). Megatron-LM's 1D tensor
 // parallelism is x = z = 1 (y = its tensor-parallel size), optionally with
 // sequence parallelism.
 //
@@ -22,10 +24,11 @@ enum class Recompute { none, selective, full };
 inline constexpr std::array<const char*, 3> kRecomputeNames = {"none", "selective", "full"};
 const char* to_string(Recompute recompute);
 
-// The five grid dimensions, named as in the rank order string.
-enum class GridDim { x, y, z, data, pipeline };
-constexpr int kGridDims = 5;
-char order_letter(GridDim dim);  // 'x', 'y', 'z', 'd', 'p'
+// The six grid dimensions, named as in the rank order string; the enum's
+// order is the default rank order "xyzcdp" (Megatron-LM's tp-cp-dp-pp).
+enum class GridDim { x, y, z, context, data, pipeline };
+constexpr int kGridDims = 6;
+char order_letter(GridDim dim);  // 'x', 'y', 'z', 'c', 'd', 'p'
 
 struct ParallelConfig {
   int64_t pipeline = 1;
@@ -33,6 +36,7 @@ struct ParallelConfig {
   int64_t x = 1;
   int64_t y = 1;
   int64_t z = 1;
+  int64_t context = 1;     // context-parallel ranks: each holds s/context tokens of every sequence
   int64_t microbatch = 1;  // sequences per microbatch per data-parallel replica
   Recompute recompute = Recompute::none;
   bool offload = false;            // optimizer state in host memory
@@ -43,20 +47,22 @@ struct ParallelConfig {
   // gradients too (Rajbhandari et al., SC'20; Megatron's distributed optimizer is 1).
   int64_t zero = 0;
   // Rank order, innermost (fastest-varying) dimension first.
-  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
-                                          GridDim::pipeline};
+  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::context,
+                                          GridDim::data, GridDim::pipeline};
 
-  int64_t gpus() const { return pipeline * data * x * y * z; }
+  int64_t gpus() const { return pipeline * data * context * x * y * z; }
   int64_t size(GridDim dim) const;
   // Distance in rank numbers between neighbours of a group of `dim`.
   int64_t stride(GridDim dim) const;
-  std::string order_string() const;  // e.g. "xyzdp"
+  std::string order_string() const;  // e.g. "xyzcdp"
 };
 
 // Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 
-// Parses "xyzdp" (each of x, y, z, d, p once); throws InputError otherwise.
+// Parses "xyzcdp" (each of x, y, z, c, d, p once). The five letters without
+// c (plan files and --fix values written before context existed) also parse:
+// c then goes just inside d. Throws InputError otherwise.
 std::array<GridDim, kGridDims> parse_order(const std::string& text, const std::string& source);
 
 // Every field, in table order: counts as integers, choices and the order as

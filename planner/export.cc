@@ -24,7 +24,11 @@ const char* framework_name(ExportFormat format) {
 
 // The rank order each framework builds its process groups in (innermost first).
 const char* framework_order(ExportFormat format) {
-  return format == ExportFormat::axonn ? "xyzpd" : "xyzdp";
+  switch (format) {
+    case ExportFormat::axonn: return "xyzcpd";
+    case ExportFormat::torchtitan: return "xyczdp";  // mesh pp, dp_replicate, fsdp, cp, tp
+    default: return "xyzcdp";                         // Megatron-LM's tp-cp-ep-dp-pp
+  }
 }
 
 std::string seconds_text(double seconds) {
@@ -91,6 +95,7 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
       hold("offload", false);
       hold("sequence_parallel", false);
       hold("interleave", 1);
+      hold("context", 1);
       break;
     case ExportFormat::torchtitan:
       hold("x", 1);
@@ -161,7 +166,7 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
                       int64_t gpus_per_node) {
   ParallelConfig other = config;
   other.order = parse_order(order, "export");
-  for (GridDim dim : {GridDim::x, GridDim::y, GridDim::z, GridDim::data, GridDim::pipeline}) {
+  for (GridDim dim : config.order) {
     const GroupPlacement a = place_group(config.size(dim), config.stride(dim), gpus_per_node);
     const GroupPlacement b = place_group(other.size(dim), other.stride(dim), gpus_per_node);
     // A group inside one node uses the same link however its ranks are packed.

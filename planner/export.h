@@ -84,12 +84,12 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
 
 // `config` as a --fix value that reproduces it exactly, e.g.
-// "pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,...,order=xyzdp".
+// "pipeline=2,data=4,context=1,x=1,y=8,z=1,microbatch=2,...,order=xyzcdp".
 std::string fix_string(const ParallelConfig& config);
 
-// True when every group of `config` (x, y, z, data, pipeline) sits on the same
-// links as it would under the rank order `order` (innermost first, e.g.
-// "xyzpd"): same size and ranks per node. Then the two orders cost the same.
+// True when every group of `config` (x, y, z, context, data, pipeline) sits on
+// the same links as it would under the rank order `order` (innermost first,
+// e.g. "xyzcpd"): same size and ranks per node. Then the two orders cost the same.
 bool places_groups_as(const ParallelConfig& config, const std::string& order,
                       int64_t gpus_per_node);
 

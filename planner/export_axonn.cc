@@ -34,6 +34,10 @@ const char* python_bool(bool value) { return value ? "True" : "False"; }
 
 std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machine,
                              const ParallelConfig& c) {
+  if (c.context > 1) {
+    return "it has no context parallelism (axonn.init's groups are G_inter, G_data and the three "
+           "intra-layer ones), so it cannot split sequences over context=" + std::to_string(c.context) + " ranks";
+  }
   if (c.sequence_parallel) {
     return "sequence parallelism (sequence_parallel=on) is Megatron-LM's; AxoNN's tensor-parallel "
            "layers have no such mode";
@@ -51,9 +55,9 @@ std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machi
     return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
            "axonn.init no longer sets up, so offload=on has no working counterpart";
   }
-  if (!places_groups_as(c, "xyzpd", machine.gpus_per_node)) {
+  if (!places_groups_as(c, "xyzcpd", machine.gpus_per_node)) {
     return "it orders ranks column (x) innermost, then row (y), depth (z), pipeline and data "
-           "(axo's xyzpd), and rank order " + c.order_string() + " places the groups differently";
+           "(axo's xyzcpd), and rank order " + c.order_string() + " places the groups differently";
   }
   return "";
 }
@@ -74,7 +78,7 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
       "# shards each weight block and the batch, like FSDP), pipeline -> G_inter,\n"
       "# data -> G_data. Layers built with transpose=True swap row and column, as\n"
       "# axo's transposed layers (attention output, MLP down) do. AxoNN's rank order,\n"
-      "# column innermost, then row, depth, pipeline, data, is axo's xyzpd.\n"
+      "# column innermost, then row, depth, pipeline, data, is axo's xyzcpd.\n"
       "# Sources: axonn-ai/axonn axonn/axonn.py, axonn/communication.py,\n"
       "# axonn/intra_layer/fully_connected.py, axonn/intra_layer/overlap_communication.py.\n"
       "import torch\n"

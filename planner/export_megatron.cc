@@ -15,7 +15,9 @@
 //
 // Mapping: Megatron's tensor parallelism is axo's 1D special case, its size
 // axo's y with x = z = 1; pipeline and data map one to one; axo's microbatch
-// (sequences per data-parallel replica) is --micro-batch-size. Megatron always
+// (sequences per data-parallel replica) is --micro-batch-size; axo's context
+// is --context-parallel-size (its ring attention, "p2p", is Megatron's default
+// cp_comm_type: megatron/core/transformer/transformer_config.py). Megatron always
 // overlaps the tensor-parallel backward collective, and its data-parallel
 // gradient all-reduce overlaps the backward with --overlap-grad-reduce, which
 // is what axo's cost model assumes. zero=1 is Megatron's distributed
@@ -99,9 +101,9 @@ std::string megatron_limitation(const TransformerSpec& spec, const MachineProfil
     return "it always overlaps the tensor-parallel backward collective with the weight-gradient "
            "GEMM, so a plan with overlap=off does not describe it";
   }
-  if (!places_groups_as(c, "xyzdp", machine.gpus_per_node) &&
-      !places_groups_as(c, "xyzpd", machine.gpus_per_node)) {
-    return "it orders ranks tensor-innermost, then data, then pipeline (or pipeline before data "
+  if (!places_groups_as(c, "xyzcdp", machine.gpus_per_node) &&
+      !places_groups_as(c, "xyzcpd", machine.gpus_per_node)) {
+    return "it orders ranks tensor-innermost, then context, data, pipeline (or pipeline before data "
            "with --use-tp-pp-dp-mapping), and rank order " + c.order_string() +
            " places the groups differently";
   }
@@ -112,7 +114,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
                             const ParallelConfig& c, const ExportContext& context) {
   const std::string why = megatron_limitation(spec, machine, c);
   if (!why.empty()) throw InputError("Megatron-LM cannot run this plan: " + why);
-  const bool tp_pp_dp = !places_groups_as(c, "xyzdp", machine.gpus_per_node);
+  const bool tp_pp_dp = !places_groups_as(c, "xyzcdp", machine.gpus_per_node);
 
   std::string text = "# Megatron-LM arguments for " + spec.name + " on " +
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
@@ -133,6 +135,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   text += "MEGATRON_ARGS=(\n";
   text += flag("--tensor-model-parallel-size", c.y);
   text += flag("--pipeline-model-parallel-size", c.pipeline);
+  if (c.context > 1) text += flag("--context-parallel-size", c.context);
   if (c.interleave > 1) {
     text += flag("--num-layers-per-virtual-pipeline-stage",
                  spec.layers / (c.pipeline * c.interleave));

@@ -16,8 +16,12 @@
 // gathering weights forward and reduce-scattering gradients backward: that is
 // FSDP, so data_parallel_shard_degree = z, and axo's data (replicas that
 // all-reduce gradients) is data_parallel_replicate_degree (HSDP when both are
-// above 1). The mesh puts tp innermost, then fsdp, dp_replicate, pp: axo's
-// xyzdp. Each rank's share of an axo microbatch is microbatch / z sequences:
+// above 1). axo's context is context_parallel_degree (torchtitan's ring
+// attention over the "cp" mesh dimension). The mesh puts tp innermost, then
+// cp, fsdp, dp_replicate, pp: axo's xyczdp. torchtitan shards the weights
+// over fsdp and cp together (FSDP on the flattened dp_shard_cp mesh), so
+// with context > 1 its weights use less memory than the plan axo costs
+// (weights replicated over context, gradients all-reduced over it). Each rank's share of an axo microbatch is microbatch / z sequences:
 // with a pipeline that is pipeline_parallel_microbatch_size and
 // local_batch_size is the rank's whole step, B / (data·z); without one,
 // local_batch_size is the microbatch and torchtitan accumulates gradients over
@@ -67,8 +71,8 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
     return "training.mixed_precision_param is bfloat16 or float32, and " + spec.name +
            " trains in fp16";
   }
-  if (!places_groups_as(c, "xyzdp", machine.gpus_per_node)) {
-    return "its device mesh puts tp innermost, then fsdp, dp_replicate and pp (axo's xyzdp), "
+  if (!places_groups_as(c, "xyczdp", machine.gpus_per_node)) {
+    return "its device mesh puts tp innermost, then cp, fsdp, dp_replicate and pp (axo's xyczdp), "
            "and rank order " + c.order_string() + " places the groups differently";
   }
   return "";
@@ -87,7 +91,7 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
       "# axo -> torchtitan: y -> tensor_parallel_degree (x = 1), z -> data_parallel_shard_degree\n"
       "# (FSDP shards each weight and the batch, as axo's z does), data ->\n"
       "# data_parallel_replicate_degree, pipeline -> pipeline_parallel_degree. The mesh\n"
-      "# (pp, dp_replicate, fsdp, tp; tp innermost) is axo's rank order xyzdp.\n"
+      "# (pp, dp_replicate, fsdp, cp, tp; tp innermost) is axo's rank order xyczdp.\n"
       "# Keys: pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py; merge into the\n"
       "# model's TOML ([model], [optimizer], ... stay as they are).\n"
       "\n[parallelism]\n";
@@ -95,7 +99,11 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
   text += key("data_parallel_shard_degree", c.z);
   text += key("tensor_parallel_degree", c.y);
   if (async_tp) text += "enable_async_tensor_parallel = true\n";
-  text += key("context_parallel_degree", 1);
+  text += key("context_parallel_degree", c.context);
+  if (c.context > 1) {
+    text += "# torchtitan shards weights over fsdp x cp (dp_shard_cp); axo costs them\n"
+            "# replicated over context, so expect less weight memory than predicted.\n";
+  }
   text += key("pipeline_parallel_degree", c.pipeline);
   if (c.pipeline > 1) {
     text += key("pipeline_parallel_schedule", c.interleave > 1 ? "Interleaved1F1B" : "1F1B");

@@ -271,7 +271,7 @@ class Walk {
   // divide what: their product against the GPUs, or the first grid with them
   // the model refused and why. Without, why the simplest splits fail.
   std::string nothing_valid_message() const {
-    const std::string head = std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*z*y*x";
+    const std::string head = std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*context*z*y*x";
     const FixedFields& fixed = options_.fixed;
     if (!fixed.any_grid_fixed()) {
       return head + " is valid for " + space_.spec.name + " (" + why_nothing_is_valid(model_, options_.gpus) + ")";

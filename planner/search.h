@@ -6,8 +6,9 @@
 // cannot enter the top K, and is skipped with all its rank orders.
 //
 // The space is the field table's (model/config_fields.h), walked in its
-// nesting order: every factorization N = pipeline × data × z × y × x whose
-// sizes divide the model (layers, heads, hidden, ffn, batch), then per valid
+// nesting order: every factorization N = pipeline × data × context × z × y × x
+// whose sizes divide the model (layers, heads, hidden, ffn, batch; 2·context
+// the sequence), then per valid
 // grid every setting (microbatch, interleaving, sequence parallelism,
 // recompute, offload, overlap), then every rank order that places the groups
 // differently (orders that put every group on the same links are one

@@ -136,9 +136,6 @@ std::string unexpressible_reason(const Row& row) {
   if (contains(precision, "fp8") || contains(precision, "float8")) {
     return "fp8 GEMMs (fp8 / float8 precision): axo prices bf16 only (issue 15)";
   }
-  if (tagged_count(other, "CP=") > 1) {
-    return "context parallelism CP=" + std::to_string(tagged_count(other, "CP=")) + " (issue 15)";
-  }
   if (contains(other, "SHARD_GRAD_OP")) {
     return "FSDP SHARD_GRAD_OP (ZeRO-2: whole weights, sharded gradients and optimizer): "
            "axo's z shards the weights too (zero=2 is issue 15)";
@@ -185,6 +182,7 @@ void set_config(const Row& row, CorpusCase& c) {
   config.y = row.integer("TP");
   config.z = fsdp ? dp : 1;
   config.data = fsdp ? 1 : dp;
+  config.context = std::max<int64_t>(1, tagged_count(other, "CP="));
   config.microbatch = per_rank_microbatch * config.z;
   config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
   config.recompute = parse_recompute(row["recompute"]);
@@ -257,7 +255,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   set_config(row, c);
   c.gpus = row.integer("gpus");
   if (c.config.gpus() != c.gpus) {
-    c.why_not = "TP·PP·DP = " + std::to_string(c.config.gpus()) + " does not equal gpus " + row["gpus"];
+    c.why_not = "TP·PP·CP·DP = " + std::to_string(c.config.gpus()) + " does not equal gpus " + row["gpus"];
   }
   return c;
 }

@@ -4,7 +4,8 @@
 //
 // Translation (README.md in configs/validation says why each rule holds):
 //   model     the row's shape columns + its family's architecture (public-runs.yaml)
-//   grid      Megatron/NeMo rows: data = DP, y = TP (x = z = 1), pipeline = PP;
+//   grid      Megatron/NeMo rows: data = DP, y = TP (x = z = 1), pipeline = PP,
+//             context = the CP the row states (DP counts replicas without it);
 //             FSDP rows (MosaicML FULL_SHARD, torchtitan FSDP2): z = DP, data = 1 —
 //             AxoNN's Z shards weights, gradients and optimizer state and gathers
 //             weights per layer, which is FSDP's FULL_SHARD (ARCHITECTURE.md)

@@ -14,6 +14,10 @@ GridCoords grid_coords(const ParallelConfig& config, int rank) {
 }
 
 ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : world_(world), config_(config) {
+  if (config.context != 1) {
+    throw InputError("context=" + std::to_string(config.context) +
+                     ": the executor has no context parallelism yet (issue 13); plan with --fix context=1");
+  }
   if (config.gpus() != world.size()) {
     throw InputError("the plan's grid (pipeline " + std::to_string(config.pipeline) + " × data " +
                      std::to_string(config.data) + " × z " + std::to_string(config.z) + " × y " +
@@ -32,6 +36,7 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
         case GridDim::x: k.x = 0; break;
         case GridDim::y: k.y = 0; break;
         case GridDim::z: k.z = 0; break;
+        case GridDim::context: break;  // refused above
         case GridDim::data: k.data = 0; break;
         case GridDim::pipeline: k.pipeline = 0; break;
       }

@@ -50,5 +50,18 @@ TEST(CommModel, MeasuredFitsReplaceTheModel) {
               3 * m.intra_alpha_us * 1e-6 + 0.75 * 1e6 / (m.intra_bus_bandwidth_GBps * 1e9), 1e-15);
 }
 
+TEST(CommModel, AProductGroupMultipliesSizesAndMembersPerNode) {
+  // data 4 outside context 2 (stride 1), 8 GPUs a node: context pairs in a
+  // node, data ranks 2 apart so 4 of them share it: the 8 ranks all do.
+  const GroupPlacement both = product_group(place_group(2, 1, 8), place_group(4, 2, 8));
+  EXPECT_EQ(both.size, 8);
+  EXPECT_EQ(both.ranks_per_node, 8);
+  EXPECT_TRUE(both.intra_node());
+  // The same 8 ranks as one contiguous group.
+  EXPECT_EQ(place_group(8, 1, 8).ranks_per_node, both.ranks_per_node);
+  const GroupPlacement apart = product_group(place_group(2, 1, 8), place_group(4, 8, 8));
+  EXPECT_EQ(apart.ranks_per_node, 2);
+}
+
 }  // namespace
 }  // namespace axo

@@ -64,8 +64,8 @@ TEST(ConfigFields, DefaultsAreParallelConfigs) {
     EXPECT_EQ(field.default_value(), field.get(defaults)) << field.name;
   }
   EXPECT_EQ(config_text(defaults, ","),
-            "pipeline=1,data=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,zero=0,overlap=on,"
-            "sequence_parallel=off,interleave=1,order=xyzdp");
+            "pipeline=1,data=1,context=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,zero=0,overlap=on,"
+            "sequence_parallel=off,interleave=1,order=xyzcdp");
 }
 
 TEST(ConfigFields, EveryValueRoundTripsThroughFixText) {
@@ -142,14 +142,14 @@ TEST(ConfigFields, BadValuesNameTheFieldAndTheAllowedValues) {
             "--fix: recompute=some: expected none, selective or full");
   EXPECT_EQ(error_of([] { parse_fix("sp=maybe"); }), "--fix: sp=maybe: expected on or off");
   EXPECT_EQ(error_of([] { parse_fix("x=0"); }), "--fix: x=0: expected a whole number from 1 to 2^30");
-  EXPECT_NE(error_of([] { parse_fix("order=xyz"); }).find("the five letters"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_fix("order=xyz"); }).find("the six letters"), std::string::npos);
 }
 
 TEST(ConfigFields, ParseFixErrors) {
   EXPECT_EQ(error_of([] { parse_fix("colour=red"); }),
             "--fix: unknown key 'colour' (expected " + config_field_names() + ")");
   EXPECT_EQ(config_field_names(),
-            "pipeline, data, x, y, z, microbatch, recompute, offload, zero, overlap, sequence_parallel, "
+            "pipeline, data, context, x, y, z, microbatch, recompute, offload, zero, overlap, sequence_parallel, "
             "interleave, order");
   EXPECT_THROW(parse_fix("pipeline"), InputError);
   EXPECT_THROW(parse_fix("=3"), InputError);
@@ -162,7 +162,7 @@ TEST(ConfigFields, ParseFixErrors) {
 }
 
 TEST(ConfigFields, FixedFieldsAllowOnlyTheirValues) {
-  const FixedFields fixed = parse_fix("pipeline=8,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,"
+  const FixedFields fixed = parse_fix("pipeline=8,data=4,cp=1,x=1,y=8,z=1,microbatch=2,recompute=full,"
                                       "offload=off,overlap=on,interleave=3,order=yxzdp");
   EXPECT_TRUE(fixed.all_grid_fixed());
   EXPECT_EQ(fixed.values.gpus(), 256);
@@ -194,17 +194,20 @@ TEST(ConfigFields, EqualityComparesEveryField) {
 }
 
 TEST(ConfigFields, OrderCodesRoundTrip) {
-  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::data,
+  std::array<GridDim, kGridDims> order = {GridDim::x, GridDim::y, GridDim::z, GridDim::context, GridDim::data,
                                           GridDim::pipeline};
-  FieldValue position = 0;  // lexicographic: "xyzdp" is 0, "pdzyx" 119
+  FieldValue position = 0;  // lexicographic: "xyzcdp" is 0, "pdczyx" 719
   do {
     EXPECT_EQ(order_code(order), position);
     EXPECT_EQ(order_from_code(position), order);
     ++position;
   } while (std::next_permutation(order.begin(), order.end()));
-  EXPECT_EQ(position, 120);
-  EXPECT_EQ(order_code(parse_order("pdzyx", "test")), 119);
-  EXPECT_THROW(order_from_code(120), std::out_of_range);
+  EXPECT_EQ(position, 720);
+  EXPECT_EQ(order_code(parse_order("pdczyx", "test")), 719);
+  EXPECT_THROW(order_from_code(720), std::out_of_range);
+  // An order with the new letter round-trips through its --fix text.
+  const ConfigField& field = config_field("order");
+  EXPECT_EQ(field.text(field.parse("order", "cxpyzd", "test")), "cxpyzd");
 }
 
 TEST(ConfigFields, FixHelpListsEveryFieldAndChoice) {
@@ -279,7 +282,7 @@ TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
   // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
   const auto orders = distinct_orders(c, 8);
   EXPECT_GE(orders.size(), 2u);
-  EXPECT_LT(orders.size(), 120u);
+  EXPECT_LT(orders.size(), 720u);
   EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
   ParallelConfig single;
   single.data = 8;
@@ -301,20 +304,24 @@ std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_no
 TEST(ConfigFields, DistinctOrdersCoverEveryPlacementOnce) {
   ParallelConfig c;
   c.x = 2, c.y = 4, c.z = 2, c.data = 4, c.pipeline = 4;
-  std::set<std::vector<int64_t>> distinct;
-  const auto orders = distinct_orders(c, 8);
-  for (const auto& order : orders) {
-    ParallelConfig placed = c;
-    placed.order = order;
-    EXPECT_TRUE(distinct.insert(placement(placed, 8)).second) << placed.order_string();
+  for (int64_t context : {1, 2, 4}) {
+    c.context = context;
+    SCOPED_TRACE(context);
+    std::set<std::vector<int64_t>> distinct;
+    const auto orders = distinct_orders(c, 8);
+    for (const auto& order : orders) {
+      ParallelConfig placed = c;
+      placed.order = order;
+      EXPECT_TRUE(distinct.insert(placement(placed, 8)).second) << placed.order_string();
+    }
+    std::array<GridDim, kGridDims> order = c.order;
+    do {
+      ParallelConfig placed = c;
+      placed.order = order;
+      EXPECT_EQ(distinct.count(placement(placed, 8)), 1u) << placed.order_string();
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
   }
-  std::array<GridDim, kGridDims> order = c.order;
-  do {
-    ParallelConfig placed = c;
-    placed.order = order;
-    EXPECT_EQ(distinct.count(placement(placed, 8)), 1u) << placed.order_string();
-  } while (std::next_permutation(order.begin(), order.end()));
-  EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
 }
 
 }  // namespace

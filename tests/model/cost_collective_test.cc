@@ -42,5 +42,25 @@ TEST(CostCollective, HidingIsCappedByTheWindowAndScaledByEfficiency) {
   EXPECT_DOUBLE_EQ(hidden_seconds(m, 0.5, 1.0), 0.4);
 }
 
+TEST(CostCollective, DataParallelCollectivesSpanDataAndContext) {
+  const TransformerSpec spec = load_model("llama3-8b");
+  const MachineProfile machine = load_machine("dgx-h100");  // 8 GPUs per node
+  ParallelConfig c;
+  c.y = 2, c.context = 2, c.data = 4;  // xyzcdp: context 2 apart, data 4 apart
+  const LocalShapes shapes = local_shapes(spec, c);
+  const CostInputs in{spec, machine, c, shapes};
+  const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data, 1e6, 2,
+                             "gradients"};
+  const TimedCollective timed = time_collective(in, gradients);
+  EXPECT_EQ(timed.group.size, 8);            // data × context
+  EXPECT_EQ(timed.group.ranks_per_node, 4);  // 2 context × 2 data ranks in each node
+  std::vector<CostItem> items;
+  record_collective(in, CostRecorder(&items, 1, 1), gradients, timed, timed.seconds);
+  EXPECT_EQ(items.at(0).name, "all_reduce gradients over data x context");
+  // Other groups are their own dimension alone.
+  EXPECT_EQ(collective_group(c, GridDim::y, 8).size, 2);
+  EXPECT_EQ(collective_group(c, GridDim::context, 8).size, 2);
+}
+
 }  // namespace
 }  // namespace axo

@@ -163,5 +163,21 @@ TEST(MemoryModel, ZeroComposesWithZAndOffload) {
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c).total(), one_replica.total());
 }
 
+TEST(MemoryModel, ContextDividesActivationsAndAddsTheRingBuffers) {
+  const TransformerSpec spec = load_model("llama3-8b");  // s 8192, 8 KV heads of 128, bf16
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    ParallelConfig one;
+    one.y = 2, one.recompute = r;
+    ParallelConfig two = one;
+    two.context = 2;
+    const MemoryBreakdown a = memory_per_device(spec, one), b = memory_per_device(spec, two);
+    EXPECT_DOUBLE_EQ(b.activations, a.activations / 2) << to_string(r);
+    EXPECT_DOUBLE_EQ(b.weights, a.weights);  // context ranks hold the same weights
+    EXPECT_DOUBLE_EQ(b.optimizer, a.optimizer);
+    // Two receive blocks of K and V: 2 · 2 · 4096 tokens · (8/2 · 128) · 2 bytes.
+    EXPECT_DOUBLE_EQ(b.comm_buffers - a.comm_buffers, 2.0 * 2 * 4096 * (4 * 128) * 2);
+  }
+}
+
 }  // namespace
 }  // namespace axo

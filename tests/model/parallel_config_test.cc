@@ -22,7 +22,25 @@ TEST(ParallelConfig, StridesFollowTheOrder) {
   c.order = parse_order("pdzyx", "test");
   EXPECT_EQ(c.stride(GridDim::pipeline), 1);
   EXPECT_EQ(c.stride(GridDim::x), 5 * 3 * 2 * 4);
-  EXPECT_EQ(c.order_string(), "pdzyx");
+  EXPECT_EQ(c.order_string(), "pcdzyx");  // five letters: c goes just inside d
+}
+
+TEST(ParallelConfig, ContextIsAGridDimensionWithItsLetter) {
+  ParallelConfig c;
+  c.x = 2, c.y = 4, c.context = 2, c.data = 3, c.pipeline = 5;
+  EXPECT_EQ(c.gpus(), 240);  // pipeline × data × context × z × y × x
+  EXPECT_EQ(c.order_string(), "xyzcdp");
+  EXPECT_EQ(c.stride(GridDim::context), 8);
+  EXPECT_EQ(c.stride(GridDim::data), 16);
+  c.order = parse_order("cpdzyx", "test");
+  EXPECT_EQ(c.order_string(), "cpdzyx");
+  EXPECT_EQ(c.stride(GridDim::context), 1);
+  EXPECT_EQ(c.stride(GridDim::pipeline), 2);
+  EXPECT_EQ(c.stride(GridDim::x), 2 * 5 * 3 * 4);
+  EXPECT_EQ(parse_order("xyzpd", "test"), parse_order("xyzpcd", "test"));
+  for (const char* bad : {"xyzcd", "xyzcdpc", "xyzcdq", "xyzdd"}) {
+    EXPECT_THROW(parse_order(bad, "test"), InputError) << bad;
+  }
 }
 
 TEST(ParallelConfig, YamlRoundTrip) {
@@ -32,6 +50,9 @@ TEST(ParallelConfig, YamlRoundTrip) {
   c.sequence_parallel = true;
   c.order = parse_order("zyxpd", "test");
   EXPECT_EQ(parallel_config_from_yaml(to_yaml(c), "rt"), c);
+  c.context = 2;
+  c.order = parse_order("dzcyxp", "test");
+  EXPECT_EQ(parallel_config_from_yaml(to_yaml(c), "rt"), c);
 }
 
 TEST(ParallelConfig, YamlHoldsEveryFieldInTableOrder) {
@@ -40,8 +61,8 @@ TEST(ParallelConfig, YamlHoldsEveryFieldInTableOrder) {
   YAML::Emitter out;
   out << to_yaml(c);
   EXPECT_EQ(std::string(out.c_str()),
-            "pipeline: 4\ndata: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\nzero: 0\n"
-            "overlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzdp");
+            "pipeline: 4\ndata: 1\ncontext: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\nzero: 0\n"
+            "overlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzcdp");
 }
 
 TEST(ParallelConfig, YamlErrorsAreLocated) {

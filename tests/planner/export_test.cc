@@ -114,6 +114,18 @@ TEST(ExportMegatron, LlamaInterleavedSequenceParallelPipelineBeforeData) {
                 export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
 }
 
+TEST(ExportMegatron, LlamaContextParallel) {
+  ParallelConfig c = grid(1, 4, 1, 1, 1, 1);
+  c.context = 2;  // as NVIDIA's Llama 3.1 8B recipe on 8 H100 (CP=2, DP=4)
+  const std::string text = export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
+  expect_golden("megatron_llama3_8b_cp.sh", text);
+  EXPECT_NE(text.find("  --context-parallel-size 2\n"), std::string::npos);
+  c.data = 8;
+  c.order = parse_order("dxyzcp", "test");  // data inside context, across nodes: not Megatron's order
+  EXPECT_NE(megatron_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("rank order dxyzcp"),
+            std::string::npos);
+}
+
 TEST(ExportMegatron, InexpressiblePlansSayWhy) {
   const TransformerSpec spec = gpt3_13b();
   const MachineProfile machine = gpu_machine("selene", 8);
@@ -128,7 +140,7 @@ TEST(ExportMegatron, InexpressiblePlansSayWhy) {
   EXPECT_NE(megatron_limitation(spec, machine, c).find("overlap=off"), std::string::npos);
   c.overlap = true;
   c.order = parse_order("dxyzp", "test");  // data innermost: Megatron puts tensor innermost
-  EXPECT_NE(megatron_limitation(spec, machine, c).find("rank order dxyzp"), std::string::npos);
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("rank order cdxyzp"), std::string::npos);
   c.order = parse_order("xyzdp", "test");
   EXPECT_EQ(megatron_limitation(spec, machine, c), "");
 }
@@ -231,6 +243,11 @@ TEST(ExportAxonn, Limitations) {
   c.interleave = 2;
   EXPECT_NE(axonn_limitation(spec, machine, c).find("interleave=2"), std::string::npos);
   EXPECT_THROW(export_axonn(spec, machine, c, context()), InputError);
+  c = grid(1, 4, 1, 1, 1, 1);
+  c.context = 2;
+  EXPECT_NE(axonn_limitation(spec, machine, c).find("no context parallelism"), std::string::npos);
+  EXPECT_THROW(export_axonn(spec, machine, c, context()), InputError);
+  EXPECT_EQ(expressible_fields(ExportFormat::axonn, FixedFields{}, false).values.context, 1);
 }
 
 TEST(ExportTorchtitan, TensorPipelineAndReplicas) {
@@ -247,6 +264,18 @@ TEST(ExportTorchtitan, HybridShardedDataParallel) {
   c.recompute = Recompute::full;
   expect_golden("torchtitan_llama3_8b_hsdp.toml",
                 export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
+}
+
+TEST(ExportTorchtitan, ContextParallelDegree) {
+  ParallelConfig c = grid(1, 1, 1, 1, 4, 4);
+  c.context = 4;
+  c.order = parse_order("xyczdp", "test");  // torchtitan's mesh: cp inside fsdp
+  const std::string text = export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
+  EXPECT_NE(text.find("context_parallel_degree = 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("data_parallel_shard_degree = 4\n"), std::string::npos) << text;
+  // axo's default order puts z inside context, which is not torchtitan's mesh.
+  c.order = ParallelConfig{}.order;
+  EXPECT_NE(torchtitan_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("xyczdp"), std::string::npos);
 }
 
 TEST(ExportTorchtitan, Limitations) {

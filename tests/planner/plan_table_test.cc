@@ -162,7 +162,7 @@ TEST(PlanTable, PrintedTableHasEveryField) {
   for (const ConfigField& field : config_fields()) {
     EXPECT_NE(header.find(std::string(" ") + field.header), std::string::npos) << field.header;
   }
-  EXPECT_EQ(header.substr(0, 20), "rank pipe data   x  ");
+  EXPECT_EQ(header.substr(0, 24), "rank pipe data ctx   x  ");
   // Every line as wide as the header; the best row's fields as --fix writes them.
   size_t lines = 0;
   for (size_t start = 0; start < text.size(); start = text.find('\n', start) + 1, ++lines) {

@@ -95,9 +95,9 @@ TEST(Search, HeldValuesOutsideTheCandidatesMatchNothing) {
   EXPECT_TRUE(run("gpt3-13b", "selene", 64, "x=2,sequence_parallel=on").best.empty());
   EXPECT_TRUE(run("gpt3-13b", "selene", 64, "microbatch=3").best.empty());
   // Any rank order may be held, even one the search would fold into another.
-  const SearchResult pinned = run("gpt3-13b", "selene", 64, "order=pdzyx");
+  const SearchResult pinned = run("gpt3-13b", "selene", 64, "order=pdczyx");
   ASSERT_FALSE(pinned.best.empty());
-  for (const PlanRow& row : pinned.best) EXPECT_EQ(row.config.order_string(), "pdzyx");
+  for (const PlanRow& row : pinned.best) EXPECT_EQ(row.config.order_string(), "pdczyx");
 }
 
 TEST(Search, NoValidFactorizationSaysWhy) {
@@ -108,6 +108,31 @@ TEST(Search, NoValidFactorizationSaysWhy) {
     const std::string message = e.what();
     EXPECT_NE(message.find("13 GPUs: no split"), std::string::npos) << message;
     EXPECT_NE(message.find("data*microbatch=13 does not divide global_batch=512"), std::string::npos) << message;
+  }
+}
+
+TEST(Search, ContextTwoPlans) {
+  const SearchResult result = run("llama3-8b", "dgx-h100", 64, "context=2", 10);
+  ASSERT_FALSE(result.best.empty());
+  const CostModel model(load_model("llama3-8b"), load_machine("dgx-h100"));
+  for (const PlanRow& row : result.best) {
+    EXPECT_EQ(row.config.context, 2);
+    EXPECT_EQ(row.config.gpus(), 64);
+    EXPECT_EQ(model.check(row.config), "");
+  }
+  // The free search considers context sizes too.
+  const SearchResult free = run("llama3-8b", "dgx-h100", 64, "", 10, false);
+  const SearchResult one = run("llama3-8b", "dgx-h100", 64, "context=1", 10, false);
+  EXPECT_GT(free.evaluated, one.evaluated);
+}
+
+TEST(Search, AContextThatDoesNotSplitTheSequenceNamesTheValues) {
+  try {
+    run("gpt3-13b", "selene", 64, "context=3");  // 2*3 does not divide 2048
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("context=3: 2*context=6 does not divide seq_len=2048"), std::string::npos) << message;
   }
 }
 

@@ -113,9 +113,16 @@ TEST(ValidationCorpus, TorchtitanFsdpRowsTakeTimeFromTokens) {
   EXPECT_FALSE(tp.notes.empty());
 }
 
+TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
+  const CorpusCase& c = find("dgxc_llama31_70b_bf16_64xH100");  // TP 4, PP 4, DP 2, CP=2
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.config.context, 2);
+  EXPECT_EQ(c.config.data, 2);
+  EXPECT_EQ(c.config.gpus(), 64);
+}
+
 TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"dgxc_llama31_70b_bf16_64xH100", "context parallelism CP=2"},
       {"dgxc_gpt3_175b_fp8_128xH100_v25.02", "fp8 GEMMs"},
       {"dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05", "no machine preset for GPU type 'GB200'"},
       {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},

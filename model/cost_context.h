@@ -1,0 +1,39 @@
+// Context parallelism's ring attention: the key/value blocks each layer
+// passes around the context group, and what the attention compute hides.
+//
+// Each of the c context ranks holds s/c tokens of every sequence (two of 2·c
+// chunks, so that with causal masking every rank does the same attention
+// work: Megatron-LM megatron/core/utils.py get_batch_on_this_cp_rank). Per
+// layer and microbatch (Megatron-LM docs/api-guide/context_parallel.md;
+// Liu et al. 2023, ring attention):
+//   forward   c − 1 hops; each passes the rank's current K and V block to its
+//             ring neighbour: 2 · (b/z) · (s/c) · (kv_heads/y) · d · e bytes,
+//             while the attention of the block it holds runs (1/c of the
+//             attention core forward)
+//   backward  c − 1 hops of K and V again and of their gradients: twice the
+//             bytes, under 1/c of the attention core backward each
+//   recompute (full or selective) the forward's hops again: the attention
+//             core needs every key block
+// Exposed per pass: the first hop's latency (its set-up is on the critical
+// path) plus, per hop, what the compute of the block in hand does not hide:
+//   exposed = α + (c − 1) · (t_hop − overlap_efficiency · min(t_hop, t_block))
+// with t_hop a send/recv over the context group's placement (comm_model.h).
+#pragma once
+
+#include "model/cost_collective.h"
+#include "model/cost_layer.h"
+
+namespace axo {
+
+// Exposed seconds of one layer's ring attention per microbatch.
+struct RingAttention {
+  double forward = 0, recompute = 0, backward = 0;
+};
+
+// Bytes of one hop of the forward: the rank's K and V blocks.
+double ring_hop_bytes(const CostInputs& in);
+
+// Zero when context = 1.
+RingAttention ring_attention(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record);
+
+}  // namespace axo
