@@ -88,7 +88,6 @@ TEST(MachineProfile, StackAttentionReadsAndRoundTrips) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("attention"), std::string::npos) << e.what();
-    }
   }
 }
 
