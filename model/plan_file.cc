@@ -55,7 +55,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
   plan.gpus = map.get_int("gpus", 1, int64_t(1) << 30);
   plan.config = parallel_config_from_yaml(map.get_node("config"), path);
   if (plan.config.gpus() != plan.gpus) {
-    map.fail("config", "pipeline*data*z*y*x = " + std::to_string(plan.config.gpus()) +
+    map.fail("config", "pipeline*data*context*z*y*x = " + std::to_string(plan.config.gpus()) +
                            " does not equal gpus = " + std::to_string(plan.gpus));
   }
   if (map.has("predicted")) {

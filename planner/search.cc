@@ -301,6 +301,8 @@ class Walk {
       return with + ": pipeline=" + std::to_string(pipeline) + " is more stages than layers=" +
              std::to_string(space_.spec.layers);
     }
+    // The held values alone (the rest at their defaults) may say it, e.g. a context that does not split the sequence.
+    if (const std::string why = model_.check(fixed.values); !why.empty()) return with + " (" + why + ")";
     return with + ": the GPUs they leave split into no grid the model accepts";
   }
 

@@ -66,7 +66,7 @@ SearchOptions search_options(const PlanOptions& o) {
   }
   const FixedFields& fixed = options.fixed;
   if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {
-    throw InputError("--fix: pipeline*data*z*y*x = " + std::to_string(fixed.values.gpus()) +
+    throw InputError("--fix: pipeline*data*context*z*y*x = " + std::to_string(fixed.values.gpus()) +
                      " does not equal --gpus " + std::to_string(o.gpus));
   }
   return options;

@@ -16,7 +16,12 @@ GridCoords grid_coords(const ParallelConfig& config, int rank) {
 ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : world_(world), config_(config) {
   if (config.context != 1) {
     throw InputError("context=" + std::to_string(config.context) +
-                     ": the executor has no context parallelism yet (issue 13); plan with --fix context=1");
+                     ": the executor has no context parallelism yet (issue 17); plan with --fix context=1");
+  }
+  if (config.zero != 0) {
+    throw InputError("zero=" + std::to_string(config.zero) +
+                     ": the executor does not shard the optimizer over the data ranks yet (issue 17); plan with "
+                     "--fix zero=0");
   }
   if (config.gpus() != world.size()) {
     throw InputError("the plan's grid (pipeline " + std::to_string(config.pipeline) + " × data " +

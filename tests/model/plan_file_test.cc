@@ -64,7 +64,7 @@ TEST(PlanFile, GridMustMatchGpus) {
     read_plan_file(path);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("pipeline*data*z*y*x = 2 does not equal gpus = 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pipeline*data*context*z*y*x = 2 does not equal gpus = 4"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
 }

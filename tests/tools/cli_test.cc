@@ -131,9 +131,9 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   r = axo("plan --model gpt-7 --gpus 8 --machine selene");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("'gpt-7' is neither a file nor a model preset"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,x=1,y=1,z=1");
+  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,context=1,x=1,y=1,z=1");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("pipeline*data*z*y*x = 4 does not equal --gpus 8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pipeline*data*context*z*y*x = 4 does not equal --gpus 8"), std::string::npos) << r.output;
   r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix colour=red");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("unknown key 'colour'"), std::string::npos) << r.output;

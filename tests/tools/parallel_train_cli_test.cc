@@ -39,7 +39,7 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   Result r = mpirun(4, "calibrate --quick --ranks-per-node 4 --out " + path("machine.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   // Offload off: the offload test below covers it.
-  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off --top 1 --out " +
+  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off,zero=0,context=1 --top 1 --out " +
           path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   r = mpirun(4, "train --plan " + path("plan.yaml") + " " + data() + "--steps 4 --run " + path("run.json"));
@@ -85,7 +85,7 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   auto losses = [&](int ranks, const std::string& fix, const std::string& schedule) {
     const std::string plan = path("plan" + std::to_string(++runs) + ".yaml");
     Result r = axo("plan --model gpt2-tiny --gpus " + std::to_string(ranks) + " --machine selene --fix '" + fix +
-                   "' --top 1 --out " + plan);
+                   ",zero=0,context=1' --top 1 --out " + plan);  // what the executor runs (issue 17)
     EXPECT_EQ(r.code, 0) << r.output;
     r = mpirun(ranks, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --schedule " +
                           schedule + " --run " + plan + ".json");

@@ -1,6 +1,6 @@
 # Megatron-LM arguments for gpt3-13b on 96 GPUs of selene, from axo plan.
 # Configuration 1 of the ranked table: predicted 1.2345 s per iteration.
-# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order tp-cp-ep-dp-pp (axo's xyzdp).
+# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order tp-cp-ep-dp-pp (axo's xyzcdp).
 # Option names: NVIDIA/Megatron-LM megatron/training/arguments.py.
 # The vocabulary (51200) comes from the tokenizer; add data, tokenizer and optimizer options.
 # Use: torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}" ...

@@ -8,6 +8,9 @@
 #include <string>
 #include <tuple>
 
+#include "executor/comm/self_communicator.h"
+#include "model/error.h"
+
 namespace axo {
 namespace {
 
@@ -45,6 +48,22 @@ TEST(ProcessGridTest, TheFirstLetterOfTheOrderVariesFastest) {
   EXPECT_EQ(grid_coords(grid_of("ypdxz"), 4).data, 1);
   EXPECT_EQ(grid_coords(grid_of("ypdxz"), 12).x, 1);
   EXPECT_EQ(grid_coords(grid_of("ypdxz"), 24).z, 1);
+}
+
+// What the executor does not run yet is refused by name, never trained otherwise.
+TEST(ProcessGridTest, ZeroAndContextAreRefusedWithTheFixThatRuns) {
+  SelfCommunicator world;
+  ParallelConfig zero;
+  zero.zero = 1;
+  try {
+    ProcessGrid grid(world, zero);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--fix zero=0"), std::string::npos) << e.what();
+  }
+  ParallelConfig context;
+  context.context = 2;
+  EXPECT_THROW(ProcessGrid(world, context), InputError);
 }
 
 }  // namespace
