@@ -15,7 +15,7 @@ namespace axo {
 struct GptStage::LayerActs {
   float *ln1, *ln1_mean, *ln1_rstd;  // [mr, Cx], [mr], [mr]
   float* ln1_rows;                   // [m, Cx]: ln1 gathered over Y (sequence parallelism; else ln1)
-  float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T]
+  float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T] (ring attention: its lse [Bz, NHy, T])
   float *attproj, *residual2;        // [mr, Cx]
   float *ln2, *ln2_mean, *ln2_rstd;  // [mr, Cx], [mr], [mr]
   float* ln2_rows;                   // [m, Cx]: like ln1_rows
@@ -74,13 +74,16 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       linears_.push_back(std::move(ll));
     }
   }
+  if (c.context > 1) ring_ = std::make_unique<ContextRingAttention>(grid.context(), times, memory);
 }
 
 void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch,
                          double loss_scale) {
   const int64_t Gz = grid_.config().z;
-  inputs_.assign(inputs, inputs + sequences * T);
-  targets_.assign(targets, targets + sequences * T);
+  chunks_ = ContextChunks(grid_.config().context, grid_.coords().context, T);
+  inputs_ = chunks_.select(inputs, sequences);
+  targets_ = chunks_.select(targets, sequences);
+  T = chunks_.local_length();
   T_ = T, microbatch_ = microbatch, microbatches_ = sequences / microbatch;
   Bz_ = microbatch / Gz, rows_ = Bz_ * T;
   const int64_t Gy = grid_.config().y;
@@ -97,14 +100,35 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
     // Full recompute rebuilds a microbatch's activations in the workspace; otherwise the stashes hold them.
     workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
-    attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
+    attention_scratch_.assign(ring_ ? 0 : size_t(Bz_ * NHy_ * T * T), 0.0f);
     // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
-    scores_.assign(recompute_ == Recompute::selective ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
+    scores_.assign(recompute_ == Recompute::selective && !ring_ ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
   }
+  if (ring_) ring_->set_shape(chunks_, Bz_, Cy_, NHy_);
 }
 
 const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) const {
   return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_ + first_row_;
+}
+
+void GptStage::embed(float* input, int64_t microbatch) {
+  const float* wte = layout_.view(p_, GptTensor::wte);
+  const float* wpe = layout_.view(p_, GptTensor::wpe);
+  const int* ids = tokens(inputs_, microbatch);
+  chunks_.for_each_run(first_row_, stream_rows_, [&](int64_t row, int64_t n, int64_t position) {
+    const int64_t i = row - first_row_;
+    cpu::embedding_forward_rows(input + i * Cx_, ids + i, wte, wpe, n, position, chunks_.sequence_length(), Cx_);
+  });
+}
+
+void GptStage::embed_backward(const float* dinput, int64_t microbatch) {
+  float* dwte = layout_.view(g_, GptTensor::wte);
+  float* dwpe = layout_.view(g_, GptTensor::wpe);
+  const int* ids = tokens(inputs_, microbatch);
+  chunks_.for_each_run(first_row_, stream_rows_, [&](int64_t row, int64_t n, int64_t position) {
+    const int64_t i = row - first_row_;
+    cpu::embedding_backward_rows(dwte, dwpe, dinput + i * Cx_, ids + i, n, position, chunks_.sequence_length(), Cx_);
+  });
 }
 
 void GptStage::gather_rows(float* all_rows, const float* mine) {
@@ -131,7 +155,7 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   Acts a{};
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), recompute_ != Recompute::selective);
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), ring_ || recompute_ != Recompute::selective);
   if (model_last(chunk)) {
     take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
   }
@@ -144,7 +168,7 @@ void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64
   take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
   take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_);
   if (scores) {
-    take(l.att, Bz_ * NHy_ * T_ * T_);
+    take(l.att, ring_ ? Bz_ * NHy_ * T_ : Bz_ * NHy_ * T_ * T_);
   } else {
     l.att = recompute_ == Recompute::selective ? scores_.data() : nullptr;
   }
@@ -202,11 +226,7 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   stash.resize(size_t(keep));
   Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data(), chunk);
   if (model_first(chunk)) {
-    const float* wte = layout_.view(p_, GptTensor::wte);
-    const float* wpe = layout_.view(p_, GptTensor::wpe);
-    timed(times_.ops.embedding, [&] {
-      cpu::embedding_forward_rows(a.input, tokens(inputs_, microbatch), wte, wpe, mr, first_row_, T_, Cx_);
-    });
+    timed(times_.ops.embedding, [&] { embed(a.input, microbatch); });
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
@@ -240,7 +260,11 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
     if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
     w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
-    timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    if (ring_) {
+      ring_->forward(x.atty, x.att, x.qkv);
+    } else {
+      timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    }
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
     norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), mr, Cx_);
@@ -326,10 +350,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
   }
   if (model_first(chunk)) {
-    timed(times_.ops.embedding, [&] {
-      cpu::embedding_backward_rows(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
-                                   tokens(inputs_, microbatch), m, first_row_, T_, Cx_);
-    });
+    timed(times_.ops.embedding, [&] { embed_backward(d.input, microbatch); });
     if (final && on_final_) on_final_(-1);
   } else {
     std::copy_n(d.input, m * Cx_, dinput);
@@ -357,13 +378,17 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
-  timed(times_.ops.attention, [&] {
-    // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
-    // atty comes out as it was, and attproj's backward has already read it.
-    if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
-    std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
-    cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
-  });
+  if (ring_) {
+    ring_->backward(d.qkv, d.atty, x.qkv, x.atty, x.att);  // the ring recomputes each block's probabilities
+  } else {
+    timed(times_.ops.attention, [&] {
+      // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
+      // atty comes out as it was, and attproj's backward has already read it.
+      if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
+      std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
+      cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
+    });
+  }
   if (below) below->fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
   norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,

@@ -24,6 +24,13 @@
 // the plain layers all-gather their input's rows (kept for backward as
 // ln1_rows, ln2_rows) and the transposed layers reduce-scatter their output
 // rows (linear_4d.h).
+//
+// With context parallelism (c > 1) each sequence's T above is the rank's
+// T/c tokens, two of its 2·c chunks (context_chunks.h): the embedding takes
+// their global positions, attention is ring attention over the context
+// group (ring_attention.h), which keeps each row's log-sum-exp
+// [Bz, NHy, T/c] in the probabilities' place, and the loss covers the
+// rank's tokens (ParallelGpt sums it over the context group with the rest).
 #pragma once
 
 #include <cstdint>
@@ -33,8 +40,10 @@
 #include <utility>
 #include <vector>
 
+#include "executor/parallel/context_chunks.h"
 #include "executor/parallel/linear_4d.h"
 #include "executor/parallel/pipeline_schedule.h"
+#include "executor/parallel/ring_attention.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/sharded_layernorm.h"
 #include "model/parallel_config.h"
@@ -95,6 +104,9 @@ class GptStage : public PipelineStage {
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
+  // The embedding's forward into input [mr, Cx] (backward from dinput) at the rows' global positions.
+  void embed(float* input, int64_t microbatch);
+  void embed_backward(const float* dinput, int64_t microbatch);
 
   const ShardLayout& layout_;
   const ProcessGrid& grid_;
@@ -104,12 +116,14 @@ class GptStage : public PipelineStage {
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);
   bool sequence_parallel_;
-  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;
+  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;  // T_: this rank's tokens of a sequence
   int64_t rows_ = 0;         // m: the microbatch's rows on this Z rank
   int64_t stream_rows_ = 0;  // mr: the residual stream's rows here (m/Gy with sequence parallelism)
   int64_t first_row_ = 0;    // of the stream's rows within the m
   double loss_scale_ = 1, loss_sum_ = 0;
-  std::vector<int> inputs_, targets_;
+  std::vector<int> inputs_, targets_;  // this rank's tokens of the batch, [sequences, T_]
+  ContextChunks chunks_;
+  std::unique_ptr<ContextRingAttention> ring_;  // with context > 1
   Linear4dScratch linear_scratch_;
   std::vector<LayerLinears> linears_;       // the chunks' layers, in order
   std::vector<size_t> first_linear_;        // index in linears_ of each chunk's first layer

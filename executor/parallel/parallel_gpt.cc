@@ -95,7 +95,7 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
     for (size_t k = 0; k < buckets.size(); ++k) {
       const GradientBucket& b = buckets[k];
       if (b.layer != layer) continue;
-      Communicator& group = b.group == GradientGroup::data         ? grid_.data()
+      Communicator& group = b.group == GradientGroup::data         ? grid_.data_and_context()
                             : b.group == GradientGroup::z_and_data ? grid_.z_and_data()
                                                                    : grid_.y_z_and_data();
       RequestPtr request;

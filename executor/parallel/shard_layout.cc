@@ -74,7 +74,9 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
   const int64_t C = g.channels, Gx = config.x, Gy = config.y, Gz = config.z;
   const int64_t Cx = C / Gx, Cy = C / Gy, L = g.layers;
   const bool first = at.pipeline == 0, last = at.pipeline == config.pipeline - 1;
-  const bool replica_owner = at.data == 0 && at.z == 0 && at.y == 0;
+  // One copy of each element is owned: on data and context rank 0 (context ranks hold the same shards).
+  const bool data_owner = at.data == 0 && at.context == 0;
+  const bool replica_owner = data_owner && at.z == 0 && at.y == 0;
   // Parameters applied to the residual stream's rows (norms, embeddings).
   const GradientGroup row_group = config.sequence_parallel ? GradientGroup::y_z_and_data : GradientGroup::z_and_data;
   const auto base = full_offsets(g);
@@ -93,7 +95,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     const int64_t total = rows * cols, chunk = (total + Gz - 1) / Gz;
     const int64_t begin = std::min(total, at.z * chunk), end = std::min(total, begin + chunk);
     const int64_t per_layer = gpt_tensor_sizes(g)[size_t(kind)] / L;
-    add(kind, l, chunk, true, at.data == 0, false, GradientGroup::data,
+    add(kind, l, chunk, true, data_owner, false, GradientGroup::data,
         block_segments(of(kind) + l * per_layer, K, cols, col0, global_row, begin, end));
   };
 
@@ -115,7 +117,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
       int64_t size = 0;
       for (const ShardSegment& s : segments) size += s.length;
       const bool split_over_y = kind == GptTensor::qkvb || kind == GptTensor::fcb;
-      const bool owned = at.data == 0 && at.z == 0 && (split_over_y ? at.x == 0 : at.y == 0);
+      const bool owned = data_owner && at.z == 0 && (split_over_y ? at.x == 0 : at.y == 0);
       const bool norm = kind == GptTensor::ln1w || kind == GptTensor::ln1b || kind == GptTensor::ln2w || kind == GptTensor::ln2b;
       add(kind, l, size, false, owned, false, norm ? row_group : GradientGroup::z_and_data, std::move(segments));
     };

@@ -21,6 +21,9 @@
 // data, and the tied wte also between the first and the last stage. With
 // sequence parallelism (x = z = 1) the norms and the embeddings work on this
 // rank's rows of the sequence, so their gradients are summed over y as well.
+// Context ranks hold the same shards as data ranks do and compute on other
+// tokens of the sequence, so every "over data" above is over data × context
+// (the groups of process_grid.h), and context rank 0 owns the copy.
 #pragma once
 
 #include <cstdint>
