@@ -18,11 +18,6 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
     throw InputError("context=" + std::to_string(config.context) +
                      ": the executor has no context parallelism yet (issue 17); plan with --fix context=1");
   }
-  if (config.zero != 0) {
-    throw InputError("zero=" + std::to_string(config.zero) +
-                     ": the executor does not shard the optimizer over the data ranks yet (issue 17); plan with "
-                     "--fix zero=0");
-  }
   if (config.gpus() != world.size()) {
     throw InputError("the plan's grid (pipeline " + std::to_string(config.pipeline) + " × data " +
                      std::to_string(config.data) + " × z " + std::to_string(config.z) + " × y " +

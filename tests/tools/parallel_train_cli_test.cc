@@ -39,7 +39,7 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   Result r = mpirun(4, "calibrate --quick --ranks-per-node 4 --out " + path("machine.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   // Offload off: the offload test below covers it.
-  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off,zero=0,context=1 --top 1 --out " +
+  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off,context=1 --top 1 --out " +
           path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   r = mpirun(4, "train --plan " + path("plan.yaml") + " " + data() + "--steps 4 --run " + path("run.json"));
@@ -85,7 +85,7 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   auto losses = [&](int ranks, const std::string& fix, const std::string& schedule) {
     const std::string plan = path("plan" + std::to_string(++runs) + ".yaml");
     Result r = axo("plan --model gpt2-tiny --gpus " + std::to_string(ranks) + " --machine selene --fix '" + fix +
-                   ",zero=0,context=1' --top 1 --out " + plan);  // what the executor runs (issue 17)
+                   ",context=1' --top 1 --out " + plan);  // what the executor runs (issue 17)
     EXPECT_EQ(r.code, 0) << r.output;
     r = mpirun(ranks, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --schedule " +
                           schedule + " --run " + plan + ".json");
@@ -99,7 +99,8 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   const std::vector<double> reference = losses(1, "pipeline=1,data=1,x=1,y=1,z=1,microbatch=4", "message-driven");
   ASSERT_EQ(reference.size(), 3u);
   for (const auto& [fix, schedule] : std::vector<std::pair<std::string, std::string>>{
-           {"pipeline=2,data=2,x=1,y=1,z=1,microbatch=4", "1f1b"},
+           {"pipeline=2,data=2,x=1,y=1,z=1,microbatch=4,zero=1", "1f1b"},
+           {"pipeline=1,data=2,x=1,y=1,z=2,microbatch=4,zero=2", "message-driven"},
            {"pipeline=1,data=1,x=2,y=1,z=2,microbatch=4,order=zxydp", "message-driven"},
            {"pipeline=2,data=1,x=1,y=2,z=1,microbatch=4,sequence_parallel=off", "message-driven"},
            {"pipeline=1,data=1,x=1,y=4,z=1,microbatch=4,sequence_parallel=on", "message-driven"}}) {
