@@ -110,6 +110,29 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   }
 }
 
+// Issue 17: run.json records each rank's stage and chunks; the report compares stage by stage.
+TEST_F(ParallelTrainCli, TheReportComparesAPipelinedRunStageByStage) {
+  const std::string plan = path("stages.yaml"), run = path("stages.json");
+  Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --fix "
+                 "'pipeline=2,data=2,x=1,y=1,z=1,microbatch=4,zero=1,context=1,order=xyzdp' --top 1 --out " + plan);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(4, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --run " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(run);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (int k = 0; k < 4; ++k) {
+    // xyzdp: ranks 0, 1 are stage 0 (layer 0), ranks 2, 3 stage 1 (layer 1).
+    EXPECT_EQ(j["memory"]["ranks"][k]["stage"], k / 2) << k;
+    EXPECT_EQ(j["memory"]["ranks"][k]["chunks"], nlohmann::json::parse(k / 2 == 0 ? "[[0,1]]" : "[[1,2]]")) << k;
+  }
+  r = axo("report --plan " + plan + " --run " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Per pipeline stage"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n0      1        "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n1      1        "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("leaves out the embedding"), std::string::npos) << r.output;  // selene loads
+}
+
 TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
   Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --top 1 --out " + path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;

@@ -4,7 +4,8 @@
 // 400` on a preset machine; one plan per distinct combination of grid and
 // options (everything but the microbatch), the best-ranked of each; every
 // chosen plan trains 2 steps under mpirun and gives the losses of the
-// single-rank run within 1e-5 relative.
+// single-rank run within 1e-5 relative. Plans with zero 1 and 2 are among
+// them (zero is part of what makes a plan distinct).
 //
 // By default a seeded sample of kPlansPerCase plans per (model, ranks) runs
 // (CTest); AXO_PROPERTY_ALL=1 runs every distinct plan
@@ -126,7 +127,7 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
   const bool all = std::getenv("AXO_PROPERTY_ALL") != nullptr;
   const std::string models[] = {"gpt2-mini", std::string(AXO_SOURCE_DIR) + "/tests/executor/parallel/gpt2-8-layers.yaml"};
   std::mt19937 rng(17);
-  int ran = 0, interleaved = 0;
+  int ran = 0, interleaved = 0, sharded = 0;
   for (const std::string& model : models) {
     const std::vector<double> expected = serial(model, "serial.json");
     ASSERT_EQ(expected.size(), 2u);
@@ -148,12 +149,15 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
         std::fflush(stdout);
         ++ran;
         if (row.summary.find("interleave=1 ") == std::string::npos) ++interleaved;
+        if (row.summary.find("zero=0 ") == std::string::npos) ++sharded;
       }
     }
   }
-  std::printf("%d plans trained, %d of them interleaved\n", ran, interleaved);
+  std::printf("%d plans trained, %d of them interleaved, %d with the optimizer sharded (zero 1 or 2)\n", ran,
+              interleaved, sharded);
   EXPECT_GE(ran, 30);
   EXPECT_GT(interleaved, 0);
+  EXPECT_GT(sharded, 0);
 }
 
 }  // namespace
