@@ -30,7 +30,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   gradients_.assign(n, 0.0f);
   stage_ = std::make_unique<GptStage>(*layout_, grid, parameters_.data(), gradients_.data(), options.overlap,
                                       options.recompute, times_, device_);
-  if (c.zero >= 1) {
+  if (c.zero >= 1 && c.data > 1) {  // with one data rank there is nothing to shard: zero 0's path
     GridCoords owner = grid.coords();
     owner.data = 0;
     owner_layout_ = std::make_unique<ShardLayout>(shape, c, owner, split_);

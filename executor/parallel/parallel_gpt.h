@@ -17,8 +17,9 @@
 // done. In fp32 the updated weights are those of the run without offload,
 // bit for bit: the same operations in the same order.
 //
-// With the plan's `zero` at 1 or 2, the gradients are reduce-scattered and
-// the optimizer state sharded over the data ranks (zero_optimizer.h).
+// With the plan's `zero` at 1 or 2 and data > 1, the gradients are
+// reduce-scattered and the optimizer state sharded over the data ranks
+// (zero_optimizer.h); with one data rank, zero changes nothing.
 //
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.

@@ -191,6 +191,32 @@ TEST(ZeroOptimizerTest, TheOptimizerStateIsBookedPerShard) {
   }
 }
 
+// With one data rank there is nothing to shard: zero 2 is zero 0, bytes included.
+TEST(ZeroOptimizerTest, OneDataRankChangesNothing) {
+  cpu::set_gemm_threads(1);
+  const Case c{"x_over_all", 1, 1, 1, 1, world_size()};
+  const Result plain = train(config_of(c, 0)), sharded = train(config_of(c, 2));
+  EXPECT_EQ(sharded.losses, plain.losses);
+  EXPECT_EQ(sharded.parameters, plain.parameters);
+  EXPECT_EQ(sharded.device, plain.device);
+}
+
+// A checkpoint's full moments go into the shards and come back whole (resume).
+TEST(ZeroOptimizerTest, MomentsLoadIntoTheShardsAndGatherBack) {
+  const Case c{"data_over_all", 1, world_size(), 1, 1, 1};
+  const Result trained = train(config_of(c, 1));
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ProcessGrid grid(world, config_of(c, 1));
+  ParallelOptions options;
+  options.seq = kT;
+  ParallelGpt model(test_shape(), grid, options);
+  model.load(trained.parameters);
+  model.load_moments(trained.m, trained.v);
+  EXPECT_EQ(model.gathered_first_moment(), trained.m);
+  EXPECT_EQ(model.gathered_second_moment(), trained.v);
+  EXPECT_EQ(model.gather(model.parameters().data()), trained.parameters);
+}
+
 // Units: every bucket cut in D pieces, the tied embedding a unit of its own.
 TEST(ZeroOptimizerTest, UnitsCoverTheLocalBufferAndIsolateTheTiedEmbedding) {
   ParallelConfig config;
