@@ -26,7 +26,9 @@ struct GptStage::LayerActs {
 struct GptStage::Acts {
   float* input;  // [mr, Cx]: the chunk's input (the embedding in the model's first chunk); first, so a stash of it alone is a prefix
   std::vector<LayerActs> layers;
-  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // the model's last chunk: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
+  float *lnf, *lnf_mean, *lnf_rstd;  // the model's last chunk: [mr, Cx], [mr], [mr]
+  float* lnf_rows;                    // [m, Cx]: lnf gathered over Y (sequence parallelism; else lnf)
+  float *logits, *probs;              // [m, R]: this Y rank's vocabulary slice (vocab_parallel_head.h)
   float* output() const { return layers.back().residual3; }
 };
 
@@ -55,10 +57,11 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       workspace_({memory, DeviceUse::activations}),
       grads_(workspace_.get_allocator()),
       attention_scratch_(workspace_.get_allocator()),
-      scores_(workspace_.get_allocator()) {
+      scores_(workspace_.get_allocator()),
+      head_(layout.shape(), grid, times, memory) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
-  C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
+  C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y;
   auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
     return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
                                       linear_scratch_);
@@ -107,28 +110,8 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   if (ring_) ring_->set_shape(chunks_, Bz_, Cy_, NHy_);
 }
 
-const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) const {
-  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_ + first_row_;
-}
-
-void GptStage::embed(float* input, int64_t microbatch) {
-  const float* wte = layout_.view(p_, GptTensor::wte);
-  const float* wpe = layout_.view(p_, GptTensor::wpe);
-  const int* ids = tokens(inputs_, microbatch);
-  chunks_.for_each_run(first_row_, stream_rows_, [&](int64_t row, int64_t n, int64_t position) {
-    const int64_t i = row - first_row_;
-    cpu::embedding_forward_rows(input + i * Cx_, ids + i, wte, wpe, n, position, chunks_.sequence_length(), Cx_);
-  });
-}
-
-void GptStage::embed_backward(const float* dinput, int64_t microbatch) {
-  float* dwte = layout_.view(g_, GptTensor::wte);
-  float* dwpe = layout_.view(g_, GptTensor::wpe);
-  const int* ids = tokens(inputs_, microbatch);
-  chunks_.for_each_run(first_row_, stream_rows_, [&](int64_t row, int64_t n, int64_t position) {
-    const int64_t i = row - first_row_;
-    cpu::embedding_backward_rows(dwte, dwpe, dinput + i * Cx_, ids + i, n, position, chunks_.sequence_length(), Cx_);
-  });
+const int* GptStage::all_tokens(const std::vector<int>& all, int64_t microbatch) const {
+  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_;
 }
 
 void GptStage::gather_rows(float* all_rows, const float* mine) {
@@ -157,7 +140,9 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
   for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), ring_ || recompute_ != Recompute::selective);
   if (model_last(chunk)) {
-    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
+    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr);
+    sequence_parallel_ ? take(a.lnf_rows, rows_ * Cx_) : void(a.lnf_rows = a.lnf);
+    take(a.logits, rows_ * head_.rows()), take(a.probs, rows_ * head_.rows());
   }
   if (size) *size = take.used;
   return a;
@@ -197,7 +182,10 @@ GptStage::Gradients GptStage::carve_gradients(float* base, int64_t chunk, int64_
   g.acts.layers.assign(size_t(layout_.chunks()[size_t(chunk)].count()), layer);
   for (size_t i = 0; i < g.acts.layers.size(); ++i) g.acts.layers[i].residual3 = g.stream[i % 2];
   g.acts.input = g.stream[1];
-  if (model_last(chunk)) take(g.acts.lnf, mr * Cx_), take(g.acts.logits, mr * Vp_);
+  if (model_last(chunk)) {
+    take(g.acts.lnf, mr * Cx_), take(g.acts.logits, rows_ * head_.rows());
+    sequence_parallel_ ? take(g.acts.lnf_rows, rows_ * Cx_) : void(g.acts.lnf_rows = g.acts.lnf);
+  }
   if (size) *size = take.used;
   return g;
 }
@@ -226,18 +214,16 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   stash.resize(size_t(keep));
   Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data(), chunk);
   if (model_first(chunk)) {
-    timed(times_.ops.embedding, [&] { embed(a.input, microbatch); });
+    const float* wte = layout_.view(p_, GptTensor::wte);
+    const float* wpe = layout_.view(p_, GptTensor::wpe);
+    head_.embed(a.input, all_tokens(inputs_, microbatch), wte, wpe, rows_, first_row_, chunks_);
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
   if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
   forward_layers(a, chunk);
   if (model_last(chunk)) {
-    float loss = 0;
-    timed(times_.ops.loss, [&] {
-      loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), mr, V_, Vp_);
-    });
-    loss_sum_ += double(loss) * double(mr);
+    loss_sum_ += head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, mr);
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
@@ -280,25 +266,16 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
   const float* wte = layout_.view(p, GptTensor::wte);
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
                 layout_.view(p, GptTensor::lnfb), mr, Cx_);
-  // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, mr, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
-  if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
+  head_.logits(a.logits, a.lnf_rows, a.lnf, wte, m);
 }
 
 void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
   const int64_t m = stream_rows_;
   const float* wte = layout_.view(p_, GptTensor::wte);
   float* dwte = layout_.view(g_, GptTensor::wte);
-  timed(times_.ops.loss, [&] {
-    cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
-    // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
-    const float scale = float(loss_scale_ * double(m));
-    for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
-  });
-  timed(times_.ops.gemm, [&] {
-    cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
-    cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
-  });
+  // Each token's loss gradient is scaled by 1 / (the global batch's tokens).
+  head_.backward(d.lnf, d.lnf_rows, d.logits, dwte, a.probs, all_tokens(targets_, microbatch), a.lnf_rows, wte, rows_,
+                 loss_scale_);
   norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf, a.output(),
                  layout_.view(p_, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
   if (final && on_final_) on_final_(layout_.shape().layers);
@@ -316,9 +293,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
     forward_layers(a, chunk);
     if (model_last(chunk)) {
-      timed(times_.ops.loss, [&] {
-        cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
-      });
+      head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
     }
   } else {
     a = carve(stash.data(), chunk);
@@ -350,7 +325,8 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
   }
   if (model_first(chunk)) {
-    timed(times_.ops.embedding, [&] { embed_backward(d.input, microbatch); });
+    head_.embed_backward(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
+                         all_tokens(inputs_, microbatch), rows_, first_row_, chunks_);
     if (final && on_final_) on_final_(-1);
   } else {
     std::copy_n(d.input, m * Cx_, dinput);

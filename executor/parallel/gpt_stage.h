@@ -9,9 +9,10 @@
 //   residual stream, LayerNorms, attproj and fcproj outputs   [m, Cx]  (replicated over Y)
 //   qkv [m, 3Cy] (this Y rank's heads' q, k, v), attention out [m, Cy],
 //   fc and GELU [m, 4Cy]                                       (replicated over X)
-//   logits, probabilities [m, Vp]                              (replicated over X and Y)
-// The LM head computes logits from its X slice of the channels and
-// all-reduces them over X.
+//   logits, probabilities [m, V'/Gy]                           (replicated over X)
+// The embedding, the LM head and the loss are vocabulary-parallel over Y
+// (vocab_parallel_head.h): the logits of this Y rank's slice of the
+// vocabulary, from its X slice of the channels, all-reduced over X.
 //
 // Recompute: none stashes every activation above per microbatch in flight;
 // selective stashes all but the attention probabilities [Bz, NHy, T, T] and
@@ -46,6 +47,7 @@
 #include "executor/parallel/ring_attention.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/sharded_layernorm.h"
+#include "executor/parallel/vocab_parallel_head.h"
 #include "model/parallel_config.h"
 
 namespace axo {
@@ -103,10 +105,8 @@ class GptStage : public PipelineStage {
                       const float* in, float* din);
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
-  const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
-  // The embedding's forward into input [mr, Cx] (backward from dinput) at the rows' global positions.
-  void embed(float* input, int64_t microbatch);
-  void embed_backward(const float* dinput, int64_t microbatch);
+  // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
+  const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
 
   const ShardLayout& layout_;
   const ProcessGrid& grid_;
@@ -116,7 +116,7 @@ class GptStage : public PipelineStage {
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);
   bool sequence_parallel_;
-  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;  // T_: this rank's tokens of a sequence
+  int64_t C_, Cx_, Cy_, NHy_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;  // T_: this rank's tokens of a sequence
   int64_t rows_ = 0;         // m: the microbatch's rows on this Z rank
   int64_t stream_rows_ = 0;  // mr: the residual stream's rows here (m/Gy with sequence parallelism)
   int64_t first_row_ = 0;    // of the stream's rows within the m
@@ -134,6 +134,7 @@ class GptStage : public PipelineStage {
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
+  VocabParallelHead head_;
   std::function<void(int64_t)> on_final_;
 };
 

@@ -17,6 +17,10 @@
 // done. In fp32 the updated weights are those of the run without offload,
 // bit for bit: the same operations in the same order.
 //
+// With the plan's `zero` at 1 or 2 and data > 1, the gradients are
+// reduce-scattered and the optimizer state sharded over the data ranks
+// (zero_optimizer.h); with one data rank, zero changes nothing.
+//
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.
 #pragma once
@@ -32,6 +36,7 @@
 #include "executor/parallel/pipeline_schedule.h"
 #include "executor/parallel/process_grid.h"
 #include "executor/parallel/shard_layout.h"
+#include "executor/parallel/zero_optimizer.h"
 
 namespace axo {
 
@@ -58,9 +63,11 @@ class ParallelGpt {
   // This rank's shards on the device (layout().size() elements).
   const DeviceFloats& parameters() const { return parameters_; }
   const DeviceFloats& gradients() const { return gradients_; }
-  // Adam's first and second moments (local like the parameters; in host memory with offload).
-  const DeviceFloats& first_moment() const { return m_; }
-  const DeviceFloats& second_moment() const { return v_; }
+  // Adam's first and second moments, full vectors (llm.c layout) on every rank.
+  std::vector<float> gathered_first_moment() const;
+  std::vector<float> gathered_second_moment() const;
+  // The gradient the optimizer steps with, a full vector on every rank.
+  std::vector<float> gathered_gradients() const;
   PhaseTimes& times() { return times_; }
   const DeviceMemory& device_memory() const { return device_; }
   const DeviceMemory& host_memory() const { return host_; }
@@ -104,6 +111,9 @@ class ParallelGpt {
   DeviceFloats master_, host_gradients_;     // offload only: fp32 master weights, gradients brought down
   PhaseTimes times_;
   std::unique_ptr<GptStage> stage_;
+  // zero >= 1: the optimizer sharded over the data ranks (it owns the moments and master weights).
+  std::unique_ptr<ShardLayout> owner_layout_;
+  std::unique_ptr<ZeroOptimizer> zero_;
 };
 
 }  // namespace axo

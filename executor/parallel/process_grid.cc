@@ -14,11 +14,6 @@ GridCoords grid_coords(const ParallelConfig& config, int rank) {
 }
 
 ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : world_(world), config_(config) {
-  if (config.zero != 0) {
-    throw InputError("zero=" + std::to_string(config.zero) +
-                     ": the executor does not shard the optimizer over the data ranks yet (issue 17); plan with "
-                     "--fix zero=0");
-  }
   if (config.gpus() != world.size()) {
     throw InputError("the plan's grid (pipeline " + std::to_string(config.pipeline) + " × data " +
                      std::to_string(config.data) + " × context " + std::to_string(config.context) + " × z " +

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/parallel/vocab_parallel_head.h"
 #include "model/error.h"
 
 namespace axo {
@@ -99,9 +100,17 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
         block_segments(of(kind) + l * per_layer, K, cols, col0, global_row, begin, end));
   };
 
+  // The token embedding: this Y rank's vocabulary rows (vocab_parallel_head.h), those of llm.c's
+  // Vp rows among them; unique per (x, y), summed over z and data (each rank adds its own rows' gradients).
+  const VocabSlice vocab = executor_vocab_slice(g, config, at.y);
+  auto vocab_rows = [&] {
+    const int64_t stored = std::max<int64_t>(0, std::min(vocab.end, g.padded_vocab) - vocab.begin);
+    return x_columns(of(GptTensor::wte) + vocab.begin * C, stored);
+  };
+  const bool embedding_owner = data_owner && at.z == 0;
   if (first) {
-    add(GptTensor::wte, -1, g.padded_vocab * Cx, true, replica_owner, config.pipeline > 1, row_group,
-        x_columns(of(GptTensor::wte), g.padded_vocab));
+    add(GptTensor::wte, -1, vocab.rows() * Cx, true, embedding_owner, config.pipeline > 1, GradientGroup::z_and_data,
+        vocab_rows());
     add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, row_group,
         x_columns(of(GptTensor::wpe), g.max_seq));
   }
@@ -138,10 +147,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     add(GptTensor::lnfw, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfw) + at.x * Cx, Cx));
     add(GptTensor::lnfb, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfb) + at.x * Cx, Cx));
     // The LM head's copy of the tied embedding (the first stage's is the one counted).
-    if (!first) {
-      add(GptTensor::wte, -1, g.padded_vocab * Cx, true, false, true, row_group,
-          x_columns(of(GptTensor::wte), g.padded_vocab));
-    }
+    if (!first) add(GptTensor::wte, -1, vocab.rows() * Cx, true, false, true, GradientGroup::z_and_data, vocab_rows());
   }
   make_buckets(first);
 }

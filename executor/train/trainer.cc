@@ -178,8 +178,8 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.parameters().data()), model_.gather(model_.first_moment().data()),
-                          model_.gather(model_.second_moment().data())};
+                          model_.gather(model_.parameters().data()), model_.gathered_first_moment(),
+                          model_.gathered_second_moment()};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
     char line[256];

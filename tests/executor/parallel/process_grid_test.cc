@@ -63,17 +63,13 @@ TEST(ProcessGridTest, TheFirstLetterOfTheOrderVariesFastest) {
   EXPECT_EQ(grid_coords(grid_of("ypdxz"), 24).z, 1);
 }
 
-// What the executor does not run yet is refused by name, never trained otherwise.
-TEST(ProcessGridTest, ZeroIsRefusedWithTheFixThatRuns) {
+// The sharded optimizer needs no group of its own: it runs over data × context.
+TEST(ProcessGridTest, ZeroBuildsOnTheDataAndContextGroups) {
   SelfCommunicator world;
   ParallelConfig zero;
-  zero.zero = 1;
-  try {
-    ProcessGrid grid(world, zero);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--fix zero=0"), std::string::npos) << e.what();
-  }
+  zero.zero = 2;
+  const ProcessGrid grid(world, zero);
+  EXPECT_EQ(grid.data_and_context().size(), 1);
 }
 
 }  // namespace
