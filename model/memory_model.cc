@@ -65,8 +65,8 @@ struct StageMemoryParts {
   double e = 0;                          // bytes per element
   double shards = 0;                     // x·y·z
   double optimizer_bytes_per_param = 0;  // 12 (8 in fp32), 0 with offload
-  double optimizer_shards = 1;           // data with zero >= 1, else 1
-  double gradient_shards = 1;            // data with zero = 2, else 1
+  double optimizer_shards = 1;           // data·context with zero >= 1, else 1
+  double gradient_shards = 1;            // data·context with zero = 2, else 1
   double per_layer = 0;                  // activations of one layer and microbatch
   double working = 0;                    // full recompute: one layer's whole working set
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
@@ -101,8 +101,8 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.e = bytes_per_element(spec.precision);
   parts.shards = double(c.x * c.y * c.z);
   parts.optimizer_bytes_per_param = c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
-  parts.optimizer_shards = c.zero >= 1 ? double(c.data) : 1;
-  parts.gradient_shards = c.zero >= 2 ? double(c.data) : 1;
+  parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
+  parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
   parts.per_layer = layer_activation_bytes(spec, c, c.recompute, kind);
   parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none, kind) : 0;
   const double tokens = tokens_per_rank(spec, c);

@@ -6,6 +6,7 @@
 
 #include "model/byte_size.h"
 #include "model/config_fields.h"
+#include "model/memory_model.h"
 
 namespace axo {
 
@@ -25,8 +26,9 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
   std::vector<CostItem> items;
   const Breakdown b = model.explain(c, items);
   std::string out = "Configuration: " + config_text(c, " ") + "\n";
-  if (c.zero > 0 && c.data == 1) {
-    out += "zero=" + std::to_string(c.zero) + " with data=1 changes nothing: there is no data group to shard over\n";
+  if (c.zero > 0 && zero_shards(c) == 1) {
+    out += "zero=" + std::to_string(c.zero) +
+           " with data=1 and context=1 changes nothing: there is no data group to shard over\n";
   }
   out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
                 model.pipeline_split(c).text().c_str());

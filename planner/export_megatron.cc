@@ -181,10 +181,11 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   }
   if (spec.precision == Precision::bf16) text += flag("--bf16");
   if (spec.precision == Precision::fp16) text += flag("--fp16");
-  if (c.data > 1) text += flag("--overlap-grad-reduce");
+  // The gradient reduction and the distributed optimizer span data × context.
+  if (c.data * c.context > 1) text += flag("--overlap-grad-reduce");
   if (c.zero == 1) {
     text += flag("--use-distributed-optimizer");
-    if (c.data > 1) text += flag("--overlap-param-gather");
+    if (c.data * c.context > 1) text += flag("--overlap-param-gather");
     if (c.offload) text += flag("--optimizer-cpu-offload");
   }
   text += ")\n";

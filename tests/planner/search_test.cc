@@ -277,8 +277,13 @@ TEST(Search, ZeroIsSearchedWhereThereAreReplicas) {
   std::set<int64_t> stages;
   for (const PlanRow& row : result.best) stages.insert(row.config.zero);
   EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
-  const SearchResult one_replica = run("gpt3-13b", "selene", 8, "data=1", 1000, false);
+  const SearchResult one_replica = run("gpt3-13b", "selene", 8, "data=1,context=1", 1000, false);
   for (const PlanRow& row : one_replica.best) EXPECT_EQ(row.config.zero, 0);  // nothing to shard over
+  // Context ranks are part of the group ZeRO shards over (data x context).
+  const SearchResult context_ranks = run("gpt3-13b", "selene", 8, "data=1,context=2", 1000, false);
+  stages.clear();
+  for (const PlanRow& row : context_ranks.best) stages.insert(row.config.zero);
+  EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
 }
 
 // An impossible --fix names the user's values and what does not divide what.
