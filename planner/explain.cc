@@ -1,22 +1,16 @@
 // Text and JSON explanations of one configuration (see explain.h).
 #include "planner/explain.h"
 
-#include <cstdio>
 #include <optional>
 
 #include "model/byte_size.h"
 #include "model/config_fields.h"
 #include "model/memory_model.h"
+#include "planner/format.h"
 
 namespace axo {
 
 namespace {
-
-std::string format(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 std::string human_bytes(double bytes) { return bytes <= 0 ? "-" : format_bytes(bytes); }
 
@@ -99,10 +93,8 @@ nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig
 std::string band_explain_text(double iter_time_s, const PredictionBand& band) {
   if (!band.band) return "Error band: " + band.no_band + "\n";
   const auto [low, high] = band_limits(*band.band, iter_time_s);
-  char line[256];
-  std::snprintf(line, sizeof line, "Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
+  return format("Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
                 band_text(*band.band).c_str());
-  return line;
 }
 
 }  // namespace axo
