@@ -10,6 +10,7 @@
 
 #include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
+#include "model/cost_fp8.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
 #include "model/cost_split.h"
@@ -27,12 +28,23 @@ struct LocalCompute {
   StageEndCompute ends;
 };
 
+// fp8's casts are memory-bound work of the layer: forward, backward (a
+// window for the backward's collectives as the rest of it is), and the
+// forward's again under full recompute.
+void add_fp8_casts(const Fp8LayerCost& casts, Recompute recompute, LayerCompute& layer) {
+  layer.forward += casts.forward;
+  layer.backward += casts.backward;
+  layer.backward_window += casts.backward;
+  if (recompute == Recompute::full) layer.recompute += casts.forward, layer.backward_window += casts.forward;
+}
+
 LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                            const CostRecorder& record) {
   LocalCompute local;
   local.shapes = local_shapes(spec, c);
   const CostInputs in{spec, machine, c, local.shapes};
   local.layer = layer_compute(in, record);
+  add_fp8_casts(fp8_layer_casts(in, record), c.recompute, local.layer);
   local.ends = stage_end_compute(in, record);
   return local;
 }
@@ -136,11 +148,14 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   const LocalCompute fresh = record.recording() ? local_compute(spec_, machine_, c, record) : LocalCompute{};
   const LocalCompute& local = record.recording() ? fresh : memo_->get(spec_, machine_, c);
   const CostInputs in{spec_, machine_, c, local.shapes};
-  const LayerComm comm = layer_comm(in, local.layer, record);
+  LayerComm comm = layer_comm(in, local.layer, record);
+  const Fp8LayerCost amax = fp8_amax_reductions(in, record);
+  comm.forward += amax.forward, comm.backward += amax.backward;
   const StageEndComm ends_comm = stage_end_comm(in, record);
   const StageTime stage = slowest_stage(layers, {local.layer, comm, local.ends, ends_comm});
   Breakdown b;
-  b.compute = m * stage.compute;
+  // fp8 weights are cast once per iteration, or per microbatch when Z gathers them anew.
+  b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers * (c.z > 1 ? m : 1), record);
   b.tp_comm = m * stage.tp_comm;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
 
@@ -71,6 +72,7 @@ struct StageMemoryParts {
   double working = 0;                    // full recompute: one layer's whole working set
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
   double buffers = 0;                    // communication buffers
+  double fp8_copies_per_layer = 0;       // fp8: the cached fp8 weights and transposes of one layer (cost_fp8.h)
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
 };
 
@@ -108,6 +110,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   const double tokens = tokens_per_rank(spec, c);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
   parts.buffers = comm_buffer_bytes(spec, c);
+  parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1);
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();
   parts.embedding = embedding_params(spec);
@@ -139,7 +142,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   if (c.pipeline == 1) activations += parts.logits;
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
-  m.weights = local * parts.e;
+  m.weights = local * parts.e + parts.fp8_copies_per_layer * double(layers);
   m.gradients = local * parts.e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;

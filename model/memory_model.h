@@ -12,6 +12,8 @@
 // data-parallel group "with context parallel" (Megatron-Core's
 // megatron/core/distributed/distributed_data_parallel.py buckets gradients
 // over parallel_state.get_data_parallel_group(with_context_parallel=True)).
+// fp8 (cost_fp8.h) adds to the weights the cached fp8 copy and transpose of
+// each local linear weight: 2 bytes per element.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
 // (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/(z·c)
 // local tokens (c: the context ranks, each holding s/c tokens), hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,

@@ -24,6 +24,12 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
     out += "zero=" + std::to_string(c.zero) +
            " with data=1 and context=1 changes nothing: there is no data group to shard over\n";
   }
+  if (model.spec().precision == Precision::fp8) {
+    const MachineProfile& machine = model.machine();
+    out += format("Precision fp8: the linear layers' GEMMs at %.0f TFLOP/s peak (bf16: %.0f) on bf16 tensors; "
+                  "listed: their fp8 casts, amax all-reduces and weight casts; weights include the fp8 copies\n",
+                  machine.peak_tflops_fp8, machine.peak_tflops_bf16);
+  }
   out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
                 model.pipeline_split(c).text().c_str());
   out += format("%-12s %-10s %-11s %-52s %-9s %11s %12s %11s %11s %10s\n", "scope", "phase", "kind",
