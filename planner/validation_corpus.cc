@@ -138,6 +138,11 @@ std::string unexpressible_reason(const Row& row) {
   }
   const std::string& recompute = row["recompute"];
   if (contains(recompute, "not stated")) return "recompute not stated ('" + recompute + "')";
+  if (row["name"].rfind("torchtitan", 0) == 0 && row.integer("PP") > 1) {
+    return "torchtitan's pipeline splits each rank's local batch of " + row["microbatch"] +
+           " sequences into microbatches the row does not state (pipeline_parallel_microbatches), "
+           "not one microbatch of " + row["microbatch"];
+  }
   if (contains(recompute, "per-layer")) {
     return "torchtitan per-layer selective checkpointing (every 2nd layer in full) is "
            "neither axo's selective nor full recompute";

@@ -139,6 +139,7 @@ TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
       {"dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05", "no machine preset for GPU type 'GB200'"},
       {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},
       {"torchtitan_trainy_llama31_8b_32xH200_float8", "recompute not stated"},
+      {"torchtitan_dec24_llama31_405b_512xH100_1f1b", "microbatches the row does not state"},
   };
   for (const auto& [name, reason] : expected) {
     const CorpusCase& c = find(name);
