@@ -96,14 +96,14 @@ LocalComm local_comm(const CostInputs& in, const LayerCompute& layer, const Cost
 struct CommKey {
   ComputeKey compute;
   bool overlap;
-  std::array<int64_t, 4> ranks_per_node;  // of the x, y, z and context groups
+  std::array<int64_t, 4> capped_strides;  // of the x, y, z and context groups: min(stride, gpus per node)
   bool operator==(const CommKey&) const = default;
 };
 
 struct CommKeyHash {
   size_t operator()(const CommKey& k) const {
     size_t h = ComputeKeyHash()(k.compute) * 1000003u ^ size_t(k.overlap);
-    for (int64_t v : k.ranks_per_node) h = h * 1000003u ^ std::hash<int64_t>()(v);
+    for (int64_t v : k.capped_strides) h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h;
   }
 };
@@ -170,6 +170,7 @@ class SharedMemo {
 // Per-microbatch compute by local shape, and the tensor-parallel and ring
 // communication by local shape and where the x, y, z and context groups sit
 // (their ranks per node: all that collective times read of the rank order).
+// GridDim's order is x, y, z, context, data, pipeline.
 class CostModel::ComputeMemo {
  public:
   const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
@@ -178,14 +179,16 @@ class CostModel::ComputeMemo {
   }
   const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                         const LocalCompute& local) {
+    // A group's ranks per node follow from its size (in the key) and its
+    // stride up to a node (place_group): the capped strides stand for them.
     const int64_t n = machine.gpus_per_node;
-    std::array<int64_t, kGridDims> stride{};  // by GridDim, in one pass over the rank order
+    const std::array<int64_t, kGridDims> sizes = {c.x, c.y, c.z, c.context, c.data, c.pipeline};  // by GridDim
+    std::array<int64_t, kGridDims> capped{};
     int64_t next = 1;
-    for (GridDim d : c.order) stride[size_t(d)] = next, next *= c.size(d);
-    auto per_node = [&](GridDim dim) { return place_group(c.size(dim), stride[size_t(dim)], n).ranks_per_node; };
+    for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
     const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel},
                       c.overlap,
-                      {per_node(GridDim::x), per_node(GridDim::y), per_node(GridDim::z), per_node(GridDim::context)}};
+                      {capped[0], capped[1], capped[2], capped[3]}};
     return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
   }
 
