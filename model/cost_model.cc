@@ -11,7 +11,6 @@
 
 #include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
-#include "model/comm_model.h"
 #include "model/cost_fp8.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
