@@ -2,7 +2,8 @@
 #include "model/comm_model.h"
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
+#include <cstdint>
 
 namespace axo {
 
@@ -54,14 +55,16 @@ static double latency_steps(CollectiveOp op, int64_t p) {
 // NVIDIA 2019: full bandwidth, logarithmic latency); NCCL picks the faster.
 static double spanning_latency_s(const MachineProfile& machine, CollectiveOp op, GroupPlacement group) {
   const double intra = machine.intra_alpha_us * 1e-6, inter = machine.inter_alpha_us * 1e-6;
-  const double nodes = std::ceil(double(group.size) / double(group.ranks_per_node));
+  const int64_t nodes = (group.size + group.ranks_per_node - 1) / group.ranks_per_node;
   const double steps = latency_steps(op, group.size);
-  const double inter_steps = op == CollectiveOp::all_reduce ? 2 * (nodes - 1)
-                             : op == CollectiveOp::send_recv ? 1
-                                                             : nodes - 1;
+  const double inter_steps = op == CollectiveOp::all_reduce ? 2.0 * double(nodes - 1)
+                             : op == CollectiveOp::send_recv ? 1.0
+                                                             : double(nodes - 1);
   const double ring = (steps - inter_steps) * intra + inter_steps * inter;
   if (op != CollectiveOp::all_reduce) return ring;
-  const double tree = 2 * (double(group.ranks_per_node - 1) * intra + std::ceil(std::log2(nodes)) * inter);
+  // ⌈log2(nodes)⌉ levels (nodes ≥ 2 here), by integer arithmetic: the search calls this per collective.
+  const double levels = double(std::bit_width(uint64_t(nodes - 1)));
+  const double tree = 2 * (double(group.ranks_per_node - 1) * intra + levels * inter);
   return std::min(ring, tree);
 }
 
