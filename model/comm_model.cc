@@ -2,6 +2,8 @@
 #include "model/comm_model.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 namespace axo {
 
@@ -42,6 +44,30 @@ static double latency_steps(CollectiveOp op, int64_t p) {
   }
 }
 
+// A group over several nodes, as NCCL times it (NVIDIA/nccl src/graph/tuning.cc,
+// ncclTopoTuneModel): NCCL orders the ring so that each node's ranks are
+// consecutive, so of the ring's steps only those that cross a node pay the
+// network's latency, the rest the intra-node link's: nInterSteps = nodes − 1
+// for all-gather and reduce-scatter, 2(nodes − 1) for all-reduce. For an
+// all-reduce NCCL may run its double binary tree instead, whose latency is
+// 2·((ranks per node − 1)·α_intra + log2(nodes)·α_inter) at the ring's
+// bandwidth ("Massively Scale Your Deep Learning Training with NCCL 2.4",
+// NVIDIA 2019: full bandwidth, logarithmic latency); NCCL picks the faster.
+static double spanning_latency_s(const MachineProfile& machine, CollectiveOp op, GroupPlacement group) {
+  const double intra = machine.intra_alpha_us * 1e-6, inter = machine.inter_alpha_us * 1e-6;
+  const int64_t nodes = (group.size + group.ranks_per_node - 1) / group.ranks_per_node;
+  const double steps = latency_steps(op, group.size);
+  const double inter_steps = op == CollectiveOp::all_reduce ? 2.0 * double(nodes - 1)
+                             : op == CollectiveOp::send_recv ? 1.0
+                                                             : double(nodes - 1);
+  const double ring = (steps - inter_steps) * intra + inter_steps * inter;
+  if (op != CollectiveOp::all_reduce) return ring;
+  // ⌈log2(nodes)⌉ levels (nodes ≥ 2 here), by integer arithmetic: the search calls this per collective.
+  const double levels = double(std::bit_width(uint64_t(nodes - 1)));
+  const double tree = 2 * (double(group.ranks_per_node - 1) * intra + levels * inter);
+  return std::min(ring, tree);
+}
+
 LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
                            double bytes) {
   for (const CollectiveFit& fit : machine.collectives) {
@@ -60,7 +86,7 @@ LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, Group
   }
   const double nic_share = double(machine.nics_per_node) * machine.nic_bandwidth_GBps * 1e9 *
                            double(group.ranks_per_node) / double(machine.gpus_per_node);
-  return {latency_steps(op, group.size) * machine.inter_alpha_us * 1e-6, std::min(intra, nic_share)};
+  return {spanning_latency_s(machine, op, group), std::min(intra, nic_share)};
 }
 
 double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,

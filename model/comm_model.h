@@ -9,7 +9,11 @@
 // B and α follow from the group's placement: a group whose ranks all share a
 // node uses the intra-node link; otherwise all groups of that shape run at
 // once and share each node's NICs, so a group with k members per node gets
-// min(intra, nics · nic_bandwidth · k / gpus_per_node). A measured fit for the
+// min(intra, nics · nic_bandwidth · k / gpus_per_node). Latency: α_intra per
+// ring step inside a node; a group across nodes pays α_inter only on the steps
+// that cross a node and α_intra on the rest, and an all-reduce takes NCCL's
+// tree when its log2(nodes) latency is lower (NCCL src/graph/tuning.cc; see
+// comm_model.cc). A measured fit for the
 // same op, group size and ranks per node replaces the model. Every time is
 // multiplied by the profile's collective_slowdown.
 #pragma once

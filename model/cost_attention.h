@@ -10,7 +10,8 @@
 // wholly above the diagonal and computes the diagonal tiles in full (Dao 2023,
 // section 3.1.1), so with B-token tiles and n = s/B tiles a side it computes
 // n(n+1)/2 of the n² tiles: the fraction (1 + B/s)/2. Time is the computed
-// FLOPs at the profile's attention_efficiency of peak, plus the launches.
+// FLOPs at the profile's attention_efficiency of peak (times flash3_speedup for
+// a flash3 stack's Hopper-native kernel), plus the launches.
 #pragma once
 
 #include "model/machine_profile.h"

@@ -77,7 +77,7 @@ AttentionCore fused_attention(const CostInputs& in, const CostRecorder& record) 
 }
 
 AttentionCore attention_core(const CostInputs& in, const CostRecorder& record) {
-  return in.machine.attention == AttentionKind::flash ? fused_attention(in, record)
+  return fused(in.machine.attention) ? fused_attention(in, record)
                                                       : materialized_attention(in, record);
 }
 
@@ -96,8 +96,8 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   const double norms = 2 * 2 * hidden * e;
   const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
   // Flash attention fuses the softmax (and its dropout) into its kernel.
-  const bool fused = in.machine.attention == AttentionKind::flash;
-  const double softmax = fused ? 0 : attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
+  const bool on_chip = fused(in.machine.attention);
+  const double softmax = on_chip ? 0 : attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
   const double activation = column_ffn * e * (s.mlp == MlpKind::swiglu ? 3 : 2);
   const double rope = s.positions == PositionKind::rope
                           ? 2 * e * x.tokens * double((s.heads + s.kv_heads) / in.config.y) * x.head_dim
@@ -107,7 +107,7 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   };
   MemoryOps ops;
   const double norm_t = op("norms", norms, 2), residual_t = op("residual adds", residuals, 2);
-  ops.softmax = fused ? 0 : op("softmax", softmax, 1);
+  ops.softmax = on_chip ? 0 : op("softmax", softmax, 1);
   const double activation_t = op(s.mlp == MlpKind::swiglu ? "swiglu" : "gelu", activation, 1);
   const double rope_t = rope > 0 ? op("rotary embedding", rope, 1) : 0;
   ops.forward = norm_t + residual_t + ops.softmax + activation_t + rope_t;

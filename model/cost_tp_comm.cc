@@ -16,8 +16,10 @@ template <class Visit>
 void linear_forward_collectives(const CostInputs& in, const LocalLinear& l, CostPhase phase, Visit& visit) {
   const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
   const char* name = l.full.name;
-  visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
-                   Exposure::prefetch_fwd});
+  if (in.machine.weight_gather == WeightGather::per_linear) {
+    visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
+                     Exposure::prefetch_fwd});
+  }
   if (in.config.sequence_parallel && !l.full.transposed) {
     visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
                      "sequence-parallel input", name});
@@ -37,7 +39,11 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
   const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
   const char* name = l.full.name;
   constexpr CostPhase bwd = CostPhase::backward;
-  visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name, Exposure::async_bwd});
+  const bool per_linear = in.machine.weight_gather == WeightGather::per_linear;
+  if (per_linear) {
+    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
+                     Exposure::async_bwd});
+  }
   if (in.config.sequence_parallel && !l.full.transposed) {
     // Megatron-LM keeps only the sequence-split input and gathers it again
     // for the weight gradient, under the dX GEMM.
@@ -52,13 +58,37 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
     visit(Collective{kLayer, bwd, CollectiveOp::all_reduce, l.out_dim, tokens * double(l.full.in) / l.in_split, e,
                      "dX", name, Exposure::oar, layer.linear_dw[i]});
   }
-  visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::z, l.block, e, "dW", name, Exposure::async_bwd});
+  if (per_linear) {
+    visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::z, l.block, e, "dW", name,
+                     Exposure::async_bwd});
+  }
+}
+
+// With stack.weight_gather per_block (FSDP), the Z collectives of the whole
+// block at once: its weights gathered for the forward and once more for
+// backward, which a recomputed forward shares (FSDP keeps the block unsharded
+// from its backward pre-hook through its backward), its gradients
+// reduce-scattered after backward; the same exposures as the per-linear ones.
+template <class Visit>
+void block_weight_collectives(const CostInputs& in, Visit& visit) {
+  if (in.machine.weight_gather != WeightGather::per_block) return;
+  double block = 0;
+  for (const LocalLinear& l : in.shapes.linears) block += l.block;
+  const double e = in.shapes.element_bytes;
+  const char* all = "all linear layers";
+  visit(Collective{kLayer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
+                   Exposure::prefetch_fwd});
+  visit(Collective{kLayer, CostPhase::backward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
+                   Exposure::async_bwd});
+  visit(Collective{kLayer, CostPhase::backward, CollectiveOp::reduce_scatter, GridDim::z, block, e, "block dW", all,
+                   Exposure::async_bwd});
 }
 
 // Every collective of one layer, in a fixed order (the explanation's).
 template <class Visit>
 void for_each_layer_collective(const CostInputs& in, const LayerCompute& layer, Visit&& visit) {
   const bool recompute = in.config.recompute == Recompute::full;
+  block_weight_collectives(in, visit);
   for (size_t i = 0; i < in.shapes.linears.size(); ++i) {
     linear_forward_collectives(in, in.shapes.linears[i], CostPhase::forward, visit);
     if (recompute) linear_forward_collectives(in, in.shapes.linears[i], CostPhase::recompute, visit);

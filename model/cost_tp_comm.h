@@ -8,6 +8,9 @@
 //   backward  all-gather W over Z again (async), all-reduce dX over Y under
 //             the dW GEMM (OAR), reduce-scatter dW over Z (async: ORS)
 //   recompute (full) the forward's collectives again
+// With the stack's weight_gather per_block (FSDP), the Z collectives are one
+// per block instead: all-gather the block's weights in forward and again in
+// backward (shared with a full recompute), reduce-scatter its gradients.
 // With sequence parallelism (x = z = 1, Megatron-LM) the partial-sum
 // all-reduce becomes an all-gather of the input before the plain layers and
 // a reduce-scatter after the transposed ones, and backward re-gathers the

@@ -31,13 +31,18 @@ CollectiveOp parse_collective_op(const std::string& text, const std::string& whe
 }
 
 const char* to_string(AttentionKind kind) {
-  return kind == AttentionKind::flash ? "flash" : "materialized";
+  return kind == AttentionKind::flash3 ? "flash3" : kind == AttentionKind::flash ? "flash" : "materialized";
+}
+
+const char* to_string(WeightGather gather) {
+  return gather == WeightGather::per_block ? "per_block" : "per_linear";
 }
 
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
+  if (text == "flash3") return AttentionKind::flash3;
   if (text == "materialized") return AttentionKind::materialized;
-  throw InputError(where + ": unknown attention '" + text + "' (expected flash or materialized)");
+  throw InputError(where + ": unknown attention '" + text + "' (expected flash, flash3 or materialized)");
 }
 
 double MachineProfile::peak_tflops(Precision precision) const {
@@ -133,18 +138,25 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.memory_bound_efficiency = map.get_double("memory_bound_efficiency", 1e-3, 1, 0.7);
   p.kernel_launch_us = map.get_double("kernel_launch_us", 0, 1e6, 5);
   p.overlap_efficiency = map.get_double("overlap_efficiency", 0, 1, 1.0);
+  p.overlap_interference = map.get_double("overlap_interference", 0, 0.9, 0);
   p.collective_slowdown = map.get_double("collective_slowdown", 1e-3, 1e3, 1.0);
 
   const YamlMap gemm(map.get_node("gemm"), source, "gemm");
   p.gemm_max_efficiency = gemm.get_double("max_efficiency", 1e-3, 1);
   p.gemm_half_efficiency_dim = gemm.get_double("half_efficiency_dim", 0, 1e6, 32);
   p.attention_efficiency = gemm.get_double("attention_efficiency", 1e-3, 1, 0.5);
+  p.flash3_speedup = gemm.get_double("flash3_speedup", 1, 10, 1.0);
   if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
   gemm.reject_unknown_keys();
 
   if (map.has("stack")) {
     const YamlMap stack(map.get_node("stack"), source, "stack");
-    p.attention = parse_attention_kind(stack.get_choice("attention", {"flash", "materialized"}), source);
+    p.attention = parse_attention_kind(stack.get_choice("attention", {"flash", "flash3", "materialized"}), source);
+    if (stack.has("weight_gather")) {
+      p.weight_gather = stack.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block"
+                            ? WeightGather::per_block
+                            : WeightGather::per_linear;
+    }
     stack.reject_unknown_keys();
   }
 
@@ -195,10 +207,12 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["memory_bound_efficiency"] = p.memory_bound_efficiency;
   node["kernel_launch_us"] = p.kernel_launch_us;
   node["overlap_efficiency"] = p.overlap_efficiency;
+  node["overlap_interference"] = p.overlap_interference;
   node["collective_slowdown"] = p.collective_slowdown;
   node["gemm"]["max_efficiency"] = p.gemm_max_efficiency;
   node["gemm"]["half_efficiency_dim"] = p.gemm_half_efficiency_dim;
   node["gemm"]["attention_efficiency"] = p.attention_efficiency;
+  node["gemm"]["flash3_speedup"] = p.flash3_speedup;
   for (const GemmSample& s : p.gemm_table) {
     YAML::Node e;
     e["precision"] = to_string(s.precision);
@@ -210,6 +224,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
     node["gemm"]["table"].push_back(e);
   }
   node["stack"]["attention"] = to_string(p.attention);
+  node["stack"]["weight_gather"] = to_string(p.weight_gather);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -25,9 +25,25 @@ enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, broadcast, sen
 // own executor); `flash` fuses them into one tiled kernel that keeps them on
 // chip (FlashAttention-2, Dao 2023, arXiv 2307.08691: llm-foundry attn_impl
 // flash, torchtitan's SDPA, NeMo / Megatron-Core through Transformer Engine).
-enum class AttentionKind { materialized, flash };
+// `flash3` is the Hopper-native fused kernel (FlashAttention-3, Shah et al.
+// 2024, arXiv 2407.08608; cuDNN's fused attention, which Transformer Engine
+// runs in NeMo / Megatron-Core): asynchronous wgmma and TMA make it 1.5-2.0x
+// FlashAttention-2 on H100 (gemm.flash3_speedup); elsewhere it runs as flash.
+enum class AttentionKind { materialized, flash, flash3 };
+// Whether the kernel keeps the scores on chip (flash, flash3).
+inline bool fused(AttentionKind kind) { return kind != AttentionKind::materialized; }
 const char* to_string(AttentionKind kind);
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where);
+
+// How the training stack all-gathers Z-sharded weights (and reduce-scatters
+// their gradients): `per_linear`, one collective per linear layer (AxoNN's 4D
+// layer, axo's executor); `per_block`, one collective per transformer block of
+// all its weights flattened together (PyTorch FSDP's FlatParameter, one per
+// wrapped module: Zhao et al. 2023, arXiv 2304.11277, section 3; llm-foundry
+// wraps each MPTBlock, torchtitan fully_shard()s each TransformerBlock). Same
+// bytes; a quarter of the collectives, so a quarter of their latency.
+enum class WeightGather { per_linear, per_block };
+const char* to_string(WeightGather gather);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -89,6 +105,10 @@ struct MachineProfile {
   // peak forward, less backward: Dao 2023, section 4.1).
   AttentionKind attention = AttentionKind::materialized;
   double attention_efficiency = 0.5;
+  // How much faster a flash3 stack's kernel runs than FlashAttention-2 on this
+  // GPU (gemm.flash3_speedup): 1 where the GPU lacks Hopper's wgmma and TMA.
+  double flash3_speedup = 1.0;
+  WeightGather weight_gather = WeightGather::per_linear;  // stack.weight_gather
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;
@@ -104,6 +124,11 @@ struct MachineProfile {
   // stream); near 0 for MPI between CPU ranks, which progresses only inside
   // MPI calls (calibrate measures it).
   double overlap_efficiency = 1.0;
+  // The fraction of its speed compute loses while an overlapped collective is
+  // in flight beside it: NCCL's kernels hold SMs (one CTA per channel) and
+  // HBM bandwidth the GEMMs would use, and a GEMM sized to whole waves of SMs
+  // spills a tail wave (overlap_interference; cost_collective.h). 0: none.
+  double overlap_interference = 0;
   // Collectives inside a training step take this many times their calibrated
   // time (ranks arriving apart, cores shared with compute); 1 unless refined
   // from measured runs (axo report / refine).

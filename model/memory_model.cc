@@ -28,7 +28,7 @@ int64_t head_params(const TransformerSpec& spec, const ParallelConfig& config) {
 
 double attention_core_bytes(const TransformerSpec& spec, double local_heads, AttentionKind kind) {
   const double seq = double(spec.seq_len);
-  if (kind == AttentionKind::flash) return local_heads * seq * 4;  // one fp32 log-sum-exp per query row
+  if (fused(kind)) return local_heads * seq * 4;  // one fp32 log-sum-exp per query row
   const double e = bytes_per_element(spec.precision);
   return local_heads * seq * seq * (spec.dropout ? 2 * e + 1 : e);  // probabilities (+ dropout mask and output)
 }

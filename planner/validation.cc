@@ -19,7 +19,7 @@ ValidationSet load_validation_set(const std::string& path) {
   set.machine = map.get_string("machine");
   set.gpu = map.get_string("gpu");
   if (map.has("attention")) {
-    set.attention = parse_attention_kind(map.get_choice("attention", {"flash", "materialized"}), path);
+    set.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), path);
   }
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
@@ -152,6 +152,7 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.config = c.config;
       e.profile = machines.at(c.machine);
       e.profile.attention = c.attention;
+      e.profile.weight_gather = c.weight_gather;
       e.why_not = precision_problem(e.model.precision, e.profile);
       if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);

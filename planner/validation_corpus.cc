@@ -52,6 +52,7 @@ struct Family {
 struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
   AttentionKind attention = AttentionKind::materialized;
+  WeightGather weight_gather = WeightGather::per_linear;
 };
 
 struct CorpusSpec {
@@ -77,7 +78,12 @@ CorpusSpec load_corpus_spec(const std::string& path) {
     const YamlMap entry(node, path, "machine entry");
     spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
                              entry.get_string("machine"),
-                             parse_attention_kind(entry.get_choice("attention", {"flash", "materialized"}), path)});
+                             parse_attention_kind(entry.get_choice("attention", {"flash", "flash3", "materialized"}), path)});
+    if (entry.has("weight_gather")) {
+      spec.machines.back().weight_gather =
+          entry.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block" ? WeightGather::per_block
+                                                                                         : WeightGather::per_linear;
+    }
     entry.reject_unknown_keys();
   }
   map.reject_unknown_keys();
@@ -236,7 +242,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   c.where = row.where();
   set_measured(row, c);
   for (const MachineEntry& m : spec.machines) {
-    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention;
+    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

@@ -37,6 +37,7 @@ struct CorpusCase {
   std::string why_not;
   std::string machine;  // preset name
   AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
+  WeightGather weight_gather = WeightGather::per_linear;  // FSDP stacks: per_block
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

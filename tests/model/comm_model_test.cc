@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "model/presets.h"
 
 namespace axo {
@@ -37,6 +39,25 @@ TEST(CommModel, GroupsAcrossNodesShareTheNics) {
   // Never faster than the intra-node link.
   EXPECT_LE(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8), 1e9).bus_bandwidth_Bps,
             m.intra_bus_bandwidth_GBps * 1e9);
+}
+
+TEST(CommModel, AcrossNodesOnlyTheStepsBetweenNodesPayTheNetworkLatency) {
+  const MachineProfile m = load_machine("selene");  // 8 GPUs a node
+  const double intra = m.intra_alpha_us * 1e-6, inter = m.inter_alpha_us * 1e-6;
+  // 512 ranks, 8 a node (64 nodes): an all-gather's 511 ring steps, 63 across nodes (NCCL tuning.cc).
+  const LinkEstimate gather = link_estimate(m, CollectiveOp::all_gather, place_group(512, 1, 8), 1e9);
+  EXPECT_NEAR(gather.alpha_s, 448 * intra + 63 * inter, 1e-12);
+  // One rank a node: every step crosses a node.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::reduce_scatter, place_group(4, 8, 8), 1e9).alpha_s, 3 * inter, 1e-12);
+  // An all-reduce takes the double binary tree where its latency is lower:
+  // 2·(7·α_intra + log2(64)·α_inter) against the ring's 2·448·α_intra + 2·63·α_inter.
+  const LinkEstimate reduce = link_estimate(m, CollectiveOp::all_reduce, place_group(512, 1, 8), 1e9);
+  EXPECT_NEAR(reduce.alpha_s, 2 * (7 * intra + 6 * inter), 1e-12);
+  // Two nodes: the ring (14·α_intra + 2·α_inter) beats the tree (2·(7·α_intra + α_inter)) or ties.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8), 1e9).alpha_s,
+              std::min(28 * intra + 2 * inter, 2 * (7 * intra + inter)), 1e-12);
+  // A pair across nodes: one network hop.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::send_recv, GroupPlacement{2, 1}, 1e6).alpha_s, inter, 1e-12);
 }
 
 TEST(CommModel, MeasuredFitsReplaceTheModel) {

@@ -18,6 +18,7 @@ TEST(CostAttention, CausalTileFractionCountsTheDiagonalTiles) {
 
 TEST(CostAttention, FlopsAndSecondsByHand) {
   MachineProfile m = load_machine("dgx-h100");
+  m.attention = AttentionKind::flash;  // FlashAttention-2's rate
   m.attention_efficiency = 0.4;
   m.kernel_launch_us = 4;
   const double heads = 32, s = 4096, d = 128;
@@ -28,6 +29,13 @@ TEST(CostAttention, FlopsAndSecondsByHand) {
   const double rate = 989e12 * 0.4;
   EXPECT_NEAR(a.forward_s, forward / rate + 4e-6, 1e-12);
   EXPECT_NEAR(a.backward_s, 2.5 * forward / rate + 3 * 4e-6, 1e-12);
+  // A Hopper-native kernel (flash3): the same FLOPs at flash3_speedup times the rate.
+  m.attention = AttentionKind::flash3;
+  m.flash3_speedup = 1.5;
+  const FlashAttention hopper = flash_attention(m, Precision::bf16, heads, s, d);
+  EXPECT_DOUBLE_EQ(hopper.forward_flops, forward);
+  EXPECT_NEAR(hopper.forward_s, forward / (1.5 * rate) + 4e-6, 1e-12);
+  EXPECT_NEAR(hopper.backward_s, 2.5 * forward / (1.5 * rate) + 3 * 4e-6, 1e-12);
 }
 
 }  // namespace

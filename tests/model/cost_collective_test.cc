@@ -42,6 +42,18 @@ TEST(CostCollective, HidingIsCappedByTheWindowAndScaledByEfficiency) {
   EXPECT_DOUBLE_EQ(hidden_seconds(m, 0.5, 1.0), 0.4);
 }
 
+TEST(CostCollective, InterferenceSlowsTheComputeACollectiveRunsBeside) {
+  MachineProfile m;
+  m.overlap_interference = 0.2;
+  // 0.5 s under a 1 s window: the compute loses 0.2 of its speed for 0.5 s, 0.1 s exposed.
+  EXPECT_DOUBLE_EQ(hidden_seconds(m, 0.5, 1.0), 0.4);
+  // 2 s over a 1 s window: the second beyond it is exposed anyway; the slowed
+  // compute (0.2 s) ends before the collective does.
+  EXPECT_DOUBLE_EQ(hidden_seconds(m, 2.0, 1.0), 1.0);
+  // 1.1 s over a 1 s window: the slowed compute (1.2 s) now ends last.
+  EXPECT_NEAR(hidden_seconds(m, 1.1, 1.0), 0.9, 1e-12);
+}
+
 TEST(CostCollective, DataParallelCollectivesSpanDataAndContext) {
   const TransformerSpec spec = load_model("llama3-8b");
   const MachineProfile machine = load_machine("dgx-h100");  // 8 GPUs per node

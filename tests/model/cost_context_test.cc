@@ -28,12 +28,16 @@ TEST(CostContext, RingHopsMatchAHandComputation) {
   std::vector<CostItem> items;
   const RingAttention ring = ring_attention(in, layer, CostRecorder(&items, 1, 1));
   // Intra-node send/recv: t = slowdown · (α + bytes / B); 3 hops, each hidden
-  // under a quarter of the attention compute, plus the first hop's latency.
+  // under a quarter of the attention compute, which runs at 1 − σ of its
+  // speed while the hop is in flight (overlap interference), plus the first
+  // hop's latency.
   const double k = machine.collective_slowdown, alpha = machine.intra_alpha_us * 1e-6;
-  const double bandwidth = machine.intra_bus_bandwidth_GBps * 1e9;
+  const double bandwidth = machine.intra_bus_bandwidth_GBps * 1e9, sigma = machine.overlap_interference;
+  ASSERT_GT(sigma, 0);
   auto exposed = [&](double hop_bytes, double compute) {
-    const double hop = k * (alpha + hop_bytes / bandwidth);
-    return k * alpha + 3 * (hop - machine.overlap_efficiency * std::min(hop, compute / 4));
+    const double hop = k * (alpha + hop_bytes / bandwidth), window = compute / 4;
+    const double hidden = std::min(window, hop - sigma * std::min(hop, window));
+    return k * alpha + 3 * (hop - machine.overlap_efficiency * hidden);
   };
   EXPECT_DOUBLE_EQ(ring.forward, exposed(bytes, layer.attention_forward));
   EXPECT_DOUBLE_EQ(ring.backward, exposed(2 * bytes, layer.attention_backward));

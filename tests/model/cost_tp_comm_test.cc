@@ -70,5 +70,29 @@ TEST(CostTpComm, SequenceParallelismGathersAndScattersOverY) {
   EXPECT_EQ(partial_all_reduces, 0);
 }
 
+TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
+  Case t;
+  t.config.z = 4, t.config.microbatch = 4, t.config.recompute = Recompute::full, t.config.overlap = false;
+  auto z_items = [&t](WeightGather gather, double& bytes, double& seconds) {
+    t.machine.weight_gather = gather;
+    std::vector<CostItem> items;
+    t.run(&items);
+    int count = 0;
+    bytes = seconds = 0;
+    for (const CostItem& item : items) {
+      if (item.group != GridDim::z) continue;
+      ++count, bytes += item.phase == CostPhase::recompute ? 0 : item.bytes, seconds += item.seconds;
+      if (gather == WeightGather::per_block) EXPECT_NE(item.phase, CostPhase::recompute) << item.name;
+    }
+    return count;
+  };
+  double linear_bytes = 0, linear_s = 0, block_bytes = 0, block_s = 0;
+  EXPECT_EQ(z_items(WeightGather::per_linear, linear_bytes, linear_s), 16);  // 4 layers x (fwd, recompute, bwd AG, RS)
+  // FSDP: gather for forward, once more for backward (the recompute shares it), reduce-scatter.
+  EXPECT_EQ(z_items(WeightGather::per_block, block_bytes, block_s), 3);
+  EXPECT_NEAR(block_bytes, linear_bytes, 1e-9 * linear_bytes);
+  EXPECT_LT(block_s, linear_s);
+}
+
 }  // namespace
 }  // namespace axo

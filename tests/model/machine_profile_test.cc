@@ -91,6 +91,32 @@ TEST(MachineProfile, StackAttentionReadsAndRoundTrips) {
   }
 }
 
+TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.weight_gather, WeightGather::per_linear);  // AxoNN's default
+  EXPECT_DOUBLE_EQ(selene.overlap_interference, 0.19);        // arXiv 2507.03114's average
+  YAML::Node node = to_yaml(selene);
+  node["stack"]["weight_gather"] = "per_block";
+  node["overlap_interference"] = 0.3;
+  YAML::Emitter out;
+  out << node;
+  const MachineProfile back = machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt");
+  EXPECT_EQ(back.weight_gather, WeightGather::per_block);
+  EXPECT_DOUBLE_EQ(back.overlap_interference, 0.3);
+  for (const auto& [key, bad] : {std::pair<std::string, std::string>{"weight_gather", "per_layer"}}) {
+    node["stack"][key] = bad;
+    try {
+      machine_profile_from_yaml(node, "m.yaml");
+      FAIL();
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  node["stack"]["weight_gather"] = "per_linear";
+  node["overlap_interference"] = 1.5;
+  EXPECT_THROW(machine_profile_from_yaml(node, "m.yaml"), InputError);
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);

@@ -69,12 +69,16 @@ TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
   EXPECT_DOUBLE_EQ(c.measured_s, 8.91);
   EXPECT_EQ(c.measured_from, "iter_time_s");
   EXPECT_EQ(c.memory_caveat, "");  // the memory model shards the optimizer state as the run did
+  EXPECT_EQ(c.attention, AttentionKind::flash3);  // Transformer Engine's cuDNN kernel on Hopper
+  EXPECT_EQ(c.weight_gather, WeightGather::per_linear);
 }
 
 TEST(ValidationCorpus, MosaicFullShardIsZ) {
   const CorpusCase& c = find("mpt_70b_h100_80gb_512gpu_seq2048_gbs4096_amp_bf16");
   ASSERT_TRUE(c.expressed()) << c.why_not;
   EXPECT_EQ(c.machine, "dgx-h100");
+  EXPECT_EQ(c.attention, AttentionKind::flash);            // FlashAttention-2 on the same GPU
+  EXPECT_EQ(c.weight_gather, WeightGather::per_block);     // FSDP: one gather per MPTBlock
   EXPECT_EQ(c.model.vocab, 50368);
   EXPECT_FALSE(c.model.bias);
   EXPECT_TRUE(c.model.tied_embeddings);
