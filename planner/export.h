@@ -1,6 +1,6 @@
 // Exporting a plan to the frameworks people already train with: the
 // Megatron-LM arguments, the AxoNN initialisation, the torchtitan TOML
-// sections, and a Slurm batch script that runs `axo train` on the plan.
+// sections, the DeepSpeed ds_config JSON, and a Slurm batch script that runs `axo train` on the plan.
 //
 // Each export_* function takes the model, the machine and the configuration
 // and returns the text, or throws InputError saying why the framework cannot
@@ -25,9 +25,9 @@
 
 namespace axo {
 
-enum class ExportFormat { megatron, axonn, torchtitan, slurm };
+enum class ExportFormat { megatron, axonn, torchtitan, deepspeed, slurm };
 const char* to_string(ExportFormat format);
-// "megatron", "axonn", "torchtitan" or "slurm"; throws InputError listing them otherwise.
+// "megatron", "axonn", "torchtitan", "deepspeed" or "slurm"; throws InputError listing them otherwise.
 ExportFormat parse_export_format(const std::string& text);
 
 struct ExportContext {
@@ -44,6 +44,12 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
                          const ParallelConfig& config, const ExportContext& context);
 std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile& machine,
                               const ParallelConfig& config, const ExportContext& context);
+// The ds_config JSON (ZeRO stage, batch, precision, offload), and the
+// Megatron-DeepSpeed launch arguments that go with it (a bash array).
+std::string export_deepspeed(const TransformerSpec& spec, const MachineProfile& machine,
+                             const ParallelConfig& config, const ExportContext& context);
+std::string deepspeed_launch_arguments(const TransformerSpec& spec, const MachineProfile& machine,
+                                       const ParallelConfig& config, const ExportContext& context);
 // Slurm launches any configuration axo plans, so this never throws for one
 // that passed CostModel::check. (Until the parallel executor lands, `axo
 // train` itself runs only one-rank plans: it says so for the others.)
@@ -56,6 +62,8 @@ std::string axonn_limitation(const TransformerSpec& spec, const MachineProfile& 
                              const ParallelConfig& config);
 std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                   const ParallelConfig& config);
+std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                 const ParallelConfig& config);
 
 // The text for `format`, or InputError when it cannot express `config`.
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
