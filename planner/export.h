@@ -33,6 +33,8 @@ ExportFormat parse_export_format(const std::string& text);
 struct ExportContext {
   // The plan file `axo train` reads (the Slurm script's srun line).
   std::string plan_path = "plan.yaml";
+  // The ds_config file the Megatron-DeepSpeed arguments name (--emit-out).
+  std::string deepspeed_config_path = "ds_config.json";
   // One line written as a comment under the header, e.g. where the
   // configuration came from and its predicted iteration time. May be empty.
   std::string note;
@@ -90,6 +92,10 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
 // can express with its predicted iteration time against the original's.
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
+
+// `text` as one shell word: unchanged when it is plain, else single-quoted
+// (the paths the Slurm and Megatron-DeepSpeed exports write).
+std::string shell_word(const std::string& text);
 
 // `config` as a --fix value that reproduces it exactly, e.g.
 // "pipeline=2,data=4,context=1,x=1,y=8,z=1,microbatch=2,...,order=xyzcdp".

@@ -143,14 +143,14 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
   if (!context.note.empty()) text += "# " + context.note + "\n";
   text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
-          "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py. Pass the ds_config\n"
-          "# written with these: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
+          "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py.\n"
+          "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
   if (spec.precision == Precision::fp8) {
     text += "# The plan trains in fp8, which ds_config cannot express: it runs in bf16, the nearest.\n";
   }
   text += "MEGATRON_DS_ARGS=(\n";
   text += flag("--deepspeed");
-  text += flag("--deepspeed_config ds_config.json");
+  text += flag("--deepspeed_config " + shell_word(context.deepspeed_config_path));
   text += flag("--zero-stage", c.zero);
   text += flag("--tensor-model-parallel-size", c.y);
   text += flag("--pipeline-model-parallel-size", c.pipeline);

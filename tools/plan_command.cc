@@ -215,6 +215,7 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
                 chosen.breakdown.tflops_per_gpu);
   ExportContext context;
   context.plan_path = slurm_plan_path(o);
+  if (!o.emit_out.empty()) context.deepspeed_config_path = o.emit_out;
   context.note = note;
   const std::string text = export_plan(format, model.spec(), model.machine(), chosen.config, context);
   if (!o.emit_out.empty()) {

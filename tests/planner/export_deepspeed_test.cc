@@ -84,6 +84,11 @@ TEST(ExportDeepspeed, ArgumentsCarryTheGrid) {
     EXPECT_NE(arguments.find(expected), std::string::npos) << expected << arguments;
   }
   EXPECT_EQ(arguments.find("--no-pipeline-parallel"), std::string::npos);
+  ExportContext context;
+  context.deepspeed_config_path = "my runs/ds.json";
+  EXPECT_NE(deepspeed_launch_arguments(gpt3_13b(), selene(), c, context)
+                .find("  --deepspeed_config 'my runs/ds.json'\n"),
+            std::string::npos);
 }
 
 // fp8 has no ds_config key: bf16, the nearest, with a note.

@@ -128,6 +128,8 @@ TEST_F(Emit, DeepspeedWritesTheJsonAndItsArguments) {
   const std::string arguments = read_text(path("ds_config.json.args.sh"));
   EXPECT_NE(arguments.find("  --pipeline-model-parallel-size 2\n"), std::string::npos) << arguments;
   EXPECT_NE(arguments.find("  --tensor-model-parallel-size 8\n"), std::string::npos) << arguments;
+  EXPECT_NE(arguments.find("  --deepspeed_config " + path("ds_config.json") + "\n"), std::string::npos)
+      << arguments;
 }
 
 // A 4D grid: refused with the nearest plan DeepSpeed runs (x = z = 1); zero=2
