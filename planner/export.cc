@@ -17,6 +17,7 @@ const char* framework_name(ExportFormat format) {
     case ExportFormat::megatron: return "Megatron-LM";
     case ExportFormat::axonn: return "AxoNN";
     case ExportFormat::torchtitan: return "torchtitan";
+    case ExportFormat::deepspeed: return "DeepSpeed (Megatron-DeepSpeed)";
     case ExportFormat::slurm: return "Slurm (axo train)";
   }
   return "?";
@@ -44,6 +45,7 @@ const char* to_string(ExportFormat format) {
     case ExportFormat::megatron: return "megatron";
     case ExportFormat::axonn: return "axonn";
     case ExportFormat::torchtitan: return "torchtitan";
+    case ExportFormat::deepspeed: return "deepspeed";
     case ExportFormat::slurm: return "slurm";
   }
   return "?";
@@ -51,11 +53,11 @@ const char* to_string(ExportFormat format) {
 
 ExportFormat parse_export_format(const std::string& text) {
   for (ExportFormat format : {ExportFormat::megatron, ExportFormat::axonn, ExportFormat::torchtitan,
-                              ExportFormat::slurm}) {
+                              ExportFormat::deepspeed, ExportFormat::slurm}) {
     if (text == to_string(format)) return format;
   }
   throw InputError("--emit: unknown format '" + text +
-                   "' (expected megatron, axonn, torchtitan or slurm)");
+                   "' (expected megatron, axonn, torchtitan, deepspeed or slurm)");
 }
 
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
@@ -65,6 +67,7 @@ std::string export_plan(ExportFormat format, const TransformerSpec& spec,
     case ExportFormat::megatron: return export_megatron(spec, machine, config, context);
     case ExportFormat::axonn: return export_axonn(spec, machine, config, context);
     case ExportFormat::torchtitan: return export_torchtitan(spec, machine, config, context);
+    case ExportFormat::deepspeed: return export_deepspeed(spec, machine, config, context);
     case ExportFormat::slurm: return export_slurm(spec, machine, config, context);
   }
   return "";
@@ -76,6 +79,7 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
     case ExportFormat::megatron: return megatron_limitation(spec, machine, config);
     case ExportFormat::axonn: return axonn_limitation(spec, machine, config);
     case ExportFormat::torchtitan: return torchtitan_limitation(spec, machine, config);
+    case ExportFormat::deepspeed: return deepspeed_limitation(spec, machine, config);
     case ExportFormat::slurm: return "";
   }
   return "";
@@ -100,6 +104,12 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
     case ExportFormat::torchtitan:
       hold("x", 1);
       hold("offload", false);
+      break;
+    case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered
+      hold("x", 1);
+      hold("z", 1);
+      hold("context", 1);
+      hold("interleave", 1);
       break;
     case ExportFormat::slurm:
       break;

@@ -1,6 +1,6 @@
 // Exporting a plan to the frameworks people already train with: the
 // Megatron-LM arguments, the AxoNN initialisation, the torchtitan TOML
-// sections, and a Slurm batch script that runs `axo train` on the plan.
+// sections, the DeepSpeed ds_config JSON, and a Slurm batch script that runs `axo train` on the plan.
 //
 // Each export_* function takes the model, the machine and the configuration
 // and returns the text, or throws InputError saying why the framework cannot
@@ -25,14 +25,16 @@
 
 namespace axo {
 
-enum class ExportFormat { megatron, axonn, torchtitan, slurm };
+enum class ExportFormat { megatron, axonn, torchtitan, deepspeed, slurm };
 const char* to_string(ExportFormat format);
-// "megatron", "axonn", "torchtitan" or "slurm"; throws InputError listing them otherwise.
+// "megatron", "axonn", "torchtitan", "deepspeed" or "slurm"; throws InputError listing them otherwise.
 ExportFormat parse_export_format(const std::string& text);
 
 struct ExportContext {
   // The plan file `axo train` reads (the Slurm script's srun line).
   std::string plan_path = "plan.yaml";
+  // The ds_config file the Megatron-DeepSpeed arguments name (--emit-out).
+  std::string deepspeed_config_path = "ds_config.json";
   // One line written as a comment under the header, e.g. where the
   // configuration came from and its predicted iteration time. May be empty.
   std::string note;
@@ -44,6 +46,12 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
                          const ParallelConfig& config, const ExportContext& context);
 std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile& machine,
                               const ParallelConfig& config, const ExportContext& context);
+// The ds_config JSON (ZeRO stage, batch, precision, offload), and the
+// Megatron-DeepSpeed launch arguments that go with it (a bash array).
+std::string export_deepspeed(const TransformerSpec& spec, const MachineProfile& machine,
+                             const ParallelConfig& config, const ExportContext& context);
+std::string deepspeed_launch_arguments(const TransformerSpec& spec, const MachineProfile& machine,
+                                       const ParallelConfig& config, const ExportContext& context);
 // Slurm launches any configuration axo plans, so this never throws for one
 // that passed CostModel::check. (Until the parallel executor lands, `axo
 // train` itself runs only one-rank plans: it says so for the others.)
@@ -56,6 +64,8 @@ std::string axonn_limitation(const TransformerSpec& spec, const MachineProfile& 
                              const ParallelConfig& config);
 std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                   const ParallelConfig& config);
+std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                 const ParallelConfig& config);
 
 // The text for `format`, or InputError when it cannot express `config`.
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
@@ -82,6 +92,10 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
 // can express with its predicted iteration time against the original's.
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
+
+// `text` as one shell word: unchanged when it is plain, else single-quoted
+// (the paths the Slurm and Megatron-DeepSpeed exports write).
+std::string shell_word(const std::string& text);
 
 // `config` as a --fix value that reproduces it exactly, e.g.
 // "pipeline=2,data=4,context=1,x=1,y=8,z=1,microbatch=2,...,order=xyzcdp".

@@ -26,7 +26,10 @@ namespace axo {
 
 namespace {
 
-// `text` as one shell word: unchanged when it is plain, else single-quoted.
+std::string directive(const std::string& option) { return "#SBATCH " + option + "\n"; }
+
+}  // namespace
+
 std::string shell_word(const std::string& text) {
   const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || std::string("/._-+=:,@%").find(ch) != std::string::npos;
@@ -36,10 +39,6 @@ std::string shell_word(const std::string& text) {
   for (char ch : text) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   return quoted + "'";
 }
-
-std::string directive(const std::string& option) { return "#SBATCH " + option + "\n"; }
-
-}  // namespace
 
 std::string export_slurm(const TransformerSpec& spec, const MachineProfile& machine,
                          const ParallelConfig& c, const ExportContext& context) {

@@ -191,6 +191,21 @@ void write_plan(FILE* report, const PlanOptions& o, const CostModel& model, cons
   }
 }
 
+// The Megatron-DeepSpeed arguments beside the ds_config JSON: in a sidecar
+// <emit-out>.args.sh, else on stderr (stdout holds the JSON alone).
+void write_deepspeed_arguments(FILE* report, const PlanOptions& o, const CostModel& model,
+                               const PlanRow& chosen, const ExportContext& context) {
+  const std::string arguments =
+      deepspeed_launch_arguments(model.spec(), model.machine(), chosen.config, context);
+  if (o.emit_out.empty()) {
+    std::fputs(arguments.c_str(), stderr);
+    return;
+  }
+  const std::string sidecar = o.emit_out + ".args.sh";
+  write_file_atomically(sidecar, arguments);
+  std::fprintf(report, "Wrote its Megatron-DeepSpeed arguments to %s\n", sidecar.c_str());
+}
+
 // --emit: the chosen configuration in `format`, to stdout or --emit-out.
 void write_export(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
                   size_t chosen_rank, ExportFormat format) {
@@ -200,15 +215,17 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
                 chosen.breakdown.tflops_per_gpu);
   ExportContext context;
   context.plan_path = slurm_plan_path(o);
+  if (!o.emit_out.empty()) context.deepspeed_config_path = o.emit_out;
   context.note = note;
   const std::string text = export_plan(format, model.spec(), model.machine(), chosen.config, context);
   if (!o.emit_out.empty()) {
     write_file_atomically(o.emit_out, text);
     std::fprintf(report, "Wrote the %s export of configuration %zu to %s\n", to_string(format),
                  chosen_rank, o.emit_out.c_str());
-    return;
+  } else {
+    std::fputs(text.c_str(), stdout);
   }
-  std::fputs(text.c_str(), stdout);
+  if (format == ExportFormat::deepspeed) write_deepspeed_arguments(report, o, model, chosen, context);
   if (format == ExportFormat::slurm && o.out.empty()) {
     std::fprintf(stderr, "The script runs %s: write it with --out %s\n",
                  context.plan_path.c_str(), context.plan_path.c_str());
@@ -277,7 +294,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
   plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");
   plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")->check(CLI::PositiveNumber);
-  plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan or slurm");
+  plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm");
   plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout");
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
   plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(CLI::PositiveNumber);

@@ -298,6 +298,20 @@ TEST(ExportTorchtitan, Limitations) {
             std::string::npos);
 }
 
+// ZeRO-1 with the optimizer on the host, two equal stages of 20 layers; the
+// values themselves are checked in export_deepspeed_test.cc.
+TEST(ExportDeepspeed, ConfigAndArguments) {
+  ParallelConfig c = grid(2, 4, 1, 8, 1, 2);
+  c.zero = 1;
+  c.offload = true;
+  c.sequence_parallel = true;
+  c.recompute = Recompute::selective;
+  const MachineProfile machine = gpu_machine("selene", 8);
+  expect_golden("deepspeed_gpt3_13b.json", export_deepspeed(gpt3_13b(), machine, c, context()));
+  expect_golden("deepspeed_gpt3_13b.args.sh",
+                deepspeed_launch_arguments(gpt3_13b(), machine, c, context()));
+}
+
 TEST(ExportSlurm, GpuNodes) {
   ExportContext ctx = context();
   ctx.plan_path = "runs/plan.yaml";
@@ -317,10 +331,10 @@ TEST(ExportSlurm, CpuRanksFillNodesAndPathsAreQuoted) {
 TEST(Export, FormatsFixStringsAndPlacement) {
   EXPECT_EQ(parse_export_format("torchtitan"), ExportFormat::torchtitan);
   try {
-    parse_export_format("deepspeed");
+    parse_export_format("colossalai");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown format 'deepspeed'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown format 'colossalai'"), std::string::npos);
   }
   ParallelConfig c = grid(2, 4, 1, 8, 1, 2);
   c.recompute = Recompute::selective;

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "model/plan_file.h"
 #include "tests/run_command.h"
 
@@ -111,10 +113,45 @@ TEST_F(Emit, MegatronRefusesA4DPlanAndShowsTheNearest) {
   EXPECT_NE(r.output.find("s per iteration, against"), std::string::npos) << r.output;
 }
 
+// stdout holds the ds_config JSON alone; the Megatron-DeepSpeed arguments go to
+// stderr, or beside --emit-out as <file>.args.sh.
+TEST_F(Emit, DeepspeedWritesTheJsonAndItsArguments) {
+  const Result r = axo(kPlan + " --emit deepspeed", "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json json = nlohmann::json::parse(r.output);
+  EXPECT_EQ(json["train_micro_batch_size_per_gpu"], 2);
+  EXPECT_EQ(json["gradient_accumulation_steps"], 1024 / (2 * 4));
+  EXPECT_EQ(json["zero_optimization"]["stage"], 0);
+  const Result file = axo(kPlan + " --emit deepspeed --emit-out " + path("ds_config.json"));
+  ASSERT_EQ(file.code, 0) << file.output;
+  EXPECT_EQ(read_text(path("ds_config.json")), r.output);
+  const std::string arguments = read_text(path("ds_config.json.args.sh"));
+  EXPECT_NE(arguments.find("  --pipeline-model-parallel-size 2\n"), std::string::npos) << arguments;
+  EXPECT_NE(arguments.find("  --tensor-model-parallel-size 8\n"), std::string::npos) << arguments;
+  EXPECT_NE(arguments.find("  --deepspeed_config " + path("ds_config.json") + "\n"), std::string::npos)
+      << arguments;
+}
+
+// A 4D grid: refused with the nearest plan DeepSpeed runs (x = z = 1); zero=2
+// fixed with a pipeline: PipelineEngine takes ZeRO 0 or 1, so nothing is near.
+TEST_F(Emit, DeepspeedRefusesWhatItCannotRun) {
+  Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --fix x=2,z=2 --emit deepspeed");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("DeepSpeed (Megatron-DeepSpeed) cannot run this plan"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("The nearest plan DeepSpeed (Megatron-DeepSpeed) can express"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(",x=1,y="), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus 64 --machine selene --fix pipeline=2,zero=2 --emit deepspeed");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("No configuration it can express fits gpt3-13b on 64 GPUs"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(Emit, UsageErrorsExitTwo) {
-  Result r = axo(kPlan + " --emit deepspeed");
+  Result r = axo(kPlan + " --emit colossalai");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("unknown format 'deepspeed'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unknown format 'colossalai'"), std::string::npos) << r.output;
   r = axo(kPlan + " --emit-out " + path("x.sh"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--emit-out needs --emit"), std::string::npos) << r.output;

@@ -1,0 +1,186 @@
+// DeepSpeed configuration for a plan: the ds_config JSON, and the
+// Megatron-DeepSpeed launch arguments that go with it (the grid, the batch,
+// the model shape), as a bash array like the Megatron-LM export's.
+//
+// Sources (read for names and meaning, nothing copied): microsoft/DeepSpeed
+// deepspeed/runtime/config.py and constants.py (train_batch_size,
+// train_micro_batch_size_per_gpu, gradient_accumulation_steps,
+// gradient_clipping, bf16/fp16 "enabled"; train_batch_size = micro ×
+// accumulation × data-parallel size), deepspeed/runtime/zero/config.py
+// (zero_optimization: stage, overlap_comm, reduce_scatter,
+// contiguous_gradients, offload_optimizer) and zero/offload_config.py
+// (device "cpu", pin_memory), deepspeed/runtime/pipe/engine.py
+// (PipelineEngine asserts ZeRO stage < 2: "ZeRO-2 and ZeRO-3 are
+// incompatible with pipeline parallelism"), deepspeed/runtime/pipe/topology.py
+// (PipeModelDataParallelTopology axes pipe, data, model: model innermost);
+// microsoft/Megatron-DeepSpeed megatron/arguments.py (--zero-stage,
+// --no-pipeline-parallel, --ds-sequence-parallel-size, --deepspeed_config)
+// and megatron/model/gpt_model.py (GPTModelPipe builds its PipelineModule
+// with partition_method='type:transformer', fixed in the code).
+//
+// Mapping: Megatron-DeepSpeed's tensor parallelism is axo's y (x = z = 1);
+// pipeline and data map one to one; axo's microbatch is
+// train_micro_batch_size_per_gpu and --micro-batch-size, and DeepSpeed
+// accumulates global / (micro × data) of them. zero 0/1/2 is the ZeRO stage;
+// with pipeline > 1 DeepSpeed's PipelineEngine takes stage 0 or 1 only, and
+// with pipeline = 1 the model runs without PipelineModule
+// (--no-pipeline-parallel), which stage 2 needs. offload is
+// offload_optimizer on the host (ZeRO-Offload: stage 1 or 2). overlap is
+// overlap_comm. Ranks: model innermost, then data, then pipe, axo's xyzcdp.
+//
+// Not expressible (the planner then searches the nearest plan DeepSpeed can
+// run, as for the other exports): x > 1 or z > 1 (1D tensor parallelism
+// only; ZeRO-3 is not axo's z, and it refuses a pipeline); interleave > 1
+// (PipelineEngine has one 1F1B schedule); context > 1 (DeepSpeed-Ulysses,
+// --ds-sequence-parallel-size, is an all-to-all over heads, not the ring
+// attention axo prices); an unequal split axo chose (GPTModelPipe's
+// partition_method 'type:transformer' balances layer counts and leaves the
+// embedding and the head out, so only the equal split is axo's). fp8 has no
+// ds_config key: the export writes bf16 (the nearest precision, and what fp8
+// recipes keep their weights in) and says so in the arguments' header.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/error.h"
+#include "model/stage_partition.h"
+#include "planner/export.h"
+
+namespace axo {
+
+namespace {
+
+std::string flag(const std::string& name) { return "  " + name + "\n"; }
+std::string flag(const std::string& name, int64_t value) {
+  return "  " + name + " " + std::to_string(value) + "\n";
+}
+
+// Sequences each data-parallel replica accumulates per step: global / (micro × data).
+int64_t accumulation_steps(const TransformerSpec& spec, const ParallelConfig& c) {
+  return spec.global_batch / (c.microbatch * c.data);
+}
+
+bool equal_split(const TransformerSpec& spec, const ParallelConfig& c) {
+  const PipelineSplit split = split_pipeline(spec, c.pipeline, c.interleave);
+  for (int64_t s = 1; s < c.pipeline; ++s) {
+    if (split.stage_layers(s) != split.stage_layers(0)) return false;
+  }
+  return true;
+}
+
+nlohmann::ordered_json zero_section(const ParallelConfig& c) {
+  nlohmann::ordered_json zero;
+  zero["stage"] = c.zero;
+  zero["overlap_comm"] = c.overlap;
+  zero["reduce_scatter"] = true;  // the gradient reduction axo prices for zero >= 1
+  zero["contiguous_gradients"] = true;
+  if (c.offload) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  return zero;
+}
+
+}  // namespace
+
+std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+                                 const ParallelConfig& c) {
+  if (c.x != 1 || c.z != 1) {
+    return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
+           "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
+  }
+  if (c.context > 1) {
+    return "its sequence parallelism (DeepSpeed-Ulysses, --ds-sequence-parallel-size) is an "
+           "all-to-all over attention heads, not the ring attention axo prices for context=" +
+           std::to_string(c.context);
+  }
+  if (c.interleave > 1) {
+    return "its PipelineEngine runs one non-interleaved 1F1B schedule, and this plan has interleave=" +
+           std::to_string(c.interleave);
+  }
+  if (c.pipeline > 1 && c.zero == 2) {
+    return "its PipelineEngine accepts ZeRO stage 0 or 1 only, and this plan has pipeline=" +
+           std::to_string(c.pipeline) + " with zero=2";
+  }
+  if (c.offload && c.zero == 0) {
+    return "offload_optimizer (ZeRO-Offload) needs ZeRO stage 1 or 2: plan with zero=1";
+  }
+  if (!equal_split(spec, c)) {
+    return "axo splits the " + std::to_string(spec.layers) + " layers as " +
+           split_pipeline(spec, c.pipeline, 1).text() +
+           ", and Megatron-DeepSpeed's GPTModelPipe fixes partition_method 'type:transformer', "
+           "which balances layer counts without the embedding and the head";
+  }
+  if (!places_groups_as(c, "xyzcdp", machine.gpus_per_node)) {
+    return "its topology puts the model (tensor) ranks innermost, then data, then pipe (axo's "
+           "xyzcdp), and rank order " + c.order_string() + " places the groups differently";
+  }
+  return "";
+}
+
+std::string export_deepspeed(const TransformerSpec& spec, const MachineProfile& machine,
+                             const ParallelConfig& c, const ExportContext&) {
+  const std::string why = deepspeed_limitation(spec, machine, c);
+  if (!why.empty()) throw InputError("DeepSpeed cannot run this plan: " + why);
+  nlohmann::ordered_json config;
+  config["train_batch_size"] = spec.global_batch;
+  config["train_micro_batch_size_per_gpu"] = c.microbatch;
+  config["gradient_accumulation_steps"] = accumulation_steps(spec, c);
+  config["gradient_clipping"] = 1.0;  // Megatron's --clip-grad default
+  const bool half_bf16 = spec.precision == Precision::bf16 || spec.precision == Precision::fp8;
+  config["bf16"] = {{"enabled", half_bf16}};
+  if (spec.precision == Precision::fp16) {
+    config["fp16"] = {{"enabled", true}, {"loss_scale", 0}};  // 0: dynamic loss scaling
+  } else {
+    config["fp16"] = {{"enabled", false}};
+  }
+  config["zero_optimization"] = zero_section(c);
+  config["wall_clock_breakdown"] = false;
+  return config.dump(2) + "\n";
+}
+
+std::string deepspeed_launch_arguments(const TransformerSpec& spec, const MachineProfile& machine,
+                                       const ParallelConfig& c, const ExportContext& context) {
+  const std::string why = deepspeed_limitation(spec, machine, c);
+  if (!why.empty()) throw InputError("DeepSpeed cannot run this plan: " + why);
+  std::string text = "# Megatron-DeepSpeed arguments for " + spec.name + " on " +
+                     std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
+  if (!context.note.empty()) text += "# " + context.note + "\n";
+  text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
+          "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py.\n"
+          "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
+  if (spec.precision == Precision::fp8) {
+    text += "# The plan trains in fp8, which ds_config cannot express: it runs in bf16, the nearest.\n";
+  }
+  text += "MEGATRON_DS_ARGS=(\n";
+  text += flag("--deepspeed");
+  text += flag("--deepspeed_config " + shell_word(context.deepspeed_config_path));
+  text += flag("--zero-stage", c.zero);
+  text += flag("--tensor-model-parallel-size", c.y);
+  text += flag("--pipeline-model-parallel-size", c.pipeline);
+  if (c.pipeline == 1) text += flag("--no-pipeline-parallel");
+  if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
+  if (c.recompute == Recompute::full) {
+    text += flag("--recompute-granularity full");
+    text += flag("--recompute-method uniform");
+    text += flag("--recompute-num-layers", 1);
+  } else if (c.recompute == Recompute::selective) {
+    text += flag("--recompute-granularity selective");
+  }
+  text += flag("--micro-batch-size", c.microbatch);
+  text += flag("--global-batch-size", spec.global_batch);
+  text += flag("--num-layers", spec.layers);
+  text += flag("--hidden-size", spec.hidden);
+  text += flag("--ffn-hidden-size", spec.ffn_hidden);
+  text += flag("--num-attention-heads", spec.heads);
+  text += flag("--seq-length", spec.seq_len);
+  text += flag("--max-position-embeddings", spec.seq_len);
+  if (spec.kv_heads != spec.heads) text += flag("--num-key-value-heads", spec.kv_heads);
+  if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
+  if (spec.norm == NormKind::rmsnorm) text += flag("--normalization rmsnorm");
+  if (spec.positions == PositionKind::rope) text += flag("--use-rotary-position-embeddings");
+  if (!spec.bias) text += flag("--disable-bias-linear");
+  if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
+  if (spec.precision == Precision::fp16) text += flag("--fp16");
+  if (spec.precision == Precision::bf16 || spec.precision == Precision::fp8) text += flag("--bf16");
+  text += ")\n";
+  return text;
+}
+
+}  // namespace axo

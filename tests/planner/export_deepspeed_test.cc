@@ -1,0 +1,134 @@
+// The DeepSpeed export: the ds_config JSON parses and carries the plan's
+// values, offload becomes offload_optimizer, the Megatron-DeepSpeed arguments
+// carry the grid, and the plans DeepSpeed cannot run say why.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "planner/export.h"
+
+namespace axo {
+namespace {
+
+// GPT-3 13B as in Narayanan et al. (SC'21) Table 1 / Brown et al. 2020.
+TransformerSpec gpt3_13b() {
+  TransformerSpec s;
+  s.name = "gpt3-13b";
+  s.layers = 40, s.hidden = 5120, s.heads = 40, s.kv_heads = 40, s.ffn_hidden = 20480;
+  s.seq_len = 2048, s.vocab = 51200, s.global_batch = 1024, s.precision = Precision::bf16;
+  return s;
+}
+
+MachineProfile selene() {
+  MachineProfile m;
+  m.name = "selene";
+  m.gpus_per_node = 8;
+  return m;
+}
+
+ParallelConfig grid(int64_t pipeline, int64_t data, int64_t y, int64_t microbatch) {
+  ParallelConfig c;
+  c.pipeline = pipeline, c.data = data, c.y = y, c.microbatch = microbatch;
+  return c;
+}
+
+nlohmann::json ds_config(const TransformerSpec& spec, const ParallelConfig& c) {
+  return nlohmann::json::parse(export_deepspeed(spec, selene(), c, ExportContext{}));
+}
+
+// 1024 sequences = micro 2 × data 4 × 128 accumulation steps.
+TEST(ExportDeepspeed, BatchPrecisionAndZeroStageFromThePlan) {
+  ParallelConfig c = grid(2, 4, 8, 2);
+  c.zero = 1;
+  const nlohmann::json json = ds_config(gpt3_13b(), c);
+  EXPECT_EQ(json["train_batch_size"], 1024);
+  EXPECT_EQ(json["train_micro_batch_size_per_gpu"], 2);
+  EXPECT_EQ(json["gradient_accumulation_steps"], 128);
+  EXPECT_EQ(json["bf16"]["enabled"], true);
+  EXPECT_EQ(json["fp16"]["enabled"], false);
+  EXPECT_EQ(json["zero_optimization"]["stage"], 1);
+  EXPECT_EQ(json["zero_optimization"]["overlap_comm"], true);
+  EXPECT_FALSE(json["zero_optimization"].contains("offload_optimizer"));
+  EXPECT_EQ(json["gradient_clipping"], 1.0);
+}
+
+TEST(ExportDeepspeed, OffloadIsOffloadOptimizerOnTheHost) {
+  TransformerSpec spec = gpt3_13b();
+  spec.precision = Precision::fp16;
+  ParallelConfig c = grid(1, 8, 8, 4);
+  c.zero = 2;
+  c.offload = true;
+  const nlohmann::json json = ds_config(spec, c);
+  EXPECT_EQ(json["zero_optimization"]["stage"], 2);
+  EXPECT_EQ(json["zero_optimization"]["offload_optimizer"]["device"], "cpu");
+  EXPECT_EQ(json["zero_optimization"]["offload_optimizer"]["pin_memory"], true);
+  EXPECT_EQ(json["fp16"]["enabled"], true);
+  EXPECT_EQ(json["bf16"]["enabled"], false);
+  EXPECT_EQ(json["gradient_accumulation_steps"], 1024 / (4 * 8));
+  const std::string arguments = deepspeed_launch_arguments(spec, selene(), c, ExportContext{});
+  EXPECT_NE(arguments.find("  --no-pipeline-parallel\n"), std::string::npos) << arguments;
+  EXPECT_NE(arguments.find("  --zero-stage 2\n"), std::string::npos);
+  EXPECT_NE(arguments.find("  --fp16\n"), std::string::npos);
+}
+
+TEST(ExportDeepspeed, ArgumentsCarryTheGrid) {
+  ParallelConfig c = grid(2, 4, 8, 2);
+  c.sequence_parallel = true;
+  c.recompute = Recompute::full;
+  const std::string arguments = deepspeed_launch_arguments(gpt3_13b(), selene(), c, ExportContext{});
+  for (const char* expected : {"  --tensor-model-parallel-size 8\n", "  --pipeline-model-parallel-size 2\n",
+                               "  --num-layers 40\n", "  --micro-batch-size 2\n",
+                               "  --global-batch-size 1024\n", "  --sequence-parallel\n",
+                               "  --recompute-granularity full\n", "  --bf16\n"}) {
+    EXPECT_NE(arguments.find(expected), std::string::npos) << expected << arguments;
+  }
+  EXPECT_EQ(arguments.find("--no-pipeline-parallel"), std::string::npos);
+  ExportContext context;
+  context.deepspeed_config_path = "my runs/ds.json";
+  EXPECT_NE(deepspeed_launch_arguments(gpt3_13b(), selene(), c, context)
+                .find("  --deepspeed_config 'my runs/ds.json'\n"),
+            std::string::npos);
+}
+
+// fp8 has no ds_config key: bf16, the nearest, with a note.
+TEST(ExportDeepspeed, Fp8RunsAsBf16WithANote) {
+  TransformerSpec spec = gpt3_13b();
+  spec.precision = Precision::fp8;
+  const ParallelConfig c = grid(1, 8, 8, 1);
+  EXPECT_EQ(ds_config(spec, c)["bf16"]["enabled"], true);
+  EXPECT_NE(deepspeed_launch_arguments(spec, selene(), c, ExportContext{}).find("runs in bf16"),
+            std::string::npos);
+}
+
+TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {
+  const TransformerSpec spec = gpt3_13b();
+  const MachineProfile machine = selene();
+  ParallelConfig c = grid(2, 4, 8, 2);
+  c.zero = 2;  // PipelineEngine takes ZeRO 0 or 1
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("pipeline=2 with zero=2"), std::string::npos);
+  EXPECT_THROW(export_deepspeed(spec, machine, c, ExportContext{}), InputError);
+  c = grid(1, 4, 4, 2);
+  c.x = 2;
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("needs x=1 and z=1"), std::string::npos);
+  c = grid(1, 4, 8, 2);
+  c.context = 2;
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("DeepSpeed-Ulysses"), std::string::npos);
+  c = grid(1, 8, 8, 1);
+  c.offload = true;
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("zero=1"), std::string::npos);
+  c = grid(3, 1, 8, 1);  // 40 layers over 3 stages: 14, 13, 13
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("type:transformer"), std::string::npos);
+  c = grid(4, 2, 8, 1);
+  c.interleave = 2;
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("interleave=2"), std::string::npos);
+  EXPECT_EQ(deepspeed_limitation(spec, machine, grid(4, 2, 8, 1)), "");
+  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, FixedFields{}, false);
+  EXPECT_EQ(fixed.values.x, 1);
+  EXPECT_EQ(fixed.values.z, 1);
+  EXPECT_EQ(fixed.values.context, 1);
+  EXPECT_EQ(fixed.values.interleave, 1);
+}
+
+}  // namespace
+}  // namespace axo
