@@ -42,7 +42,8 @@ TEST(LosoFit, OneParameterFitIsTheGeometricMeanOfTheRatios) {
 TEST(LosoFit, TwoParametersAreRecoveredFromExactData) {
   // predicted = f/a + m/b (a GEMM part and a memory-bound part) with a = 0.7, b = 0.45.
   std::vector<FitCase> cases;
-  for (auto [f, m] : {std::pair{10.0, 1.0}, {3.0, 4.0}, {1.0, 0.5}, {6.0, 6.0}}) {
+  for (const std::pair<double, double> parts : {std::pair{10.0, 1.0}, {3.0, 4.0}, {1.0, 0.5}, {6.0, 6.0}}) {
+    const double f = parts.first, m = parts.second;
     cases.push_back({"s", f / 0.7 + m / 0.45, [f, m](const std::vector<double>& t) { return f / t[0] + m / t[1]; }});
   }
   std::vector<const FitCase*> pointers;
