@@ -14,6 +14,7 @@
 //   node         object   optional: ranks (per node), cores (per node), positive integers
 //   batch, microbatch, seq  integers  sequences per step, per microbatch, tokens per sequence
 //   parameters   integer  the model's parameters
+//   precision    string   optional: "fp32" or "bf16", the precision the run trained in (older runs: fp32)
 //   memory       object   offload (boolean), device_limit_bytes (integer, 0 = none), ranks: a non-empty
 //                         list of {rank, stage, device_peak_bytes, device_at_peak_bytes: one count per
 //                         name in kMemoryNames adding up to the peak, host_bytes}, integers >= 0
@@ -42,6 +43,7 @@ inline constexpr const char* kBatch = "batch";
 inline constexpr const char* kMicrobatch = "microbatch";
 inline constexpr const char* kSeq = "seq";
 inline constexpr const char* kParameters = "parameters";
+inline constexpr const char* kPrecision = "precision";
 
 inline constexpr const char* kMemory = "memory";
 inline constexpr const char* kOffload = "offload";

@@ -12,7 +12,7 @@ namespace axo {
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run) {
   TransformerSpec spec = plan.model;
   ParallelConfig config = plan.config;
-  spec.precision = Precision::fp32;
+  spec.precision = run.precision;
   if (run.seq > 0) spec.seq_len = run.seq;
   if (run.batch > 0) spec.global_batch = run.batch;
   if (run.microbatch > 0) config.microbatch = run.microbatch;

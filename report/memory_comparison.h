@@ -24,7 +24,7 @@ struct MemoryRow {
 
 // The memory model for what the run trained: the plan's model and grid with
 // the run's batch, microbatch, sequence length (where run.json gives them)
-// and offload, in fp32 (the CPU executor's precision).
+// offload and precision (fp32 where run.json does not say).
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run);
 // Five rows in kMemoryNames order, then "total" (against the device peak).
 std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured);

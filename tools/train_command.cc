@@ -23,6 +23,7 @@ namespace {
 struct TrainArguments {
   TrainOptions options;
   std::string model, plan, schedule = "message-driven", fault, overlap, device_memory, lr_schedule = "cosine";
+  std::string precision;  // empty: the plan's or model's
   bool offload = false;
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
@@ -81,6 +82,20 @@ void check_same_model(const TransformerSpec& given, const std::string& model_opt
                    "): give the plan alone, or a plan of this model");
 }
 
+// --precision if given; else the plan's (or model's) precision where the CPU
+// backend trains in it (fp32, bf16), else fp32 with a note on rank 0.
+Precision training_precision(const std::string& option, const TransformerSpec& spec, bool leader) {
+  if (option == "fp32") return Precision::fp32;
+  if (option == "bf16") return Precision::bf16;
+  if (option == "fp16") {
+    throw InputError("--precision fp16: the CPU backend trains in fp32 or bf16 (fp16 needs loss scaling, not "
+                     "implemented yet)");
+  }
+  if (spec.precision != Precision::fp16) return spec.precision;
+  if (leader) std::cout << "note: " << spec.name << " is planned in fp16, which the CPU backend does not train in; training in fp32\n";
+  return Precision::fp32;
+}
+
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
@@ -109,6 +124,7 @@ void run(TrainArguments& a) {
     throw InputError("--model or --plan is required");
   }
   if (a.offload) a.options.grid.offload = true;
+  a.options.precision = training_precision(a.precision, spec, world.rank() == 0);
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
@@ -163,6 +179,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--offload", a->offload,
                "Keep the optimizer state (fp32 master weights, Adam moments) in host memory, as AxoNN's CPU "
                "offload does (default: the plan's offload)");
+  cmd->add_option("--precision", a->precision,
+                  "fp32, or bf16 (mixed precision: bf16 GEMM operands with fp32 accumulation, activations kept in "
+                  "bf16; fp32 weights, gradients and optimizer); default: the plan's or model's where the CPU "
+                  "backend has it, else fp32")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   cmd->add_option("--device-memory", a->device_memory,
                   "Each rank's device memory limit, e.g. 512MiB or 80GiB (default: none); a plan that needs "
                   "more fails naming what did not fit");

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "executor/cpu/gemm.h"
+#include "executor/cpu/gemm_precision.h"
 #include "executor/cpu/ops.h"
 #include "executor/timer.h"
 #include "model/error.h"
@@ -41,13 +41,14 @@ struct GptStage::Gradients {
   int64_t layer_size = 0;
 };
 
-GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory)
+GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
+                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+                   Precision precision)
     : layout_(layout),
       grid_(grid),
-      p_(parameters),
-      g_(gradients),
+      params_(layout, parameters, gradients, memory),
       recompute_(recompute),
+      precision_(precision),
       times_(times),
       sequence_parallel_(grid.config().sequence_parallel),
       linear_scratch_(memory),
@@ -61,7 +62,7 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
   auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
     return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
-                                      linear_scratch_);
+                                      linear_scratch_, precision);
   };
   for (const LayerRange& chunk : layout.chunks()) {
     first_linear_.push_back(linears_.size());
@@ -94,8 +95,9 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   const int64_t n = largest_carve(false), gradients = largest_carve(true);
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
-    // Full recompute rebuilds a microbatch's activations in the workspace; otherwise the stashes hold them.
-    workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
+    // Full recompute rebuilds a microbatch's activations in the workspace, and bf16 computes them there
+    // before keeping them rounded; otherwise the stashes hold them.
+    workspace_.assign(computes_in_workspace() ? size_t(n) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
     // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
@@ -195,22 +197,22 @@ int64_t GptStage::largest_carve(bool gradients) const {
 }
 
 void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
-  DeviceFloats stash(workspace_.get_allocator());
+  ActivationStash stash(workspace_.get_allocator());
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
   const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size(chunk);
-  stash.resize(size_t(keep));
-  Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data(), chunk);
+  Acts a = carve(computes_in_workspace() ? workspace_.data() : stash.hold(size_t(keep)), chunk);
   if (model_first(chunk)) {
-    const float* wte = layout_.view(p_, GptTensor::wte);
-    const float* wpe = layout_.view(p_, GptTensor::wpe);
+    const ShardView wte = params_.weight(GptTensor::wte), wpe = params_.weight(GptTensor::wpe);
     timed(times_.ops.embedding, [&] {
-      cpu::embedding_forward_rows(a.input, tokens(inputs_, microbatch), wte, wpe, mr, first_row_, T_, Cx_);
+      const int* ids = tokens(inputs_, microbatch);
+      if (wte.f32) cpu::embedding_forward_rows(a.input, ids, wte.f32, wpe.f32, mr, first_row_, T_, Cx_);
+      if (wte.bf16) cpu::embedding_forward_rows(a.input, ids, wte.bf16, wpe.bf16, mr, first_row_, T_, Cx_);
     });
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
-  if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
+  if (recompute_ == Recompute::full) stash.keep(a.input, size_t(keep), precision_);
   forward_layers(a, chunk);
   if (model_last(chunk)) {
     float loss = 0;
@@ -221,11 +223,11 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
+  if (computes_in_workspace() && recompute_ != Recompute::full) stash.keep(workspace_.data(), size_t(keep), precision_);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
 void GptStage::forward_layers(Acts& a, int64_t chunk) {
-  const float* p = p_;
   const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
   LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
   for (size_t i = 0; i < a.layers.size(); ++i) {
@@ -233,38 +235,39 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
     LayerActs& x = a.layers[i];
     LayerLinears& w = linears[i];
     const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
-    auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
+    auto P = [&](GptTensor t) { return params_.weight(t, l); };
+    auto F = [&](GptTensor t) { return params_.fp32(t, l); };
     w.qkv->prefetch(P(GptTensor::qkvw));
     w.attproj->prefetch(P(GptTensor::attprojw));
-    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), mr, Cx_);
+    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, F(GptTensor::ln1w), F(GptTensor::ln1b), mr, Cx_);
     if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
     w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
     timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
-    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), mr, Cx_);
+    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, F(GptTensor::ln2w), F(GptTensor::ln2b), mr, Cx_);
     if (sequence_parallel_) gather_rows(x.ln2_rows, x.ln2);
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
-    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
+    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
   }
   if (!model_last(chunk)) return;
-  const float* wte = layout_.view(p, GptTensor::wte);
-  norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
-                layout_.view(p, GptTensor::lnfb), mr, Cx_);
+  const ShardView wte = params_.weight(GptTensor::wte);
+  norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), params_.fp32(GptTensor::lnfw),
+                params_.fp32(GptTensor::lnfb), mr, Cx_);
   // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, mr, Vp_, Cx_, 1.0f, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
+  timed(times_.ops.gemm, [&] { gemm_weights(precision_, false, true, mr, Vp_, Cx_, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
   if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
 }
 
 void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
   const int64_t m = stream_rows_;
-  const float* wte = layout_.view(p_, GptTensor::wte);
-  float* dwte = layout_.view(g_, GptTensor::wte);
+  const ShardView wte = params_.weight(GptTensor::wte);
+  const ShardGrad dwte = params_.gradient(GptTensor::wte);
   timed(times_.ops.loss, [&] {
     cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
     // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
@@ -272,30 +275,34 @@ void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool fi
     for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
   });
   timed(times_.ops.gemm, [&] {
-    cpu::gemm(false, false, m, Cx_, Vp_, 1.0f, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
-    cpu::gemm(true, false, Vp_, Cx_, m, 1.0f, d.logits, Vp_, a.lnf, Cx_, 1.0f, dwte, Cx_);
+    gemm_weights(precision_, false, false, m, Cx_, Vp_, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
+    gemm_gradient(precision_, true, false, Vp_, Cx_, m, d.logits, Vp_, a.lnf, Cx_, dwte, Cx_);
   });
-  norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf, a.output(),
-                 layout_.view(p_, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+  norm_.backward(d.output(), params_.fp32_gradient(GptTensor::lnfw), params_.fp32_gradient(GptTensor::lnfb), d.lnf,
+                 a.output(), params_.fp32(GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+  params_.commit();
   if (final && on_final_) on_final_(layout_.shape().layers);
 }
 
 void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) {
   auto found = stash_.find({chunk, microbatch});
   if (found == stash_.end()) throw std::logic_error("GptStage: backward of a microbatch with no forward");
-  DeviceFloats stash = std::move(found->second);
+  ActivationStash stash = std::move(found->second);
   stash_.erase(found);
   Acts a;
   if (recompute_ == Recompute::full) {
     // Recompute the chunk's activations from its input (the head's loss is not counted twice).
     a = carve(workspace_.data(), chunk);
-    std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
+    stash.restore(a.input);
     forward_layers(a, chunk);
     if (model_last(chunk)) {
       timed(times_.ops.loss, [&] {
         cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
       });
     }
+  } else if (computes_in_workspace()) {
+    stash.restore(workspace_.data());  // the activations kept rounded, widened for backward's fp32 ops
+    a = carve(workspace_.data(), chunk);
   } else {
     a = carve(stash.data(), chunk);
   }
@@ -327,8 +334,10 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
   }
   if (model_first(chunk)) {
     timed(times_.ops.embedding, [&] {
-      cpu::embedding_backward_rows(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
-                                   tokens(inputs_, microbatch), m, first_row_, T_, Cx_);
+      const ShardGrad dwte = params_.gradient(GptTensor::wte), dwpe = params_.gradient(GptTensor::wpe);
+      const int* ids = tokens(inputs_, microbatch);
+      if (dwte.f32) cpu::embedding_backward_rows(dwte.f32, dwpe.f32, d.input, ids, m, first_row_, T_, Cx_);
+      if (dwte.bf16) cpu::embedding_backward_rows(dwte.bf16, dwpe.bf16, d.input, ids, m, first_row_, T_, Cx_);
     });
     if (final && on_final_) on_final_(-1);
   } else {
@@ -339,10 +348,11 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
 
 void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& x, LayerActs& d,
                               const float* in, float* din) {
-  const float* p = p_;
   const int64_t m = rows_, mr = stream_rows_;
-  auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
-  auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
+  auto P = [&](GptTensor t) { return params_.weight(t, l); };
+  auto G = [&](GptTensor t) { return params_.gradient(t, l); };
+  auto F = [&](GptTensor t) { return params_.fp32(t, l); };
+  auto FG = [&](GptTensor t) { return params_.fp32_gradient(t, l); };
   w.fcproj->prefetch(P(GptTensor::fcprojw));
   w.fc->prefetch(P(GptTensor::fcw));
   timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, mr * Cx_); });
@@ -351,8 +361,9 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   w.attproj->prefetch(P(GptTensor::attprojw));
   timed(times_.ops.gelu, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
   w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2_rows, P(GptTensor::fcw), m);
-  norm_.backward(d.residual2, G(GptTensor::ln2w), G(GptTensor::ln2b), d.ln2, x.residual2, P(GptTensor::ln2w),
+  norm_.backward(d.residual2, FG(GptTensor::ln2w), FG(GptTensor::ln2b), d.ln2, x.residual2, F(GptTensor::ln2w),
                  x.ln2_mean, x.ln2_rstd, mr, Cx_);
+  params_.commit();
   timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, mr * Cx_); });
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
@@ -364,10 +375,11 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
     std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
     cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
   });
-  if (below) below->fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
+  if (below) below->fcproj->prefetch(params_.weight(GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
-  norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,
+  norm_.backward(din, FG(GptTensor::ln1w), FG(GptTensor::ln1b), d.ln1, in, F(GptTensor::ln1w), x.ln1_mean,
                  x.ln1_rstd, mr, Cx_);
+  params_.commit();
 }
 
 void GptStage::drop(int64_t chunk, int64_t microbatch) {

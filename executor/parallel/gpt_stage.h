@@ -19,6 +19,11 @@
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
 // the chunk's input alone and reruns its forward before its backward.
 //
+// Precision: in bf16 the layers' GEMMs take bf16 operands with fp32
+// accumulation (cpu/gemm_precision.h), and the activations kept for backward
+// are stored in bf16 (activation_stash.h): a chunk computes in an fp32
+// workspace, as full recompute does, and keeps a rounded copy.
+//
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
 // the plain layers all-gather their input's rows (kept for backward as
@@ -33,10 +38,12 @@
 #include <utility>
 #include <vector>
 
+#include "executor/parallel/activation_stash.h"
 #include "executor/parallel/linear_4d.h"
 #include "executor/parallel/pipeline_schedule.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/sharded_layernorm.h"
+#include "executor/parallel/stage_parameters.h"
 #include "model/parallel_config.h"
 
 namespace axo {
@@ -44,10 +51,12 @@ namespace axo {
 class GptStage : public PipelineStage {
  public:
   // parameters and gradients are the rank's local buffers (layout.size()
-  // elements); they must outlive the stage, as must `memory`, where the
+  // elements, fp32, or bf16 in mixed precision: stage_parameters.h); they
+  // must outlive the stage, as must `memory`, where the
   // stage books its activations and its layers' communication buffers.
-  GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory);
+  GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
+           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+           Precision precision = Precision::fp32);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
   // [sequences·T], split into microbatches of `microbatch` sequences.
@@ -95,12 +104,14 @@ class GptStage : public PipelineStage {
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
+  // Forward computes in the workspace (full recompute, or activations kept rounded) rather than in the stash.
+  bool computes_in_workspace() const { return recompute_ == Recompute::full || precision_ != Precision::fp32; }
 
   const ShardLayout& layout_;
   const ProcessGrid& grid_;
-  const float* p_;
-  float* g_;
+  StageParameters params_;
   Recompute recompute_;
+  Precision precision_;
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);
   bool sequence_parallel_;
@@ -114,8 +125,8 @@ class GptStage : public PipelineStage {
   std::vector<LayerLinears> linears_;       // the chunks' layers, in order
   std::vector<size_t> first_linear_;        // index in linears_ of each chunk's first layer
   ShardedLayerNorm norm_;
-  std::map<std::pair<int64_t, int64_t>, DeviceFloats> stash_;  // per (chunk, microbatch) in flight
-  std::vector<DeviceFloats> free_;          // stashes to reuse
+  std::map<std::pair<int64_t, int64_t>, ActivationStash> stash_;  // per (chunk, microbatch) in flight
+  std::vector<ActivationStash> free_;       // stashes to reuse
   DeviceFloats workspace_, grads_, attention_scratch_;
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.

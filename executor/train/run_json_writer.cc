@@ -82,6 +82,7 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   j[key::kMicrobatch] = run.microbatch;
   j[key::kSeq] = run.seq;
   j[key::kParameters] = run.parameters;
+  j[key::kPrecision] = to_string(run.precision);
   j[key::kMemory] = memory_json(run, memory);
   j[key::kSteps] = Json::array();
   for (const StepRecord& r : steps) j[key::kSteps].push_back(step_json(run, r));

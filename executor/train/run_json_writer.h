@@ -25,6 +25,7 @@ struct RunDescription {
   int64_t batch = 0, microbatch = 0, seq = 0, parameters = 0;
   bool offload = false;
   int64_t device_limit_bytes = 0;
+  Precision precision = Precision::fp32;
 };
 
 // One rank's device memory (peak by use) and host memory.

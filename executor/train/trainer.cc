@@ -42,6 +42,7 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   p.seq = T;
   p.device_memory_bytes = o.device_memory;
   p.optimizer_threads = o.optimizer_threads;
+  p.precision = o.precision;
   return p;
 }
 
@@ -133,6 +134,7 @@ std::vector<StepRecord> Trainer::run() {
     }
   }
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
+  log << "precision: " << to_string(o_.precision) << "\n";
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
@@ -178,7 +180,7 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.parameters().data()), model_.gather(model_.first_moment().data()),
+                          model_.gather(model_.master_weights().data()), model_.gather(model_.first_moment().data()),
                           model_.gather(model_.second_moment().data())};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
@@ -200,7 +202,7 @@ std::vector<StepRecord> Trainer::run() {
   if (leader()) log_memory(memory, log);
   if (!o_.run_json.empty() && leader()) write_run_json(records, memory);
   if (!o_.save_model.empty()) {
-    const std::vector<float> full = model_.gather(model_.parameters().data());
+    const std::vector<float> full = model_.gather(model_.master_weights().data());
     if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
   }
   return records;
@@ -247,6 +249,7 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::
   run.batch = o_.batch, run.microbatch = o_.microbatch, run.seq = T_;
   run.parameters = gpt_parameter_count(model_.layout().shape());
   run.offload = model_.offload(), run.device_limit_bytes = o_.device_memory;
+  run.precision = o_.precision;
   write_file_atomically(o_.run_json, run_json_text(run, memory, records));
 }
 

@@ -50,6 +50,7 @@ struct TrainOptions {
   ParallelConfig grid;         // the plan's grid and options, offload included (its microbatch is not used: see above)
   int64_t device_memory = 0;   // each rank's device memory limit in bytes; 0: none
   int optimizer_threads = 1;   // AdamW's threads per rank
+  Precision precision = Precision::fp32;  // fp32 or bf16 (parallel_gpt.h: what runs in bf16)
   ScheduleOptions schedule;
   std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // The node this rank runs on, recorded in run.json (`node`) so a report can
@@ -83,7 +84,7 @@ class Trainer {
   // Runs to options.steps (from a checkpoint with resume); returns every step run.
   std::vector<StepRecord> run();
   // The full parameters in llm.c's layout (collective).
-  std::vector<float> parameters() const { return model_.gather(model_.parameters().data()); }
+  std::vector<float> parameters() const { return model_.gather(model_.master_weights().data()); }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 
