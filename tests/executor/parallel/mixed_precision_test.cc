@@ -15,6 +15,11 @@
 //     GEMM operand's rounding may land on the neighbouring bf16 (seen: up
 //     to 1.2·2⁻⁷ at 2 and 4 ranks). A wrong shard or a missed reduction
 //     errs by the gradient's own size.
+//   model state on the device, by category, against the memory model
+//     (model/memory_model.h): equal to the byte, for the spec of the tensors
+//     the executor holds (its padded vocabulary, wpe's max_seq rows); and
+//     16 bytes per local parameter in fp32 against 4 in bf16 with offload:
+//     AxoNN's 4×.
 // axo-test-ranks: 1 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -30,6 +35,7 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "model/memory_model.h"
 
 namespace axo {
 namespace {
@@ -158,6 +164,57 @@ TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
   }
   if (world.size() > 1) {
     EXPECT_GT(ran, 0) << "no grid of " << world.size() << " ranks";
+  }
+}
+
+struct ModelState {
+  double weights = 0, gradients = 0, optimizer = 0, local_parameters = 0;
+  double total() const { return weights + gradients + optimizer; }
+};
+
+// The device bytes a freshly built serial model books by category.
+ModelState device_model_state(Precision precision, bool offload, int64_t layers) {
+  SelfCommunicator self;
+  ParallelConfig config;
+  config.microbatch = kMicrobatch, config.offload = offload;
+  ProcessGrid grid(self, config);
+  ParallelOptions options;
+  options.precision = precision, options.seq = kT;
+  ParallelGpt model(test_shape(layers), grid, options);
+  const DeviceMemory& d = model.device_memory();
+  return {double(d.in_use(DeviceUse::weights)), double(d.in_use(DeviceUse::gradients)),
+          double(d.in_use(DeviceUse::optimizer)), double(model.layout().size())};
+}
+
+TEST(MixedPrecisionTest, Bf16WithOffloadKeepsAQuarterOfFp32sModelStateOnTheDevice) {
+  const ModelState fp32 = device_model_state(Precision::fp32, false, 4);
+  const ModelState bf16 = device_model_state(Precision::bf16, false, 4);
+  const ModelState bf16_offload = device_model_state(Precision::bf16, true, 4);
+  EXPECT_EQ(fp32.total(), 16 * fp32.local_parameters);             // 4 + 4 + 8 (moments)
+  EXPECT_EQ(bf16.total(), 16 * bf16.local_parameters);             // 2 + 2 + 12 (masters, moments)
+  EXPECT_EQ(bf16_offload.total(), 4 * bf16_offload.local_parameters);  // 2 + 2
+  EXPECT_EQ(bf16_offload.optimizer, 0);
+  EXPECT_GE(fp32.total() / bf16_offload.total(), 4.0);
+}
+
+TEST(MixedPrecisionTest, TheMemoryModelAgreesOnTheModelStateByCategory) {
+  const int64_t layers = 4;
+  for (Precision precision : {Precision::fp32, Precision::bf16}) {
+    for (bool offload : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(precision)) + (offload ? " with offload" : ""));
+      const ModelState measured = device_model_state(precision, offload, layers);
+      // The tensors the executor holds: the padded vocabulary's rows, wpe's max_seq rows.
+      const GptShape shape = test_shape(layers);
+      TransformerSpec spec = gpt_spec(shape, shape.max_seq);
+      spec.vocab = shape.padded_vocab;
+      spec.precision = precision;
+      ParallelConfig config;
+      config.microbatch = kMicrobatch, config.offload = offload;
+      const MemoryBreakdown predicted = memory_per_device(spec, config);
+      EXPECT_EQ(measured.weights, predicted.weights);
+      EXPECT_EQ(measured.gradients, predicted.gradients);
+      EXPECT_EQ(measured.optimizer, predicted.optimizer);
+    }
   }
 }
 
