@@ -24,10 +24,14 @@ class ActivationStash {
   // fp32 storage of n elements (contents kept up to the old size), to carve into.
   float* hold(size_t n);
   float* data() { return fp32_.data(); }
-  // Keeps n values at `precision`: copied (fp32) or rounded to nearest even (bf16).
+  // Keeps n values at `precision`: copied (fp32) or rounded to nearest even
+  // (bf16); null values: only sized, for keep_part.
   void keep(const float* values, size_t n, Precision precision);
   // Writes the kept values to `out` (widened from bf16 exactly).
   void restore(float* out) const;
+  // The same for n values from `offset` of what keep() sized.
+  void keep_part(const float* values, size_t offset, size_t n);
+  void restore_part(float* out, size_t offset, size_t n) const;
   bool rounded() const { return !bf16_.empty(); }
 
  private:

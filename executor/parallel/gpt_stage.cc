@@ -56,7 +56,8 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView
       workspace_({memory, DeviceUse::activations}),
       grads_(workspace_.get_allocator()),
       attention_scratch_(workspace_.get_allocator()),
-      scores_(workspace_.get_allocator()) {
+      scores_(workspace_.get_allocator()),
+      rolling_(workspace_.get_allocator()) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
@@ -95,9 +96,10 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   const int64_t n = largest_carve(false), gradients = largest_carve(true);
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
-    // Full recompute rebuilds a microbatch's activations in the workspace, and bf16 computes them there
-    // before keeping them rounded; otherwise the stashes hold them.
-    workspace_.assign(computes_in_workspace() ? size_t(n) : 0, 0.0f);
+    // Full recompute rebuilds a microbatch's activations in the workspace, bf16 computes in rolling views;
+    // otherwise the stashes hold them.
+    workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
+    rolling_.assign(rolls() ? size_t(rolling_size()) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
     // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
@@ -134,11 +136,14 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
   for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), recompute_ != Recompute::selective);
-  if (model_last(chunk)) {
-    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
-  }
+  if (model_last(chunk)) carve_head(a, std::ref(take));
   if (size) *size = take.used;
   return a;
+}
+
+void GptStage::carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const {
+  const int64_t mr = stream_rows_;
+  take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
 }
 
 void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const {
@@ -201,7 +206,13 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
   const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size(chunk);
-  Acts a = carve(computes_in_workspace() ? workspace_.data() : stash.hold(size_t(keep)), chunk);
+  Acts a;
+  if (rolls()) {
+    a = carve_rolling(chunk);
+    stash.keep(nullptr, size_t(keep), precision_);  // sized now, filled region by region
+  } else {
+    a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(keep)), chunk);
+  }
   if (model_first(chunk)) {
     const ShardView wte = params_.weight(GptTensor::wte), wpe = params_.weight(GptTensor::wpe);
     timed(times_.ops.embedding, [&] {
@@ -213,7 +224,10 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
     std::copy_n(input, mr * Cx_, a.input);
   }
   if (recompute_ == Recompute::full) stash.keep(a.input, size_t(keep), precision_);
-  forward_layers(a, chunk);
+  if (rolls()) keep_region(stash, a, Region::input);
+  forward_layers(a, chunk, [&](size_t i) {
+    if (rolls()) keep_region(stash, a, Region::layer, i);
+  });
   if (model_last(chunk)) {
     float loss = 0;
     timed(times_.ops.loss, [&] {
@@ -223,11 +237,11 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
-  if (computes_in_workspace() && recompute_ != Recompute::full) stash.keep(workspace_.data(), size_t(keep), precision_);
+  if (rolls() && model_last(chunk)) keep_region(stash, a, Region::head);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
-void GptStage::forward_layers(Acts& a, int64_t chunk) {
+void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done) {
   const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
   LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
   for (size_t i = 0; i < a.layers.size(); ++i) {
@@ -254,6 +268,7 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
     if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
+    if (layer_done) layer_done(i);
   }
   if (!model_last(chunk)) return;
   const ShardView wte = params_.weight(GptTensor::wte);
@@ -300,9 +315,12 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
         cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
       });
     }
-  } else if (computes_in_workspace()) {
-    stash.restore(workspace_.data());  // the activations kept rounded, widened for backward's fp32 ops
-    a = carve(workspace_.data(), chunk);
+  } else if (rolls()) {
+    // The kept activations widened for backward's fp32 ops: the input, the head, the top layer (the rest below).
+    a = carve_rolling(chunk);
+    restore_region(stash, a, Region::input);
+    if (model_last(chunk)) restore_region(stash, a, Region::head);
+    restore_region(stash, a, Region::layer, a.layers.size() - 1);
   } else {
     a = carve(stash.data(), chunk);
   }
@@ -325,6 +343,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
       std::fill_n(views.layer, views.layer_size, 0.0f);
       std::fill_n(din, stream_rows_ * Cx_, 0.0f);
     }
+    if (rolls() && i > 0) restore_region(stash, a, Region::layer, i - 1);  // `in`, and the next layer down
     LayerLinears& w = linears[i];
     backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
     if (final) {
@@ -387,6 +406,82 @@ void GptStage::drop(int64_t chunk, int64_t microbatch) {
   if (found == stash_.end()) return;
   free_.push_back(std::move(found->second));
   stash_.erase(found);
+}
+
+
+// ---- bf16's rolling fp32 views ----
+// in [input | layer slot 0 | layer slot 1 | head], layer i in slot i mod 2,
+// while the stash keeps the whole chunk rounded to bf16 in carve()'s layout
+// [input | layer 0 | ... | layer n−1 | head]. Forward rounds each region
+// into the stash once it is computed (layer i+1 reads layer i's output from
+// its slot, unrounded, as a GPU kernel reads its input from registers);
+// backward widens layer i−1 into the other slot before layer i's backward,
+// which reads its output as its input. The fp32 memory is two layers and
+// the head, not the chunk.
+namespace {
+
+// Hands out consecutive views from `at`.
+struct Taker {
+  float* at;
+  void operator()(float*& view, int64_t n) { view = at, at += n; }
+};
+
+}  // namespace
+
+int64_t GptStage::region_size(Region region) const {
+  int64_t used = 0;
+  auto count = [&](float*&, int64_t n) { used += n; };
+  if (region == Region::input) return stream_rows_ * Cx_;
+  if (region == Region::layer) {
+    LayerActs l{};
+    carve_layer(l, count, recompute_ != Recompute::selective);
+  } else {
+    Acts a{};
+    carve_head(a, count);
+  }
+  return used;
+}
+
+int64_t GptStage::rolling_size() const {
+  return region_size(Region::input) + 2 * region_size(Region::layer) +
+         (grid_.last_stage() ? region_size(Region::head) : 0);
+}
+
+GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
+  const int64_t layer = region_size(Region::layer);
+  float* slots = rolling_.data() + region_size(Region::input);
+  Acts a{};
+  a.input = rolling_.data();
+  a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
+  for (size_t i = 0; i < a.layers.size(); ++i) carve_layer(a.layers[i], Taker{slots + int64_t(i % 2) * layer}, recompute_ != Recompute::selective);
+  if (model_last(chunk)) carve_head(a, Taker{slots + 2 * layer});
+  return a;
+}
+
+void GptStage::region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size,
+                            float*& view) const {
+  const int64_t input = region_size(Region::input), layer = region_size(Region::layer);
+  if (region == Region::input) {
+    offset = 0, size = size_t(input), view = a.input;
+  } else if (region == Region::layer) {
+    offset = size_t(input + int64_t(i) * layer), size = size_t(layer), view = a.layers[i].ln1;
+  } else {
+    offset = size_t(input + int64_t(a.layers.size()) * layer), size = size_t(region_size(Region::head)), view = a.lnf;
+  }
+}
+
+void GptStage::keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+  size_t offset = 0, size = 0;
+  float* view = nullptr;
+  region_place(a, region, i, offset, size, view);
+  stash.keep_part(view, offset, size);
+}
+
+void GptStage::restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+  size_t offset = 0, size = 0;
+  float* view = nullptr;
+  region_place(a, region, i, offset, size, view);
+  stash.restore_part(view, offset, size);
 }
 
 }  // namespace axo

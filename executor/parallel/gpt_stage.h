@@ -21,8 +21,10 @@
 //
 // Precision: in bf16 the layers' GEMMs take bf16 operands with fp32
 // accumulation (cpu/gemm_precision.h), and the activations kept for backward
-// are stored in bf16 (activation_stash.h): a chunk computes in an fp32
-// workspace, as full recompute does, and keeps a rounded copy.
+// are stored in bf16 (activation_stash.h): a chunk computes in fp32 views
+// of its input, two layer slots used in turn and its head, and keeps each
+// rounded in the stash as soon as it is computed; backward widens a layer
+// back into its slot just before it needs it (the end of gpt_stage.cc).
 //
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
@@ -97,16 +99,27 @@ class GptStage : public PipelineStage {
   // probabilities only with `scores` (else selective recompute's buffer, or none).
   void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
   // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
-  void forward_layers(Acts& a, int64_t chunk);
+  void forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done = {});
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
   void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
                       const float* in, float* din);
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
-  // Forward computes in the workspace (full recompute, or activations kept rounded) rather than in the stash.
-  bool computes_in_workspace() const { return recompute_ == Recompute::full || precision_ != Precision::fp32; }
-
+  // bf16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
+  bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
+  Acts carve_rolling(int64_t chunk);
+  int64_t rolling_size() const;
+  // A region of carve()'s layout (the input, layer i of the chunk, the head) rounded into the stash from
+  // its rolling view, or widened back.
+  enum class Region { input, layer, head };
+  void keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
+  void restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
+  int64_t region_size(Region region) const;
+  // Where a region lies in the stash (offset, size) and its rolling view.
+  void region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size, float*& view) const;
+  // The head's views (the model's last chunk), taken in order by `take`.
+  void carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const;
   const ShardLayout& layout_;
   const ProcessGrid& grid_;
   StageParameters params_;
@@ -131,6 +144,7 @@ class GptStage : public PipelineStage {
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
+  DeviceFloats rolling_;  // bf16: the rolling fp32 views
   std::function<void(int64_t)> on_final_;
 };
 
