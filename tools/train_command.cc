@@ -24,6 +24,7 @@ struct TrainArguments {
   TrainOptions options;
   std::string model, plan, schedule = "message-driven", fault, overlap, device_memory, lr_schedule = "cosine";
   std::string precision;  // empty: the plan's or model's
+  std::string loss_scale = "none";
   bool offload = false;
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
@@ -42,15 +43,21 @@ Overlap parse_overlap(const std::string& text) {
   return o;
 }
 
-// --inject-fault kill:RANK:STEP (testing only).
+// --inject-fault kill:RANK:STEP or overflow:RANK:STEP (testing only).
 void parse_fault(const std::string& text, TrainOptions& o) {
   int rank = -1;
   long long step = 0;
   char tail = 0;
-  if (std::sscanf(text.c_str(), "kill:%d:%lld%c", &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
-    throw InputError("--inject-fault: expected kill:RANK:STEP, got '" + text + "'");
+  const bool overflow = text.rfind("overflow:", 0) == 0;
+  const char* format = overflow ? "overflow:%d:%lld%c" : "kill:%d:%lld%c";
+  if (std::sscanf(text.c_str(), format, &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
+    throw InputError("--inject-fault: expected kill:RANK:STEP or overflow:RANK:STEP, got '" + text + "'");
   }
-  o.kill_rank = rank, o.kill_step = step;
+  if (overflow) {
+    o.overflow_rank = rank, o.overflow_step = step;
+  } else {
+    o.kill_rank = rank, o.kill_step = step;
+  }
 }
 
 // OpenBLAS and AdamW threads per rank: the cores shared among this node's
@@ -125,6 +132,7 @@ void run(TrainArguments& a) {
   }
   if (a.offload) a.options.grid.offload = true;
   a.options.precision = training_precision(a.precision, spec, world.rank() == 0);
+  a.options.loss_scaling = a.loss_scale == "dynamic";
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
@@ -184,13 +192,17 @@ void add_train_command(CLI::App& app) {
                   "bf16; fp32 weights, gradients and optimizer); default: the plan's or model's where the CPU "
                   "backend has it, else fp32")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  cmd->add_option("--loss-scale", a->loss_scale,
+                  "dynamic: scale the loss (from 2^16), skip a step whose gradients overflow on any rank and halve "
+                  "the scale, double it after 1000 clean steps; none (default)")
+      ->check(CLI::IsMember({"none", "dynamic"}));
   cmd->add_option("--device-memory", a->device_memory,
                   "Each rank's device memory limit, e.g. 512MiB or 80GiB (default: none); a plan that needs "
                   "more fails naming what did not fit");
   cmd->add_option("--optimizer-threads", a->optimizer_threads,
                   "Threads for AdamW (default: the node's cores shared among its ranks)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
+  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step), overflow:RANK:STEP (an inf gradient there)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });
 }

@@ -99,7 +99,7 @@ void ParallelGpt::copy_weights_up(int64_t offset, int64_t size) {
 }
 
 double ParallelGpt::forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T,
-                                     int64_t microbatch) {
+                                     int64_t microbatch, double loss_scale) {
   const ParallelConfig& c = grid_.config();
   if (microbatch < 1 || sequences % microbatch != 0 || microbatch % c.z != 0) {
     throw InputError("microbatch " + std::to_string(microbatch) + ": it must divide the replica's " +
@@ -109,7 +109,7 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   const double tokens = double(sequences * T * c.data);
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
   std::fill(gradients16_.begin(), gradients16_.end(), cpu::bfloat16{});
-  stage_->set_batch(inputs, targets, sequences, T, microbatch, 1.0 / tokens);
+  stage_->set_batch(inputs, targets, sequences, T, microbatch, loss_scale / tokens);
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
   const std::vector<GradientBucket>& buckets = layout_->buckets();
   std::vector<std::pair<size_t, RequestPtr>> reductions;  // bucket index, its all-reduce (null: none needed)

@@ -95,8 +95,16 @@ class ParallelGpt {
   // Forward and backward of this data replica's batch, inputs and targets
   // [sequences·T] in microbatches of `microbatch` sequences; afterwards every
   // rank holds the gradient of the global batch's mean loss for its shards
-  // (and, with offload, its copy in host memory). Returns that loss.
-  double forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch);
+  // (and, with offload, its copy in host memory), times loss_scale (dynamic
+  // loss scaling: train/loss_scaler.h). Returns that loss, unscaled.
+  double forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch,
+                          double loss_scale = 1);
+  // Loss scaling (collective): whether any rank's gradients hold an inf or a
+  // NaN (the flag reduced over the world, so every rank answers alike); if
+  // none does, divides the gradients by loss_scale.
+  bool unscale_gradients(double loss_scale);
+  // Testing only: makes one of this rank's gradients +inf, as an fp16 overflow would.
+  void inject_gradient_overflow();
   // Mean loss of the global batch, forward only.
   double evaluate(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch);
   // The global gradient norm; scales the gradients to max_norm when above it (0: never).

@@ -4,8 +4,11 @@
 // fp32, stored in bf16).
 #include <algorithm>
 
+#include <limits>
+
 #include "executor/parallel/parallel_gpt.h"
 #include "executor/timer.h"
+#include "executor/train/loss_scaler.h"
 
 namespace axo {
 
@@ -48,6 +51,28 @@ void ParallelGpt::adamw_bf16(long step, double lr, double weight_decay) {
     adamw_range(b.offset, b.offset + b.size, bucket_gradients_.data(), step, lr, weight_decay);
     timed(times_.optimizer, [&] { cpu::to_bfloat16(master_.data() + b.offset, parameters16_.data() + b.offset, b.size); });
   }
+}
+
+bool ParallelGpt::unscale_gradients(double loss_scale) {
+  bool overflow = false;
+  timed(times_.optimizer, [&] {
+    // The gradients the optimizer reads: on the host with offload, else on the device.
+    const bool local = offload() || !bf16() ? has_inf_or_nan((offload() ? host_gradients_ : gradients_).data(),
+                                                             layout_->size())
+                                            : has_inf_or_nan(gradients16_.data(), layout_->size());
+    float flag = local ? 1.0f : 0.0f;
+    grid_.world().all_reduce(&flag, 1);
+    overflow = flag > 0;
+    if (!overflow && loss_scale != 1) scale_gradients(float(1.0 / loss_scale));
+  });
+  return overflow;
+}
+
+void ParallelGpt::inject_gradient_overflow() {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (offload()) host_gradients_.at(0) = inf;
+  if (bf16()) gradients16_.at(0) = cpu::to_bfloat16(inf);
+  if (!bf16()) gradients_.at(0) = inf;
 }
 
 std::vector<float> ParallelGpt::gather_gradients() const {

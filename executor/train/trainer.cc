@@ -91,6 +91,16 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
   model_.load(full.parameters());
 }
 
+bool Trainer::step_is_clean(int64_t step, std::ostream& log) {
+  if (!o_.loss_scaling) return true;
+  if (world_.rank() == o_.overflow_rank && step == o_.overflow_step) model_.inject_gradient_overflow();  // test hook
+  const double scale = scaler_.scale();
+  if (scaler_.update(model_.unscale_gradients(scale))) return true;
+  log << "step " << step << ": inf or NaN gradients: skipped on every rank; loss scale " << scale << " -> "
+      << scaler_.scale() << "\n";
+  return false;
+}
+
 double Trainer::learning_rate(int64_t s) const {
   return axo::learning_rate({o_.lr_schedule, o_.lr, o_.min_lr_fraction, o_.warmup, o_.steps}, s);
 }
@@ -148,11 +158,14 @@ std::vector<StepRecord> Trainer::run() {
     data.next_batch(replica_batch, T_, inputs.data(), targets.data());
     StepRecord r;
     r.step = s + 1;
-    r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
+    r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch,
+                                     o_.loss_scaling ? scaler_.scale() : 1.0);
     if (world_.rank() == o_.kill_rank && r.step == o_.kill_step) std::raise(SIGKILL);  // fault test
-    r.grad_norm = model_.clip_gradients(o_.grad_clip);
     r.lr = learning_rate(s);
-    model_.adamw(long(s + 1), r.lr, o_.weight_decay);
+    if (step_is_clean(r.step, log)) {
+      r.grad_norm = model_.clip_gradients(o_.grad_clip);
+      model_.adamw(long(s + 1), r.lr, o_.weight_decay);
+    }
     r.times = model_.times();
     r.seconds = seconds_since(start);
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;

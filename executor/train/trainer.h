@@ -18,6 +18,7 @@
 
 #include "executor/comm/communicator.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
@@ -60,6 +61,11 @@ struct TrainOptions {
   // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
   int kill_rank = -1;
   int64_t kill_step = 0;
+  // Dynamic loss scaling (loss_scaler.h): a step with an inf or NaN gradient on any rank is skipped on all.
+  bool loss_scaling = false;
+  // Testing only: world rank `overflow_rank` makes a gradient +inf in step `overflow_step` (1-based).
+  int overflow_rank = -1;
+  int64_t overflow_step = 0;
 };
 
 struct StepRecord {
@@ -90,6 +96,8 @@ class Trainer {
 
  private:
   double validate();
+  // Loss scaling after backward: unscales the gradients, or (an inf or NaN on some rank) says to skip the step.
+  bool step_is_clean(int64_t step, std::ostream& log);
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
   std::vector<RankMemory> gather_memory() const;
   void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;
@@ -104,6 +112,7 @@ class Trainer {
   ProcessGrid grid_;
   ParallelGpt model_;
   std::mt19937_64 rng_;
+  LossScaler scaler_;
 };
 
 }  // namespace axo
