@@ -343,7 +343,10 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
       std::fill_n(views.layer, views.layer_size, 0.0f);
       std::fill_n(din, stream_rows_ * Cx_, 0.0f);
     }
-    if (rolls() && i > 0) restore_region(stash, a, Region::layer, i - 1);  // `in`, and the next layer down
+    if (rolls()) {
+      restore_region(stash, a, Region::layer, i);
+      if (i > 0) restore_region(stash, a, Region::output, i - 1);  // `in`, over the slot's residual3
+    }
     LayerLinears& w = linears[i];
     backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
     if (final) {
@@ -408,16 +411,16 @@ void GptStage::drop(int64_t chunk, int64_t microbatch) {
   stash_.erase(found);
 }
 
-
 // ---- bf16's rolling fp32 views ----
-// in [input | layer slot 0 | layer slot 1 | head], layer i in slot i mod 2,
-// while the stash keeps the whole chunk rounded to bf16 in carve()'s layout
-// [input | layer 0 | ... | layer n−1 | head]. Forward rounds each region
-// into the stash once it is computed (layer i+1 reads layer i's output from
-// its slot, unrounded, as a GPU kernel reads its input from registers);
-// backward widens layer i−1 into the other slot before layer i's backward,
-// which reads its output as its input. The fp32 memory is two layers and
-// the head, not the chunk.
+// A chunk computes in [input | one layer slot | head], every layer in the
+// slot, while the stash keeps the whole chunk rounded to bf16 in carve()'s
+// layout [input | layer 0 | ... | layer n−1 | head]. Forward rounds each
+// region into the stash once it is computed; layer i+1 reads layer i's
+// output (residual3) from the slot, unrounded, as a GPU kernel reads its
+// input from registers, and overwrites it only last, with its own output.
+// Backward widens layer i into the slot, then layer i−1's output over the
+// slot's residual3, which layer i's backward never reads but uses as its
+// input. The fp32 memory is one layer and the head, not the chunk.
 namespace {
 
 // Hands out consecutive views from `at`.
@@ -431,7 +434,7 @@ struct Taker {
 int64_t GptStage::region_size(Region region) const {
   int64_t used = 0;
   auto count = [&](float*&, int64_t n) { used += n; };
-  if (region == Region::input) return stream_rows_ * Cx_;
+  if (region == Region::input || region == Region::output) return stream_rows_ * Cx_;
   if (region == Region::layer) {
     LayerActs l{};
     carve_layer(l, count, recompute_ != Recompute::selective);
@@ -443,7 +446,7 @@ int64_t GptStage::region_size(Region region) const {
 }
 
 int64_t GptStage::rolling_size() const {
-  return region_size(Region::input) + 2 * region_size(Region::layer) +
+  return region_size(Region::input) + region_size(Region::layer) +
          (grid_.last_stage() ? region_size(Region::head) : 0);
 }
 
@@ -453,8 +456,8 @@ GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
   Acts a{};
   a.input = rolling_.data();
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (size_t i = 0; i < a.layers.size(); ++i) carve_layer(a.layers[i], Taker{slots + int64_t(i % 2) * layer}, recompute_ != Recompute::selective);
-  if (model_last(chunk)) carve_head(a, Taker{slots + 2 * layer});
+  for (LayerActs& l : a.layers) carve_layer(l, Taker{slots}, recompute_ != Recompute::selective);
+  if (model_last(chunk)) carve_head(a, Taker{slots + layer});
   return a;
 }
 
@@ -465,6 +468,9 @@ void GptStage::region_place(const Acts& a, Region region, size_t i, size_t& offs
     offset = 0, size = size_t(input), view = a.input;
   } else if (region == Region::layer) {
     offset = size_t(input + int64_t(i) * layer), size = size_t(layer), view = a.layers[i].ln1;
+  } else if (region == Region::output) {
+    const int64_t within = a.layers[i].residual3 - a.layers[i].ln1;  // the same in the slot and the stash
+    offset = size_t(input + int64_t(i) * layer + within), size = size_t(stream_rows_ * Cx_), view = a.layers[i].residual3;
   } else {
     offset = size_t(input + int64_t(a.layers.size()) * layer), size = size_t(region_size(Region::head)), view = a.lnf;
   }

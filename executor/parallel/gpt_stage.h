@@ -22,9 +22,9 @@
 // Precision: in bf16 the layers' GEMMs take bf16 operands with fp32
 // accumulation (cpu/gemm_precision.h), and the activations kept for backward
 // are stored in bf16 (activation_stash.h): a chunk computes in fp32 views
-// of its input, two layer slots used in turn and its head, and keeps each
-// rounded in the stash as soon as it is computed; backward widens a layer
-// back into its slot just before it needs it (the end of gpt_stage.cc).
+// of its input, one layer slot and its head, and keeps each layer rounded
+// in the stash as soon as it is computed; backward widens a layer back into
+// the slot just before it needs it (the end of gpt_stage.cc).
 //
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
@@ -110,9 +110,9 @@ class GptStage : public PipelineStage {
   bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
   Acts carve_rolling(int64_t chunk);
   int64_t rolling_size() const;
-  // A region of carve()'s layout (the input, layer i of the chunk, the head) rounded into the stash from
-  // its rolling view, or widened back.
-  enum class Region { input, layer, head };
+  // A region of carve()'s layout (the input, layer i of the chunk, its output residual3 alone, the head)
+  // rounded into the stash from its rolling view, or widened back.
+  enum class Region { input, layer, output, head };
   void keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
   void restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
   int64_t region_size(Region region) const;

@@ -3,7 +3,9 @@
 // gives the serial bf16 run's losses and gradients to bf16 round-off.
 //
 // Tolerances (stated per check below):
-//   bf16 against fp32, serial: each step's loss within 1% (Micikevicius et al.
+//   bf16 against fp32, serial: the first step's gradients per llm.c tensor
+//     within 2⁻⁴ of the tensor's largest value (16 bf16 roundings' worth);
+//     each step's loss within 1% (Micikevicius et al.
 //     2018 report bf16/fp16 training curves on fp32's; 1% is well above the
 //     few 2⁻⁸ roundings a loss carries at this size, and far below a broken
 //     layer's effect).
@@ -99,6 +101,19 @@ TEST(MixedPrecisionTest, SerialBf16TrainsLikeFp32) {
     differs |= bf16.losses[size_t(s)] != fp32.losses[size_t(s)];
   }
   EXPECT_TRUE(differs) << "bf16 gave fp32's losses bit for bit: nothing ran in bf16";
+  // The first step's gradients, per llm.c tensor, within 2⁻⁴ of the tensor's largest fp32 gradient
+  // (bf16's 2⁻⁸ roundings of weights, activations and gradients, compounded through the layers).
+  const auto sizes = gpt_tensor_sizes(test_shape(4));
+  size_t offset = 0;
+  for (int i = 0; i < kGptTensors; ++i) {
+    double scale = 0, worst = 0;
+    for (size_t j = offset; j < offset + size_t(sizes[size_t(i)]); ++j) {
+      scale = std::max(scale, double(std::fabs(fp32.first_gradients[j])));
+      worst = std::max(worst, double(std::fabs(bf16.first_gradients[j] - fp32.first_gradients[j])));
+    }
+    EXPECT_LE(worst, std::ldexp(1.0, -4) * scale) << "tensor " << i << " (llm.c order)";
+    offset += size_t(sizes[size_t(i)]);
+  }
 }
 
 struct Grid {
