@@ -119,7 +119,8 @@ void choices_when(const ConfigField& field, const SearchSpace& space, const Para
 }
 bool tensor_parallel(const ParallelConfig& c) { return c.x * c.y * c.z > 1; }
 bool megatron_1d(const ParallelConfig& c) { return c.x == 1 && c.z == 1 && c.y > 1; }
-bool data_parallel(const ParallelConfig& c) { return c.data > 1; }
+// ZeRO shards over data × context (memory_model.h zero_shards).
+bool zero_group(const ParallelConfig& c) { return c.data * c.context > 1; }
 
 void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                  std::vector<FieldValue>& out) {
@@ -177,7 +178,7 @@ std::vector<ConfigField> make_table() {
        .help = "ZeRO stage over the data group: 1 shards the optimizer state, 2 the gradients too",
        .get = get_member<&P::zero>, .set = set_member<&P::zero>,
        .header = "zero", .width = 4, .optional = true, .late_column = true,
-       .search = {S::setting, 105, choices_when<data_parallel>, kOncePerGrid}},
+       .search = {S::setting, 105, choices_when<zero_group>, kOncePerGrid}},
       {.name = "overlap", .kind = K::on_off, .help = "overlap the tensor-parallel collectives",
        .get = get_member<&P::overlap>, .set = set_member<&P::overlap>,
        .header = "ovl", .width = 3, .optional = true,

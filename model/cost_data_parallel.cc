@@ -89,7 +89,7 @@ DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int6
   const ParallelConfig& c = in.config;
   DataParallelStep dp;
   dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
-  dp.updated_params = c.zero >= 1 ? dp.local_params / double(c.data) : dp.local_params;
+  dp.updated_params = c.zero >= 1 ? dp.local_params / double(zero_shards(c)) : dp.local_params;
   if (c.zero >= 1) shard_over_data(in, slowest_layers, layer, record, dp);
   else all_reduce_gradients(in, slowest_layers, layer, record, dp);
   dp.exposed += tied_embedding_all_reduce(in, record);

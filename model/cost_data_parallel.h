@@ -10,7 +10,9 @@
 // With zero >= 1 the all-reduce is a reduce-scatter of the gradients (hidden
 // as the all-reduce is; with zero=2 one per microbatch) and an all-gather of
 // the updated parameters under the next forward of all but the last layer
-// (Megatron-LM's --overlap-grad-reduce and --overlap-param-gather).
+// (Megatron-LM's --overlap-grad-reduce and --overlap-param-gather). The
+// group, and the shard each rank updates, span data × context (zero_shards,
+// memory_model.h).
 #pragma once
 
 #include "model/cost_layer.h"
@@ -21,7 +23,7 @@ namespace axo {
 
 struct DataParallelStep {
   double local_params = 0;  // parameters of this rank's shard of the fullest stage
-  double updated_params = 0;  // parameters this rank's optimizer updates: local_params / data with zero >= 1
+  double updated_params = 0;  // parameters this rank's optimizer updates: local_params / (data·context) with zero >= 1
   double all_reduce = 0;    // the gradient all-reduce (reduce-scatter with zero >= 1), whole
   double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
 };

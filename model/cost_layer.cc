@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/cost_attention.h"
+#include "model/cost_fp8.h"
 #include "model/gemm_model.h"
 
 namespace axo {
@@ -24,11 +25,11 @@ Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerComput
     const LocalLinear& l = in.shapes.linears[i];
     const std::string name = l.full.name;
     const double fwd = record.gemm(kLayer, CostPhase::forward, name, l.m, l.n, l.k,
-                                   gemm_seconds(in.machine, p, l.m, l.n, l.k));
+                                   linear_gemm_seconds(in.machine, p, l.m, l.n, l.k));
     const double dx = record.gemm(kLayer, CostPhase::backward, name + " dX", l.m, l.k, l.n,
-                                  gemm_seconds(in.machine, p, l.m, l.k, l.n));
+                                  linear_gemm_seconds(in.machine, p, l.m, l.k, l.n));
     const double dw = record.gemm(kLayer, CostPhase::backward, name + " dW", l.n, l.k, l.m,
-                                  gemm_seconds(in.machine, p, l.n, l.k, l.m));
+                                  linear_gemm_seconds(in.machine, p, l.n, l.k, l.m));
     sum.forward += fwd;
     sum.backward += dx + dw;
     layer.linear_dw[i] = dw;
@@ -46,7 +47,7 @@ struct AttentionCore {
   double forward = 0, backward = 0;
 };
 AttentionCore materialized_attention(const CostInputs& in, const CostRecorder& record) {
-  const Precision p = in.spec.precision;
+  const Precision p = tensor_precision(in.spec.precision);
   const double rows = in.shapes.attention_batch * in.shapes.query_seq, sq = in.shapes.seq, d = in.shapes.head_dim;
   const double scores = record.gemm(kLayer, CostPhase::forward, "attention scores", rows, sq, d,
                                     gemm_seconds(in.machine, p, rows, sq, d));
@@ -67,7 +68,7 @@ AttentionCore fused_attention(const CostInputs& in, const CostRecorder& record) 
   // A context rank's queries are s/c of the sequence: 1/c of the causal work
   // (load-balanced chunks), as a batch 1/c as large over the whole sequence.
   const double batch = x.attention_batch * x.query_seq / x.seq;
-  const FlashAttention a = flash_attention(in.machine, in.spec.precision, batch, x.seq, x.head_dim);
+  const FlashAttention a = flash_attention(in.machine, tensor_precision(in.spec.precision), batch, x.seq, x.head_dim);
   const double gemm_flops = 2 * batch * x.seq * x.seq * x.head_dim;
   return {record.gemm(kLayer, CostPhase::forward, "flash attention", batch * x.seq, x.seq, x.head_dim,
                       a.forward_s, int(a.forward_flops / gemm_flops + 0.5)),

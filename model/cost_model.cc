@@ -3,6 +3,7 @@
 #include "model/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
+#include "model/cost_fp8.h"
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
 #include "model/cost_split.h"
@@ -25,7 +27,21 @@ struct LocalCompute {
   LocalShapes shapes;
   LayerCompute layer;
   StageEndCompute ends;
+  // context > 1: the ring attention's exposed time per layer on its fastest
+  // placement (context innermost: the most ranks per node), which no rank
+  // order beats (compute_lower_bound).
+  double fastest_ring = 0;
 };
+
+// fp8's casts are memory-bound work of the layer: forward, backward (a
+// window for the backward's collectives as the rest of it is), and the
+// forward's again under full recompute.
+void add_fp8_casts(const Fp8LayerCost& casts, Recompute recompute, LayerCompute& layer) {
+  layer.forward += casts.forward;
+  layer.backward += casts.backward;
+  layer.backward_window += casts.backward;
+  if (recompute == Recompute::full) layer.recompute += casts.forward, layer.backward_window += casts.forward;
+}
 
 LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                            const CostRecorder& record) {
@@ -33,7 +49,15 @@ LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& ma
   local.shapes = local_shapes(spec, c);
   const CostInputs in{spec, machine, c, local.shapes};
   local.layer = layer_compute(in, record);
+  add_fp8_casts(fp8_layer_casts(in, record), c.recompute, local.layer);
   local.ends = stage_end_compute(in, record);
+  if (c.context > 1 && !record.recording()) {
+    ParallelConfig fastest = c;
+    const auto context = std::find(fastest.order.begin(), fastest.order.end(), GridDim::context);
+    std::rotate(fastest.order.begin(), context, context + 1);
+    const RingAttention ring = ring_attention({spec, machine, fastest, local.shapes}, local.layer, CostRecorder());
+    local.fastest_ring = ring.forward + ring.recompute + ring.backward;
+  }
   return local;
 }
 
@@ -54,52 +78,82 @@ struct ComputeKeyHash {
   }
 };
 
+// What one rank communicates per microbatch inside its tensor-parallel and
+// context groups: it depends on the local shapes and where those groups sit.
+struct LocalComm {
+  LayerComm layer;  // fp8's amax all-reduces included
+  StageEndComm ends;
+};
+
+LocalComm local_comm(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record) {
+  LocalComm comm{layer_comm(in, layer, record), stage_end_comm(in, record)};
+  const Fp8LayerCost amax = fp8_amax_reductions(in, record);
+  comm.layer.forward += amax.forward, comm.layer.backward += amax.backward;
+  return comm;
+}
+
+struct CommKey {
+  ComputeKey compute;
+  bool overlap;
+  std::array<int64_t, 4> capped_strides;  // of the x, y, z and context groups: min(stride, gpus per node)
+  bool operator==(const CommKey&) const = default;
+};
+
+struct CommKeyHash {
+  size_t operator()(const CommKey& k) const {
+    size_t h = ComputeKeyHash()(k.compute) * 1000003u ^ size_t(k.overlap);
+    for (int64_t v : k.capped_strides) h = h * 1000003u ^ std::hash<int64_t>()(v);
+    return h;
+  }
+};
+
 // The totals, the rates and the memory, once the components are known.
 void finish(const TransformerSpec& s, const MachineProfile& machine, const ParallelConfig& c,
-            const std::vector<int64_t>& stage_layers, Breakdown& b) {
+            const std::vector<int64_t>& stage_layers, const MemoryBreakdown* memory, Breakdown& b) {
   b.iter_time = b.compute + b.tp_comm + b.bubble + b.pp_comm + b.dp_comm + b.offload + b.optimizer;
   b.tflops_per_gpu = s.model_flops_per_iteration() / double(c.gpus()) / b.iter_time / 1e12;
   b.pct_peak = 100.0 * b.tflops_per_gpu / machine.peak_tflops(s.precision);
-  b.memory = memory_per_device(s, c, stage_layers, machine.attention);
+  b.memory = memory ? *memory : memory_per_device(s, c, stage_layers, machine.attention);
   b.memory_capacity = machine.usable_memory_bytes();
   b.fits = b.memory.total() <= b.memory_capacity;
 }
 
 }  // namespace
 
-// Per-microbatch compute by local shape, computed once per key. The shared
-// table is guarded by a mutex; each thread also keeps the entry it used last
-// (the search costs many configurations with the same local shapes in a
-// row), so most look-ups take no lock.
-class CostModel::ComputeMemo {
+// A table of values computed once per key, shared by the threads that use
+// one CostModel. The table is guarded by a mutex; each thread also keeps the
+// entry it used last (the search costs many configurations with the same key
+// in a row), so most look-ups take no lock. Entries are never removed, and an
+// unordered_map never moves its elements: a returned reference stays valid as
+// long as the memo.
+template <class Key, class Value, class Hash>
+class SharedMemo {
  public:
-  // The entry stays valid as long as the memo: entries are never removed, and
-  // an unordered_map never moves its elements.
-  const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
-    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel};
+  template <class Compute>
+  const Value& get(const Key& key, Compute&& compute) {
     thread_local LastUsed last;
     if (last.memo == id_ && last.key == key) return *last.value;
-    const LocalCompute& local = shared(spec, machine, c, key);
-    last = {id_, key, &local};
-    return local;
+    const Value& value = shared(key, compute);
+    last = {id_, key, &value};
+    return value;
   }
 
  private:
   struct LastUsed {
     uint64_t memo = 0;  // the id_ of the memo it came from; 0: none
-    ComputeKey key{};
-    const LocalCompute* value = nullptr;
+    Key key{};
+    const Value* value = nullptr;
   };
 
-  const LocalCompute& shared(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
-                             const ComputeKey& key) {
+  template <class Compute>
+  const Value& shared(const Key& key, Compute& compute) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (auto found = computed_.find(key); found != computed_.end()) return found->second;
     }
-    LocalCompute local = local_compute(spec, machine, c, CostRecorder());
+    Value value = compute();
     const std::lock_guard<std::mutex> lock(mutex_);
-    return computed_.emplace(key, std::move(local)).first->second;
+    return computed_.emplace(key, std::move(value)).first->second;
   }
 
   static uint64_t next_id() {
@@ -109,7 +163,37 @@ class CostModel::ComputeMemo {
 
   const uint64_t id_ = next_id();  // unique per memo, never reused
   std::mutex mutex_;
-  std::unordered_map<ComputeKey, LocalCompute, ComputeKeyHash> computed_;
+  std::unordered_map<Key, Value, Hash> computed_;
+};
+
+// Per-microbatch compute by local shape, and the tensor-parallel and ring
+// communication by local shape and where the x, y, z and context groups sit
+// (their ranks per node: all that collective times read of the rank order).
+// GridDim's order is x, y, z, context, data, pipeline.
+class CostModel::ComputeMemo {
+ public:
+  const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
+    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel};
+    return compute_.get(key, [&] { return local_compute(spec, machine, c, CostRecorder()); });
+  }
+  const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
+                        const LocalCompute& local) {
+    // A group's ranks per node follow from its size (in the key) and its
+    // stride up to a node (place_group): the capped strides stand for them.
+    const int64_t n = machine.gpus_per_node;
+    const std::array<int64_t, kGridDims> sizes = {c.x, c.y, c.z, c.context, c.data, c.pipeline};  // by GridDim
+    std::array<int64_t, kGridDims> capped{};
+    int64_t next = 1;
+    for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
+    const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel},
+                      c.overlap,
+                      {capped[0], capped[1], capped[2], capped[3]}};
+    return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
+  }
+
+ private:
+  SharedMemo<ComputeKey, LocalCompute, ComputeKeyHash> compute_;
+  SharedMemo<CommKey, LocalComm, CommKeyHash> comm_;
 };
 
 CostModel::CostModel(TransformerSpec spec, MachineProfile machine)
@@ -129,18 +213,20 @@ struct CostModel::Priced {
   double paced_layers = 0;
 };
 
-CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& record) const {
+CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& record,
+                                   const MemoryBreakdown* memory) const {
   const double m = double(microbatches(c));
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
   // Recording computes afresh, so that every item is listed; otherwise the memo answers.
   const LocalCompute fresh = record.recording() ? local_compute(spec_, machine_, c, record) : LocalCompute{};
   const LocalCompute& local = record.recording() ? fresh : memo_->get(spec_, machine_, c);
   const CostInputs in{spec_, machine_, c, local.shapes};
-  const LayerComm comm = layer_comm(in, local.layer, record);
-  const StageEndComm ends_comm = stage_end_comm(in, record);
-  const StageTime stage = slowest_stage(layers, {local.layer, comm, local.ends, ends_comm});
+  const LocalComm fresh_comm = record.recording() ? local_comm(in, local.layer, record) : LocalComm{};
+  const LocalComm& comm = record.recording() ? fresh_comm : memo_->comm(spec_, machine_, c, local);
+  const StageTime stage = slowest_stage(layers, {local.layer, comm.layer, local.ends, comm.ends});
   Breakdown b;
-  b.compute = m * stage.compute;
+  // fp8 weights are cast once per iteration, or per microbatch when Z gathers them anew.
+  b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers * (c.z > 1 ? m : 1), record);
   b.tp_comm = m * stage.tp_comm;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
@@ -149,13 +235,27 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   const OptimizerStep step = optimizer_step(in, dp, record);
   b.offload = step.offload;
   b.optimizer = step.optimizer;
-  b.layer_forward = local.layer.forward + comm.forward;
-  b.layer_backward = local.layer.backward + local.layer.recompute + comm.recompute + comm.backward;
-  finish(spec_, machine_, c, layers, b);
+  b.layer_forward = local.layer.forward + comm.layer.forward;
+  b.layer_backward = local.layer.backward + local.layer.recompute + comm.layer.recompute + comm.layer.backward;
+  finish(spec_, machine_, c, layers, memory, b);
   return {b, stage.layers};
 }
 
 Breakdown CostModel::evaluate(const ParallelConfig& config) const { return price(config, CostRecorder()).breakdown; }
+
+Breakdown CostModel::evaluate(const ParallelConfig& config, const MemoryBreakdown& memory) const {
+  return price(config, CostRecorder(), &memory).breakdown;
+}
+
+double CostModel::paced_lower_bound(const ParallelConfig& c) const {
+  const LocalCompute& local = memo_->get(spec_, machine_, c);
+  const LocalComm& comm = memo_->comm(spec_, machine_, c, local);
+  const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
+  const double m = double(microbatches(c));
+  const double per_microbatch =
+      double(*std::max_element(layers.begin(), layers.end())) * (local.layer.total() + comm.layer.total());
+  return (m + double(c.pipeline - 1) / double(c.interleave)) * per_microbatch;
+}
 
 Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>& items) const {
   items.clear();
@@ -168,16 +268,7 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
   const LocalCompute& local = memo_->get(spec_, machine_, c);
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
-  double per_layer = local.layer.total();
-  if (c.context > 1) {
-    // The ring's exposed time on its fastest placement (context innermost:
-    // the most ranks per node), which no rank order beats.
-    ParallelConfig fastest = c;
-    std::rotate(fastest.order.begin(), std::find(fastest.order.begin(), fastest.order.end(), GridDim::context),
-                std::find(fastest.order.begin(), fastest.order.end(), GridDim::context) + 1);
-    const RingAttention ring = ring_attention({spec_, machine_, fastest, local.shapes}, local.layer, CostRecorder());
-    per_layer += ring.forward + ring.recompute + ring.backward;
-  }
+  const double per_layer = local.layer.total() + local.fastest_ring;
   return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }
 

@@ -27,9 +27,11 @@
 // so evaluate() and explain() compute the same numbers by the same code.
 //
 // Threads: a const CostModel may be shared between threads. Its const
-// methods read only the model and the machine; the memo of per-microbatch
-// compute they fill (keyed by x, y, z, context, microbatch, recompute and
-// sequence parallelism) is guarded by a mutex.
+// methods read only the model and the machine; the memos they fill, of
+// per-microbatch compute (keyed by x, y, z, context, microbatch, recompute
+// and sequence parallelism) and of the layer's and stage ends' tensor-parallel
+// and ring communication (that key, overlap, and the ranks per node of the
+// x, y, z and context groups), are guarded by a mutex.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,9 @@ class CostModel {
 
   // Cost of a configuration that passed check().
   Breakdown evaluate(const ParallelConfig& config) const;
+  // Same, with its memory already known (memory_per_device(spec(), config,
+  // machine().attention)): the search computes it once for every rank order.
+  Breakdown evaluate(const ParallelConfig& config, const MemoryBreakdown& memory) const;
   // Same, listing every GEMM, op and collective into `items`.
   Breakdown explain(const ParallelConfig& config, std::vector<CostItem>& items) const;
 
@@ -68,6 +73,11 @@ class CostModel {
   // fastest placement any rank order gives it.
   // The search skips configurations whose bound is already too slow.
   double compute_lower_bound(const ParallelConfig& config) const;
+  // A tighter bound for one rank order: the m microbatches and (p − 1)/v
+  // bubble runs of the stage with the most layers, each at least those
+  // layers' compute and exposed tensor-parallel and ring communication
+  // (cost_stage.h, cost_pipeline.h): compute + tp_comm + bubble ≥ it.
+  double paced_lower_bound(const ParallelConfig& config) const;
 
   // Number of microbatches per iteration: B / (data · microbatch).
   int64_t microbatches(const ParallelConfig& config) const;
@@ -79,7 +89,8 @@ class CostModel {
  private:
   struct Priced;
   std::string check_schedule(const ParallelConfig& config) const;  // sequence parallelism, interleaving
-  Priced price(const ParallelConfig& config, const CostRecorder& record) const;
+  Priced price(const ParallelConfig& config, const CostRecorder& record,
+               const MemoryBreakdown* memory = nullptr) const;
 
   TransformerSpec spec_;
   MachineProfile machine_;

@@ -1,6 +1,7 @@
 // The embedding, LM head and loss (see cost_stage_ends.h).
 #include "model/cost_stage_ends.h"
 
+#include "model/cost_fp8.h"
 #include "model/gemm_model.h"
 
 namespace axo {
@@ -18,7 +19,7 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
 
 void head_compute(const CostInputs& in, const CostRecorder& record, StageEndCompute& ends) {
   const LocalShapes& x = in.shapes;
-  const Precision p = in.spec.precision;
+  const Precision p = tensor_precision(in.spec.precision);  // the LM head stays bf16 under fp8
   const double t = x.tokens, v = x.vocab_local, k = x.hidden_local, e = x.element_bytes;
   constexpr CostScope last = CostScope::last_stage;
   const double head = record.gemm(last, CostPhase::forward, "lm head", t, v, k, gemm_seconds(in.machine, p, t, v, k));

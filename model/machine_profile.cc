@@ -45,6 +45,7 @@ double MachineProfile::peak_tflops(Precision precision) const {
     case Precision::fp32: return peak_tflops_fp32;
     case Precision::fp16: return peak_tflops_fp16;
     case Precision::bf16: return peak_tflops_bf16;
+    case Precision::fp8: return peak_tflops_fp8;
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
 
@@ -65,12 +66,13 @@ struct StageMemoryParts {
   double e = 0;                          // bytes per element
   double shards = 0;                     // x·y·z
   double optimizer_bytes_per_param = 0;  // 12 (8 in fp32), 0 with offload
-  double optimizer_shards = 1;           // data with zero >= 1, else 1
-  double gradient_shards = 1;            // data with zero = 2, else 1
+  double optimizer_shards = 1;           // data·context with zero >= 1, else 1
+  double gradient_shards = 1;            // data·context with zero = 2, else 1
   double per_layer = 0;                  // activations of one layer and microbatch
   double working = 0;                    // full recompute: one layer's whole working set
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
   double buffers = 0;                    // communication buffers
+  double fp8_copies_per_layer = 0;       // fp8: the cached fp8 weights and transposes of one layer (cost_fp8.h)
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
 };
 
@@ -101,13 +103,14 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.e = bytes_per_element(spec.precision);
   parts.shards = double(c.x * c.y * c.z);
   parts.optimizer_bytes_per_param = c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
-  parts.optimizer_shards = c.zero >= 1 ? double(c.data) : 1;
-  parts.gradient_shards = c.zero >= 2 ? double(c.data) : 1;
+  parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
+  parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
   parts.per_layer = layer_activation_bytes(spec, c, c.recompute, kind);
   parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none, kind) : 0;
   const double tokens = tokens_per_rank(spec, c);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
   parts.buffers = comm_buffer_bytes(spec, c);
+  parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1);
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();
   parts.embedding = embedding_params(spec);
@@ -139,7 +142,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   if (c.pipeline == 1) activations += parts.logits;
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
-  m.weights = local * parts.e;
+  m.weights = local * parts.e + parts.fp8_copies_per_layer * double(layers);
   m.gradients = local * parts.e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;

@@ -7,6 +7,13 @@
 // ZeRO over the data group's N ranks shards what X, Y and Z leave: zero=1 the
 // optimizer state (2 + 2 + 12/N bytes per local parameter, ZeRO's 4 + 12/N),
 // zero=2 the gradients too (2 + 14/N); with offload the shard is on the host.
+// The group is data × context (zero_shards): context ranks hold the same
+// weights, and Megatron-LM's distributed optimizer shards over the
+// data-parallel group "with context parallel" (Megatron-Core's
+// megatron/core/distributed/distributed_data_parallel.py buckets gradients
+// over parallel_state.get_data_parallel_group(with_context_parallel=True)).
+// fp8 (cost_fp8.h) adds to the weights the cached fp8 copy and transpose of
+// each local linear weight: 2 bytes per element.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
 // (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/(z·c)
 // local tokens (c: the context ranks, each holding s/c tokens), hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
@@ -39,6 +46,9 @@
 #include "model/vocab_parallel.h"
 
 namespace axo {
+
+// The ranks ZeRO shards over: data × context.
+inline int64_t zero_shards(const ParallelConfig& config) { return config.data * config.context; }
 
 // Bytes per device on the fullest stage, with the attention core run as `attention`
 // (the machine profile's stack; axo's own executor materializes it).

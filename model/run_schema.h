@@ -15,9 +15,13 @@
 //   batch, microbatch, seq  integers  sequences per step, per microbatch, tokens per sequence
 //   parameters   integer  the model's parameters
 //   precision    string   optional: "fp32" or "bf16", the precision the run trained in (older runs: fp32)
+//   planned_precision  string  optional: the precision asked for ("fp8", "fp16") where the executor
+//                         trained in `precision` instead (tools/train_command.cc)
 //   memory       object   offload (boolean), device_limit_bytes (integer, 0 = none), ranks: a non-empty
-//                         list of {rank, stage, device_peak_bytes, device_at_peak_bytes: one count per
-//                         name in kMemoryNames adding up to the peak, host_bytes}, integers >= 0
+//                         list of {rank, stage, chunks, device_peak_bytes, device_at_peak_bytes: one count
+//                         per name in kMemoryNames adding up to the peak, host_bytes}, integers >= 0;
+//                         chunks: the rank's stage's [begin, end) layer ranges, in the order it holds them
+//                         (with interleave v, the model's chunks stage, stage + stages, …)
 //   steps        list     non-empty; each {step, loss, lr, grad_norm, iteration_s, tokens_per_s, gflops,
 //                         val_loss (optional), ops_s: seconds by op, components_s: one number of seconds
 //                         per name in kComponentNames (model/breakdown.h, the mean over ranks),
@@ -44,6 +48,7 @@ inline constexpr const char* kMicrobatch = "microbatch";
 inline constexpr const char* kSeq = "seq";
 inline constexpr const char* kParameters = "parameters";
 inline constexpr const char* kPrecision = "precision";
+inline constexpr const char* kPlannedPrecision = "planned_precision";
 
 inline constexpr const char* kMemory = "memory";
 inline constexpr const char* kOffload = "offload";

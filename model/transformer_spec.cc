@@ -22,10 +22,18 @@ const char* to_string(Precision precision) {
     case Precision::fp32: return "fp32";
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
   }
   return "?";
 }
 int bytes_per_element(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
+
+Precision parse_precision(const std::string& text, const std::string& where) {
+  for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+    if (text == to_string(p)) return p;
+  }
+  throw InputError(where + ": precision '" + text + "': expected fp32, fp16, bf16 or fp8");
+}
 
 int64_t TransformerSpec::linear_weights_per_layer() const {
   // QKV [qkv_width, h], attention out [h, h], MLP up [mlp_up_width, h], MLP down [h, ffn].
@@ -122,10 +130,7 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.seq_len = map.get_int("seq_len", 1, 1 << 24);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
   spec.global_batch = map.get_int("global_batch", 1, big);
-  const std::string precision = map.get_choice("precision", {"fp32", "fp16", "bf16"}, "bf16");
-  spec.precision = precision == "fp32" ? Precision::fp32
-                   : precision == "fp16" ? Precision::fp16
-                                         : Precision::bf16;
+  spec.precision = parse_precision(map.get_choice("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"), source);
   map.reject_unknown_keys();
   if (spec.hidden % spec.heads != 0) {
     map.fail("heads", std::to_string(spec.heads) + " heads do not divide hidden " +

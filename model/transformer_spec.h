@@ -16,14 +16,23 @@ namespace axo {
 enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { learned, rope };
-enum class Precision { fp32, fp16, bf16 };
+// The training precision. fp8 is Transformer Engine's recipe (Megatron-LM's
+// --fp8-format hybrid, torchtitan's float8): the linear layers' GEMMs take
+// fp8 inputs (E4M3 forward, E5M2 gradients) scaled per tensor by amax, while
+// weights, activations, gradients and the attention core stay bf16
+// (model/cost_fp8.h prices the difference).
+enum class Precision { fp32, fp16, bf16, fp8 };
 
 const char* to_string(MlpKind kind);
 const char* to_string(NormKind kind);
 const char* to_string(PositionKind kind);
 const char* to_string(Precision precision);
-// Bytes of one element: 4 for fp32, 2 for fp16 and bf16.
+// Bytes of one stored element: 4 for fp32, 2 for fp16 and bf16, and 2 for fp8,
+// whose tensors are stored in bf16 (only the GEMMs' inputs are cast to fp8).
 int bytes_per_element(Precision precision);
+// "fp8" -> Precision::fp8 ...; an unknown name is an InputError naming `where`
+// and the four names.
+Precision parse_precision(const std::string& text, const std::string& where);
 
 // A parameter count for people: "0.8M" below a billion, "1.31B" above.
 std::string parameter_count_text(int64_t count);

@@ -1,6 +1,6 @@
 // The LM head's vocabulary rule: which ranks compute which slice of the
 // logits and the cross-entropy. The cost model and the memory model charge
-// by it; the executor is to compute by it (issue 13).
+// by it; the executor computes by it (executor/parallel/vocab_parallel_head.h).
 //
 // Vocabulary-parallel over Y, as Megatron-LM's VocabParallelEmbedding and
 // vocab_parallel_cross_entropy do (Shoeybi et al. 2019, §3): the vocabulary

@@ -1,21 +1,16 @@
 // Text and JSON explanations of one configuration (see explain.h).
 #include "planner/explain.h"
 
-#include <cstdio>
 #include <optional>
 
 #include "model/byte_size.h"
 #include "model/config_fields.h"
+#include "model/memory_model.h"
+#include "planner/format.h"
 
 namespace axo {
 
 namespace {
-
-std::string format(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 std::string human_bytes(double bytes) { return bytes <= 0 ? "-" : format_bytes(bytes); }
 
@@ -25,8 +20,15 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
   std::vector<CostItem> items;
   const Breakdown b = model.explain(c, items);
   std::string out = "Configuration: " + config_text(c, " ") + "\n";
-  if (c.zero > 0 && c.data == 1) {
-    out += "zero=" + std::to_string(c.zero) + " with data=1 changes nothing: there is no data group to shard over\n";
+  if (c.zero > 0 && zero_shards(c) == 1) {
+    out += "zero=" + std::to_string(c.zero) +
+           " with data=1 and context=1 changes nothing: there is no data group to shard over\n";
+  }
+  if (model.spec().precision == Precision::fp8) {
+    const MachineProfile& machine = model.machine();
+    out += format("Precision fp8: the linear layers' GEMMs at %.0f TFLOP/s peak (bf16: %.0f) on bf16 tensors; "
+                  "listed: their fp8 casts, amax all-reduces and weight casts; weights include the fp8 copies\n",
+                  machine.peak_tflops_fp8, machine.peak_tflops_bf16);
   }
   out += format("Microbatches per iteration: %lld; layers per stage: %s\n\n", (long long)model.microbatches(c),
                 model.pipeline_split(c).text().c_str());
@@ -97,10 +99,8 @@ nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig
 std::string band_explain_text(double iter_time_s, const PredictionBand& band) {
   if (!band.band) return "Error band: " + band.no_band + "\n";
   const auto [low, high] = band_limits(*band.band, iter_time_s);
-  char line[256];
-  std::snprintf(line, sizeof line, "Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
+  return format("Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
                 band_text(*band.band).c_str());
-  return line;
 }
 
 }  // namespace axo

@@ -19,6 +19,7 @@
 // G_inter, data = G_data; axo's rank order xyzpd is AxoNN's. axo's overlap
 // (OAR, ORS, OAG) is the three optimize_communication flags. AxoNN splits the
 // batch over data and depth, so its micro_batch_size is axo's microbatch / z.
+// AxoNN has no fp8 layers: a fp8 plan is exported as bf16 autocast, with a note.
 #include <string>
 
 #include "model/error.h"
@@ -138,8 +139,12 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
   if (spec.precision == Precision::fp32) {
     text += "        loss = loss_fn(model(batch))\n";
   } else {
+    if (spec.precision == Precision::fp8) {
+      text += "        # AxoNN's layers have no fp8 GEMMs: the nearest it runs is bf16 autocast,\n"
+              "        # slower than this fp8 plan's prediction (axo plan --precision bf16 prices it).\n";
+    }
     text += std::string("        with torch.autocast(device_type=\"cuda\", dtype=torch.") +
-            (spec.precision == Precision::bf16 ? "bfloat16" : "float16") + "):\n"
+            (spec.precision == Precision::fp16 ? "float16" : "bfloat16") + "):\n"
             "            loss = loss_fn(model(batch))\n";
   }
   text += "        loss.backward()\n"

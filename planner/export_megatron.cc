@@ -31,6 +31,10 @@
 // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
 // (megatron/core/transformer/transformer_block.py, without interleaving;
 // interleaved, its equal chunks where they divide the layers, else refused).
+// Precision fp8 is --bf16 with --fp8-format hybrid, --fp8-amax-history-len
+// and --fp8-amax-compute-algo (megatron/training/arguments.py; the values of
+// examples/llama/train_llama3_8b_h100_fp8.sh): Transformer Engine's fp8
+// linear layers over bf16 tensors, as axo prices them (model/cost_fp8.h).
 #include <string>
 
 #include "model/error.h"
@@ -179,12 +183,20 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
     text += flag("--attention-dropout 0.0");
     text += flag("--hidden-dropout 0.0");
   }
-  if (spec.precision == Precision::bf16) text += flag("--bf16");
+  if (spec.precision == Precision::bf16 || spec.precision == Precision::fp8) text += flag("--bf16");
   if (spec.precision == Precision::fp16) text += flag("--fp16");
-  if (c.data > 1) text += flag("--overlap-grad-reduce");
+  if (spec.precision == Precision::fp8) {
+    // Transformer Engine's delayed scaling as NVIDIA's recipes set it: E4M3
+    // forward, E5M2 gradients, the max amax of the last 1024 iterations.
+    text += flag("--fp8-format hybrid");
+    text += flag("--fp8-amax-history-len", 1024);
+    text += flag("--fp8-amax-compute-algo max");
+  }
+  // The gradient reduction and the distributed optimizer span data × context.
+  if (c.data * c.context > 1) text += flag("--overlap-grad-reduce");
   if (c.zero == 1) {
     text += flag("--use-distributed-optimizer");
-    if (c.data > 1) text += flag("--overlap-param-gather");
+    if (c.data * c.context > 1) text += flag("--overlap-param-gather");
     if (c.offload) text += flag("--optimizer-cpu-offload");
   }
   text += ")\n";

@@ -26,6 +26,12 @@
 // local_batch_size is the rank's whole step, B / (data·z); without one,
 // local_batch_size is the microbatch and torchtitan accumulates gradients over
 // global_batch_size / (local_batch_size · data · z) of them (torchtitan/train.py).
+// Precision fp8 is the float8 model converter ([model] converters, the
+// [float8] section: torchtitan/config/job_config.py Model.converters and
+// Float8) with tensorwise scaling and the output layer left out
+// (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) the
+// weights are all-gathered in float8 (enable_fsdp_float8_all_gather), which
+// moves half the bytes axo prices.
 #include <string>
 
 #include "model/error.h"
@@ -40,6 +46,23 @@ std::string key(const std::string& name, int64_t value) {
 }
 std::string key(const std::string& name, const std::string& value) {
   return name + " = \"" + value + "\"\n";
+}
+
+// fp8: the float8 converter on every linear layer but the output (LM head).
+std::string float8_sections(const ParallelConfig& c) {
+  std::string text = "\n# fp8 linear layers (torchao Float8Linear), tensorwise scaling; the LM head\n"
+                     "# stays bf16 as axo prices it.\n"
+                     "[model]\n"
+                     "converters = [\"float8\"]\n"
+                     "\n[float8]\n";
+  text += key("recipe_name", "tensorwise");
+  text += "filter_fqns = [\"output\"]\n";
+  if (c.z > 1) {
+    text += "# FSDP all-gathers the weights in float8: half the bytes axo prices.\n"
+            "enable_fsdp_float8_all_gather = true\n"
+            "precompute_float8_dynamic_scale_for_fsdp = true\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -132,7 +155,8 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
   text += key("global_batch_size", spec.global_batch);
   text += key("seq_len", spec.seq_len);
   text += key("mixed_precision_param",
-              spec.precision == Precision::bf16 ? "bfloat16" : "float32");
+              spec.precision == Precision::fp32 ? "float32" : "bfloat16");
+  if (spec.precision == Precision::fp8) text += float8_sections(c);
   if (async_tp) {
     text += "\n# Asynchronous tensor parallelism (the plan's overlap=on) needs torch.compile.\n"
             "[compile]\n"

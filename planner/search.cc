@@ -207,15 +207,15 @@ class Walk {
   }
 
   // Memory and the compute lower bound do not depend on the placement: one
-  // check for all of them.
+  // check for all of them. The bound comes first (it is cheaper); while
+  // nothing fits it prunes nothing, so the closest configuration is the same.
   void on_settings() {
-    const double memory = memory_per_device(space_.spec, config_, model_.machine().attention).total();
-    if (memory > capacity_) return keep_closest(memory);
     if (options_.prune && !could_rank(lower_bound())) {
       result_.pruned += placement_count_;
       return;
     }
-    memory_ = memory;
+    memory_ = memory_per_device(space_.spec, config_, model_.machine().attention);
+    if (memory_.total() > capacity_) return keep_closest(memory_.total());
     placement_level(0);
   }
 
@@ -258,9 +258,13 @@ class Walk {
   }
 
   void evaluate() {
-    const Breakdown b = model_.evaluate(config_);
+    if (options_.prune && options_.paced_bound && !could_rank(model_.paced_lower_bound(config_))) {
+      ++result_.pruned;
+      return;
+    }
+    const Breakdown b = model_.evaluate(config_, memory_);
     ++result_.evaluated;
-    if (options_.record_points) result_.points.push_back({b.iter_time, memory_});
+    if (options_.record_points) result_.points.push_back({b.iter_time, memory_.total()});
     const double key = options_.rank_by == RankBy::iteration
                            ? b.iter_time
                            : rank_key(options_.rank_by, model_, options_.gpus, config_, b.iter_time);
@@ -316,7 +320,7 @@ class Walk {
   std::vector<FieldValue> first_;  // grid_is_valid's scratch
   std::string first_rejection_;    // the first grid the model refused, and why
   int64_t placement_count_ = 0;    // placements per setting of the current grid
-  double memory_ = 0;              // bytes per GPU of the current setting (every placement's)
+  MemoryBreakdown memory_;         // bytes per GPU of the current setting (every placement's)
   ParallelConfig config_;
   TopRows top_;
   SearchResult result_;

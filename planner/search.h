@@ -3,7 +3,9 @@
 //
 // Branch and bound: a configuration whose compute time alone (a lower bound
 // on its iteration time) is slower than the slowest of the top K kept so far
-// cannot enter the top K, and is skipped with all its rank orders.
+// cannot enter the top K, and is skipped with all its rank orders; each rank
+// order left is skipped too when its compute and exposed tensor-parallel
+// communication (CostModel::paced_lower_bound) already are.
 //
 // The space is the field table's (model/config_fields.h), walked in its
 // nesting order: every factorization N = pipeline × data × context × z × y × x
@@ -64,6 +66,10 @@ struct SearchOptions {
   size_t top = 10;
   FixedFields fixed;  // fields held fixed (--fix)
   bool prune = true;  // branch and bound; off costs every configuration (for tests)
+  // With prune: also bound each rank order by its compute and tensor-parallel
+  // communication (CostModel::paced_lower_bound) before costing it. Off: the
+  // search as it was before that bound, for bench/plan_bench's comparison.
+  bool paced_bound = true;
   RankBy rank_by = RankBy::iteration;
   TokenBudget budget;           // for the rows' time to train
   bool fold = true;             // rows with equal numbers take one place (row_folding.h)

@@ -1,21 +1,10 @@
 // Failures and time to train, explained (see training_explain.h).
 #include "planner/training_explain.h"
 
-#include <cstdio>
-
 #include "model/byte_size.h"
+#include "planner/format.h"
 
 namespace axo {
-
-namespace {
-
-std::string format(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
-
-}  // namespace
 
 std::string training_estimate_text(const TrainingEstimate& e, int64_t gpus, const MachineProfile& machine) {
   const Goodput& g = e.goodput;

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "model/cost_fp8.h"
 #include "model/cost_model.h"
 #include "model/error.h"
 #include "model/presets.h"
@@ -151,7 +152,8 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.config = c.config;
       e.profile = machines.at(c.machine);
       e.profile.attention = c.attention;
-      e.why_not = CostModel(e.model, e.profile).check(e.config);
+      e.why_not = precision_problem(e.model.precision, e.profile);
+      if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);
     }
     entries.push_back(e);

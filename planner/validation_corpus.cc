@@ -131,17 +131,18 @@ int64_t tagged_count(const std::string& text, const std::string& key) {
 
 // What the model cannot express yet, in the row's own words; empty when it can.
 std::string unexpressible_reason(const Row& row) {
-  const std::string& precision = row["precision"];
   const std::string& other = row["other_parallel"];
-  if (contains(precision, "fp8") || contains(precision, "float8")) {
-    return "fp8 GEMMs (fp8 / float8 precision): axo prices bf16 only (issue 15)";
-  }
   if (contains(other, "SHARD_GRAD_OP")) {
     return "FSDP SHARD_GRAD_OP (ZeRO-2: whole weights, sharded gradients and optimizer): "
            "axo's z shards the weights too (zero=2 is issue 15)";
   }
   const std::string& recompute = row["recompute"];
   if (contains(recompute, "not stated")) return "recompute not stated ('" + recompute + "')";
+  if (row["name"].rfind("torchtitan", 0) == 0 && row.integer("PP") > 1) {
+    return "torchtitan's pipeline splits each rank's local batch of " + row["microbatch"] +
+           " sequences into microbatches the row does not state (pipeline_parallel_microbatches), "
+           "not one microbatch of " + row["microbatch"];
+  }
   if (contains(recompute, "per-layer")) {
     return "torchtitan per-layer selective checkpointing (every 2nd layer in full) is "
            "neither axo's selective nor full recompute";
@@ -166,7 +167,9 @@ TransformerSpec row_model(const Row& row, const Family& family) {
   }
   if (!row["kv_heads"].empty()) node["kv_heads"] = row.integer("kv_heads");
   if (!row["vocab"].empty()) node["vocab"] = row.integer("vocab");
-  node["precision"] = "bf16";
+  // fp8, float8 linears (torchtitan), amp_fp8 (llm-foundry with Transformer Engine): fp8 GEMMs.
+  const std::string& precision = row["precision"];
+  node["precision"] = contains(precision, "fp8") || contains(precision, "float8") ? "fp8" : "bf16";
   TransformerSpec spec = transformer_spec_from_yaml(node, row.where());
   validate(spec, row.where());
   return spec;
@@ -195,6 +198,9 @@ void set_config(const Row& row, CorpusCase& c) {
     c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
   }
   if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
+  if (contains(row["precision"], "fp8 FSDP all-gather")) {
+    c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
+  }
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
 }
 

@@ -3,7 +3,9 @@
 // machine axo would cost it with, or the reason axo cannot express it yet.
 //
 // Translation (README.md in configs/validation says why each rule holds):
-//   model     the row's shape columns + its family's architecture (public-runs.yaml)
+//   model     the row's shape columns + its family's architecture (public-runs.yaml);
+//             precision fp8 when the row's says fp8 or float8 (Transformer
+//             Engine, torchtitan's float8 linears), else bf16
 //   grid      Megatron/NeMo rows: data = DP, y = TP (x = z = 1), pipeline = PP,
 //             context = the CP the row states (DP counts replicas without it);
 //             FSDP rows (MosaicML FULL_SHARD, torchtitan FSDP2): z = DP, data = 1 —

@@ -9,15 +9,19 @@
 
 namespace axo {
 
+Plan plan_as_run(const Plan& plan, const MeasuredRun& run) {
+  Plan as_run = plan;
+  as_run.model.precision = run.precision;
+  if (run.seq > 0) as_run.model.seq_len = run.seq;
+  if (run.batch > 0) as_run.model.global_batch = run.batch;
+  if (run.microbatch > 0) as_run.config.microbatch = run.microbatch;
+  if (run.memory) as_run.config.offload = run.memory->offload;
+  return as_run;
+}
+
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run) {
-  TransformerSpec spec = plan.model;
-  ParallelConfig config = plan.config;
-  spec.precision = run.precision;
-  if (run.seq > 0) spec.seq_len = run.seq;
-  if (run.batch > 0) spec.global_batch = run.batch;
-  if (run.microbatch > 0) config.microbatch = run.microbatch;
-  if (run.memory) config.offload = run.memory->offload;
-  return memory_per_device(spec, config);
+  const Plan as_run = plan_as_run(plan, run);
+  return memory_per_device(as_run.model, as_run.config);
 }
 
 std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured) {

@@ -22,6 +22,9 @@ struct MemoryRow {
   std::optional<double> error_pct;
 };
 
+// The plan as the run trained it: its batch, microbatch, sequence length
+// (where run.json gives them), offload and precision (run.json's, fp32 where absent).
+Plan plan_as_run(const Plan& plan, const MeasuredRun& run);
 // The memory model for what the run trained: the plan's model and grid with
 // the run's batch, microbatch, sequence length (where run.json gives them)
 // offload and precision (fp32 where run.json does not say).

@@ -26,11 +26,11 @@ tail -n 1 "$out/calibrate.log"
 
 # The top plans, offload off: on CPU an offloaded twin costs within a percent of
 # its plan, and would crowd distinct grids out of the top 5.
-$axo plan --model "$model" --gpus 4 --machine "$out/machine.yaml" --fix offload=off,zero=0,context=1 --top "$plans" \
+$axo plan --model "$model" --gpus 4 --machine "$out/machine.yaml" --fix offload=off --top "$plans" \
   --csv "$out/plans.csv" | sed -n "1,$((plans + 2))p"
 # Plan ranked k of the top 30: plan-k.yaml, trained into run-k.json.
 train_plan() {
-  $axo plan --model "$model" --gpus 4 --machine "$out/machine.yaml" --fix offload=off,zero=0,context=1 --top 30 --rank "$1" \
+  $axo plan --model "$model" --gpus 4 --machine "$out/machine.yaml" --fix offload=off --top 30 --rank "$1" \
     --out "$out/plan-$1.yaml" > /dev/null
   mpirun --oversubscribe -np 4 $axo train --plan "$out/plan-$1.yaml" --data "$out/fortunes_train_*.bin" \
     --steps "$steps" --run "$out/run-$1.json" > "$out/train-$1.log"

@@ -9,6 +9,7 @@
 
 #include "model/error.h"
 #include "model/atomic_file.h"
+#include "model/cost_fp8.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "planner/explain.h"
@@ -26,6 +27,7 @@ namespace {
 
 struct PlanOptions {
   std::string model, machine, fix, csv, json, out, emit, emit_out, svg, rank_by = "iteration";
+  std::string precision;  // empty: the model's
   TokenBudget budget;  // --tokens, --gpu-hour-price
   int64_t gpus = 0, batch = 0, seq = 0;
   size_t top = 10;
@@ -45,6 +47,7 @@ TransformerSpec load_spec(const PlanOptions& o) {
   TransformerSpec spec = load_model(o.model);
   if (o.batch > 0) spec.global_batch = o.batch;
   if (o.seq > 0) spec.seq_len = o.seq;
+  if (!o.precision.empty()) spec.precision = parse_precision(o.precision, "--precision");
   if (spec.global_batch == 0) {
     throw InputError(o.model + ": no global batch size in the model file; pass --batch");
   }
@@ -74,9 +77,10 @@ SearchOptions search_options(const PlanOptions& o) {
 
 void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
                    const SearchResult& result) {
-  std::fprintf(report, "%s (%s parameters) on %lld x %s: %lld configurations over %lld grids, "
+  std::fprintf(report, "%s (%s parameters, %s) on %lld x %s: %lld configurations over %lld grids, "
                "%lld evaluated and %lld bounded out, in %.3f s\n",
                model.spec().name.c_str(), parameter_count_text(model.spec().parameter_count()).c_str(),
+               to_string(model.spec().precision),
                (long long)o.gpus, model.machine().name.c_str(),
                (long long)(result.evaluated + result.pruned), (long long)result.grids,
                (long long)result.evaluated, (long long)result.pruned, result.seconds);
@@ -116,6 +120,7 @@ void write_tables(const PlanOptions& o, const CostModel& model, const SearchResu
   nlohmann::ordered_json j;
   j["model"] = model.spec().name;
   j["machine"] = model.machine().name;
+  j["precision"] = to_string(model.spec().precision);
   j["gpus"] = o.gpus;
   j["evaluated"] = result.evaluated;
   j["search_seconds"] = result.seconds;
@@ -221,6 +226,9 @@ void run_plan(const PlanOptions& o) {
 
   const TransformerSpec spec = load_spec(o);
   const MachineProfile machine = load_machine(o.machine);
+  if (const std::string problem = precision_problem(spec.precision, machine); !problem.empty()) {
+    throw InputError((o.precision.empty() ? o.model + ": " : "--precision: ") + problem);
+  }
   const CostModel model(spec, machine);
   const SearchOptions options = search_options(o);
   SearchResult result = search(model, options);
@@ -260,6 +268,9 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--machine", options->machine, "Machine preset name or profile file")->required();
   plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")->check(CLI::PositiveNumber);
   plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(CLI::PositiveNumber);
+  plan->add_option("--precision", options->precision,
+                   "Training precision: fp8 (Transformer Engine's fp8 GEMMs over bf16 tensors; the machine "
+                   "needs peak_tflops.fp8), bf16, fp16 or fp32 (default: the model's)");
   plan->add_option("--top", options->top, "How many configurations to keep")->check(CLI::PositiveNumber);
   plan->add_option("--fix", options->fix, fix_help());
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");

@@ -7,10 +7,14 @@
 // the plans are costed again on that profile (a refined one, say) instead
 // of using the predictions stored in them.
 #include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "model/cost_model.h"
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/json_text.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "planner/export.h"
@@ -20,6 +24,7 @@
 #include "report/iteration_scatter_plot.h"
 #include "report/memory_comparison.h"
 #include "report/run_set.h"
+#include "report/stage_comparison.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
@@ -58,6 +63,24 @@ void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
               path.c_str(), (long long)run.node_ranks, (long long)run.node_cores);
 }
 
+// A plan with stages: predicted against measured stage by stage (stage_comparison.h).
+void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& run) {
+  std::optional<MachineProfile> machine;
+  try {
+    machine = load_machine(o.machine.empty() ? plan.machine : o.machine);
+  } catch (const std::exception&) {
+    machine.reset();  // the table says the ends are left out
+  }
+  std::ifstream in(o.runs[0], std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json root = parse_json_text(text.str(), o.runs[0]);
+  const StageComparison stages =
+      compare_stages(plan, run, measured_stages(root, o.runs[0], plan.config.pipeline), machine);
+  std::printf("\nPer pipeline stage: compute + tp_comm seconds per iteration, and the device memory of its fullest rank:\n");
+  std::fputs(stage_comparison_table(stages).c_str(), stdout);
+}
+
 void report_one(const ReportOptions& o) {
   const Plan plan = read_predicted_plan(o.plans[0], o.machine);
   const MeasuredRun run = read_run_file(o.runs[0]);
@@ -73,6 +96,7 @@ void report_one(const ReportOptions& o) {
                 run.memory->rank, run.memory->offload ? ", with offload" : "");
     std::fputs(memory_comparison_table(compare_memory(predicted_memory(plan, run), *run.memory)).c_str(), stdout);
   }
+  if (plan.config.pipeline > 1) print_stages(o, plan, run);
   if (!o.csv.empty()) {
     write_comparison_csv(comparison, o.csv);
     std::printf("Wrote %s\n", o.csv.c_str());

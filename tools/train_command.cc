@@ -89,18 +89,27 @@ void check_same_model(const TransformerSpec& given, const std::string& model_opt
                    "): give the plan alone, or a plan of this model");
 }
 
-// --precision if given; else the plan's (or model's) precision where the CPU
-// backend trains in it (fp32, bf16), else fp32 with a note on rank 0.
-Precision training_precision(const std::string& option, const TransformerSpec& spec, bool leader) {
-  if (option == "fp32") return Precision::fp32;
-  if (option == "bf16") return Precision::bf16;
+// The precision asked for: --precision if given, else the plan's (or model's).
+Precision requested_precision(const std::string& option, const TransformerSpec& spec) {
+  if (option.empty()) return spec.precision;
   if (option == "fp16") {
     throw InputError("--precision fp16: the CPU backend trains in fp32 or bf16 (fp16 needs loss scaling, not "
                      "implemented yet)");
   }
-  if (spec.precision != Precision::fp16) return spec.precision;
-  if (leader) std::cout << "note: " << spec.name << " is planned in fp16, which the CPU backend does not train in; training in fp32\n";
-  return Precision::fp32;
+  return parse_precision(option, "--precision");
+}
+
+// What the CPU executor trains `requested` in: fp32 and bf16 as they are; fp8 in bf16 (its
+// tensors are bf16, only its GEMMs would be fp8: model/cost_fp8.h) and a plan's fp16 in fp32,
+// each with a note on rank 0 (issue 17: the log and run.json say so too).
+Precision training_precision(Precision requested, const std::string& name, bool leader) {
+  if (requested == Precision::fp32 || requested == Precision::bf16) return requested;
+  const Precision trained = requested == Precision::fp8 ? Precision::bf16 : Precision::fp32;
+  if (leader) {
+    std::cout << "note: " << name << " is planned in " << to_string(requested) << ", which the CPU executor does "
+              << "not train in; training in " << to_string(trained) << "\n";
+  }
+  return trained;
 }
 
 void run(TrainArguments& a) {
@@ -131,7 +140,9 @@ void run(TrainArguments& a) {
     throw InputError("--model or --plan is required");
   }
   if (a.offload) a.options.grid.offload = true;
-  a.options.precision = training_precision(a.precision, spec, world.rank() == 0);
+  const Precision requested = requested_precision(a.precision, spec);
+  a.options.precision = training_precision(requested, spec.name, world.rank() == 0);
+  if (requested != a.options.precision) a.options.planned_precision = requested;
   a.options.loss_scaling = a.loss_scale == "dynamic";
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
@@ -189,9 +200,9 @@ void add_train_command(CLI::App& app) {
                "offload does (default: the plan's offload)");
   cmd->add_option("--precision", a->precision,
                   "fp32, or bf16 (mixed precision: bf16 GEMM operands with fp32 accumulation, activations kept in "
-                  "bf16; fp32 weights, gradients and optimizer); default: the plan's or model's where the CPU "
-                  "backend has it, else fp32")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+                  "bf16; fp32 weights, gradients and optimizer), or fp8 (trained in bf16, with a note); default: "
+                  "the plan's or model's (fp8 in bf16, fp16 in fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}));
   cmd->add_option("--loss-scale", a->loss_scale,
                   "dynamic: scale the loss (from 2^16), skip a step whose gradients overflow on any rank and halve "
                   "the scale, double it after 1000 clean steps; none (default)")

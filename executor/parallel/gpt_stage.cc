@@ -15,7 +15,7 @@ namespace axo {
 struct GptStage::LayerActs {
   float *ln1, *ln1_mean, *ln1_rstd;  // [mr, Cx], [mr], [mr]
   float* ln1_rows;                   // [m, Cx]: ln1 gathered over Y (sequence parallelism; else ln1)
-  float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T]
+  float *qkv, *atty, *att;           // [m, 3Cy], [m, Cy], [Bz, NHy, T, T] (ring attention: its lse [Bz, NHy, T])
   float *attproj, *residual2;        // [mr, Cx]
   float *ln2, *ln2_mean, *ln2_rstd;  // [mr, Cx], [mr], [mr]
   float* ln2_rows;                   // [m, Cx]: like ln1_rows
@@ -26,7 +26,9 @@ struct GptStage::LayerActs {
 struct GptStage::Acts {
   float* input;  // [mr, Cx]: the chunk's input (the embedding in the model's first chunk); first, so a stash of it alone is a prefix
   std::vector<LayerActs> layers;
-  float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;  // the model's last chunk: [mr, Cx], [mr], [mr], [mr, Vp], [mr, Vp]
+  float *lnf, *lnf_mean, *lnf_rstd;  // the model's last chunk: [mr, Cx], [mr], [mr]
+  float* lnf_rows;                    // [m, Cx]: lnf gathered over Y (sequence parallelism; else lnf)
+  float *logits, *probs;              // [m, R]: this Y rank's vocabulary slice (vocab_parallel_head.h)
   float* output() const { return layers.back().residual3; }
 };
 
@@ -57,10 +59,11 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView
       grads_(workspace_.get_allocator()),
       attention_scratch_(workspace_.get_allocator()),
       scores_(workspace_.get_allocator()),
-      rolling_(workspace_.get_allocator()) {
+      rolling_(workspace_.get_allocator()),
+      head_(layout.shape(), grid, times, memory, precision) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
-  C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y, Vp_ = g.padded_vocab, V_ = g.vocab;
+  C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y;
   auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
     return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
                                       linear_scratch_, precision);
@@ -76,13 +79,16 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView
       linears_.push_back(std::move(ll));
     }
   }
+  if (c.context > 1) ring_ = std::make_unique<ContextRingAttention>(grid.context(), times, memory);
 }
 
 void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch,
                          double loss_scale) {
   const int64_t Gz = grid_.config().z;
-  inputs_.assign(inputs, inputs + sequences * T);
-  targets_.assign(targets, targets + sequences * T);
+  chunks_ = ContextChunks(grid_.config().context, grid_.coords().context, T);
+  inputs_ = chunks_.select(inputs, sequences);
+  targets_ = chunks_.select(targets, sequences);
+  T = chunks_.local_length();
   T_ = T, microbatch_ = microbatch, microbatches_ = sequences / microbatch;
   Bz_ = microbatch / Gz, rows_ = Bz_ * T;
   const int64_t Gy = grid_.config().y;
@@ -101,14 +107,15 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
     workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
     rolling_.assign(rolls() ? size_t(rolling_size()) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
-    attention_scratch_.assign(size_t(Bz_ * NHy_ * T * T), 0.0f);
+    attention_scratch_.assign(ring_ ? 0 : size_t(Bz_ * NHy_ * T * T), 0.0f);
     // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
-    scores_.assign(recompute_ == Recompute::selective ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
+    scores_.assign(recompute_ == Recompute::selective && !ring_ ? size_t(Bz_ * NHy_ * T * T) : 0, 0.0f);
   }
+  if (ring_) ring_->set_shape(chunks_, Bz_, Cy_, NHy_);
 }
 
-const int* GptStage::tokens(const std::vector<int>& all, int64_t microbatch) const {
-  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_ + first_row_;
+const int* GptStage::all_tokens(const std::vector<int>& all, int64_t microbatch) const {
+  return all.data() + (microbatch * microbatch_ + grid_.coords().z * Bz_) * T_;
 }
 
 void GptStage::gather_rows(float* all_rows, const float* mine) {
@@ -135,7 +142,7 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   Acts a{};
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), recompute_ != Recompute::selective);
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), keeps_probabilities());
   if (model_last(chunk)) carve_head(a, std::ref(take));
   if (size) *size = take.used;
   return a;
@@ -143,7 +150,9 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
 
 void GptStage::carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const {
   const int64_t mr = stream_rows_;
-  take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr), take(a.logits, mr * Vp_), take(a.probs, mr * Vp_);
+  take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr);
+  sequence_parallel_ ? take(a.lnf_rows, rows_ * Cx_) : void(a.lnf_rows = a.lnf);
+  take(a.logits, rows_ * head_.rows()), take(a.probs, rows_ * head_.rows());
 }
 
 void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const {
@@ -151,7 +160,7 @@ void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64
   take(l.ln1, mr * Cx_), take(l.ln1_mean, mr), take(l.ln1_rstd, mr);
   take(l.qkv, m * 3 * Cy_), take(l.atty, m * Cy_);
   if (scores) {
-    take(l.att, Bz_ * NHy_ * T_ * T_);
+    take(l.att, ring_ ? Bz_ * NHy_ * T_ : Bz_ * NHy_ * T_ * T_);
   } else {
     l.att = recompute_ == Recompute::selective ? scores_.data() : nullptr;
   }
@@ -180,7 +189,10 @@ GptStage::Gradients GptStage::carve_gradients(float* base, int64_t chunk, int64_
   g.acts.layers.assign(size_t(layout_.chunks()[size_t(chunk)].count()), layer);
   for (size_t i = 0; i < g.acts.layers.size(); ++i) g.acts.layers[i].residual3 = g.stream[i % 2];
   g.acts.input = g.stream[1];
-  if (model_last(chunk)) take(g.acts.lnf, mr * Cx_), take(g.acts.logits, mr * Vp_);
+  if (model_last(chunk)) {
+    take(g.acts.lnf, mr * Cx_), take(g.acts.logits, rows_ * head_.rows());
+    sequence_parallel_ ? take(g.acts.lnf_rows, rows_ * Cx_) : void(g.acts.lnf_rows = g.acts.lnf);
+  }
   if (size) *size = take.used;
   return g;
 }
@@ -214,12 +226,8 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
     a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(keep)), chunk);
   }
   if (model_first(chunk)) {
-    const ShardView wte = params_.weight(GptTensor::wte), wpe = params_.weight(GptTensor::wpe);
-    timed(times_.ops.embedding, [&] {
-      const int* ids = tokens(inputs_, microbatch);
-      if (wte.f32) cpu::embedding_forward_rows(a.input, ids, wte.f32, wpe.f32, mr, first_row_, T_, Cx_);
-      if (wte.bf16) cpu::embedding_forward_rows(a.input, ids, wte.bf16, wpe.bf16, mr, first_row_, T_, Cx_);
-    });
+    head_.embed(a.input, all_tokens(inputs_, microbatch), params_.weight(GptTensor::wte), params_.weight(GptTensor::wpe),
+                rows_, first_row_, chunks_);
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
@@ -229,11 +237,7 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
     if (rolls()) keep_region(stash, a, Region::layer, i);
   });
   if (model_last(chunk)) {
-    float loss = 0;
-    timed(times_.ops.loss, [&] {
-      loss = cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), mr, V_, Vp_);
-    });
-    loss_sum_ += double(loss) * double(mr);
+    loss_sum_ += head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, mr);
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
@@ -257,7 +261,11 @@ void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(s
     if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
     w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
-    timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    if (ring_) {
+      ring_->forward(x.atty, x.att, x.qkv);
+    } else {
+      timed(times_.ops.attention, [&] { cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_); });
+    }
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
     norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, F(GptTensor::ln2w), F(GptTensor::ln2b), mr, Cx_);
@@ -271,28 +279,16 @@ void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(s
     if (layer_done) layer_done(i);
   }
   if (!model_last(chunk)) return;
-  const ShardView wte = params_.weight(GptTensor::wte);
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), params_.fp32(GptTensor::lnfw),
                 params_.fp32(GptTensor::lnfb), mr, Cx_);
-  // logits[mr, Vp] = Σ over X of lnf[mr, Cx] · wte[Vp, Cx]ᵀ
-  timed(times_.ops.gemm, [&] { gemm_weights(precision_, false, true, mr, Vp_, Cx_, a.lnf, Cx_, wte, Cx_, 0.0f, a.logits, Vp_); });
-  if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(a.logits, size_t(mr * Vp_)); });
+  head_.logits(a.logits, a.lnf_rows, a.lnf, params_.weight(GptTensor::wte), m);
 }
 
 void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
   const int64_t m = stream_rows_;
-  const ShardView wte = params_.weight(GptTensor::wte);
-  const ShardGrad dwte = params_.gradient(GptTensor::wte);
-  timed(times_.ops.loss, [&] {
-    cpu::cross_entropy_backward(d.logits, a.probs, tokens(targets_, microbatch), m, V_, Vp_);
-    // cross_entropy_backward divides by this rank's m rows; the loss is the global batch's mean.
-    const float scale = float(loss_scale_ * double(m));
-    for (int64_t i = 0; i < m * Vp_; ++i) d.logits[i] *= scale;
-  });
-  timed(times_.ops.gemm, [&] {
-    gemm_weights(precision_, false, false, m, Cx_, Vp_, d.logits, Vp_, wte, Cx_, 0.0f, d.lnf, Cx_);
-    gemm_gradient(precision_, true, false, Vp_, Cx_, m, d.logits, Vp_, a.lnf, Cx_, dwte, Cx_);
-  });
+  // Each token's loss gradient is scaled by 1 / (the global batch's tokens).
+  head_.backward(d.lnf, d.lnf_rows, d.logits, params_.gradient(GptTensor::wte), a.probs,
+                 all_tokens(targets_, microbatch), a.lnf_rows, params_.weight(GptTensor::wte), rows_, loss_scale_);
   norm_.backward(d.output(), params_.fp32_gradient(GptTensor::lnfw), params_.fp32_gradient(GptTensor::lnfb), d.lnf,
                  a.output(), params_.fp32(GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
   params_.commit();
@@ -311,9 +307,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     stash.restore(a.input);
     forward_layers(a, chunk);
     if (model_last(chunk)) {
-      timed(times_.ops.loss, [&] {
-        cpu::cross_entropy_forward(a.probs, a.logits, tokens(targets_, microbatch), stream_rows_, V_, Vp_);
-      });
+      head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
     }
   } else if (rolls()) {
     // The kept activations widened for backward's fp32 ops: the input, the head, the top layer (the rest below).
@@ -355,12 +349,8 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
   }
   if (model_first(chunk)) {
-    timed(times_.ops.embedding, [&] {
-      const ShardGrad dwte = params_.gradient(GptTensor::wte), dwpe = params_.gradient(GptTensor::wpe);
-      const int* ids = tokens(inputs_, microbatch);
-      if (dwte.f32) cpu::embedding_backward_rows(dwte.f32, dwpe.f32, d.input, ids, m, first_row_, T_, Cx_);
-      if (dwte.bf16) cpu::embedding_backward_rows(dwte.bf16, dwpe.bf16, d.input, ids, m, first_row_, T_, Cx_);
-    });
+    head_.embed_backward(params_.gradient(GptTensor::wte), params_.gradient(GptTensor::wpe), d.input,
+                         all_tokens(inputs_, microbatch), rows_, first_row_, chunks_);
     if (final && on_final_) on_final_(-1);
   } else {
     std::copy_n(d.input, m * Cx_, dinput);
@@ -390,13 +380,17 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
                       P(GptTensor::attprojw), m);
-  timed(times_.ops.attention, [&] {
-    // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
-    // atty comes out as it was, and attproj's backward has already read it.
-    if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
-    std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
-    cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
-  });
+  if (ring_) {
+    ring_->backward(d.qkv, d.atty, x.qkv, x.atty, x.att);  // the ring recomputes each block's probabilities
+  } else {
+    timed(times_.ops.attention, [&] {
+      // Selective recompute (Korthikanti et al. 2022): the probabilities again from the stashed q, k, v;
+      // atty comes out as it was, and attproj's backward has already read it.
+      if (recompute_ == Recompute::selective) cpu::attention_forward(x.atty, x.att, x.qkv, Bz_, T_, Cy_, NHy_);
+      std::fill(attention_scratch_.begin(), attention_scratch_.end(), 0.0f);
+      cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
+    });
+  }
   if (below) below->fcproj->prefetch(params_.weight(GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
   norm_.backward(din, FG(GptTensor::ln1w), FG(GptTensor::ln1b), d.ln1, in, F(GptTensor::ln1w), x.ln1_mean,
@@ -437,7 +431,7 @@ int64_t GptStage::region_size(Region region) const {
   if (region == Region::input || region == Region::output) return stream_rows_ * Cx_;
   if (region == Region::layer) {
     LayerActs l{};
-    carve_layer(l, count, recompute_ != Recompute::selective);
+    carve_layer(l, count, keeps_probabilities());
   } else {
     Acts a{};
     carve_head(a, count);
@@ -456,7 +450,7 @@ GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
   Acts a{};
   a.input = rolling_.data();
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (LayerActs& l : a.layers) carve_layer(l, Taker{slots}, recompute_ != Recompute::selective);
+  for (LayerActs& l : a.layers) carve_layer(l, Taker{slots}, keeps_probabilities());
   if (model_last(chunk)) carve_head(a, Taker{slots + layer});
   return a;
 }

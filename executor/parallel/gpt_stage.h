@@ -9,9 +9,10 @@
 //   residual stream, LayerNorms, attproj and fcproj outputs   [m, Cx]  (replicated over Y)
 //   qkv [m, 3Cy] (this Y rank's heads' q, k, v), attention out [m, Cy],
 //   fc and GELU [m, 4Cy]                                       (replicated over X)
-//   logits, probabilities [m, Vp]                              (replicated over X and Y)
-// The LM head computes logits from its X slice of the channels and
-// all-reduces them over X.
+//   logits, probabilities [m, V'/Gy]                           (replicated over X)
+// The embedding, the LM head and the loss are vocabulary-parallel over Y
+// (vocab_parallel_head.h): the logits of this Y rank's slice of the
+// vocabulary, from its X slice of the channels, all-reduced over X.
 //
 // Recompute: none stashes every activation above per microbatch in flight;
 // selective stashes all but the attention probabilities [Bz, NHy, T, T] and
@@ -31,6 +32,13 @@
 // the plain layers all-gather their input's rows (kept for backward as
 // ln1_rows, ln2_rows) and the transposed layers reduce-scatter their output
 // rows (linear_4d.h).
+//
+// With context parallelism (c > 1) each sequence's T above is the rank's
+// T/c tokens, two of its 2·c chunks (context_chunks.h): the embedding takes
+// their global positions, attention is ring attention over the context
+// group (ring_attention.h), which keeps each row's log-sum-exp
+// [Bz, NHy, T/c] in the probabilities' place, and the loss covers the
+// rank's tokens (ParallelGpt sums it over the context group with the rest).
 #pragma once
 
 #include <cstdint>
@@ -41,11 +49,14 @@
 #include <vector>
 
 #include "executor/parallel/activation_stash.h"
+#include "executor/parallel/context_chunks.h"
 #include "executor/parallel/linear_4d.h"
 #include "executor/parallel/pipeline_schedule.h"
+#include "executor/parallel/ring_attention.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/sharded_layernorm.h"
 #include "executor/parallel/stage_parameters.h"
+#include "executor/parallel/vocab_parallel_head.h"
 #include "model/parallel_config.h"
 
 namespace axo {
@@ -98,6 +109,9 @@ class GptStage : public PipelineStage {
   // One layer's views, taken in order by `take` (both carves); the attention
   // probabilities only with `scores` (else selective recompute's buffer, or none).
   void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
+  // Whether a layer's stash holds its att: the probabilities (unless selective recompute rebuilds
+  // them), or with the ring each row's log-sum-exp.
+  bool keeps_probabilities() const { return ring_ != nullptr || recompute_ != Recompute::selective; }
   // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
   void forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done = {});
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
@@ -105,7 +119,8 @@ class GptStage : public PipelineStage {
                       const float* in, float* din);
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
-  const int* tokens(const std::vector<int>& all, int64_t microbatch) const;
+  // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
+  const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
   // bf16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
   bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
   Acts carve_rolling(int64_t chunk);
@@ -128,12 +143,14 @@ class GptStage : public PipelineStage {
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);
   bool sequence_parallel_;
-  int64_t C_, Cx_, Cy_, NHy_, Vp_, V_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;
+  int64_t C_, Cx_, Cy_, NHy_, T_ = 0, Bz_ = 0, microbatch_ = 0, microbatches_ = 0;  // T_: this rank's tokens of a sequence
   int64_t rows_ = 0;         // m: the microbatch's rows on this Z rank
   int64_t stream_rows_ = 0;  // mr: the residual stream's rows here (m/Gy with sequence parallelism)
   int64_t first_row_ = 0;    // of the stream's rows within the m
   double loss_scale_ = 1, loss_sum_ = 0;
-  std::vector<int> inputs_, targets_;
+  std::vector<int> inputs_, targets_;  // this rank's tokens of the batch, [sequences, T_]
+  ContextChunks chunks_;
+  std::unique_ptr<ContextRingAttention> ring_;  // with context > 1
   Linear4dScratch linear_scratch_;
   std::vector<LayerLinears> linears_;       // the chunks' layers, in order
   std::vector<size_t> first_linear_;        // index in linears_ of each chunk's first layer
@@ -145,6 +162,7 @@ class GptStage : public PipelineStage {
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
   DeviceFloats rolling_;  // bf16: the rolling fp32 views
+  VocabParallelHead head_;
   std::function<void(int64_t)> on_final_;
 };
 

@@ -34,19 +34,33 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   if (options.precision != Precision::fp32 && options.precision != Precision::bf16) {
     throw InputError(std::string("precision ") + to_string(options.precision) + ": the CPU executor trains in fp32 or bf16");
   }
+  const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
+  if (shards && bf16()) {
+    throw InputError("zero " + std::to_string(c.zero) + " with precision bf16 over " + std::to_string(c.data * c.context) +
+                     " data x context ranks: the executor's sharded optimizer keeps fp32 weights only; train bf16 "
+                     "with zero 0, or zero " + std::to_string(c.zero) + " with --precision fp32");
+  }
   if (bf16()) {
     parameters16_.assign(n, cpu::bfloat16{}), gradients16_.assign(n, cpu::bfloat16{});
   } else {
     parameters_.assign(n, 0.0f), gradients_.assign(n, 0.0f);
   }
-  m_.assign(n, 0.0f);
-  v_.assign(n, 0.0f);
-  if (offload() || bf16()) master_.assign(n, 0.0f);
-  if (offload()) host_gradients_.assign(n, 0.0f);
   const ShardView weights = bf16() ? ShardView(parameters16_.data()) : ShardView(parameters_.data());
   const ShardGrad gradients = bf16() ? ShardGrad(gradients16_.data()) : ShardGrad(gradients_.data());
   stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap, options.recompute, times_,
                                       device_, options.precision);
+  if (shards) {
+    GridCoords owner = grid.coords();
+    owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once
+    owner_layout_ = std::make_unique<ShardLayout>(shape, c, owner, split_);
+    zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, parameters_.data(), gradients_.data(),
+                                            device_, host_, times_, options.optimizer_threads);
+    return;
+  }
+  m_.assign(n, 0.0f);
+  v_.assign(n, 0.0f);
+  if (offload() || bf16()) master_.assign(n, 0.0f);
+  if (offload()) host_gradients_.assign(n, 0.0f);
 }
 
 void ParallelGpt::load(const std::vector<float>& full) {
@@ -54,6 +68,7 @@ void ParallelGpt::load(const std::vector<float>& full) {
     throw std::invalid_argument("ParallelGpt::load: not a full parameter vector of this model");
   }
   if (!bf16()) layout_->scatter(full.data(), parameters_.data());
+  if (zero_) return zero_->load_master();
   if (offload() || bf16()) layout_->scatter(full.data(), master_.data());
   if (bf16()) cpu::to_bfloat16(master_.data(), parameters16_.data(), int64_t(master_.size()));
 }
@@ -63,8 +78,28 @@ void ParallelGpt::load_moments(const std::vector<float>& full_m, const std::vect
   if (full_m.size() != count || full_v.size() != count) {
     throw std::invalid_argument("ParallelGpt::load_moments: not full vectors of this model");
   }
+  if (zero_) {
+    std::vector<float> local_m(size_t(layout_->size()), 0.0f), local_v(local_m.size(), 0.0f);
+    layout_->scatter(full_m.data(), local_m.data());
+    layout_->scatter(full_v.data(), local_v.data());
+    return zero_->load_moments(local_m.data(), local_v.data());
+  }
   layout_->scatter(full_m.data(), m_.data());
   layout_->scatter(full_v.data(), v_.data());
+}
+
+std::vector<float> ParallelGpt::gathered_first_moment() const {
+  return zero_ ? gather(zero_->local_first_moment().data()) : gather(m_.data());
+}
+
+std::vector<float> ParallelGpt::gathered_second_moment() const {
+  return zero_ ? gather(zero_->local_second_moment().data()) : gather(v_.data());
+}
+
+std::vector<float> ParallelGpt::gathered_gradients() const {
+  if (zero_) return gather(zero_->local_gradients().data());
+  if (offload()) return gather(host_gradients_.data());
+  return gather_gradients();
 }
 
 std::vector<float> ParallelGpt::gather(const float* local) const {
@@ -118,7 +153,11 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
     for (size_t k = 0; k < buckets.size(); ++k) {
       const GradientBucket& b = buckets[k];
       if (b.layer != layer) continue;
-      Communicator& group = b.group == GradientGroup::data         ? grid_.data()
+      if (zero_) {
+        zero_->start_bucket(k);
+        continue;
+      }
+      Communicator& group = b.group == GradientGroup::data         ? grid_.data_and_context()
                             : b.group == GradientGroup::z_and_data ? grid_.z_and_data()
                                                                    : grid_.y_z_and_data();
       RequestPtr request;
@@ -131,6 +170,12 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
     }
   });
   run_pipeline(*stage_, grid_, sequences / microbatch, options_.schedule, times_, device_);
+  if (zero_) {
+    zero_->finish_reduction();
+    double loss = 0;
+    timed(times_.optimizer, [&] { loss = global_loss(tokens); });
+    return loss;
+  }
   // The tied embedding's gradient is complete only after the reduction below; its buckets go down last.
   Communicator* embedding = grid_.embedding();
   auto holds_tied = [&](const GradientBucket& b) {
@@ -177,6 +222,7 @@ double ParallelGpt::evaluate(const int* inputs, const int* targets, int64_t sequ
 }
 
 double ParallelGpt::clip_gradients(double max_norm) {
+  if (zero_) return zero_->clip_gradients(max_norm);
   double norm = 0;
   timed(times_.optimizer, [&] {
     double local = 0;
@@ -207,6 +253,7 @@ void ParallelGpt::adamw_range(int64_t begin, int64_t end, const float* gradients
 }
 
 void ParallelGpt::adamw(long step, double lr, double weight_decay) {
+  if (zero_) return zero_->adamw(step, lr, weight_decay);
   if (bf16() && !offload()) return adamw_bf16(step, lr, weight_decay);
   if (!offload()) return adamw_range(0, layout_->size(), gradients_.data(), step, lr, weight_decay);
   // Bucket by bucket on the host, each bucket's weights going back up as it is done.

@@ -25,6 +25,11 @@
 // (each bucket widened, reduced, rounded back); AdamW updates the fp32
 // masters, and the weights are their rounding to bf16
 // (parallel_gpt_precision.cc).
+// (ZeRO with bf16 is refused: the sharded optimizer keeps fp32 weights only.)
+//
+// With the plan's `zero` at 1 or 2 and data > 1, the gradients are
+// reduce-scattered and the optimizer state sharded over the data ranks
+// (zero_optimizer.h); with one data rank, zero changes nothing.
 //
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.
@@ -41,6 +46,7 @@
 #include "executor/parallel/pipeline_schedule.h"
 #include "executor/parallel/process_grid.h"
 #include "executor/parallel/shard_layout.h"
+#include "executor/parallel/zero_optimizer.h"
 
 namespace axo {
 
@@ -74,13 +80,15 @@ class ParallelGpt {
   bool bf16() const { return options_.precision == Precision::bf16; }
   const DeviceBf16& bf16_parameters() const { return parameters16_; }
   const DeviceBf16& bf16_gradients() const { return gradients16_; }
-  // The fp32 weights AdamW updates: the parameters in fp32 without offload, else the master weights.
-  const DeviceFloats& master_weights() const { return offload() || bf16() ? master_ : parameters_; }
+  // The fp32 weights AdamW updates: the parameters in fp32 (with zero, or without offload), else the master weights.
+  const DeviceFloats& master_weights() const { return !zero_ && (offload() || bf16()) ? master_ : parameters_; }
   // The full gradient vector (llm.c layout) on every rank, widened from bf16 in bf16 (collective).
   std::vector<float> gather_gradients() const;
-  // Adam's first and second moments (local like the parameters; in host memory with offload).
-  const DeviceFloats& first_moment() const { return m_; }
-  const DeviceFloats& second_moment() const { return v_; }
+  // Adam's first and second moments, full vectors (llm.c layout) on every rank.
+  std::vector<float> gathered_first_moment() const;
+  std::vector<float> gathered_second_moment() const;
+  // The gradient the optimizer steps with, a full vector on every rank.
+  std::vector<float> gathered_gradients() const;
   PhaseTimes& times() { return times_; }
   const DeviceMemory& device_memory() const { return device_; }
   const DeviceMemory& host_memory() const { return host_; }
@@ -142,6 +150,9 @@ class ParallelGpt {
   DeviceFloats bucket_gradients_;            // bf16 without offload: one bucket's gradients widened for AdamW
   PhaseTimes times_;
   std::unique_ptr<GptStage> stage_;
+  // zero >= 1: the optimizer sharded over the data ranks (it owns the moments and master weights).
+  std::unique_ptr<ShardLayout> owner_layout_;
+  std::unique_ptr<ZeroOptimizer> zero_;
 };
 
 }  // namespace axo

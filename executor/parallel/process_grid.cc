@@ -10,23 +10,15 @@ namespace axo {
 GridCoords grid_coords(const ParallelConfig& config, int rank) {
   auto coordinate = [&](GridDim dim) { return int(rank / config.stride(dim) % config.size(dim)); };
   return {coordinate(GridDim::x), coordinate(GridDim::y), coordinate(GridDim::z), coordinate(GridDim::data),
-          coordinate(GridDim::pipeline)};
+          coordinate(GridDim::pipeline), coordinate(GridDim::context)};
 }
 
 ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : world_(world), config_(config) {
-  if (config.context != 1) {
-    throw InputError("context=" + std::to_string(config.context) +
-                     ": the executor has no context parallelism yet (issue 17); plan with --fix context=1");
-  }
-  if (config.zero != 0) {
-    throw InputError("zero=" + std::to_string(config.zero) +
-                     ": the executor does not shard the optimizer over the data ranks yet (issue 17); plan with "
-                     "--fix zero=0");
-  }
   if (config.gpus() != world.size()) {
     throw InputError("the plan's grid (pipeline " + std::to_string(config.pipeline) + " × data " +
-                     std::to_string(config.data) + " × z " + std::to_string(config.z) + " × y " +
-                     std::to_string(config.y) + " × x " + std::to_string(config.x) + " = " +
+                     std::to_string(config.data) + " × context " + std::to_string(config.context) + " × z " +
+                     std::to_string(config.z) + " × y " + std::to_string(config.y) + " × x " +
+                     std::to_string(config.x) + " = " +
                      std::to_string(config.gpus()) + " ranks) does not match the launch of " +
                      std::to_string(world.size()) + " ranks (mpirun -np)");
   }
@@ -41,23 +33,25 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
         case GridDim::x: k.x = 0; break;
         case GridDim::y: k.y = 0; break;
         case GridDim::z: k.z = 0; break;
-        case GridDim::context: break;  // refused above
+        case GridDim::context: k.context = 0; break;
         case GridDim::data: k.data = 0; break;
         case GridDim::pipeline: k.pipeline = 0; break;
       }
     }
     return int(k.x * config.stride(GridDim::x) + k.y * config.stride(GridDim::y) + k.z * config.stride(GridDim::z) +
-               k.data * config.stride(GridDim::data) + k.pipeline * config.stride(GridDim::pipeline));
+               k.context * config.stride(GridDim::context) + k.data * config.stride(GridDim::data) + k.pipeline * config.stride(GridDim::pipeline));
   };
   const int rank = world.rank();
   x_ = world.split(colour_without({GridDim::x}), c.x);
   y_ = world.split(colour_without({GridDim::y}), c.y);
   z_ = world.split(colour_without({GridDim::z}), c.z);
+  context_ = world.split(colour_without({GridDim::context}), c.context);
   data_ = world.split(colour_without({GridDim::data}), c.data);
   pipeline_ = world.split(colour_without({GridDim::pipeline}), c.pipeline);
-  tensor_ = world.split(colour_without({GridDim::x, GridDim::y, GridDim::z}), rank);
-  z_and_data_ = world.split(colour_without({GridDim::z, GridDim::data}), rank);
-  y_z_and_data_ = world.split(colour_without({GridDim::y, GridDim::z, GridDim::data}), rank);
+  tensor_ = world.split(colour_without({GridDim::x, GridDim::y, GridDim::z, GridDim::context}), rank);
+  data_and_context_ = world.split(colour_without({GridDim::data, GridDim::context}), rank);
+  z_and_data_ = world.split(colour_without({GridDim::z, GridDim::context, GridDim::data}), rank);
+  y_z_and_data_ = world.split(colour_without({GridDim::y, GridDim::z, GridDim::context, GridDim::data}), rank);
   // Every rank takes part in the split; the middle stages' groups are dropped.
   const bool shares_embedding = first_stage() || last_stage();
   auto embedding = world.split(shares_embedding ? colour_without({GridDim::pipeline}) : config.gpus() + rank, c.pipeline);

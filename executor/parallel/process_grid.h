@@ -1,5 +1,5 @@
 // The process grid of a plan: where this rank sits in
-// Gpipe × Gdata × Gz × Gy × Gx and the communicators of the groups it
+// Gpipe × Gdata × Gcontext × Gz × Gy × Gx and the communicators of the groups it
 // belongs to (ARCHITECTURE.md, "The 4D tensor-parallel linear layer").
 //
 // World rank r has coordinate (r / stride(d)) mod size(d) along each
@@ -16,6 +16,7 @@ namespace axo {
 
 struct GridCoords {
   int x = 0, y = 0, z = 0, data = 0, pipeline = 0;
+  int context = 0;  // which pair of sequence chunks the rank holds (context_chunks.h)
 };
 
 // The coordinates of `rank` in `config`'s grid.
@@ -36,15 +37,22 @@ class ProcessGrid {
   Communicator& z() const { return *z_; }
   Communicator& data() const { return *data_; }
   Communicator& pipeline() const { return *pipeline_; }  // rank i is stage i
-  // The X×Y×Z ranks of one stage of one replica: they run the same
-  // schedule, so they agree on its order through this group.
+  // The ring of ring attention: rank i holds sequence chunks i and 2c−1−i.
+  Communicator& context() const { return *context_; }
+  // The X×Y×Z×context ranks of one stage of one replica: they run the same
+  // schedule (the context ranks meet in every attention), so they agree on
+  // its order through this group.
   Communicator& tensor() const { return *tensor_; }
-  // Ranks differing only in z and data: the parameters that are neither
-  // split over Z nor over data (norms, biases, embeddings) sum their
-  // gradients here.
+  // Ranks differing only in data and context: they hold the same linear
+  // shards and compute their gradients on other tokens, so sum them here.
+  Communicator& data_and_context() const { return *data_and_context_; }
+  // Ranks differing only in z, context and data: the parameters that are
+  // neither split over Z nor over data (norms, biases, embeddings) sum
+  // their gradients here.
   Communicator& z_and_data() const { return *z_and_data_; }
-  // Ranks differing only in y, z and data: with sequence parallelism the
-  // norms and embeddings see only this rank's rows, so they sum over Y too.
+  // Ranks differing only in y, z, context and data: with sequence
+  // parallelism the norms and embeddings see only this rank's rows, so they
+  // sum over Y too.
   Communicator& y_z_and_data() const { return *y_z_and_data_; }
   // The first and the last stage of one (data, z, y, x): they share the
   // tied embedding. Null with one stage.
@@ -57,7 +65,8 @@ class ProcessGrid {
   Communicator& world_;
   ParallelConfig config_;
   GridCoords coords_;
-  std::unique_ptr<Communicator> x_, y_, z_, data_, pipeline_, tensor_, z_and_data_, y_z_and_data_, embedding_;
+  std::unique_ptr<Communicator> x_, y_, z_, context_, data_, pipeline_, tensor_, data_and_context_, z_and_data_,
+      y_z_and_data_, embedding_;
 };
 
 }  // namespace axo

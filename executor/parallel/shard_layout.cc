@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/parallel/vocab_parallel_head.h"
 #include "model/error.h"
 
 namespace axo {
@@ -74,7 +75,9 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
   const int64_t C = g.channels, Gx = config.x, Gy = config.y, Gz = config.z;
   const int64_t Cx = C / Gx, Cy = C / Gy, L = g.layers;
   const bool first = at.pipeline == 0, last = at.pipeline == config.pipeline - 1;
-  const bool replica_owner = at.data == 0 && at.z == 0 && at.y == 0;
+  // One copy of each element is owned: on data and context rank 0 (context ranks hold the same shards).
+  const bool data_owner = at.data == 0 && at.context == 0;
+  const bool replica_owner = data_owner && at.z == 0 && at.y == 0;
   // Parameters applied to the residual stream's rows (norms, embeddings).
   const GradientGroup row_group = config.sequence_parallel ? GradientGroup::y_z_and_data : GradientGroup::z_and_data;
   const auto base = full_offsets(g);
@@ -93,13 +96,21 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     const int64_t total = rows * cols, chunk = (total + Gz - 1) / Gz;
     const int64_t begin = std::min(total, at.z * chunk), end = std::min(total, begin + chunk);
     const int64_t per_layer = gpt_tensor_sizes(g)[size_t(kind)] / L;
-    add(kind, l, chunk, true, at.data == 0, false, GradientGroup::data,
+    add(kind, l, chunk, true, data_owner, false, GradientGroup::data,
         block_segments(of(kind) + l * per_layer, K, cols, col0, global_row, begin, end));
   };
 
+  // The token embedding: this Y rank's vocabulary rows (vocab_parallel_head.h), those of llm.c's
+  // Vp rows among them; unique per (x, y), summed over z and data (each rank adds its own rows' gradients).
+  const VocabSlice vocab = executor_vocab_slice(g, config, at.y);
+  auto vocab_rows = [&] {
+    const int64_t stored = std::max<int64_t>(0, std::min(vocab.end, g.padded_vocab) - vocab.begin);
+    return x_columns(of(GptTensor::wte) + vocab.begin * C, stored);
+  };
+  const bool embedding_owner = data_owner && at.z == 0;
   if (first) {
-    add(GptTensor::wte, -1, g.padded_vocab * Cx, true, replica_owner, config.pipeline > 1, row_group,
-        x_columns(of(GptTensor::wte), g.padded_vocab));
+    add(GptTensor::wte, -1, vocab.rows() * Cx, true, embedding_owner, config.pipeline > 1, GradientGroup::z_and_data,
+        vocab_rows());
     add(GptTensor::wpe, -1, g.max_seq * Cx, true, replica_owner, false, row_group,
         x_columns(of(GptTensor::wpe), g.max_seq));
   }
@@ -115,7 +126,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
       int64_t size = 0;
       for (const ShardSegment& s : segments) size += s.length;
       const bool split_over_y = kind == GptTensor::qkvb || kind == GptTensor::fcb;
-      const bool owned = at.data == 0 && at.z == 0 && (split_over_y ? at.x == 0 : at.y == 0);
+      const bool owned = data_owner && at.z == 0 && (split_over_y ? at.x == 0 : at.y == 0);
       const bool norm = kind == GptTensor::ln1w || kind == GptTensor::ln1b || kind == GptTensor::ln2w || kind == GptTensor::ln2b;
       add(kind, l, size, false, owned, false, norm ? row_group : GradientGroup::z_and_data, std::move(segments));
     };
@@ -136,10 +147,7 @@ ShardLayout::ShardLayout(const GptShape& g, const ParallelConfig& config, const 
     add(GptTensor::lnfw, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfw) + at.x * Cx, Cx));
     add(GptTensor::lnfb, -1, Cx, false, replica_owner, false, row_group, slice(of(GptTensor::lnfb) + at.x * Cx, Cx));
     // The LM head's copy of the tied embedding (the first stage's is the one counted).
-    if (!first) {
-      add(GptTensor::wte, -1, g.padded_vocab * Cx, true, false, true, row_group,
-          x_columns(of(GptTensor::wte), g.padded_vocab));
-    }
+    if (!first) add(GptTensor::wte, -1, vocab.rows() * Cx, true, false, true, GradientGroup::z_and_data, vocab_rows());
   }
   make_buckets(first);
 }

@@ -13,14 +13,20 @@
 //     whole heads.
 //   qkvb, fcb: the Y slice matching the block's rows; LayerNorm weights and
 //     biases, attprojb, fcprojb, lnf: the X slice [x·Cx, (x+1)·Cx).
-//   wte [Vp, Cx], wpe [maxT, Cx]: every row, this X rank's columns.
+//   wte [V'/Gy, Cx]: this Y rank's vocabulary rows (model/vocab_parallel.h's
+//     rule; rows past llm.c's Vp are padding), this X rank's columns;
+//   wpe [maxT, Cx]: every row, this X rank's columns.
 // Linear shards are unique per (x, y, z) and replicated over data; qkvb and
-// fcb are replicated over x, z and data; the rest over y, z and data. A parameter's gradient is summed over
-// the ranks holding partial sums of it: linear shards over data (their Z
-// partial sums are reduce-scattered inside the layer), the rest over z and
-// data, and the tied wte also between the first and the last stage. With
-// sequence parallelism (x = z = 1) the norms and the embeddings work on this
-// rank's rows of the sequence, so their gradients are summed over y as well.
+// fcb are replicated over x, z and data; wte over z and data; the rest over
+// y, z and data. A parameter's gradient is summed over the ranks holding
+// partial sums of it: linear shards over data (their Z partial sums are
+// reduce-scattered inside the layer), the rest over z and data, and the
+// tied wte also between the first and the last stage. With sequence
+// parallelism (x = z = 1) the norms and wpe work on this rank's rows of the
+// sequence, so their gradients are summed over y as well.
+// Context ranks hold the same shards as data ranks do and compute on other
+// tokens of the sequence, so every "over data" above is over data × context
+// (the groups of process_grid.h), and context rank 0 owns the copy.
 #pragma once
 
 #include <cstdint>

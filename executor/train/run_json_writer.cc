@@ -20,11 +20,20 @@ Json pipeline_json(const PipelineSplit& split) {
   return {{key::kSplit, split.text()}, {key::kChunks, chunks}};
 }
 
+// Stage `stage`'s chunks, [begin, end) layer ranges in the order the stage holds them.
+Json stage_chunks_json(const PipelineSplit& split, int64_t stage) {
+  Json chunks = Json::array();
+  for (int64_t c = 0; c < split.interleave(); ++c) chunks.push_back({split.chunk(stage, c).begin, split.chunk(stage, c).end});
+  return chunks;
+}
+
 Json memory_json(const RunDescription& run, const std::vector<RankMemory>& memory) {
   Json j = {{key::kOffload, run.offload}, {key::kDeviceLimitBytes, run.device_limit_bytes}};
   for (size_t k = 0; k < memory.size(); ++k) {
+    const int64_t stage = grid_coords(run.grid, int(k)).pipeline;
     Json rank = {{key::kRank, k},
-                 {key::kStage, grid_coords(run.grid, int(k)).pipeline},
+                 {key::kStage, stage},
+                 {key::kChunks, stage_chunks_json(run.split, stage)},
                  {key::kDevicePeakBytes, memory[k].device_peak}};
     for (int i = 0; i < kDeviceUses; ++i) {
       rank[key::kDeviceAtPeakBytes][kMemoryNames[size_t(i)]] = memory[k].device_peak_by_use[size_t(i)];
@@ -83,6 +92,7 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   j[key::kSeq] = run.seq;
   j[key::kParameters] = run.parameters;
   j[key::kPrecision] = to_string(run.precision);
+  if (run.planned_precision) j[key::kPlannedPrecision] = to_string(*run.planned_precision);
   j[key::kMemory] = memory_json(run, memory);
   j[key::kSteps] = Json::array();
   for (const StepRecord& r : steps) j[key::kSteps].push_back(step_json(run, r));

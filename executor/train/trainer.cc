@@ -144,7 +144,9 @@ std::vector<StepRecord> Trainer::run() {
     }
   }
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
-  log << "precision: " << to_string(o_.precision) << "\n";
+  log << "precision: " << to_string(o_.precision);
+  if (o_.planned_precision) log << " (planned in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
+  log << "\n";
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
@@ -193,8 +195,8 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.master_weights().data()), model_.gather(model_.first_moment().data()),
-                          model_.gather(model_.second_moment().data())};
+                          model_.gather(model_.master_weights().data()), model_.gathered_first_moment(),
+                          model_.gathered_second_moment()};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
     char line[256];
@@ -262,7 +264,7 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::
   run.batch = o_.batch, run.microbatch = o_.microbatch, run.seq = T_;
   run.parameters = gpt_parameter_count(model_.layout().shape());
   run.offload = model_.offload(), run.device_limit_bytes = o_.device_memory;
-  run.precision = o_.precision;
+  run.precision = o_.precision, run.planned_precision = o_.planned_precision;
   write_file_atomically(o_.run_json, run_json_text(run, memory, records));
 }
 

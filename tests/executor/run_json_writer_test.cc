@@ -58,5 +58,18 @@ TEST(RunJsonWriter, RecordsTheLayerSplitAndEachRanksStage) {
   }
 }
 
+TEST(RunJsonWriter, RecordsEachRanksChunksOfAnInterleavedSplit) {
+  RunDescription run = two_stage_run();
+  run.grid.interleave = 2;
+  // Stage 0 holds the model's chunks 0 and 2, stage 1 chunks 1 and 3 (chunk k = c·stages + s); 7 layers, unequal.
+  run.split = PipelineSplit({{0, 2}, {2, 4}, {4, 6}, {6, 7}}, 2);
+  const nlohmann::json j = nlohmann::json::parse(run_json_text(run, std::vector<RankMemory>(4), {step(1, 1.0)}));
+  EXPECT_EQ(j["pipeline"]["split"], "2+2,2+1");
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(j["memory"]["ranks"][k]["chunks"], nlohmann::json::parse(k / 2 == 0 ? "[[0,2],[4,6]]" : "[[2,4],[6,7]]"))
+        << k;
+  }
+}
+
 }  // namespace
 }  // namespace axo

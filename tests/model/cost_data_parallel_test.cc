@@ -89,5 +89,20 @@ TEST(CostDataParallel, ZeroReduceScattersAndAllGathers) {
   EXPECT_GE(t.run(40).exposed, zero.exposed);
 }
 
+// The shard each rank updates spans data × context (Megatron's distributed
+// optimizer over the data-parallel group with context parallel), and so does
+// the reduce-scatter's group.
+TEST(CostDataParallel, ZeroShardsOverDataTimesContext) {
+  Case t;
+  t.spec = load_model("llama3-8b");
+  t.config.data = 4, t.config.context = 2, t.config.y = 8, t.config.zero = 1;
+  std::vector<CostItem> items;
+  const DataParallelStep dp = t.run(32, &items);
+  EXPECT_DOUBLE_EQ(dp.updated_params, dp.local_params / 8);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].group_size, 8);
+  EXPECT_NE(items[0].name.find("over data x context"), std::string::npos) << items[0].name;
+}
+
 }  // namespace
 }  // namespace axo

@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "model/config_fields.h"
+#include "model/memory_model.h"
 #include "model/presets.h"
 
 namespace axo {
@@ -191,6 +193,31 @@ TEST(CostModel, OffloadTradesMemoryForHostTime) {
   EXPECT_LT(offloaded.memory.total(), plain.memory.total());
   EXPECT_GT(offloaded.offload, 0);
   EXPECT_EQ(plain.offload, 0);
+}
+
+// The rank-order bound never exceeds what it bounds, and is tighter than the
+// compute bound wherever tensor-parallel communication is exposed; a known
+// memory gives the same breakdown as a computed one.
+TEST(CostModel, PacedBoundIsALowerBoundOnEveryRankOrder) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  ParallelConfig c;
+  c.pipeline = 4, c.y = 4, c.context = 2, c.data = 2, c.microbatch = 1, c.interleave = 2;
+  ASSERT_EQ(model.check(c), "");
+  bool tighter = false;
+  for (const auto& order : distinct_orders(c, 8)) {
+    c.order = order;
+    const Breakdown b = model.evaluate(c);
+    const double paced = model.paced_lower_bound(c);
+    EXPECT_LE(paced, b.compute + b.tp_comm + b.bubble + 1e-12) << c.order_string();
+    EXPECT_LE(model.compute_lower_bound(c) * (1 + 3.0 / 2 / double(model.microbatches(c))), b.iter_time);
+    tighter |= paced > model.compute_lower_bound(c) * (1 + 3.0 / 2 / double(model.microbatches(c)));
+    const MemoryBreakdown memory = memory_per_device(spec, c, model.machine().attention);
+    EXPECT_EQ(components(model.evaluate(c, memory)), components(b));
+    EXPECT_EQ(model.evaluate(c, memory).memory.total(), b.memory.total());
+  }
+  EXPECT_TRUE(tighter);
 }
 
 TEST(CostModel, ExplainAgreesWithEvaluate) {

@@ -141,6 +141,23 @@ TEST(MemoryModel, ZeroShardsOptimizerThenGradientsOverData) {
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c).optimizer, none.optimizer / 2);
 }
 
+// Megatron's distributed optimizer shards over the data-parallel group with
+// the context ranks in it: zero over data=2, context=2 divides by 4.
+TEST(MemoryModel, ZeroShardsOverDataTimesContext) {
+  const TransformerSpec spec = load_model("llama3-8b");
+  ParallelConfig c;
+  c.y = 2, c.data = 2, c.context = 2;
+  const MemoryBreakdown none = memory_per_device(spec, c);
+  c.zero = 1;
+  const MemoryBreakdown one = memory_per_device(spec, c);
+  EXPECT_DOUBLE_EQ(one.optimizer, none.optimizer / 4);
+  EXPECT_DOUBLE_EQ(one.gradients, none.gradients);
+  c.zero = 2;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c).gradients, none.gradients / 4);
+  c.data = 1, c.zero = 1;  // context ranks alone are a group to shard over
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c).optimizer, none.optimizer / 2);
+}
+
 TEST(MemoryModel, ZeroComposesWithZAndOffload) {
   const TransformerSpec spec = load_model("llama2-70b");
   ParallelConfig c;

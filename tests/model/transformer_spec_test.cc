@@ -73,6 +73,24 @@ TEST(TransformerSpec, BadInputsNameTheField) {
   EXPECT_THROW(transformer_spec_from_hf_config(nlohmann::json{{"n_layer", -1}}, "c.json"), InputError);
 }
 
+// The four precisions by name; fp8 stores bf16 tensors (2 bytes) and survives YAML.
+TEST(TransformerSpec, PrecisionsByName) {
+  for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+    EXPECT_EQ(parse_precision(to_string(p), "test"), p);
+  }
+  EXPECT_EQ(bytes_per_element(Precision::fp8), 2);
+  EXPECT_EQ(bytes_per_element(Precision::fp32), 4);
+  try {
+    parse_precision("int8", "--precision");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--precision: precision 'int8': expected fp32, fp16, bf16 or fp8");
+  }
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  EXPECT_EQ(transformer_spec_from_yaml(to_yaml(spec), "round-trip").precision, Precision::fp8);
+}
+
 TEST(TransformerSpec, YamlRoundTrip) {
   const TransformerSpec spec = load_model("llama3-70b");
   const TransformerSpec back = transformer_spec_from_yaml(to_yaml(spec), "round-trip");

@@ -42,7 +42,9 @@ TEST(Explain, ZeroListsItsReduceScatterAndAllGather) {
   EXPECT_EQ(text.find("all_reduce gradients"), std::string::npos) << text;
   c.data = 1;
   c.y = 8;
-  EXPECT_NE(explain_text(model, c).find("zero=1 with data=1 changes nothing"), std::string::npos);
+  EXPECT_NE(explain_text(model, c).find("zero=1 with data=1 and context=1 changes nothing"), std::string::npos);
+  c.context = 2, c.y = 4;  // context ranks are a group to shard over
+  EXPECT_EQ(explain_text(model, c).find("changes nothing"), std::string::npos);
 }
 
 TEST(Explain, PrintsThePipelineSplit) {

@@ -25,6 +25,44 @@ SearchResult run(const std::string& model_name, const std::string& machine, int6
   return search(*models.back(), options);
 }
 
+// The speed-ups change no answer: the top rows (configuration and every
+// number) with the rank-order bound, with only the compute bound, and with no
+// pruning at all are the same, on models with and without a pipeline,
+// context and fp8.
+TEST(Search, TheBoundsChangeNoAnswer) {
+  struct Case {
+    const char* model;
+    const char* machine;
+    int64_t gpus;
+    Precision precision;
+  };
+  for (const Case& c : {Case{"gpt3-13b", "selene", 32, Precision::bf16}, Case{"llama3-8b", "dgx-h100", 16, Precision::fp8},
+                        Case{"gpt3-175b", "selene", 128, Precision::bf16}}) {
+    TransformerSpec spec = load_model(c.model);
+    spec.precision = c.precision;
+    const CostModel model(spec, load_machine(c.machine));
+    SearchOptions options;
+    options.gpus = c.gpus;
+    options.top = 15;
+    options.fold = false;  // a row pruned at the bound's tie would only change the folded variants
+    const SearchResult fast = search(model, options);
+    options.paced_bound = false;
+    const SearchResult compute_bound = search(model, options);
+    options.prune = false;
+    const SearchResult exhaustive = search(model, options);
+    ASSERT_EQ(fast.best.size(), 15u) << c.model;
+    EXPECT_LT(fast.evaluated, compute_bound.evaluated) << c.model;  // the rank-order bound prunes
+    for (const SearchResult* other : {&compute_bound, &exhaustive}) {
+      ASSERT_EQ(other->best.size(), fast.best.size()) << c.model;
+      for (size_t i = 0; i < fast.best.size(); ++i) {
+        EXPECT_EQ(fast.best[i].config, other->best[i].config) << c.model << " row " << i;
+        EXPECT_EQ(components(fast.best[i].breakdown), components(other->best[i].breakdown)) << c.model << " row " << i;
+        EXPECT_EQ(memory_parts(fast.best[i].breakdown.memory), memory_parts(other->best[i].breakdown.memory));
+      }
+    }
+  }
+}
+
 TEST(Search, RowsAreValidRankedAndUseEveryGpu) {
   const SearchResult result = run("gpt3-6.7b", "selene", 64, "", 25);
   ASSERT_EQ(result.best.size(), 25u);
@@ -277,8 +315,13 @@ TEST(Search, ZeroIsSearchedWhereThereAreReplicas) {
   std::set<int64_t> stages;
   for (const PlanRow& row : result.best) stages.insert(row.config.zero);
   EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
-  const SearchResult one_replica = run("gpt3-13b", "selene", 8, "data=1", 1000, false);
+  const SearchResult one_replica = run("gpt3-13b", "selene", 8, "data=1,context=1", 1000, false);
   for (const PlanRow& row : one_replica.best) EXPECT_EQ(row.config.zero, 0);  // nothing to shard over
+  // Context ranks are part of the group ZeRO shards over (data x context).
+  const SearchResult context_ranks = run("gpt3-13b", "selene", 8, "data=1,context=2", 1000, false);
+  stages.clear();
+  for (const PlanRow& row : context_ranks.best) stages.insert(row.config.zero);
+  EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
 }
 
 // An impossible --fix names the user's values and what does not divide what.

@@ -121,12 +121,25 @@ TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
   EXPECT_EQ(c.config.gpus(), 64);
 }
 
+// fp8, amp_fp8 and torchtitan's float8 linears are the model's precision fp8; bf16 rows stay bf16.
+TEST(ValidationCorpus, Fp8RowsAreExpressedInFp8) {
+  for (const char* name : {"dgxc_gpt3_175b_fp8_128xH100_v25.02", "torchtitan_llama31_405b_128xH100_float8"}) {
+    const CorpusCase& c = find(name);
+    ASSERT_TRUE(c.expressed()) << name << ": " << c.why_not;
+    EXPECT_EQ(c.model.precision, Precision::fp8) << name;
+  }
+  EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1").model.precision, Precision::bf16);
+  int fp8 = 0;
+  for (const CorpusCase& c : corpus()) fp8 += c.expressed() && c.model.precision == Precision::fp8;
+  EXPECT_GT(fp8, 40);
+}
+
 TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"dgxc_gpt3_175b_fp8_128xH100_v25.02", "fp8 GEMMs"},
       {"dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05", "no machine preset for GPU type 'GB200'"},
       {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},
-      {"torchtitan_trainy_llama31_8b_32xH200_float8", "fp8 GEMMs"},
+      {"torchtitan_trainy_llama31_8b_32xH200_float8", "recompute not stated"},
+      {"torchtitan_dec24_llama31_405b_512xH100_1f1b", "microbatches the row does not state"},
   };
   for (const auto& [name, reason] : expected) {
     const CorpusCase& c = find(name);

@@ -73,8 +73,32 @@ TEST_F(Cli, PlanTimeToTrainGoodputAndThePicture) {
   bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --rank-by speed");
   EXPECT_EQ(bad.code, 2);
   // Below a billion parameters, millions.
-  EXPECT_NE(axo("plan --model gpt2-mini --gpus 4 --machine selene --top 1").output.find("gpt2-mini (0.8M parameters)"),
+  EXPECT_NE(axo("plan --model gpt2-mini --gpus 4 --machine selene --top 1").output.find("gpt2-mini (0.8M parameters, fp32)"),
             std::string::npos);
+}
+
+// --precision: fp8 priced at the fp8 rate with its casts and amax reductions
+// listed, in the summary and the JSON; a machine without an fp8 rate and an
+// unknown precision are usage errors naming the field.
+TEST_F(Cli, PlanPrecisionFp8) {
+  const Result r = axo("plan --model llama3-8b --gpus 8 --machine dgx-h100 --precision fp8 --top 1 --explain "
+                       "--fix pipeline=1,data=1,context=1,z=1,y=8,x=1 --json " + path("p.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* text : {"(8.03B parameters, fp8)", "Precision fp8: the linear layers' GEMMs at 1979 TFLOP/s",
+                           "fp8 casts of the 4 linear inputs", "all_reduce fp8 amax of X and W",
+                           "fp8 casts of the stage's linear weights"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  std::ifstream json(path("p.json"));
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"precision\": \"fp8\""), std::string::npos);
+  Result bad = axo("plan --model llama3-8b --gpus 8 --machine selene --precision fp8");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--precision: precision fp8: machine 'selene' has no fp8 rate (peak_tflops.fp8"),
+            std::string::npos) << bad.output;
+  bad = axo("plan --model llama3-8b --gpus 8 --machine dgx-h100 --precision fp4");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("precision 'fp4': expected fp32, fp16, bf16 or fp8"), std::string::npos) << bad.output;
 }
 
 // Every prediction carries its GPU type's band (CSV, JSON, table, --explain);

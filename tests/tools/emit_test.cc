@@ -128,4 +128,33 @@ TEST_F(Emit, UsageErrorsExitTwo) {
   EXPECT_FALSE(fs::exists(path("x.sh")));
 }
 
+// --precision fp8 on an H100: Megatron's Transformer Engine fp8 flags,
+// torchtitan's float8 converter, AxoNN's nearest (bf16 autocast) with a note;
+// plan.yaml keeps the precision.
+TEST_F(Emit, Fp8PlansExportTheirFp8Settings) {
+  const std::string plan =
+      "plan --model gpt3-13b --gpus 64 --machine dgx-h100 --precision fp8 "
+      "--fix pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,zero=0,overlap=on,"
+      "sequence_parallel=on,interleave=1,order=xyzdp";
+  const Result megatron = axo(plan + " --emit megatron --out " + path("plan.yaml"), "2>/dev/null");
+  ASSERT_EQ(megatron.code, 0) << megatron.output;
+  for (const char* flag : {"--bf16", "--fp8-format hybrid", "--fp8-amax-history-len 1024", "--fp8-amax-compute-algo max"}) {
+    EXPECT_NE(megatron.output.find(flag), std::string::npos) << flag << "\n" << megatron.output;
+  }
+  EXPECT_EQ(axo::read_plan_file(path("plan.yaml")).model.precision, axo::Precision::fp8);
+  const Result titan = axo(plan + " --emit torchtitan", "2>/dev/null");
+  ASSERT_EQ(titan.code, 0) << titan.output;
+  for (const char* key : {"converters = [\"float8\"]", "[float8]", "recipe_name = \"tensorwise\"",
+                          "filter_fqns = [\"output\"]", "mixed_precision_param = \"bfloat16\""}) {
+    EXPECT_NE(titan.output.find(key), std::string::npos) << key << "\n" << titan.output;
+  }
+  EXPECT_EQ(titan.output.find("enable_fsdp_float8_all_gather"), std::string::npos);  // z = 1: no FSDP
+  std::string axonn_plan = plan;  // AxoNN has no sequence parallelism
+  axonn_plan.replace(axonn_plan.find("sequence_parallel=on"), 20, "sequence_parallel=off");
+  const Result axonn = axo(axonn_plan + " --emit axonn", "2>/dev/null");
+  ASSERT_EQ(axonn.code, 0) << axonn.output;
+  EXPECT_NE(axonn.output.find("AxoNN's layers have no fp8 GEMMs"), std::string::npos) << axonn.output;
+  EXPECT_NE(axonn.output.find("dtype=torch.bfloat16"), std::string::npos) << axonn.output;
+}
+
 }  // namespace

@@ -39,7 +39,7 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
   Result r = mpirun(4, "calibrate --quick --ranks-per-node 4 --out " + path("machine.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   // Offload off: the offload test below covers it.
-  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off,zero=0,context=1 --top 1 --out " +
+  r = axo("plan --model gpt2-tiny --gpus 4 --machine " + path("machine.yaml") + " --fix offload=off --top 1 --out " +
           path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
   r = mpirun(4, "train --plan " + path("plan.yaml") + " " + data() + "--steps 4 --run " + path("run.json"));
@@ -85,7 +85,7 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   auto losses = [&](int ranks, const std::string& fix, const std::string& schedule) {
     const std::string plan = path("plan" + std::to_string(++runs) + ".yaml");
     Result r = axo("plan --model gpt2-tiny --gpus " + std::to_string(ranks) + " --machine selene --fix '" + fix +
-                   ",zero=0,context=1' --top 1 --out " + plan);  // what the executor runs (issue 17)
+                   "' --top 1 --out " + plan);
     EXPECT_EQ(r.code, 0) << r.output;
     r = mpirun(ranks, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --schedule " +
                           schedule + " --run " + plan + ".json");
@@ -99,14 +99,40 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
   const std::vector<double> reference = losses(1, "pipeline=1,data=1,x=1,y=1,z=1,microbatch=4", "message-driven");
   ASSERT_EQ(reference.size(), 3u);
   for (const auto& [fix, schedule] : std::vector<std::pair<std::string, std::string>>{
-           {"pipeline=2,data=2,x=1,y=1,z=1,microbatch=4", "1f1b"},
+           {"pipeline=2,data=2,x=1,y=1,z=1,microbatch=4,zero=1", "1f1b"},
+           {"pipeline=1,data=2,x=1,y=1,z=2,microbatch=4,zero=2", "message-driven"},
            {"pipeline=1,data=1,x=2,y=1,z=2,microbatch=4,order=zxydp", "message-driven"},
            {"pipeline=2,data=1,x=1,y=2,z=1,microbatch=4,sequence_parallel=off", "message-driven"},
-           {"pipeline=1,data=1,x=1,y=4,z=1,microbatch=4,sequence_parallel=on", "message-driven"}}) {
+           {"pipeline=1,data=1,x=1,y=4,z=1,microbatch=4,sequence_parallel=on", "message-driven"},
+           {"pipeline=1,data=1,context=4,x=1,y=1,z=1,microbatch=4", "message-driven"},
+           {"pipeline=2,data=1,context=2,x=1,y=1,z=1,microbatch=4", "1f1b"}}) {
     const std::vector<double> values = losses(4, fix, schedule);
     ASSERT_EQ(values.size(), reference.size()) << fix;
     for (size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(values[i], reference[i], 1e-5 * reference[i]) << fix;
   }
+}
+
+// Issue 17: run.json records each rank's stage and chunks; the report compares stage by stage.
+TEST_F(ParallelTrainCli, TheReportComparesAPipelinedRunStageByStage) {
+  const std::string plan = path("stages.yaml"), run = path("stages.json");
+  Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --fix "
+                 "'pipeline=2,data=2,x=1,y=1,z=1,microbatch=4,zero=1,context=1,order=xyzdp' --top 1 --out " + plan);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(4, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --run " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(run);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (int k = 0; k < 4; ++k) {
+    // xyzdp: ranks 0, 1 are stage 0 (layer 0), ranks 2, 3 stage 1 (layer 1).
+    EXPECT_EQ(j["memory"]["ranks"][k]["stage"], k / 2) << k;
+    EXPECT_EQ(j["memory"]["ranks"][k]["chunks"], nlohmann::json::parse(k / 2 == 0 ? "[[0,1]]" : "[[1,2]]")) << k;
+  }
+  r = axo("report --plan " + plan + " --run " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Per pipeline stage"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n0      1        "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n1      1        "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("leaves out the embedding"), std::string::npos) << r.output;  // selene loads
 }
 
 TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {

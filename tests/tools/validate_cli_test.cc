@@ -19,7 +19,7 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   ASSERT_EQ(r.code, 0) << r.output;
   for (const char* expected : {"Korthikanti et al. 2022, Table 5", "Published runs (", "source", "mean |err|",
                                "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "Not expressible yet",
-                               "fp8 GEMMs", "do not fit", "Fitted per GPU type",
+                               "do not fit", "Fitted per GPU type",
                                "LOSO mean|e|", "band: "}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
@@ -31,6 +31,9 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   EXPECT_EQ(content.rfind("name,source,gpu_type,machine,quantity,predicted,measured,measured_from,error_pct,", 0), 0u);
   // A header, 18 comparisons of the two Korthikanti tables, 335 published runs.
   EXPECT_EQ(std::count(content.begin(), content.end(), '\n'), 1 + 18 + 335);
+  // fp8 rows are priced (expressed, with an error).
+  EXPECT_NE(content.find("dgxc_gpt3_175b_fp8_128xH100_v25.02,dgxc,H100-80,dgx-h100,iteration (s),"), std::string::npos);
+  EXPECT_EQ(content.find("fp8 GEMMs"), std::string::npos);
   EXPECT_NE(content.find("dgxc_nemotron4_340b_bf16_128xGB200_v25.05.05,dgxc,GB200,,iteration (s),,2.189,"
                          "iter_time_s,,,,,exact-from-table,false,no machine preset"),
             std::string::npos);

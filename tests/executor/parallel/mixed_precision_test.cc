@@ -37,6 +37,7 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -122,7 +123,13 @@ struct Grid {
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
   int64_t interleave = 1;
+  int64_t context = 1;  // ring attention over the context ranks (its activations in the rolling bf16 stash)
 };
+
+Grid with_context(int64_t context, Grid g) {
+  g.context = context;
+  return g;
+}
 
 std::vector<Grid> grids() {
   return {
@@ -135,6 +142,11 @@ std::vector<Grid> grids() {
       {"x2z2_selective_recompute", 1, 1, 2, 1, 2, Recompute::selective},
       {"pipe2_interleave2_y2", 2, 1, 1, 2, 1, Recompute::none, false, 2},
       {"pipe4", 4, 1, 1, 1, 1},
+      with_context(2, {"context2", 1, 1, 1, 1, 1}),
+      with_context(2, {"context2_full_recompute", 1, 1, 1, 1, 1, Recompute::full}),
+      with_context(2, {"context2_y2_sequence_parallel", 1, 1, 1, 2, 1, Recompute::none, true}),
+      with_context(2, {"context2_x2_selective_recompute", 1, 1, 1, 1, 2, Recompute::selective}),
+      with_context(2, {"pipe2_context2", 2, 1, 1, 1, 1}),
   };
 }
 
@@ -165,6 +177,7 @@ TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
     ParallelConfig config;
     config.pipeline = g.pipeline, config.data = g.data, config.z = g.z, config.y = g.y, config.x = g.x;
     config.microbatch = kMicrobatch, config.sequence_parallel = g.sequence_parallel, config.interleave = g.interleave;
+    config.context = g.context;
     if (config.gpus() != world.size()) continue;
     SCOPED_TRACE(g.name);
     ParallelOptions options;
@@ -179,6 +192,24 @@ TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
   }
   if (world.size() > 1) {
     EXPECT_GT(ran, 0) << "no grid of " << world.size() << " ranks";
+  }
+}
+
+TEST(MixedPrecisionTest, ZeroShardingInBf16IsRefusedByName) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  if (world.size() != 2) GTEST_SKIP() << "needs 2 ranks (zero over 2 data ranks)";
+  ParallelConfig config;
+  config.data = 2, config.zero = 1, config.microbatch = kMicrobatch;
+  ProcessGrid grid(world, config);
+  ParallelOptions options;
+  options.precision = Precision::bf16, options.seq = kT;
+  try {
+    ParallelGpt model(test_shape(2), grid, options);
+    FAIL() << "zero 1 with bf16 over 2 data ranks was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("zero 1 with precision bf16"), std::string::npos) << what;
+    EXPECT_NE(what.find("--precision fp32"), std::string::npos) << what;
   }
 }
 

@@ -4,7 +4,8 @@
 // 400` on a preset machine; one plan per distinct combination of grid and
 // options (everything but the microbatch), the best-ranked of each; every
 // chosen plan trains 2 steps under mpirun and gives the losses of the
-// single-rank run within 1e-5 relative.
+// single-rank run within 1e-5 relative. Plans with zero 1 and 2 are among
+// them (zero is part of what makes a plan distinct).
 //
 // By default a seeded sample of kPlansPerCase plans per (model, ranks) runs
 // (CTest); AXO_PROPERTY_ALL=1 runs every distinct plan
@@ -31,8 +32,6 @@ using axo::testing::CommandResult;
 constexpr size_t kPlansPerCase = 8;
 constexpr double kRelative = 1e-5;
 const char* const kMachine = "perlmutter";
-// What the executor cannot train yet (issue 17 follows up): ZeRO sharding and context parallelism.
-const std::string kExecutorFix = " --fix zero=0,context=1";
 const char* const kTrain = "--steps 2 --seq 32";
 
 CommandResult mpirun(int ranks, const std::string& arguments) {
@@ -55,9 +54,9 @@ struct PlanRow {
 
 // The best-ranked plan of each distinct combination of grid and options in a plan CSV.
 std::vector<PlanRow> distinct_plans(const std::string& csv) {
-  static const std::vector<std::string> kKey = {"pipeline", "data",    "x",          "y",     "z",
+  static const std::vector<std::string> kKey = {"pipeline", "data",    "context",    "x",     "y",     "z",
                                                 "recompute", "offload", "overlap",    "interleave",
-                                                "order",     "sequence_parallel"};
+                                                "order",     "sequence_parallel", "zero"};
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
@@ -105,7 +104,7 @@ class PlanProperty : public axo::testing::EncodedTextTest {
     const std::string plan = path("plan.yaml"), run = path("run.json");
     std::filesystem::remove(run);
     const std::string plan_args = "plan --model " + model + " --gpus " + std::to_string(ranks) + " --machine " +
-                                  kMachine + " --top 400" + kExecutorFix;
+                                  kMachine + " --top 400";
     CommandResult r = axo::testing::run_axo(plan_args + " --rank " + std::to_string(row.rank) + " --out " + plan);
     if (r.code != 0) return ADD_FAILURE() << r.output, false;
     r = mpirun(ranks, "train --plan " + plan + " " + data() + kTrain + " --run " + run);
@@ -126,14 +125,14 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
   const bool all = std::getenv("AXO_PROPERTY_ALL") != nullptr;
   const std::string models[] = {"gpt2-mini", std::string(AXO_SOURCE_DIR) + "/tests/executor/parallel/gpt2-8-layers.yaml"};
   std::mt19937 rng(17);
-  int ran = 0, interleaved = 0;
+  int ran = 0, interleaved = 0, sharded = 0;
   for (const std::string& model : models) {
     const std::vector<double> expected = serial(model, "serial.json");
     ASSERT_EQ(expected.size(), 2u);
     for (int ranks : {2, 4, 8}) {
       const std::string csv = path("plans.csv");
       const CommandResult r = axo::testing::run_axo("plan --model " + model + " --gpus " + std::to_string(ranks) +
-                                                    " --machine " + kMachine + " --top 400" + kExecutorFix + " --csv " + csv);
+                                                    " --machine " + kMachine + " --top 400 --csv " + csv);
       ASSERT_EQ(r.code, 0) << r.output;
       std::vector<PlanRow> plans = distinct_plans(csv);
       ASSERT_FALSE(plans.empty()) << model << " on " << ranks << " ranks";
@@ -148,12 +147,15 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
         std::fflush(stdout);
         ++ran;
         if (row.summary.find("interleave=1 ") == std::string::npos) ++interleaved;
+        if (row.summary.find("zero=0 ") == std::string::npos) ++sharded;
       }
     }
   }
-  std::printf("%d plans trained, %d of them interleaved\n", ran, interleaved);
+  std::printf("%d plans trained, %d of them interleaved, %d with the optimizer sharded (zero 1 or 2)\n", ran,
+              interleaved, sharded);
   EXPECT_GE(ran, 30);
   EXPECT_GT(interleaved, 0);
+  EXPECT_GT(sharded, 0);
 }
 
 }  // namespace

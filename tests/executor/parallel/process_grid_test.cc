@@ -22,19 +22,32 @@ ParallelConfig grid_of(const std::string& order) {
 }
 
 TEST(ProcessGridTest, EveryRankHasItsOwnCoordinatesAtThePlansStrides) {
-  for (const std::string order : {"xyzdp", "pdzyx", "ypdxz"}) {
-    const ParallelConfig c = grid_of(order);
-    std::set<std::tuple<int, int, int, int, int>> seen;
+  for (const std::string order : {"xyzcdp", "pdczyx", "ypdcxz"}) {
+    ParallelConfig c = grid_of(order);
+    c.context = 2;
+    std::set<std::tuple<int, int, int, int, int, int>> seen;
     for (int rank = 0; rank < c.gpus(); ++rank) {
       const GridCoords at = grid_coords(c, rank);
-      EXPECT_TRUE(seen.insert({at.x, at.y, at.z, at.data, at.pipeline}).second) << order << ", rank " << rank;
-      EXPECT_TRUE(at.x < 2 && at.y < 2 && at.z < 2 && at.data < 3 && at.pipeline < 2) << order << ", rank " << rank;
+      EXPECT_TRUE(seen.insert({at.x, at.y, at.z, at.context, at.data, at.pipeline}).second) << order << ", rank " << rank;
+      EXPECT_TRUE(at.x < 2 && at.y < 2 && at.z < 2 && at.context < 2 && at.data < 3 && at.pipeline < 2)
+          << order << ", rank " << rank;
       const int64_t back = at.x * c.stride(GridDim::x) + at.y * c.stride(GridDim::y) + at.z * c.stride(GridDim::z) +
-                           at.data * c.stride(GridDim::data) + at.pipeline * c.stride(GridDim::pipeline);
+                           at.context * c.stride(GridDim::context) + at.data * c.stride(GridDim::data) +
+                           at.pipeline * c.stride(GridDim::pipeline);
       EXPECT_EQ(back, rank) << order;
     }
     EXPECT_EQ(int64_t(seen.size()), c.gpus());
   }
+}
+
+TEST(ProcessGridTest, TheContextCoordinateSitsWhereTheOrderPutsIt) {
+  ParallelConfig c = grid_of("cxyzdp");
+  c.context = 2;
+  EXPECT_EQ(grid_coords(c, 1).context, 1);
+  EXPECT_EQ(grid_coords(c, 2).x, 1);
+  c.order = parse_order("xycdzp", "test");
+  EXPECT_EQ(grid_coords(c, 4).context, 1);
+  EXPECT_EQ(grid_coords(c, 8).data, 1);
 }
 
 TEST(ProcessGridTest, TheFirstLetterOfTheOrderVariesFastest) {
@@ -50,20 +63,13 @@ TEST(ProcessGridTest, TheFirstLetterOfTheOrderVariesFastest) {
   EXPECT_EQ(grid_coords(grid_of("ypdxz"), 24).z, 1);
 }
 
-// What the executor does not run yet is refused by name, never trained otherwise.
-TEST(ProcessGridTest, ZeroAndContextAreRefusedWithTheFixThatRuns) {
+// The sharded optimizer needs no group of its own: it runs over data × context.
+TEST(ProcessGridTest, ZeroBuildsOnTheDataAndContextGroups) {
   SelfCommunicator world;
   ParallelConfig zero;
-  zero.zero = 1;
-  try {
-    ProcessGrid grid(world, zero);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--fix zero=0"), std::string::npos) << e.what();
-  }
-  ParallelConfig context;
-  context.context = 2;
-  EXPECT_THROW(ProcessGrid(world, context), InputError);
+  zero.zero = 2;
+  const ProcessGrid grid(world, zero);
+  EXPECT_EQ(grid.data_and_context().size(), 1);
 }
 
 }  // namespace

@@ -75,7 +75,10 @@ TEST(ShardLayoutTest, TheOwnedShardsOfEveryRankCoverTheModelOnce) {
   std::vector<float> full(static_cast<size_t>(count));
   std::mt19937 rng(3);
   for (float& value : full) value = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (const ParallelConfig& config : {grid_of(2, 3, 2, 2, 2, 1), grid_of(3, 2, 1, 2, 1, 2), grid_of(2, 2, 2, 1, 3, 1)}) {
+  ParallelConfig with_context = grid_of(2, 1, 2, 1, 1, 2);
+  with_context.context = 2;  // context ranks hold the same shards; one owns them
+  for (const ParallelConfig& config :
+       {grid_of(2, 3, 2, 2, 2, 1), grid_of(3, 2, 1, 2, 1, 2), grid_of(2, 2, 2, 1, 3, 1), with_context}) {
     const PipelineSplit split = split_pipeline(gpt_spec(shape, 8), config.pipeline, config.interleave);
     std::vector<float> sum(static_cast<size_t>(count), 0.0f);
     for (int rank = 0; rank < config.gpus(); ++rank) {

@@ -1,0 +1,91 @@
+// fp8 GEMMs, casts, amax reductions and weight copies (see cost_fp8.h).
+#include "model/cost_fp8.h"
+
+#include "model/cost_collective.h"
+#include "model/gemm_model.h"
+
+namespace axo {
+
+namespace {
+
+constexpr double kCastBytesPerElement = 2 + 1 + 1;  // read bf16, write fp8 and its transpose
+constexpr double kAmaxBytes = 4;                     // one fp32 amax per tensor
+
+bool fp8(const TransformerSpec& spec) { return spec.precision == Precision::fp8; }
+
+}  // namespace
+
+Precision tensor_precision(Precision precision) {
+  return precision == Precision::fp8 ? Precision::bf16 : precision;
+}
+
+double linear_gemm_seconds(const MachineProfile& machine, Precision precision, double m, double n, double k) {
+  if (precision != Precision::fp8) return gemm_seconds(machine, precision, m, n, k);
+  const double scale = gemm_roofline_seconds(machine, Precision::fp8, m, n, k) /
+                       gemm_roofline_seconds(machine, Precision::bf16, m, n, k);
+  return gemm_seconds(machine, Precision::bf16, m, n, k) * scale;
+}
+
+std::string precision_problem(Precision precision, const MachineProfile& machine) {
+  if (machine.peak_tflops(precision) > 0) return "";
+  return std::string("precision ") + to_string(precision) + ": machine '" + machine.name + "' has no " +
+         to_string(precision) + " rate (peak_tflops." + to_string(precision) + " in its profile)";
+}
+
+Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
+  if (!fp8(in.spec)) return {};
+  double inputs = 0, gradients = 0;
+  for (const LocalLinear& l : in.shapes.linears) inputs += l.m * l.k, gradients += l.m * l.n;
+  const double in_bytes = inputs * kCastBytesPerElement, grad_bytes = gradients * kCastBytesPerElement;
+  Fp8LayerCost cost;
+  cost.forward = record.memory(CostScope::layer, CostPhase::forward, "fp8 casts of the 4 linear inputs", in_bytes,
+                               memory_op_seconds(in.machine, in_bytes, 4));
+  cost.backward = record.memory(CostScope::layer, CostPhase::backward, "fp8 casts of the 4 output gradients",
+                                grad_bytes, memory_op_seconds(in.machine, grad_bytes, 4));
+  return cost;
+}
+
+Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record) {
+  const ParallelConfig& c = in.config;
+  if (!fp8(in.spec) || c.x * c.y * c.z == 1) return {};
+  const int64_t n = in.machine.gpus_per_node;
+  const GroupPlacement tensor = product_group(
+      product_group(place_group(c.x, c.stride(GridDim::x), n), place_group(c.y, c.stride(GridDim::y), n)),
+      place_group(c.z, c.stride(GridDim::z), n));
+  auto reduce = [&](CostPhase phase, double tensors, const char* name) {
+    const double bytes = tensors * kAmaxBytes;
+    const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, tensor, bytes);
+    if (record.recording()) {
+      CostItem item;
+      item.scope = CostScope::layer, item.phase = phase, item.kind = CostKind::collective;
+      item.name = name;
+      item.group = GridDim::y;  // the tensor group: x·y·z ranks
+      item.group_size = tensor.size;
+      item.ranks_per_node = tensor.ranks_per_node;
+      item.bytes = bytes;
+      item.seconds = item.exposed = t;
+      item.per_iteration = 1;
+      record.add(std::move(item));
+    }
+    return t;
+  };
+  return {reduce(CostPhase::forward, 8, "all_reduce fp8 amax of X and W (tensor group x*y*z)"),
+          reduce(CostPhase::backward, 4, "all_reduce fp8 amax of dY (tensor group x*y*z)")};
+}
+
+double fp8_weight_casts(const CostInputs& in, double layers, const CostRecorder& record) {
+  if (!fp8(in.spec)) return 0;
+  double elements = 0;
+  for (const LocalLinear& l : in.shapes.linears) elements += l.block;
+  const double bytes = layers * elements * kCastBytesPerElement;
+  return record.memory(CostScope::step, CostPhase::forward, "fp8 casts of the stage's linear weights (first microbatch)",
+                       bytes, memory_op_seconds(in.machine, bytes, 4 * layers));
+}
+
+double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers) {
+  if (!fp8(spec)) return 0;
+  const double shards = double(config.x * config.y * config.z);
+  return layers * double(spec.linear_weights_per_layer()) / shards * 2;  // fp8 weight + fp8 transpose
+}
+
+}  // namespace axo

@@ -1,0 +1,59 @@
+// fp8 training as Transformer Engine runs it (Megatron-LM --fp8-format
+// hybrid, torchtitan's float8 converter): what the cost and memory models
+// charge beyond bf16 when the model's precision is fp8.
+//
+// Only the four linear layers of a block run fp8 GEMMs; the attention core,
+// the LM head and every stored tensor stay bf16 (tensor_precision). Charged:
+//   GEMMs      at the machine's fp8 rate (peak_tflops.fp8) with the same
+//              efficiency curve bf16 has on that shape: the bf16 time scaled
+//              by the fp8/bf16 roofline ratio (fp8_gemm_seconds)
+//   casts      memory-bound, per layer and microbatch: each linear's input
+//              X [m×k] forward and its output gradient dY [m×n] backward,
+//              read in bf16 (2 bytes) and written as fp8 plus its fp8
+//              transpose for the other GEMM (1 + 1 bytes): 4 bytes an element
+//              (Transformer Engine's fused cast-transpose, which also takes
+//              the amax)
+//   weights    cast once per iteration (Transformer Engine keeps the fp8
+//              weight and its transpose for the later microbatches:
+//              is_first_microbatch), 4 bytes per local linear weight element
+//              of the x·y block; with z > 1 every microbatch, since Z
+//              gathers the bf16 weight anew
+//   amax       per layer, the amax of each fp8 tensor (X and W forward, dY
+//              backward: 8 + 4 fp32 values) all-reduced over the
+//              tensor-parallel group x·y·z, latency-bound and exposed
+//   memory     the cached fp8 weight and its transpose: 2 bytes per local
+//              linear weight beside the bf16 weight (and its fp32 master in
+//              the optimizer state). fp8 copies of saved activations are not
+//              credited: the activation bytes stay bf16's (an overestimate).
+#pragma once
+
+#include "model/cost_item.h"
+#include "model/cost_shapes.h"
+
+namespace axo {
+
+// The precision tensors are stored and non-linear GEMMs run in: bf16 for fp8, else itself.
+Precision tensor_precision(Precision precision);
+
+// A linear layer's GEMM [m×k]·[k×n] in `precision`: gemm_seconds, or for fp8
+// the bf16 time times roofline(fp8) / roofline(bf16).
+double linear_gemm_seconds(const MachineProfile& machine, Precision precision, double m, double n, double k);
+
+// Empty when `machine` can run `precision`; else why not, naming the field:
+// "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile)".
+std::string precision_problem(Precision precision, const MachineProfile& machine);
+
+struct Fp8LayerCost {
+  double forward = 0;   // casts of the linear inputs and the forward amax all-reduce
+  double backward = 0;  // casts of the output gradients and the backward amax all-reduce
+};
+// One layer's fp8 casts for one microbatch (zero unless fp8).
+Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record);
+// One layer's exposed amax all-reduces over the tensor group (zero unless fp8).
+Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record);
+// The weight casts of `layers` layers, once per iteration (zero unless fp8).
+double fp8_weight_casts(const CostInputs& in, double layers, const CostRecorder& record);
+// Bytes of the cached fp8 weights and transposes for `layers` layers on one rank (zero unless fp8).
+double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers);
+
+}  // namespace axo

@@ -1,0 +1,124 @@
+// Predicted against measured per pipeline stage (see stage_comparison.h).
+#include "report/stage_comparison.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/cost_model.h"
+#include "model/error.h"
+#include "model/memory_model.h"
+#include "model/run_schema.h"
+#include "model/stage_partition.h"
+#include "report/comparison.h"
+#include "report/comparison_table.h"
+#include "report/memory_comparison.h"
+
+namespace axo {
+
+namespace {
+
+namespace key = run_json;
+
+// rank[stage] as a stage of `stages`, `field` naming it in messages.
+int64_t stage_of(const nlohmann::json& rank, const std::string& source, const std::string& field, int64_t stages) {
+  if (!rank.is_object() || !rank.contains(key::kStage) || !rank[key::kStage].is_number_integer() ||
+      rank[key::kStage].get<int64_t>() < 0 || rank[key::kStage].get<int64_t>() >= stages) {
+    throw InputError(source + ": " + field + "." + key::kStage + ": expected a stage in [0, " + std::to_string(stages) +
+                     ") (the plan's pipeline), got " + (rank.is_object() && rank.contains(key::kStage) ? rank[key::kStage].dump() : "none"));
+  }
+  return rank[key::kStage].get<int64_t>();
+}
+
+double seconds_of(const nlohmann::json& rank, const char* component) {
+  const nlohmann::json& parts = rank.value(key::kComponentsS, nlohmann::json::object());
+  return parts.contains(component) && parts[component].is_number() ? parts[component].get<double>() : 0.0;
+}
+
+}  // namespace
+
+std::vector<MeasuredStage> measured_stages(const nlohmann::json& root, const std::string& source, int64_t stages) {
+  std::vector<MeasuredStage> measured(static_cast<size_t>(stages));
+  std::vector<double> samples(size_t(stages), 0.0);
+  const nlohmann::json& steps = root.at(key::kSteps);
+  const size_t first = steps.size() >= 3 ? 1 : 0;  // as run_file.h: leave out the warm-up step
+  for (size_t s = first; s < steps.size(); ++s) {
+    const nlohmann::json& ranks = steps[s].value(key::kRanks, nlohmann::json::array());
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      const std::string field = std::string(key::kSteps) + "[" + std::to_string(s) + "]." + key::kRanks + "[" +
+                                std::to_string(k) + "]";
+      const size_t stage = size_t(stage_of(ranks[k], source, field, stages));
+      measured[stage].work_s += seconds_of(ranks[k], "compute") + seconds_of(ranks[k], "tp_comm");
+      samples[stage] += 1;
+      if (s == first) ++measured[stage].ranks;
+    }
+  }
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (samples[i] > 0) measured[i].work_s /= samples[i];
+  }
+  if (root.contains(key::kMemory) && root[key::kMemory].contains(key::kRanks)) {
+    const nlohmann::json& ranks = root[key::kMemory][key::kRanks];
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      const std::string field = std::string(key::kMemory) + "." + key::kRanks + "[" + std::to_string(k) + "]";
+      MeasuredStage& m = measured[size_t(stage_of(ranks[k], source, field, stages))];
+      m.device_peak = std::max(m.device_peak, ranks[k].value(key::kDevicePeakBytes, int64_t(0)));
+    }
+  }
+  return measured;
+}
+
+StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const std::vector<MeasuredStage>& measured,
+                               const std::optional<MachineProfile>& machine) {
+  const ParallelConfig& c = plan.config;
+  const Plan as_run = plan_as_run(plan, run);
+  // The layers as the run split them (its sequence length weighs the embedding and the head).
+  const PipelineSplit split = split_pipeline(as_run.model, c.pipeline, c.interleave);
+  // The embedding's and the head's seconds per iteration, as the cost model explains them.
+  double first_end = 0, last_end = 0;
+  StageComparison comparison;
+  if (machine) {
+    std::vector<CostItem> items;
+    CostModel(plan.model, *machine).explain(c, items);
+    for (const CostItem& item : items) {
+      if (item.scope == CostScope::first_stage) first_end += item.exposed * item.per_iteration;
+      if (item.scope == CostScope::last_stage) last_end += item.exposed * item.per_iteration;
+    }
+    comparison.ends_known = true;
+  }
+  const double microbatches = double(plan.model.global_batch) / double(c.data * c.microbatch);
+  const double layer = plan.predicted.layer_forward + plan.predicted.layer_backward;
+  for (int64_t s = 0; s < c.pipeline; ++s) {
+    StageRow row;
+    row.stage = s;
+    for (int64_t k = 0; k < split.interleave(); ++k) {
+      row.layers += (k > 0 ? "+" : "") + std::to_string(split.chunk(s, k).count());
+    }
+    row.predicted_bytes = stage_memory(as_run.model, as_run.config, split, s).total();
+    row.measured_bytes = double(measured[size_t(s)].device_peak);
+    row.memory_error_pct = error_percent(row.predicted_bytes, row.measured_bytes);
+    row.predicted_s = microbatches * double(split.stage_layers(s)) * layer + (s == 0 ? first_end : 0) +
+                      (s == c.pipeline - 1 ? last_end : 0);
+    row.measured_s = measured[size_t(s)].work_s;
+    row.time_error_pct = error_percent(row.predicted_s, row.measured_s);
+    comparison.rows.push_back(row);
+  }
+  return comparison;
+}
+
+std::string stage_comparison_table(const StageComparison& comparison) {
+  std::string text;
+  char line[200];
+  std::snprintf(line, sizeof line, "%-6s %-8s %12s %12s %8s %14s %14s %8s\n", "stage", "layers", "predicted_s",
+                "measured_s", "error_%", "predicted_MiB", "measured_MiB", "error_%");
+  text += line;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const StageRow& r : comparison.rows) {
+    std::snprintf(line, sizeof line, "%-6lld %-8s %12.6f %12.6f %8s %14.3f %14.3f %8s\n", (long long)r.stage,
+                  r.layers.c_str(), r.predicted_s, r.measured_s, percent_text(r.time_error_pct).c_str(),
+                  r.predicted_bytes / kMiB, r.measured_bytes / kMiB, percent_text(r.memory_error_pct).c_str());
+    text += line;
+  }
+  if (!comparison.ends_known) text += "(the machine could not be loaded: predicted_s leaves out the embedding and the head)\n";
+  return text;
+}
+
+}  // namespace axo

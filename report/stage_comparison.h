@@ -1,0 +1,61 @@
+// Predicted against measured per pipeline stage, for a plan with stages:
+// each stage's layers (model/stage_partition.h's split, chunks joined by
+// '+'), the device memory of its fullest rank against the memory model's
+// stage_memory (model/memory_model.h), and its ranks' working seconds per
+// iteration against the cost model's:
+//   measured_s  = compute + tp_comm of run.json's steps[].ranks[] on that
+//                 stage, the mean over its ranks and the averaged steps
+//                 (run_file.h: the first step left out from three on);
+//   predicted_s = m · (L_s · (layer_forward + layer_backward) + ends_s)
+// with m microbatches, L_s the stage's layers, the per-layer seconds of the
+// plan's `predicted` breakdown and ends_s the embedding (first stage) and
+// the final norm, head and loss (last stage) as the cost model explains them
+// on the plan's machine (cost_stage.h's T_s); when that machine cannot be
+// loaded the ends are left out and `ends_known` says so.
+//   error_pct = 100 · (measured − predicted) / predicted
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/machine_profile.h"
+#include "model/plan_file.h"
+#include "report/run_file.h"
+
+namespace axo {
+
+// What run.json measured on one stage.
+struct MeasuredStage {
+  int64_t device_peak = 0;  // bytes: the largest peak among the stage's ranks
+  double work_s = 0;        // compute + tp_comm, mean over its ranks and the averaged steps
+  int64_t ranks = 0;
+};
+
+// One entry per stage of `stages`, from run.json's memory.ranks and steps[].ranks
+// (InputError naming the field when a rank's stage is missing or out of range).
+std::vector<MeasuredStage> measured_stages(const nlohmann::json& root, const std::string& source, int64_t stages);
+
+struct StageRow {
+  int64_t stage = 0;
+  std::string layers;  // "2+2": the stage's chunks' layer counts
+  double predicted_bytes = 0, measured_bytes = 0;
+  std::optional<double> memory_error_pct;
+  double predicted_s = 0, measured_s = 0;
+  std::optional<double> time_error_pct;
+};
+
+struct StageComparison {
+  std::vector<StageRow> rows;
+  bool ends_known = false;  // the embedding and head's seconds are in predicted_s
+};
+
+// `machine`: the profile to explain the ends on (none: they are left out).
+StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const std::vector<MeasuredStage>& measured,
+                               const std::optional<MachineProfile>& machine);
+std::string stage_comparison_table(const StageComparison& comparison);
+
+}  // namespace axo

@@ -1,0 +1,122 @@
+// fp8 GEMMs, casts, amax reductions and weight copies (model/cost_fp8.h).
+#include "model/cost_fp8.h"
+
+#include <gtest/gtest.h>
+
+#include "model/cost_layer.h"
+#include "model/cost_model.h"
+#include "model/gemm_model.h"
+#include "model/memory_model.h"
+#include "model/presets.h"
+
+namespace axo {
+namespace {
+
+TransformerSpec fp8_model(const char* name) {
+  TransformerSpec spec = load_model(name);
+  spec.precision = Precision::fp8;
+  return spec;
+}
+
+// A large GEMM is compute-bound: at the fp8 rate, 989/1979 of bf16's time on
+// an H100, with bf16's efficiency on that shape.
+TEST(CostFp8, LinearGemmsRunAtTheFp8Rate) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  const double m = 16384, n = 8192, k = 8192;
+  const double bf16 = linear_gemm_seconds(h100, Precision::bf16, m, n, k);
+  EXPECT_DOUBLE_EQ(bf16, gemm_seconds(h100, Precision::bf16, m, n, k));
+  const double fp8 = linear_gemm_seconds(h100, Precision::fp8, m, n, k);
+  EXPECT_NEAR(fp8 / bf16, 989.0 / 1979.0, 0.01);
+  // Flops at the fp8 peak times the bf16 efficiency curve, nothing faster.
+  EXPECT_GT(fp8, 2 * m * n * k / (1979e12 * h100.gemm_max_efficiency));
+}
+
+TEST(CostFp8, TensorsStayBf16) {
+  EXPECT_EQ(tensor_precision(Precision::fp8), Precision::bf16);
+  EXPECT_EQ(tensor_precision(Precision::fp16), Precision::fp16);
+  EXPECT_EQ(bytes_per_element(Precision::fp8), 2);
+}
+
+TEST(CostFp8, AMachineWithoutAnFp8RateRefusesIt) {
+  EXPECT_EQ(precision_problem(Precision::fp8, load_machine("dgx-h100")), "");
+  const std::string problem = precision_problem(Precision::fp8, load_machine("selene"));
+  EXPECT_NE(problem.find("machine 'selene' has no fp8 rate"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("peak_tflops.fp8"), std::string::npos) << problem;
+  EXPECT_EQ(precision_problem(Precision::bf16, load_machine("selene")), "");
+}
+
+// Each linear's input [T × in] forward and output gradient [T × out]
+// backward: read in bf16, written as fp8 and its fp8 transpose, 4 bytes an element.
+TEST(CostFp8, CastsMoveFourBytesPerInputAndGradientElement) {
+  const TransformerSpec spec = fp8_model("llama3-8b");  // h 4096, ffn 14336, 8 KV heads
+  const MachineProfile h100 = load_machine("dgx-h100");
+  ParallelConfig c;
+  const LocalShapes shapes = local_shapes(spec, c);
+  std::vector<CostItem> items;
+  const Fp8LayerCost casts = fp8_layer_casts({spec, h100, c, shapes}, CostRecorder(&items, 1, 1));
+  const double T = 8192;
+  const double inputs = T * (4096 + 4096 + 4096 + 14336);           // qkv, proj, up, down inputs
+  const double gradients = T * (6144 + 4096 + 2 * 14336 + 4096);     // their outputs
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(items[0].bytes, 4 * inputs);
+  EXPECT_DOUBLE_EQ(items[1].bytes, 4 * gradients);
+  EXPECT_DOUBLE_EQ(casts.forward, memory_op_seconds(h100, 4 * inputs, 4));
+  EXPECT_DOUBLE_EQ(casts.backward, memory_op_seconds(h100, 4 * gradients, 4));
+  TransformerSpec bf16 = spec;
+  bf16.precision = Precision::bf16;
+  EXPECT_EQ(fp8_layer_casts({bf16, h100, c, shapes}, CostRecorder()).forward, 0);
+}
+
+TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
+  const TransformerSpec spec = fp8_model("llama3-8b");
+  const MachineProfile h100 = load_machine("dgx-h100");
+  ParallelConfig c;
+  c.data = 8;  // no tensor group: nothing to reduce
+  EXPECT_EQ(fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder()).forward, 0);
+  c.data = 1, c.y = 8;
+  std::vector<CostItem> items;
+  const Fp8LayerCost amax = fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder(&items, 1, 1));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].group_size, 8);
+  EXPECT_DOUBLE_EQ(items[0].bytes, 8 * 4);  // X and W of four linears, fp32
+  EXPECT_DOUBLE_EQ(items[1].bytes, 4 * 4);  // dY of four linears
+  EXPECT_GT(amax.forward, 0);
+  EXPECT_DOUBLE_EQ(amax.forward, items[0].exposed);
+}
+
+// The cached fp8 weight and its transpose: 2 bytes per local linear weight.
+TEST(CostFp8, WeightsHoldTheFp8Copies) {
+  const TransformerSpec fp8 = fp8_model("llama3-70b");
+  TransformerSpec bf16 = fp8;
+  bf16.precision = Precision::bf16;
+  ParallelConfig c;
+  c.y = 8, c.data = 2;
+  const MemoryBreakdown a = memory_per_device(bf16, c), b = memory_per_device(fp8, c);
+  const double layers = 80;
+  EXPECT_DOUBLE_EQ(b.weights - a.weights, layers * double(fp8.linear_weights_per_layer()) / 8 * 2);
+  EXPECT_DOUBLE_EQ(b.optimizer, a.optimizer);  // fp32 master weights and moments as bf16's
+  EXPECT_DOUBLE_EQ(b.activations, a.activations);
+}
+
+// A whole iteration: faster than bf16 by less than the rates' ratio, since
+// attention, the LM head, the casts and communication do not speed up.
+TEST(CostFp8, AnIterationIsFasterByLessThanTheRates) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  const TransformerSpec fp8 = fp8_model("llama3-70b");
+  TransformerSpec bf16 = fp8;
+  bf16.precision = Precision::bf16;
+  ParallelConfig c;
+  c.pipeline = 4, c.y = 8, c.data = 2, c.sequence_parallel = true, c.zero = 1;
+  const Breakdown a = CostModel(bf16, h100).evaluate(c), b = CostModel(fp8, h100).evaluate(c);
+  EXPECT_LT(b.compute, a.compute);
+  EXPECT_GT(b.compute, a.compute / 2);
+  EXPECT_LT(b.iter_time, a.iter_time);
+  std::vector<CostItem> items;
+  CostModel(fp8, h100).explain(c, items);
+  int fp8_items = 0;
+  for (const CostItem& item : items) fp8_items += item.name.find("fp8") != std::string::npos;
+  EXPECT_EQ(fp8_items, 5);  // two casts, two amax all-reduces, the weight casts
+}
+
+}  // namespace
+}  // namespace axo

@@ -1,0 +1,94 @@
+// Predicted against measured per pipeline stage: run.json's ranks grouped by
+// stage, the memory model's stage by stage, the cost model's layers and ends.
+#include "report/stage_comparison.h"
+
+#include <gtest/gtest.h>
+
+#include "model/cost_model.h"
+#include "model/error.h"
+#include "model/memory_model.h"
+#include "model/presets.h"
+#include "model/stage_partition.h"
+#include "report/memory_comparison.h"
+#include "tests/report/report_test_files.h"
+
+namespace axo {
+namespace {
+
+// Two stages × two data ranks (xyzdp: ranks 0, 1 on stage 0), three steps; stage 1 works twice as long.
+nlohmann::json two_stage_run() {
+  nlohmann::json root;
+  root["steps"] = nlohmann::json::array();
+  for (int s = 0; s < 3; ++s) {
+    nlohmann::json step;
+    step["iteration_s"] = 1.0;
+    for (int k = 0; k < 4; ++k) {
+      const double warm_up = s == 0 ? 10.0 : 1.0;  // left out
+      step["ranks"].push_back({{"rank", k},
+                               {"stage", k / 2},
+                               {"components_s", {{"compute", warm_up * (k / 2 + 1) * 0.2 + 0.01 * k}, {"tp_comm", 0.1}}}});
+    }
+    root["steps"].push_back(step);
+  }
+  for (int k = 0; k < 4; ++k) root["memory"]["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"device_peak_bytes", 1000 * (k + 1)}});
+  return root;
+}
+
+TEST(StageComparison, GroupsTheRanksByStageLeavingOutTheWarmUpStep) {
+  const std::vector<MeasuredStage> stages = measured_stages(two_stage_run(), "run.json", 2);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].ranks, 2);
+  EXPECT_NEAR(stages[0].work_s, 0.2 + 0.005 + 0.1, 1e-12);  // ranks 0 and 1: mean of 0.2, 0.21, plus tp_comm
+  EXPECT_NEAR(stages[1].work_s, 0.4 + 0.025 + 0.1, 1e-12);
+  EXPECT_EQ(stages[0].device_peak, 2000);
+  EXPECT_EQ(stages[1].device_peak, 4000);
+}
+
+TEST(StageComparison, AStageOutsideThePlansPipelineNamesTheField) {
+  nlohmann::json root = two_stage_run();
+  root["steps"][1]["ranks"][3]["stage"] = 2;
+  try {
+    measured_stages(root, "run.json", 2);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json: steps[1].ranks[3].stage: expected a stage in [0, 2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StageComparison, PredictsEachStageFromItsLayersAndEnds) {
+  Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
+  plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+  plan.predicted.layer_forward = 0.001, plan.predicted.layer_backward = 0.002;
+  MeasuredRun run;
+  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  const MachineProfile machine = load_machine("perlmutter");
+  const StageComparison with_ends = compare_stages(plan, run, measured, machine);
+  const StageComparison layers_only = compare_stages(plan, run, measured, std::nullopt);
+  ASSERT_EQ(with_ends.rows.size(), 2u);
+  EXPECT_TRUE(with_ends.ends_known);
+  EXPECT_FALSE(layers_only.ends_known);
+  const PipelineSplit split = split_pipeline(plan_as_run(plan, run).model, 2, 1);
+  const double m = double(plan.model.global_batch) / 2.0;
+  for (int64_t s = 0; s < 2; ++s) {
+    const StageRow& row = layers_only.rows[size_t(s)];
+    EXPECT_EQ(row.layers, std::to_string(split.stage_layers(s)));
+    EXPECT_DOUBLE_EQ(row.predicted_s, m * double(split.stage_layers(s)) * 0.003);
+    // The embedding on the first stage, the head and the loss on the last: more than the layers alone.
+    EXPECT_GT(with_ends.rows[size_t(s)].predicted_s, row.predicted_s);
+    EXPECT_DOUBLE_EQ(row.measured_s, measured[size_t(s)].work_s);
+    const Plan as_run = plan_as_run(plan, run);
+    EXPECT_DOUBLE_EQ(row.predicted_bytes, stage_memory(as_run.model, as_run.config, split, s).total());
+    EXPECT_DOUBLE_EQ(row.measured_bytes, double(measured[size_t(s)].device_peak));
+    ASSERT_TRUE(row.time_error_pct);
+    EXPECT_DOUBLE_EQ(*row.time_error_pct, 100 * (row.measured_s - row.predicted_s) / row.predicted_s);
+  }
+  const std::string table = stage_comparison_table(layers_only);
+  EXPECT_NE(table.find("stage  layers"), std::string::npos) << table;
+  EXPECT_NE(table.find("leaves out the embedding and the head"), std::string::npos) << table;
+  EXPECT_EQ(stage_comparison_table(with_ends).find("leaves out"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace axo
