@@ -124,6 +124,21 @@ TEST_F(TrainCli, PrecisionAndLossScaling) {
   EXPECT_NE(r.output.find("--precision fp16"), std::string::npos) << r.output;
 }
 
+// --precision fp8 (or an fp8 plan): the CPU executor trains in bf16 and says
+// so on stdout, in the log's precision line and in run.json (issue 17).
+TEST_F(TrainCli, Fp8TrainsInBf16AndSaysSo) {
+  const Result r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                       "' --steps 1 --batch 2 --microbatch 2 --seq 32 --precision fp8 --run " + path("fp8.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("note: gpt2-tiny is planned in fp8, which the CPU executor does not train in; training in bf16"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("precision: bf16 (planned in fp8"), std::string::npos) << r.output;
+  std::ifstream in(path("fp8.json"));
+  const nlohmann::json run = nlohmann::json::parse(in);
+  EXPECT_EQ(run["precision"], "bf16");
+  EXPECT_EQ(run["planned_precision"], "fp8");
+}
+
 TEST_F(TrainCli, MistakesExitTwo) {
   Result r = axo("train --model gpt2-tiny --data '" + path("nothing_*.bin") + "' --steps 2");
   EXPECT_EQ(r.code, 2);
