@@ -14,6 +14,9 @@
 //   node         object   optional: ranks (per node), cores (per node), positive integers
 //   batch, microbatch, seq  integers  sequences per step, per microbatch, tokens per sequence
 //   parameters   integer  the model's parameters
+//   precision    string   optional: "fp32" or "bf16", the precision the run trained in (older runs: fp32)
+//   planned_precision  string  optional: the precision asked for ("fp8", "fp16") where the executor
+//                         trained in `precision` instead (tools/train_command.cc)
 //   memory       object   offload (boolean), device_limit_bytes (integer, 0 = none), ranks: a non-empty
 //                         list of {rank, stage, chunks, device_peak_bytes, device_at_peak_bytes: one count
 //                         per name in kMemoryNames adding up to the peak, host_bytes}, integers >= 0;
@@ -44,6 +47,8 @@ inline constexpr const char* kBatch = "batch";
 inline constexpr const char* kMicrobatch = "microbatch";
 inline constexpr const char* kSeq = "seq";
 inline constexpr const char* kParameters = "parameters";
+inline constexpr const char* kPrecision = "precision";
+inline constexpr const char* kPlannedPrecision = "planned_precision";
 
 inline constexpr const char* kMemory = "memory";
 inline constexpr const char* kOffload = "offload";

@@ -11,7 +11,7 @@ namespace axo {
 
 Plan plan_as_run(const Plan& plan, const MeasuredRun& run) {
   Plan as_run = plan;
-  as_run.model.precision = Precision::fp32;
+  as_run.model.precision = run.precision;
   if (run.seq > 0) as_run.model.seq_len = run.seq;
   if (run.batch > 0) as_run.model.global_batch = run.batch;
   if (run.microbatch > 0) as_run.config.microbatch = run.microbatch;

@@ -23,11 +23,11 @@ struct MemoryRow {
 };
 
 // The plan as the run trained it: its batch, microbatch, sequence length
-// (where run.json gives them) and offload, in fp32 (the CPU executor's precision).
+// (where run.json gives them), offload and precision (run.json's, fp32 where absent).
 Plan plan_as_run(const Plan& plan, const MeasuredRun& run);
 // The memory model for what the run trained: the plan's model and grid with
 // the run's batch, microbatch, sequence length (where run.json gives them)
-// and offload, in fp32 (the CPU executor's precision).
+// offload and precision (fp32 where run.json does not say).
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run);
 // Five rows in kMemoryNames order, then "total" (against the device peak).
 std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured);

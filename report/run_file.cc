@@ -161,6 +161,14 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (root.contains(key::kBatch)) run.batch = count_at(root, key::kBatch, source, key::kBatch);
   if (root.contains(key::kMicrobatch)) run.microbatch = count_at(root, key::kMicrobatch, source, key::kMicrobatch);
   if (root.contains(key::kSeq)) run.seq = count_at(root, key::kSeq, source, key::kSeq);
+  if (root.contains(key::kPrecision)) {
+    const nlohmann::json& p = root[key::kPrecision];
+    if (p == "fp32" || p == "bf16") {
+      run.precision = p == "bf16" ? Precision::bf16 : Precision::fp32;
+    } else {
+      throw InputError(source + ": " + key::kPrecision + ": expected \"fp32\" or \"bf16\", got " + type_and_value(p));
+    }
+  }
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "model/breakdown.h"
+#include "model/transformer_spec.h"
 
 namespace axo {
 
@@ -36,6 +37,7 @@ struct MeasuredRun {
   size_t steps_used = 0;              // steps averaged (steps, or steps - 1 without warm-up)
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
   int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
+  Precision precision = Precision::fp32;       // the run's (fp32 where the file does not say)
   std::optional<MeasuredMemory> memory;
 };
 

@@ -23,6 +23,8 @@ namespace {
 struct TrainArguments {
   TrainOptions options;
   std::string model, plan, schedule = "message-driven", fault, overlap, device_memory, lr_schedule = "cosine";
+  std::string precision;  // empty: the plan's or model's
+  std::string loss_scale = "none";
   bool offload = false;
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
@@ -41,15 +43,21 @@ Overlap parse_overlap(const std::string& text) {
   return o;
 }
 
-// --inject-fault kill:RANK:STEP (testing only).
+// --inject-fault kill:RANK:STEP or overflow:RANK:STEP (testing only).
 void parse_fault(const std::string& text, TrainOptions& o) {
   int rank = -1;
   long long step = 0;
   char tail = 0;
-  if (std::sscanf(text.c_str(), "kill:%d:%lld%c", &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
-    throw InputError("--inject-fault: expected kill:RANK:STEP, got '" + text + "'");
+  const bool overflow = text.rfind("overflow:", 0) == 0;
+  const char* format = overflow ? "overflow:%d:%lld%c" : "kill:%d:%lld%c";
+  if (std::sscanf(text.c_str(), format, &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
+    throw InputError("--inject-fault: expected kill:RANK:STEP or overflow:RANK:STEP, got '" + text + "'");
   }
-  o.kill_rank = rank, o.kill_step = step;
+  if (overflow) {
+    o.overflow_rank = rank, o.overflow_step = step;
+  } else {
+    o.kill_rank = rank, o.kill_step = step;
+  }
 }
 
 // OpenBLAS and AdamW threads per rank: the cores shared among this node's
@@ -81,6 +89,29 @@ void check_same_model(const TransformerSpec& given, const std::string& model_opt
                    "): give the plan alone, or a plan of this model");
 }
 
+// The precision asked for: --precision if given, else the plan's (or model's).
+Precision requested_precision(const std::string& option, const TransformerSpec& spec) {
+  if (option.empty()) return spec.precision;
+  if (option == "fp16") {
+    throw InputError("--precision fp16: the CPU backend trains in fp32 or bf16 (fp16 needs loss scaling, not "
+                     "implemented yet)");
+  }
+  return parse_precision(option, "--precision");
+}
+
+// What the CPU executor trains `requested` in: fp32 and bf16 as they are; fp8 in bf16 (its
+// tensors are bf16, only its GEMMs would be fp8: model/cost_fp8.h) and a plan's fp16 in fp32,
+// each with a note on rank 0 (issue 17: the log and run.json say so too).
+Precision training_precision(Precision requested, const std::string& name, bool leader) {
+  if (requested == Precision::fp32 || requested == Precision::bf16) return requested;
+  const Precision trained = requested == Precision::fp8 ? Precision::bf16 : Precision::fp32;
+  if (leader) {
+    std::cout << "note: " << name << " is planned in " << to_string(requested) << ", which the CPU executor does "
+              << "not train in; training in " << to_string(trained) << "\n";
+  }
+  return trained;
+}
+
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
@@ -109,6 +140,10 @@ void run(TrainArguments& a) {
     throw InputError("--model or --plan is required");
   }
   if (a.offload) a.options.grid.offload = true;
+  const Precision requested = requested_precision(a.precision, spec);
+  a.options.precision = training_precision(requested, spec.name, world.rank() == 0);
+  if (requested != a.options.precision) a.options.planned_precision = requested;
+  a.options.loss_scaling = a.loss_scale == "dynamic";
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
@@ -163,13 +198,22 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--offload", a->offload,
                "Keep the optimizer state (fp32 master weights, Adam moments) in host memory, as AxoNN's CPU "
                "offload does (default: the plan's offload)");
+  cmd->add_option("--precision", a->precision,
+                  "fp32, or bf16 (mixed precision: bf16 GEMM operands with fp32 accumulation, activations kept in "
+                  "bf16; fp32 weights, gradients and optimizer), or fp8 (trained in bf16, with a note); default: "
+                  "the plan's or model's (fp8 in bf16, fp16 in fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}));
+  cmd->add_option("--loss-scale", a->loss_scale,
+                  "dynamic: scale the loss (from 2^16), skip a step whose gradients overflow on any rank and halve "
+                  "the scale, double it after 1000 clean steps; none (default)")
+      ->check(CLI::IsMember({"none", "dynamic"}));
   cmd->add_option("--device-memory", a->device_memory,
                   "Each rank's device memory limit, e.g. 512MiB or 80GiB (default: none); a plan that needs "
                   "more fails naming what did not fit");
   cmd->add_option("--optimizer-threads", a->optimizer_threads,
                   "Threads for AdamW (default: the node's cores shared among its ranks)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step)");
+  cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step), overflow:RANK:STEP (an inf gradient there)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });
 }

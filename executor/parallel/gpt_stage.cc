@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "executor/cpu/gemm.h"
+#include "executor/cpu/gemm_precision.h"
 #include "executor/cpu/ops.h"
 #include "executor/timer.h"
 #include "model/error.h"
@@ -43,13 +43,14 @@ struct GptStage::Gradients {
   int64_t layer_size = 0;
 };
 
-GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory)
+GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
+                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+                   Precision precision)
     : layout_(layout),
       grid_(grid),
-      p_(parameters),
-      g_(gradients),
+      params_(layout, parameters, gradients, memory),
       recompute_(recompute),
+      precision_(precision),
       times_(times),
       sequence_parallel_(grid.config().sequence_parallel),
       linear_scratch_(memory),
@@ -58,13 +59,14 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, const flo
       grads_(workspace_.get_allocator()),
       attention_scratch_(workspace_.get_allocator()),
       scores_(workspace_.get_allocator()),
-      head_(layout.shape(), grid, times, memory) {
+      rolling_(workspace_.get_allocator()),
+      head_(layout.shape(), grid, times, memory, precision) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
   C_ = g.channels, Cx_ = C_ / c.x, Cy_ = C_ / c.y, NHy_ = g.heads / c.y;
   auto linear = [&](Communicator& in, Communicator& out, int64_t n_local, int64_t k_local) {
     return std::make_unique<Linear4d>(in, out, grid.z(), n_local, k_local, overlap, sequence_parallel_, times,
-                                      linear_scratch_);
+                                      linear_scratch_, precision);
   };
   for (const LayerRange& chunk : layout.chunks()) {
     first_linear_.push_back(linears_.size());
@@ -100,8 +102,10 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   const int64_t n = largest_carve(false), gradients = largest_carve(true);
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
-    // Full recompute rebuilds a microbatch's activations in the workspace; otherwise the stashes hold them.
+    // Full recompute rebuilds a microbatch's activations in the workspace, bf16 computes in rolling views;
+    // otherwise the stashes hold them.
     workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
+    rolling_.assign(rolls() ? size_t(rolling_size()) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(ring_ ? 0 : size_t(Bz_ * NHy_ * T * T), 0.0f);
     // Selective recompute: one layer's attention probabilities at a time, rebuilt in backward.
@@ -138,14 +142,17 @@ GptStage::Acts GptStage::carve(float* base, int64_t chunk, int64_t* size) const 
   Acts a{};
   take(a.input, mr * Cx_);
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
-  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), ring_ || recompute_ != Recompute::selective);
-  if (model_last(chunk)) {
-    take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr);
-    sequence_parallel_ ? take(a.lnf_rows, rows_ * Cx_) : void(a.lnf_rows = a.lnf);
-    take(a.logits, rows_ * head_.rows()), take(a.probs, rows_ * head_.rows());
-  }
+  for (LayerActs& l : a.layers) carve_layer(l, std::ref(take), keeps_probabilities());
+  if (model_last(chunk)) carve_head(a, std::ref(take));
   if (size) *size = take.used;
   return a;
+}
+
+void GptStage::carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const {
+  const int64_t mr = stream_rows_;
+  take(a.lnf, mr * Cx_), take(a.lnf_mean, mr), take(a.lnf_rstd, mr);
+  sequence_parallel_ ? take(a.lnf_rows, rows_ * Cx_) : void(a.lnf_rows = a.lnf);
+  take(a.logits, rows_ * head_.rows()), take(a.probs, rows_ * head_.rows());
 }
 
 void GptStage::carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const {
@@ -207,31 +214,38 @@ int64_t GptStage::largest_carve(bool gradients) const {
 }
 
 void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
-  DeviceFloats stash(workspace_.get_allocator());
+  ActivationStash stash(workspace_.get_allocator());
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
   const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size(chunk);
-  stash.resize(size_t(keep));
-  Acts a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.data(), chunk);
+  Acts a;
+  if (rolls()) {
+    a = carve_rolling(chunk);
+    stash.keep(nullptr, size_t(keep), precision_);  // sized now, filled region by region
+  } else {
+    a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(keep)), chunk);
+  }
   if (model_first(chunk)) {
-    const float* wte = layout_.view(p_, GptTensor::wte);
-    const float* wpe = layout_.view(p_, GptTensor::wpe);
-    head_.embed(a.input, all_tokens(inputs_, microbatch), wte, wpe, rows_, first_row_, chunks_);
+    head_.embed(a.input, all_tokens(inputs_, microbatch), params_.weight(GptTensor::wte), params_.weight(GptTensor::wpe),
+                rows_, first_row_, chunks_);
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
-  if (recompute_ == Recompute::full) std::copy_n(a.input, mr * Cx_, stash.data());
-  forward_layers(a, chunk);
+  if (recompute_ == Recompute::full) stash.keep(a.input, size_t(keep), precision_);
+  if (rolls()) keep_region(stash, a, Region::input);
+  forward_layers(a, chunk, [&](size_t i) {
+    if (rolls()) keep_region(stash, a, Region::layer, i);
+  });
   if (model_last(chunk)) {
     loss_sum_ += head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, mr);
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
+  if (rolls() && model_last(chunk)) keep_region(stash, a, Region::head);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
-void GptStage::forward_layers(Acts& a, int64_t chunk) {
-  const float* p = p_;
+void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done) {
   const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
   LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
   for (size_t i = 0; i < a.layers.size(); ++i) {
@@ -239,10 +253,11 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
     LayerActs& x = a.layers[i];
     LayerLinears& w = linears[i];
     const float* in = i == 0 ? a.input : a.layers[i - 1].residual3;
-    auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
+    auto P = [&](GptTensor t) { return params_.weight(t, l); };
+    auto F = [&](GptTensor t) { return params_.fp32(t, l); };
     w.qkv->prefetch(P(GptTensor::qkvw));
     w.attproj->prefetch(P(GptTensor::attprojw));
-    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, P(GptTensor::ln1w), P(GptTensor::ln1b), mr, Cx_);
+    norm_.forward(x.ln1, x.ln1_mean, x.ln1_rstd, in, F(GptTensor::ln1w), F(GptTensor::ln1b), mr, Cx_);
     if (sequence_parallel_) gather_rows(x.ln1_rows, x.ln1);
     w.qkv->forward(x.qkv, x.ln1_rows, P(GptTensor::qkvw), P(GptTensor::qkvb), m);
     w.fc->prefetch(P(GptTensor::fcw));
@@ -253,48 +268,53 @@ void GptStage::forward_layers(Acts& a, int64_t chunk) {
     }
     w.attproj->forward(x.attproj, x.atty, P(GptTensor::attprojw), P(GptTensor::attprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual2, in, x.attproj, mr * Cx_); });
-    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, P(GptTensor::ln2w), P(GptTensor::ln2b), mr, Cx_);
+    norm_.forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, F(GptTensor::ln2w), F(GptTensor::ln2b), mr, Cx_);
     if (sequence_parallel_) gather_rows(x.ln2_rows, x.ln2);
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
-    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(layout_.view(p, GptTensor::qkvw, l + 1));
+    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
+    if (layer_done) layer_done(i);
   }
   if (!model_last(chunk)) return;
-  const float* wte = layout_.view(p, GptTensor::wte);
-  norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), layout_.view(p, GptTensor::lnfw),
-                layout_.view(p, GptTensor::lnfb), mr, Cx_);
-  head_.logits(a.logits, a.lnf_rows, a.lnf, wte, m);
+  norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), params_.fp32(GptTensor::lnfw),
+                params_.fp32(GptTensor::lnfb), mr, Cx_);
+  head_.logits(a.logits, a.lnf_rows, a.lnf, params_.weight(GptTensor::wte), m);
 }
 
 void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
   const int64_t m = stream_rows_;
-  const float* wte = layout_.view(p_, GptTensor::wte);
-  float* dwte = layout_.view(g_, GptTensor::wte);
   // Each token's loss gradient is scaled by 1 / (the global batch's tokens).
-  head_.backward(d.lnf, d.lnf_rows, d.logits, dwte, a.probs, all_tokens(targets_, microbatch), a.lnf_rows, wte, rows_,
-                 loss_scale_);
-  norm_.backward(d.output(), layout_.view(g_, GptTensor::lnfw), layout_.view(g_, GptTensor::lnfb), d.lnf, a.output(),
-                 layout_.view(p_, GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+  head_.backward(d.lnf, d.lnf_rows, d.logits, params_.gradient(GptTensor::wte), a.probs,
+                 all_tokens(targets_, microbatch), a.lnf_rows, params_.weight(GptTensor::wte), rows_, loss_scale_);
+  norm_.backward(d.output(), params_.fp32_gradient(GptTensor::lnfw), params_.fp32_gradient(GptTensor::lnfb), d.lnf,
+                 a.output(), params_.fp32(GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
+  params_.commit();
   if (final && on_final_) on_final_(layout_.shape().layers);
 }
 
 void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) {
   auto found = stash_.find({chunk, microbatch});
   if (found == stash_.end()) throw std::logic_error("GptStage: backward of a microbatch with no forward");
-  DeviceFloats stash = std::move(found->second);
+  ActivationStash stash = std::move(found->second);
   stash_.erase(found);
   Acts a;
   if (recompute_ == Recompute::full) {
     // Recompute the chunk's activations from its input (the head's loss is not counted twice).
     a = carve(workspace_.data(), chunk);
-    std::copy_n(stash.data(), stream_rows_ * Cx_, a.input);
+    stash.restore(a.input);
     forward_layers(a, chunk);
     if (model_last(chunk)) {
       head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
     }
+  } else if (rolls()) {
+    // The kept activations widened for backward's fp32 ops: the input, the head, the top layer (the rest below).
+    a = carve_rolling(chunk);
+    restore_region(stash, a, Region::input);
+    if (model_last(chunk)) restore_region(stash, a, Region::head);
+    restore_region(stash, a, Region::layer, a.layers.size() - 1);
   } else {
     a = carve(stash.data(), chunk);
   }
@@ -317,6 +337,10 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
       std::fill_n(views.layer, views.layer_size, 0.0f);
       std::fill_n(din, stream_rows_ * Cx_, 0.0f);
     }
+    if (rolls()) {
+      restore_region(stash, a, Region::layer, i);
+      if (i > 0) restore_region(stash, a, Region::output, i - 1);  // `in`, over the slot's residual3
+    }
     LayerLinears& w = linears[i];
     backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
     if (final) {
@@ -325,7 +349,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
   }
   if (model_first(chunk)) {
-    head_.embed_backward(layout_.view(g_, GptTensor::wte), layout_.view(g_, GptTensor::wpe), d.input,
+    head_.embed_backward(params_.gradient(GptTensor::wte), params_.gradient(GptTensor::wpe), d.input,
                          all_tokens(inputs_, microbatch), rows_, first_row_, chunks_);
     if (final && on_final_) on_final_(-1);
   } else {
@@ -336,10 +360,11 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
 
 void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& x, LayerActs& d,
                               const float* in, float* din) {
-  const float* p = p_;
   const int64_t m = rows_, mr = stream_rows_;
-  auto P = [&](GptTensor t) { return layout_.view(p, t, l); };
-  auto G = [&](GptTensor t) { return layout_.view(g_, t, l); };
+  auto P = [&](GptTensor t) { return params_.weight(t, l); };
+  auto G = [&](GptTensor t) { return params_.gradient(t, l); };
+  auto F = [&](GptTensor t) { return params_.fp32(t, l); };
+  auto FG = [&](GptTensor t) { return params_.fp32_gradient(t, l); };
   w.fcproj->prefetch(P(GptTensor::fcprojw));
   w.fc->prefetch(P(GptTensor::fcw));
   timed(times_.ops.residual, [&] { cpu::residual_backward(d.residual2, d.fcproj, d.residual3, mr * Cx_); });
@@ -348,8 +373,9 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   w.attproj->prefetch(P(GptTensor::attprojw));
   timed(times_.ops.gelu, [&] { cpu::gelu_backward(d.fch, d.fch_gelu, x.fch, m * 4 * Cy_); });
   w.fc->backward(d.ln2, G(GptTensor::fcw), G(GptTensor::fcb), d.fch, x.ln2_rows, P(GptTensor::fcw), m);
-  norm_.backward(d.residual2, G(GptTensor::ln2w), G(GptTensor::ln2b), d.ln2, x.residual2, P(GptTensor::ln2w),
+  norm_.backward(d.residual2, FG(GptTensor::ln2w), FG(GptTensor::ln2b), d.ln2, x.residual2, F(GptTensor::ln2w),
                  x.ln2_mean, x.ln2_rstd, mr, Cx_);
+  params_.commit();
   timed(times_.ops.residual, [&] { cpu::residual_backward(din, d.attproj, d.residual2, mr * Cx_); });
   w.qkv->prefetch(P(GptTensor::qkvw));
   w.attproj->backward(d.atty, G(GptTensor::attprojw), G(GptTensor::attprojb), d.attproj, x.atty,
@@ -365,10 +391,11 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
       cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
     });
   }
-  if (below) below->fcproj->prefetch(layout_.view(p, GptTensor::fcprojw, l - 1));
+  if (below) below->fcproj->prefetch(params_.weight(GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
-  norm_.backward(din, G(GptTensor::ln1w), G(GptTensor::ln1b), d.ln1, in, P(GptTensor::ln1w), x.ln1_mean,
+  norm_.backward(din, FG(GptTensor::ln1w), FG(GptTensor::ln1b), d.ln1, in, F(GptTensor::ln1w), x.ln1_mean,
                  x.ln1_rstd, mr, Cx_);
+  params_.commit();
 }
 
 void GptStage::drop(int64_t chunk, int64_t microbatch) {
@@ -376,6 +403,85 @@ void GptStage::drop(int64_t chunk, int64_t microbatch) {
   if (found == stash_.end()) return;
   free_.push_back(std::move(found->second));
   stash_.erase(found);
+}
+
+// ---- bf16's rolling fp32 views ----
+// A chunk computes in [input | one layer slot | head], every layer in the
+// slot, while the stash keeps the whole chunk rounded to bf16 in carve()'s
+// layout [input | layer 0 | ... | layer n−1 | head]. Forward rounds each
+// region into the stash once it is computed; layer i+1 reads layer i's
+// output (residual3) from the slot, unrounded, as a GPU kernel reads its
+// input from registers, and overwrites it only last, with its own output.
+// Backward widens layer i into the slot, then layer i−1's output over the
+// slot's residual3, which layer i's backward never reads but uses as its
+// input. The fp32 memory is one layer and the head, not the chunk.
+namespace {
+
+// Hands out consecutive views from `at`.
+struct Taker {
+  float* at;
+  void operator()(float*& view, int64_t n) { view = at, at += n; }
+};
+
+}  // namespace
+
+int64_t GptStage::region_size(Region region) const {
+  int64_t used = 0;
+  auto count = [&](float*&, int64_t n) { used += n; };
+  if (region == Region::input || region == Region::output) return stream_rows_ * Cx_;
+  if (region == Region::layer) {
+    LayerActs l{};
+    carve_layer(l, count, keeps_probabilities());
+  } else {
+    Acts a{};
+    carve_head(a, count);
+  }
+  return used;
+}
+
+int64_t GptStage::rolling_size() const {
+  return region_size(Region::input) + region_size(Region::layer) +
+         (grid_.last_stage() ? region_size(Region::head) : 0);
+}
+
+GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
+  const int64_t layer = region_size(Region::layer);
+  float* slots = rolling_.data() + region_size(Region::input);
+  Acts a{};
+  a.input = rolling_.data();
+  a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
+  for (LayerActs& l : a.layers) carve_layer(l, Taker{slots}, keeps_probabilities());
+  if (model_last(chunk)) carve_head(a, Taker{slots + layer});
+  return a;
+}
+
+void GptStage::region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size,
+                            float*& view) const {
+  const int64_t input = region_size(Region::input), layer = region_size(Region::layer);
+  if (region == Region::input) {
+    offset = 0, size = size_t(input), view = a.input;
+  } else if (region == Region::layer) {
+    offset = size_t(input + int64_t(i) * layer), size = size_t(layer), view = a.layers[i].ln1;
+  } else if (region == Region::output) {
+    const int64_t within = a.layers[i].residual3 - a.layers[i].ln1;  // the same in the slot and the stash
+    offset = size_t(input + int64_t(i) * layer + within), size = size_t(stream_rows_ * Cx_), view = a.layers[i].residual3;
+  } else {
+    offset = size_t(input + int64_t(a.layers.size()) * layer), size = size_t(region_size(Region::head)), view = a.lnf;
+  }
+}
+
+void GptStage::keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+  size_t offset = 0, size = 0;
+  float* view = nullptr;
+  region_place(a, region, i, offset, size, view);
+  stash.keep_part(view, offset, size);
+}
+
+void GptStage::restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+  size_t offset = 0, size = 0;
+  float* view = nullptr;
+  region_place(a, region, i, offset, size, view);
+  stash.restore_part(view, offset, size);
 }
 
 }  // namespace axo

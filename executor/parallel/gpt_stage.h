@@ -20,6 +20,13 @@
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
 // the chunk's input alone and reruns its forward before its backward.
 //
+// Precision: in bf16 the layers' GEMMs take bf16 operands with fp32
+// accumulation (cpu/gemm_precision.h), and the activations kept for backward
+// are stored in bf16 (activation_stash.h): a chunk computes in fp32 views
+// of its input, one layer slot and its head, and keeps each layer rounded
+// in the stash as soon as it is computed; backward widens a layer back into
+// the slot just before it needs it (the end of gpt_stage.cc).
+//
 // With Megatron's sequence parallelism (x = z = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
 // the plain layers all-gather their input's rows (kept for backward as
@@ -41,12 +48,14 @@
 #include <utility>
 #include <vector>
 
+#include "executor/parallel/activation_stash.h"
 #include "executor/parallel/context_chunks.h"
 #include "executor/parallel/linear_4d.h"
 #include "executor/parallel/pipeline_schedule.h"
 #include "executor/parallel/ring_attention.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/sharded_layernorm.h"
+#include "executor/parallel/stage_parameters.h"
 #include "executor/parallel/vocab_parallel_head.h"
 #include "model/parallel_config.h"
 
@@ -55,10 +64,12 @@ namespace axo {
 class GptStage : public PipelineStage {
  public:
   // parameters and gradients are the rank's local buffers (layout.size()
-  // elements); they must outlive the stage, as must `memory`, where the
+  // elements, fp32, or bf16 in mixed precision: stage_parameters.h); they
+  // must outlive the stage, as must `memory`, where the
   // stage books its activations and its layers' communication buffers.
-  GptStage(const ShardLayout& layout, const ProcessGrid& grid, const float* parameters, float* gradients,
-           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory);
+  GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
+           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+           Precision precision = Precision::fp32);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
   // [sequences·T], split into microbatches of `microbatch` sequences.
@@ -98,8 +109,11 @@ class GptStage : public PipelineStage {
   // One layer's views, taken in order by `take` (both carves); the attention
   // probabilities only with `scores` (else selective recompute's buffer, or none).
   void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
+  // Whether a layer's stash holds its att: the probabilities (unless selective recompute rebuilds
+  // them), or with the ring each row's log-sum-exp.
+  bool keeps_probabilities() const { return ring_ != nullptr || recompute_ != Recompute::selective; }
   // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
-  void forward_layers(Acts& a, int64_t chunk);
+  void forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done = {});
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
   void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
                       const float* in, float* din);
@@ -107,12 +121,25 @@ class GptStage : public PipelineStage {
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
-
+  // bf16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
+  bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
+  Acts carve_rolling(int64_t chunk);
+  int64_t rolling_size() const;
+  // A region of carve()'s layout (the input, layer i of the chunk, its output residual3 alone, the head)
+  // rounded into the stash from its rolling view, or widened back.
+  enum class Region { input, layer, output, head };
+  void keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
+  void restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
+  int64_t region_size(Region region) const;
+  // Where a region lies in the stash (offset, size) and its rolling view.
+  void region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size, float*& view) const;
+  // The head's views (the model's last chunk), taken in order by `take`.
+  void carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const;
   const ShardLayout& layout_;
   const ProcessGrid& grid_;
-  const float* p_;
-  float* g_;
+  StageParameters params_;
   Recompute recompute_;
+  Precision precision_;
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);
   bool sequence_parallel_;
@@ -128,12 +155,13 @@ class GptStage : public PipelineStage {
   std::vector<LayerLinears> linears_;       // the chunks' layers, in order
   std::vector<size_t> first_linear_;        // index in linears_ of each chunk's first layer
   ShardedLayerNorm norm_;
-  std::map<std::pair<int64_t, int64_t>, DeviceFloats> stash_;  // per (chunk, microbatch) in flight
-  std::vector<DeviceFloats> free_;          // stashes to reuse
+  std::map<std::pair<int64_t, int64_t>, ActivationStash> stash_;  // per (chunk, microbatch) in flight
+  std::vector<ActivationStash> free_;       // stashes to reuse
   DeviceFloats workspace_, grads_, attention_scratch_;
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
+  DeviceFloats rolling_;  // bf16: the rolling fp32 views
   VocabParallelHead head_;
   std::function<void(int64_t)> on_final_;
 };

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "executor/cpu/gemm.h"
+#include "executor/cpu/gemm_precision.h"
 #include "executor/timer.h"
 
 namespace axo {
@@ -16,7 +16,8 @@ DeviceFloats Linear4dScratch::take_block(size_t size) {
 }
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch)
+                   const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch,
+                   Precision precision)
     : in_(in),
       out_(out),
       z_(z),
@@ -24,23 +25,34 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       k_(k_local),
       overlap_(overlap),
       sequence_parallel_(sequence_parallel),
+      precision_(precision),
       times_(times),
       gathered_(scratch.allocator()),
       dblock_(scratch.allocator()),
       dchunk_part_(scratch.allocator()),
+      wide_(scratch.allocator()),
+      small_(scratch.allocator()),
       scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
   if (Gz > 1) dchunk_part_.assign(size_t(chunk_), 0.0f);
 }
 
-void Linear4d::prefetch(const float* chunk) {
-  if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
-  if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
-  timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(chunk, gathered_.data(), size_t(chunk_)); });
+const float* Linear4d::send_buffer(ShardView chunk) {
+  if (chunk.f32) return chunk.f32;
+  if (wide_.empty()) wide_ = scratch_.take_block(size_t(chunk_));
+  widen(chunk, wide_.data(), chunk_);
+  return wide_.data();
 }
 
-const float* Linear4d::block(const float* chunk) {
+void Linear4d::prefetch(ShardView chunk) {
+  if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
+  if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
+  const float* send = send_buffer(chunk);
+  timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(send, gathered_.data(), size_t(chunk_)); });
+}
+
+ShardView Linear4d::block(ShardView chunk) {
   if (z_.size() == 1) return chunk;
   timed(times_.tp.all_gather, [&] {
     if (gather_) {
@@ -48,9 +60,10 @@ const float* Linear4d::block(const float* chunk) {
       gather_.reset();
     } else {
       if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
-      z_.all_gather(chunk, gathered_.data(), size_t(chunk_));
+      z_.all_gather(send_buffer(chunk), gathered_.data(), size_t(chunk_));
     }
   });
+  if (!wide_.empty()) scratch_.give_back(std::move(wide_)), wide_.clear();
   return gathered_.data();
 }
 
@@ -59,15 +72,15 @@ void Linear4d::release_block() {
   gathered_.clear();
 }
 
-void Linear4d::forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m) {
-  const float* w = block(chunk);
+void Linear4d::forward(float* out, const float* in, ShardView chunk, ShardView bias_view, int64_t m) {
+  const ShardView w = block(chunk);
   const bool scatter_rows = sequence_parallel_ && in_.size() > 1;
   float* result = out;
   if (scatter_rows) {
     scratch_.rows.resize(size_t(m * n_));
     result = scratch_.rows.data();
   }
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, n_, k_, 1.0f, in, k_, w, k_, 0.0f, result, n_); });
+  timed(times_.ops.gemm, [&] { gemm_weights(precision_, false, true, m, n_, k_, in, k_, w, k_, 0.0f, result, n_); });
   release_block();
   int64_t rows = m;
   if (scatter_rows) {
@@ -76,7 +89,9 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
   } else if (in_.size() > 1) {
     timed(times_.tp.all_reduce, [&] { in_.all_reduce(out, size_t(m * n_)); });
   }
-  if (!bias) return;
+  if (!bias_view) return;
+  const float* bias = bias_view.f32;
+  if (!bias) small_.resize(size_t(n_)), widen(bias_view, small_.data(), n_), bias = small_.data();
   timed(times_.ops.gemm, [&] {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n_; ++j) out[r * n_ + j] += bias[j];
@@ -84,15 +99,15 @@ void Linear4d::forward(float* out, const float* in, const float* chunk, const fl
   });
 }
 
-void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in,
-                        const float* chunk, int64_t m) {
+void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const float* dout, const float* in,
+                        ShardView chunk, int64_t m) {
   if (sequence_parallel_ && in_.size() > 1) {
     // This rank holds m/|in| rows of dY; the GEMMs need all m.
     scratch_.rows.resize(size_t(m * n_));
     timed(times_.tp.all_gather, [&] { in_.all_gather(dout, scratch_.rows.data(), size_t(m / in_.size() * n_)); });
     dout = scratch_.rows.data();
   }
-  const float* w = block(chunk);
+  const ShardView w = block(chunk);
   finish_gradient();  // the previous backward's reduce-scatter still owns dchunk_part_
   const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
   const int64_t din_rows = scatter_rows ? m / out_.size() : m;
@@ -106,7 +121,7 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
     dx_rows = scatter_rows ? dx + m * k_ : dx;
   }
   timed(times_.ops.gemm, [&] {
-    cpu::gemm(false, false, m, k_, n_, 1.0f, dout, n_, w, k_, reduce_dx ? 0.0f : 1.0f, dx, k_);
+    gemm_weights(precision_, false, false, m, k_, n_, dout, n_, w, k_, reduce_dx ? 0.0f : 1.0f, dx, k_);
   });
   release_block();
   RequestPtr dx_reduce;
@@ -128,11 +143,19 @@ void Linear4d::backward(float* din, float* dchunk, float* dbias, const float* do
   }
   timed(times_.ops.gemm, [&] {
     // dW = dYᵀ · X: into the chunk directly without a Z split, else into the whole block first.
-    cpu::gemm(true, false, n_, k_, m, 1.0f, dout, n_, in, k_, split ? 0.0f : 1.0f, split ? dblock_.data() : dchunk, k_);
+    if (split) {
+      cpu::gemm(precision_, true, false, n_, k_, m, 1.0f, dout, n_, in, k_, 0.0f, dblock_.data(), k_);
+    } else {
+      gemm_gradient(precision_, true, false, n_, k_, m, dout, n_, in, k_, dchunk, k_);
+    }
     if (dbias) {
+      // Column sums in fp32: into an fp32 dbias directly, else summed here and added rounded.
+      float* sums = dbias.f32;
+      if (!sums) small_.assign(size_t(n_), 0.0f), sums = small_.data();
       for (int64_t r = 0; r < m; ++r) {
-        for (int64_t j = 0; j < n_; ++j) dbias[j] += dout[r * n_ + j];
+        for (int64_t j = 0; j < n_; ++j) sums[j] += dout[r * n_ + j];
       }
+      if (!dbias.f32) add_to(dbias, sums, n_);
     }
   });
   if (split) {
@@ -153,9 +176,7 @@ void Linear4d::finish_gradient() {
   if (!scatter_) return;
   timed(times_.tp.reduce_scatter, [&] { scatter_->wait(); });
   scatter_.reset();
-  timed(times_.ops.gemm, [&] {
-    for (int64_t i = 0; i < chunk_; ++i) scatter_target_[i] += dchunk_part_[size_t(i)];
-  });
+  timed(times_.ops.gemm, [&] { add_to(scatter_target_, dchunk_part_.data(), chunk_); });
   scratch_.give_back(std::move(dblock_));
   dblock_.clear();
 }

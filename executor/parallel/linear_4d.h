@@ -25,6 +25,8 @@
 #include "executor/comm/communicator.h"
 #include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
+#include "executor/parallel/shard_view.h"
+#include "model/transformer_spec.h"
 
 namespace axo {
 
@@ -67,38 +69,45 @@ class Linear4d {
   // The block is n_local × k_local; `times` receives compute and wait seconds.
   // Its buffers come from `scratch`, shared with the stage's other layers
   // (its own buffer, the reduce-scatter's dW chunk, is booked through it too).
+  // Its GEMMs run at `precision` (cpu/gemm_precision.h: bf16 operands, fp32 accumulation in bf16).
   Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
-           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch);
+           const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch,
+           Precision precision = Precision::fp32);
 
   // Elements of this rank's chunk (the block split over Z, padded).
   int64_t chunk_size() const { return chunk_; }
 
   // Starts gathering the block from `chunk` (with OAG; no-op without Z split).
-  void prefetch(const float* chunk);
+  void prefetch(ShardView chunk);
   // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
   // With sequence parallelism out is this rank's m/|in| rows.
-  void forward(float* out, const float* in, const float* chunk, const float* bias, int64_t m);
+  // Weights, bias and their gradients may be bf16 (shard_view.h); a Z-split block is gathered in fp32.
+  void forward(float* out, const float* in, ShardView chunk, ShardView bias, int64_t m);
   // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
   // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
   // With sequence parallelism dout (transposed) or din (plain) hold this rank's rows only.
-  void backward(float* din, float* dchunk, float* dbias, const float* dout, const float* in, const float* chunk,
+  void backward(float* din, ShardGrad dchunk, ShardGrad dbias, const float* dout, const float* in, ShardView chunk,
                 int64_t m);
   // Completes the reduce-scatter of the last backward into its dchunk.
   void finish_gradient();
 
  private:
   // The gathered block (the chunk itself without a Z split), held until release_block().
-  const float* block(const float* chunk);
+  ShardView block(ShardView chunk);
   void release_block();
+  // The chunk in fp32 to send in the all-gather (bf16 widened into a pooled block, wide_).
+  const float* send_buffer(ShardView chunk);
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
   Overlap overlap_;
   bool sequence_parallel_;
+  Precision precision_;
   PhaseTimes& times_;
-  DeviceFloats gathered_, dblock_, dchunk_part_;
+  DeviceFloats gathered_, dblock_, dchunk_part_, wide_;
+  DeviceFloats small_;  // n_local: a bf16 bias widened, or a bf16 dbias's fp32 column sums
   Linear4dScratch& scratch_;
   RequestPtr gather_, scatter_;
-  float* scatter_target_ = nullptr;
+  ShardGrad scatter_target_;
 };
 
 }  // namespace axo

@@ -21,16 +21,35 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
       gradients_({device_, DeviceUse::gradients}),
       m_({grid.config().offload ? host_ : device_, DeviceUse::optimizer}),
       v_(m_.get_allocator()),
-      master_({host_, DeviceUse::weights}),
-      host_gradients_({host_, DeviceUse::gradients}) {
+      // The masters: on the host with offload; on the device (optimizer state, as the moments) in bf16.
+      master_(grid.config().offload ? DeviceAllocator<float>(host_, DeviceUse::weights)
+                                    : DeviceAllocator<float>(device_, DeviceUse::optimizer)),
+      host_gradients_({host_, DeviceUse::gradients}),
+      parameters16_({device_, DeviceUse::weights}),
+      gradients16_({device_, DeviceUse::gradients}),
+      bucket_gradients_({device_, DeviceUse::gradients}) {
   const ParallelConfig& c = grid.config();
   layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), split_);
   const size_t n = size_t(layout_->size());
-  parameters_.assign(n, 0.0f);
-  gradients_.assign(n, 0.0f);
-  stage_ = std::make_unique<GptStage>(*layout_, grid, parameters_.data(), gradients_.data(), options.overlap,
-                                      options.recompute, times_, device_);
-  if (c.zero >= 1 && c.data * c.context > 1) {  // one data × context rank: nothing to shard, zero 0's path
+  if (options.precision != Precision::fp32 && options.precision != Precision::bf16) {
+    throw InputError(std::string("precision ") + to_string(options.precision) + ": the CPU executor trains in fp32 or bf16");
+  }
+  const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
+  if (shards && bf16()) {
+    throw InputError("zero " + std::to_string(c.zero) + " with precision bf16 over " + std::to_string(c.data * c.context) +
+                     " data x context ranks: the executor's sharded optimizer keeps fp32 weights only; train bf16 "
+                     "with zero 0, or zero " + std::to_string(c.zero) + " with --precision fp32");
+  }
+  if (bf16()) {
+    parameters16_.assign(n, cpu::bfloat16{}), gradients16_.assign(n, cpu::bfloat16{});
+  } else {
+    parameters_.assign(n, 0.0f), gradients_.assign(n, 0.0f);
+  }
+  const ShardView weights = bf16() ? ShardView(parameters16_.data()) : ShardView(parameters_.data());
+  const ShardGrad gradients = bf16() ? ShardGrad(gradients16_.data()) : ShardGrad(gradients_.data());
+  stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap, options.recompute, times_,
+                                      device_, options.precision);
+  if (shards) {
     GridCoords owner = grid.coords();
     owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once
     owner_layout_ = std::make_unique<ShardLayout>(shape, c, owner, split_);
@@ -40,16 +59,18 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   }
   m_.assign(n, 0.0f);
   v_.assign(n, 0.0f);
-  if (offload()) master_.assign(n, 0.0f), host_gradients_.assign(n, 0.0f);
+  if (offload() || bf16()) master_.assign(n, 0.0f);
+  if (offload()) host_gradients_.assign(n, 0.0f);
 }
 
 void ParallelGpt::load(const std::vector<float>& full) {
   if (int64_t(full.size()) != gpt_parameter_count(layout_->shape())) {
     throw std::invalid_argument("ParallelGpt::load: not a full parameter vector of this model");
   }
-  layout_->scatter(full.data(), parameters_.data());
+  if (!bf16()) layout_->scatter(full.data(), parameters_.data());
   if (zero_) return zero_->load_master();
-  if (offload()) layout_->scatter(full.data(), master_.data());
+  if (offload() || bf16()) layout_->scatter(full.data(), master_.data());
+  if (bf16()) cpu::to_bfloat16(master_.data(), parameters16_.data(), int64_t(master_.size()));
 }
 
 void ParallelGpt::load_moments(const std::vector<float>& full_m, const std::vector<float>& full_v) {
@@ -77,7 +98,8 @@ std::vector<float> ParallelGpt::gathered_second_moment() const {
 
 std::vector<float> ParallelGpt::gathered_gradients() const {
   if (zero_) return gather(zero_->local_gradients().data());
-  return gather(offload() ? host_gradients_.data() : gradients_.data());
+  if (offload()) return gather(host_gradients_.data());
+  return gather_gradients();
 }
 
 std::vector<float> ParallelGpt::gather(const float* local) const {
@@ -98,15 +120,21 @@ double ParallelGpt::global_loss(double tokens) {
 }
 
 void ParallelGpt::copy_gradients_down(int64_t offset, int64_t size) {
-  timed(times_.offload, [&] { std::copy_n(gradients_.data() + offset, size, host_gradients_.data() + offset); });
+  timed(times_.offload, [&] {
+    if (bf16()) return cpu::to_float(gradients16_.data() + offset, host_gradients_.data() + offset, size);
+    std::copy_n(gradients_.data() + offset, size, host_gradients_.data() + offset);
+  });
 }
 
 void ParallelGpt::copy_weights_up(int64_t offset, int64_t size) {
-  timed(times_.offload, [&] { std::copy_n(master_.data() + offset, size, parameters_.data() + offset); });
+  timed(times_.offload, [&] {
+    if (bf16()) return cpu::to_bfloat16(master_.data() + offset, parameters16_.data() + offset, size);
+    std::copy_n(master_.data() + offset, size, parameters_.data() + offset);
+  });
 }
 
 double ParallelGpt::forward_backward(const int* inputs, const int* targets, int64_t sequences, int64_t T,
-                                     int64_t microbatch) {
+                                     int64_t microbatch, double loss_scale) {
   const ParallelConfig& c = grid_.config();
   if (microbatch < 1 || sequences % microbatch != 0 || microbatch % c.z != 0) {
     throw InputError("microbatch " + std::to_string(microbatch) + ": it must divide the replica's " +
@@ -115,10 +143,12 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   }
   const double tokens = double(sequences * T * c.data);
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
-  stage_->set_batch(inputs, targets, sequences, T, microbatch, 1.0 / tokens);
+  std::fill(gradients16_.begin(), gradients16_.end(), cpu::bfloat16{});
+  stage_->set_batch(inputs, targets, sequences, T, microbatch, loss_scale / tokens);
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
   const std::vector<GradientBucket>& buckets = layout_->buckets();
   std::vector<std::pair<size_t, RequestPtr>> reductions;  // bucket index, its all-reduce (null: none needed)
+  std::vector<DeviceFloats> wide(buckets.size(), DeviceFloats({device_, DeviceUse::comm_buffers}));  // bf16: fp32 copies
   stage_->on_gradients_final([&](int64_t layer) {
     for (size_t k = 0; k < buckets.size(); ++k) {
       const GradientBucket& b = buckets[k];
@@ -132,7 +162,9 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
                                                                    : grid_.y_z_and_data();
       RequestPtr request;
       if (group.size() > 1) {
-        timed(times_.dp_comm, [&] { request = group.start_all_reduce(gradients_.data() + b.offset, size_t(b.size)); });
+        timed(times_.dp_comm, [&] {
+          request = group.start_all_reduce(reduction_buffer(b.offset, b.size, wide[k]), size_t(b.size));
+        });
       }
       reductions.emplace_back(k, std::move(request));
     }
@@ -156,13 +188,17 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   std::vector<bool> down(buckets.size(), false);
   for (auto& [k, request] : reductions) {
     if (Request* pending = request.get()) timed(times_.dp_comm, [pending] { pending->wait(); });
+    store_reduced(buckets[k].offset, buckets[k].size, wide[k]);
     if (offload() && !holds_tied(buckets[k])) copy_gradients_down(buckets[k].offset, buckets[k].size), down[k] = true;
   }
   if (embedding) {
     // The tied embedding: the first stage's gradient (lookup) plus the last's (head).
     timed(times_.dp_comm, [&] {
       for (const LocalTensor& t : layout_->tensors()) {
-        if (t.tied) embedding->all_reduce(gradients_.data() + t.offset, size_t(t.size));
+        if (!t.tied) continue;
+        DeviceFloats tied({device_, DeviceUse::comm_buffers});
+        embedding->all_reduce(reduction_buffer(t.offset, t.size, tied), size_t(t.size));
+        store_reduced(t.offset, t.size, tied);
       }
     });
   }
@@ -188,44 +224,41 @@ double ParallelGpt::evaluate(const int* inputs, const int* targets, int64_t sequ
 double ParallelGpt::clip_gradients(double max_norm) {
   if (zero_) return zero_->clip_gradients(max_norm);
   double norm = 0;
-  DeviceFloats& gradients = optimizer_gradients();
   timed(times_.optimizer, [&] {
     double local = 0;
     for (const LocalTensor& t : layout_->tensors()) {
-      if (!t.owned) continue;
-      for (int64_t i = 0; i < t.size; ++i) local += double(gradients[size_t(t.offset + i)]) * gradients[size_t(t.offset + i)];
+      if (t.owned) add_sum_squares(t, local);
     }
     float sum = float(local);
     grid_.world().all_reduce(&sum, 1);
     norm = std::sqrt(double(sum));
-    if (max_norm > 0 && norm > max_norm) {
-      const float scale = float(max_norm / norm);
-      for (float& g : gradients) g *= scale;
-    }
+    if (max_norm > 0 && norm > max_norm) scale_gradients(float(max_norm / norm));
   });
   return norm;
 }
 
-void ParallelGpt::adamw_range(int64_t begin, int64_t end, long step, double lr, double weight_decay) {
-  std::vector<cpu::AdamWRange> ranges;
+void ParallelGpt::adamw_range(int64_t begin, int64_t end, const float* gradients, long step, double lr,
+                              double weight_decay) {
+  std::vector<cpu::AdamWRange> ranges;  // offsets from begin
   for (const LocalTensor& t : layout_->tensors()) {
-    if (t.offset >= begin && t.offset < end) ranges.push_back({t.offset, t.size, t.decayed ? float(weight_decay) : 0.0f});
+    if (t.offset >= begin && t.offset < end) ranges.push_back({t.offset - begin, t.size, t.decayed ? float(weight_decay) : 0.0f});
   }
   cpu::AdamWSettings settings;
   settings.learning_rate = float(lr);
-  float* weights = offload() ? master_.data() : parameters_.data();
+  float* weights = updated_weights().data() + begin;
   timed(times_.optimizer, [&] {
-    cpu::adamw_update_ranges(weights, optimizer_gradients().data(), m_.data(), v_.data(), ranges, settings, step,
+    cpu::adamw_update_ranges(weights, gradients, m_.data() + begin, v_.data() + begin, ranges, settings, step,
                              options_.optimizer_threads);
   });
 }
 
 void ParallelGpt::adamw(long step, double lr, double weight_decay) {
   if (zero_) return zero_->adamw(step, lr, weight_decay);
-  if (!offload()) return adamw_range(0, layout_->size(), step, lr, weight_decay);
+  if (bf16() && !offload()) return adamw_bf16(step, lr, weight_decay);
+  if (!offload()) return adamw_range(0, layout_->size(), gradients_.data(), step, lr, weight_decay);
   // Bucket by bucket on the host, each bucket's weights going back up as it is done.
   for (const GradientBucket& b : layout_->buckets()) {
-    adamw_range(b.offset, b.offset + b.size, step, lr, weight_decay);
+    adamw_range(b.offset, b.offset + b.size, host_gradients_.data() + b.offset, step, lr, weight_decay);
     copy_weights_up(b.offset, b.size);
   }
 }

@@ -22,13 +22,14 @@ VocabSlice executor_vocab_slice(const GptShape& shape, const ParallelConfig& con
 }
 
 VocabParallelHead::VocabParallelHead(const GptShape& shape, const ProcessGrid& grid, PhaseTimes& times,
-                                     DeviceMemory& memory)
+                                     DeviceMemory& memory, Precision precision)
     : grid_(grid),
       times_(times),
       slice_(executor_vocab_slice(shape, grid.config(), grid.coords().y)),
       Cx_(shape.channels / grid.config().x),
       V_(shape.vocab),
       sequence_parallel_(grid.config().sequence_parallel),
+      precision_(precision),
       scratch_({memory, DeviceUse::activations}) {}
 
 float* VocabParallelHead::scratch(int64_t elements) {
@@ -36,7 +37,7 @@ float* VocabParallelHead::scratch(int64_t elements) {
   return scratch_.data();
 }
 
-void VocabParallelHead::embed(float* out, const int* tokens, const float* wte, const float* wpe, int64_t m,
+void VocabParallelHead::embed(float* out, const int* tokens, ShardView wte, ShardView wpe, int64_t m,
                               int64_t first_row, const ContextChunks& chunks) {
   Communicator& y = grid_.y();
   const int64_t mr = sequence_parallel_ ? m / y.size() : m;
@@ -46,7 +47,7 @@ void VocabParallelHead::embed(float* out, const int* tokens, const float* wte, c
       const int64_t t = tokens[r];
       float* o = rows + r * Cx_;
       if (t >= slice_.begin && t < slice_.end) {
-        std::copy_n(wte + (t - slice_.begin) * Cx_, Cx_, o);
+        widen(wte + (t - slice_.begin) * Cx_, o, Cx_);
       } else {
         std::fill_n(o, Cx_, 0.0f);
       }
@@ -60,14 +61,15 @@ void VocabParallelHead::embed(float* out, const int* tokens, const float* wte, c
     }
   }
   timed(times_.ops.embedding, [&] {
+    std::vector<float> wpe_row(static_cast<size_t>(Cx_));  // wpe's row, widened
     for (int64_t r = 0; r < mr; ++r) {
-      const float* position = wpe + chunks.position((first_row + r) % chunks.local_length()) * Cx_;
-      for (int64_t c = 0; c < Cx_; ++c) out[r * Cx_ + c] += position[c];
+      widen(wpe + chunks.position((first_row + r) % chunks.local_length()) * Cx_, wpe_row.data(), Cx_);
+      for (int64_t c = 0; c < Cx_; ++c) out[r * Cx_ + c] += wpe_row[size_t(c)];
     }
   });
 }
 
-void VocabParallelHead::embed_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t m,
+void VocabParallelHead::embed_backward(ShardGrad dwte, ShardGrad dwpe, const float* dout, const int* tokens, int64_t m,
                                        int64_t first_row, const ContextChunks& chunks) {
   Communicator& y = grid_.y();
   const int64_t mr = sequence_parallel_ ? m / y.size() : m;
@@ -81,24 +83,22 @@ void VocabParallelHead::embed_backward(float* dwte, float* dwpe, const float* do
     for (int64_t r = 0; r < m; ++r) {
       const int64_t t = tokens[r];
       if (t < slice_.begin || t >= slice_.end) continue;
-      float* row = dwte + (t - slice_.begin) * Cx_;
-      for (int64_t c = 0; c < Cx_; ++c) row[c] += rows[r * Cx_ + c];
+      add_to(dwte + (t - slice_.begin) * Cx_, rows + r * Cx_, Cx_);
     }
     for (int64_t r = 0; r < mr; ++r) {
-      float* position = dwpe + chunks.position((first_row + r) % chunks.local_length()) * Cx_;
-      for (int64_t c = 0; c < Cx_; ++c) position[c] += dout[r * Cx_ + c];
+      add_to(dwpe + chunks.position((first_row + r) % chunks.local_length()) * Cx_, dout + r * Cx_, Cx_);
     }
   });
 }
 
-void VocabParallelHead::logits(float* logits, float* lnf_rows, const float* lnf, const float* wte, int64_t m) {
+void VocabParallelHead::logits(float* logits, float* lnf_rows, const float* lnf, ShardView wte, int64_t m) {
   Communicator& y = grid_.y();
   if (sequence_parallel_ && y.size() > 1) {
     timed(times_.tp.all_gather, [&] { y.all_gather(lnf, lnf_rows, size_t(m / y.size() * Cx_)); });
   }
   // Every row of the slice, padding included (as the serial model's Vp and the cost model's V'/y); the loss reads the real ones.
   const int64_t R = rows();
-  timed(times_.ops.gemm, [&] { cpu::gemm(false, true, m, R, Cx_, 1.0f, lnf_rows, Cx_, wte, Cx_, 0.0f, logits, R); });
+  timed(times_.ops.gemm, [&] { gemm_weights(precision_, false, true, m, R, Cx_, lnf_rows, Cx_, wte, Cx_, 0.0f, logits, R); });
   if (grid_.x().size() > 1) timed(times_.tp.all_reduce, [&] { grid_.x().all_reduce(logits, size_t(m * R)); });
 }
 
@@ -148,8 +148,8 @@ double VocabParallelHead::cross_entropy(float* probs, const float* logits, const
   return loss;
 }
 
-void VocabParallelHead::backward(float* dlnf, float* dlnf_rows, float* dlogits, float* dwte, const float* probs,
-                                 const int* targets, const float* lnf_rows, const float* wte, int64_t m,
+void VocabParallelHead::backward(float* dlnf, float* dlnf_rows, float* dlogits, ShardGrad dwte, const float* probs,
+                                 const int* targets, const float* lnf_rows, ShardView wte, int64_t m,
                                  double scale) {
   Communicator& y = grid_.y();
   const int64_t R = rows(), real = slice_.real_rows();
@@ -169,8 +169,8 @@ void VocabParallelHead::backward(float* dlnf, float* dlnf_rows, float* dlogits, 
   float* partial = scatter ? dlnf_rows : dlnf;
   // Over all R rows, the padding's zero gradients included, as the serial model runs them.
   timed(times_.ops.gemm, [&] {
-    cpu::gemm(false, false, m, Cx_, R, 1.0f, dlogits, R, wte, Cx_, 0.0f, partial, Cx_);
-    cpu::gemm(true, false, R, Cx_, m, 1.0f, dlogits, R, lnf_rows, Cx_, 1.0f, dwte, Cx_);
+    gemm_weights(precision_, false, false, m, Cx_, R, dlogits, R, wte, Cx_, 0.0f, partial, Cx_);
+    gemm_gradient(precision_, true, false, R, Cx_, m, dlogits, R, lnf_rows, Cx_, dwte, Cx_);
   });
   if (scatter) {
     timed(times_.tp.reduce_scatter, [&] { y.reduce_scatter(partial, dlnf, size_t(m / y.size() * Cx_)); });

@@ -31,6 +31,7 @@
 #include "executor/parallel/context_chunks.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/process_grid.h"
+#include "executor/parallel/shard_view.h"
 #include "executor/gpt/gpt.h"
 #include "model/vocab_parallel.h"
 
@@ -42,24 +43,27 @@ VocabSlice executor_vocab_slice(const GptShape& shape, const ParallelConfig& con
 class VocabParallelHead {
  public:
   // Scratch ([m, Cx] with sequence parallelism) is booked in `memory` as activations.
-  VocabParallelHead(const GptShape& shape, const ProcessGrid& grid, PhaseTimes& times, DeviceMemory& memory);
+  // wte and wpe are fp32 or bf16 views (shard_view.h); in bf16 the GEMMs take bf16 operands at `precision`,
+  // the embedding widens its rows, and gradients are added into bf16 rounded.
+  VocabParallelHead(const GptShape& shape, const ProcessGrid& grid, PhaseTimes& times, DeviceMemory& memory,
+                    Precision precision = Precision::fp32);
 
   int64_t rows() const { return slice_.rows(); }  // R = V'/y
 
   // out[mr, Cx] = the embedding of this rank's rows [first_row, first_row + mr) of the m, each
   // sequence's rows at the global positions `chunks` gives them; tokens: all m of the microbatch on this Z rank.
-  void embed(float* out, const int* tokens, const float* wte, const float* wpe, int64_t m, int64_t first_row,
+  void embed(float* out, const int* tokens, ShardView wte, ShardView wpe, int64_t m, int64_t first_row,
              const ContextChunks& chunks);
-  void embed_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t m, int64_t first_row,
+  void embed_backward(ShardGrad dwte, ShardGrad dwpe, const float* dout, const int* tokens, int64_t m, int64_t first_row,
                       const ContextChunks& chunks);
   // logits[m, R] from lnf_rows[m, Cx] (gathered from lnf[mr, Cx] with sequence parallelism).
-  void logits(float* logits, float* lnf_rows, const float* lnf, const float* wte, int64_t m);
+  void logits(float* logits, float* lnf_rows, const float* lnf, ShardView wte, int64_t m);
   // probs[m, R] and the sum of the losses of rows [first_row, first_row + count).
   double cross_entropy(float* probs, const float* logits, const int* targets, int64_t m, int64_t first_row,
                        int64_t count);
   // dlogits[m, R] (overwritten), dwte += dlogitsᵀ·lnf_rows, dlnf[mr, Cx] (dlnf_rows[m, Cx] is scratch).
-  void backward(float* dlnf, float* dlnf_rows, float* dlogits, float* dwte, const float* probs, const int* targets,
-                const float* lnf_rows, const float* wte, int64_t m, double scale);
+  void backward(float* dlnf, float* dlnf_rows, float* dlogits, ShardGrad dwte, const float* probs, const int* targets,
+                const float* lnf_rows, ShardView wte, int64_t m, double scale);
 
  private:
   float* scratch(int64_t elements);
@@ -68,6 +72,7 @@ class VocabParallelHead {
   VocabSlice slice_;
   int64_t Cx_, V_;
   bool sequence_parallel_;
+  Precision precision_;
   DeviceFloats scratch_;
 };
 

@@ -91,6 +91,8 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   j[key::kMicrobatch] = run.microbatch;
   j[key::kSeq] = run.seq;
   j[key::kParameters] = run.parameters;
+  j[key::kPrecision] = to_string(run.precision);
+  if (run.planned_precision) j[key::kPlannedPrecision] = to_string(*run.planned_precision);
   j[key::kMemory] = memory_json(run, memory);
   j[key::kSteps] = Json::array();
   for (const StepRecord& r : steps) j[key::kSteps].push_back(step_json(run, r));

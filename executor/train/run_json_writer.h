@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct RunDescription {
   int64_t batch = 0, microbatch = 0, seq = 0, parameters = 0;
   bool offload = false;
   int64_t device_limit_bytes = 0;
+  Precision precision = Precision::fp32;
+  std::optional<Precision> planned_precision;  // asked for, where the run trained in `precision` instead
 };
 
 // One rank's device memory (peak by use) and host memory.

@@ -42,6 +42,7 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   p.seq = T;
   p.device_memory_bytes = o.device_memory;
   p.optimizer_threads = o.optimizer_threads;
+  p.precision = o.precision;
   return p;
 }
 
@@ -90,6 +91,16 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
   model_.load(full.parameters());
 }
 
+bool Trainer::step_is_clean(int64_t step, std::ostream& log) {
+  if (!o_.loss_scaling) return true;
+  if (world_.rank() == o_.overflow_rank && step == o_.overflow_step) model_.inject_gradient_overflow();  // test hook
+  const double scale = scaler_.scale();
+  if (scaler_.update(model_.unscale_gradients(scale))) return true;
+  log << "step " << step << ": inf or NaN gradients: skipped on every rank; loss scale " << scale << " -> "
+      << scaler_.scale() << "\n";
+  return false;
+}
+
 double Trainer::learning_rate(int64_t s) const {
   return axo::learning_rate({o_.lr_schedule, o_.lr, o_.min_lr_fraction, o_.warmup, o_.steps}, s);
 }
@@ -133,6 +144,9 @@ std::vector<StepRecord> Trainer::run() {
     }
   }
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
+  log << "precision: " << to_string(o_.precision);
+  if (o_.planned_precision) log << " (planned in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
+  log << "\n";
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
@@ -146,11 +160,14 @@ std::vector<StepRecord> Trainer::run() {
     data.next_batch(replica_batch, T_, inputs.data(), targets.data());
     StepRecord r;
     r.step = s + 1;
-    r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
+    r.loss = model_.forward_backward(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch,
+                                     o_.loss_scaling ? scaler_.scale() : 1.0);
     if (world_.rank() == o_.kill_rank && r.step == o_.kill_step) std::raise(SIGKILL);  // fault test
-    r.grad_norm = model_.clip_gradients(o_.grad_clip);
     r.lr = learning_rate(s);
-    model_.adamw(long(s + 1), r.lr, o_.weight_decay);
+    if (step_is_clean(r.step, log)) {
+      r.grad_norm = model_.clip_gradients(o_.grad_clip);
+      model_.adamw(long(s + 1), r.lr, o_.weight_decay);
+    }
     r.times = model_.times();
     r.seconds = seconds_since(start);
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;
@@ -178,7 +195,7 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.parameters().data()), model_.gathered_first_moment(),
+                          model_.gather(model_.master_weights().data()), model_.gathered_first_moment(),
                           model_.gathered_second_moment()};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
@@ -200,7 +217,7 @@ std::vector<StepRecord> Trainer::run() {
   if (leader()) log_memory(memory, log);
   if (!o_.run_json.empty() && leader()) write_run_json(records, memory);
   if (!o_.save_model.empty()) {
-    const std::vector<float> full = model_.gather(model_.parameters().data());
+    const std::vector<float> full = model_.gather(model_.master_weights().data());
     if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
   }
   return records;
@@ -247,6 +264,7 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::
   run.batch = o_.batch, run.microbatch = o_.microbatch, run.seq = T_;
   run.parameters = gpt_parameter_count(model_.layout().shape());
   run.offload = model_.offload(), run.device_limit_bytes = o_.device_memory;
+  run.precision = o_.precision, run.planned_precision = o_.planned_precision;
   write_file_atomically(o_.run_json, run_json_text(run, memory, records));
 }
 

@@ -18,6 +18,7 @@
 
 #include "executor/comm/communicator.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
 #include "model/parallel_config.h"
 #include "model/transformer_spec.h"
@@ -50,6 +51,8 @@ struct TrainOptions {
   ParallelConfig grid;         // the plan's grid and options, offload included (its microbatch is not used: see above)
   int64_t device_memory = 0;   // each rank's device memory limit in bytes; 0: none
   int optimizer_threads = 1;   // AdamW's threads per rank
+  Precision precision = Precision::fp32;  // fp32 or bf16 (parallel_gpt.h: what runs in bf16)
+  std::optional<Precision> planned_precision;  // the plan's fp8 (or fp16) where `precision` stands in for it
   ScheduleOptions schedule;
   std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // The node this rank runs on, recorded in run.json (`node`) so a report can
@@ -59,6 +62,11 @@ struct TrainOptions {
   // Testing only: world rank `kill_rank` sends itself SIGKILL in the middle of step `kill_step` (1-based).
   int kill_rank = -1;
   int64_t kill_step = 0;
+  // Dynamic loss scaling (loss_scaler.h): a step with an inf or NaN gradient on any rank is skipped on all.
+  bool loss_scaling = false;
+  // Testing only: world rank `overflow_rank` makes a gradient +inf in step `overflow_step` (1-based).
+  int overflow_rank = -1;
+  int64_t overflow_step = 0;
 };
 
 struct StepRecord {
@@ -83,12 +91,14 @@ class Trainer {
   // Runs to options.steps (from a checkpoint with resume); returns every step run.
   std::vector<StepRecord> run();
   // The full parameters in llm.c's layout (collective).
-  std::vector<float> parameters() const { return model_.gather(model_.parameters().data()); }
+  std::vector<float> parameters() const { return model_.gather(model_.master_weights().data()); }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 
  private:
   double validate();
+  // Loss scaling after backward: unscales the gradients, or (an inf or NaN on some rank) says to skip the step.
+  bool step_is_clean(int64_t step, std::ostream& log);
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
   std::vector<RankMemory> gather_memory() const;
   void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;
@@ -103,6 +113,7 @@ class Trainer {
   ProcessGrid grid_;
   ParallelGpt model_;
   std::mt19937_64 rng_;
+  LossScaler scaler_;
 };
 
 }  // namespace axo

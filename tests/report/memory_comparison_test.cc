@@ -32,6 +32,11 @@ TEST(MemoryComparison, PredictsForWhatTheRunTrained) {
 
   run.memory->offload = false;
   EXPECT_DOUBLE_EQ(predicted_memory(plan, run).optimizer, 2 * predicted.weights);  // m and v, fp32
+  // A bf16 run (run.json's precision): 2-byte weights, 12 bytes of masters and moments.
+  run.precision = Precision::bf16;
+  const MemoryBreakdown bf16 = predicted_memory(plan, run);
+  EXPECT_DOUBLE_EQ(bf16.weights, predicted.weights / 2);
+  EXPECT_DOUBLE_EQ(bf16.optimizer, 6 * bf16.weights);
 }
 
 TEST(MemoryComparison, RowsPerUseThenTheTotal) {

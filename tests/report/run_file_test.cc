@@ -86,6 +86,16 @@ nlohmann::json memory_rank(int64_t activations) {
           {"host_bytes", 0}};
 }
 
+TEST(RunFile, ReadsThePrecisionFp32WhenAbsent) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(measured_run_from_json(root, "run.json").precision, Precision::fp32);
+  root["precision"] = "bf16";
+  EXPECT_EQ(measured_run_from_json(root, "run.json").precision, Precision::bf16);
+  root["precision"] = "fp8";
+  const std::string error = error_of(root);
+  EXPECT_NE(error.find("run.json: precision: expected \"fp32\" or \"bf16\""), std::string::npos) << error;
+}
+
 TEST(RunFile, ReadsTheRankWithTheLargestDevicePeak) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
   EXPECT_FALSE(measured_run_from_json(root, "run.json").memory);

@@ -88,6 +88,57 @@ TEST_F(TrainCli, LearningRateOptionsLossDigitsAndModelBesidePlan) {
   EXPECT_NE(r.output.find("plans gpt2-tiny"), std::string::npos) << r.output;
 }
 
+// --precision: the log and run.json say which; bf16 with offload books 4
+// bytes of model state per parameter on the device (2 + 2) against fp32's 16;
+// the default is the model's (gpt2-tiny is fp32). --loss-scale dynamic with
+// an injected overflow skips that step and halves the scale.
+TEST_F(TrainCli, PrecisionAndLossScaling) {
+  const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                             "' --steps 3 --batch 2 --microbatch 2 --seq 32 ";
+  Result r = axo(common + "--run " + path("fp32.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision: fp32"), std::string::npos) << r.output;
+  r = axo(common + "--precision bf16 --offload --loss-scale dynamic --inject-fault overflow:0:2 --run " +
+          path("bf16.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision: bf16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step 2: inf or NaN gradients: skipped on every rank; loss scale 65536 -> 32768"),
+            std::string::npos) << r.output;
+  auto read = [&](const std::string& name) {
+    std::ifstream in(path(name));
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json fp32 = read("fp32.json"), bf16 = read("bf16.json");
+  EXPECT_EQ(fp32["precision"], "fp32");
+  EXPECT_EQ(bf16["precision"], "bf16");
+  auto model_state = [](const nlohmann::json& run) {
+    const auto& at_peak = run["memory"]["ranks"][0]["device_at_peak_bytes"];
+    return at_peak["weights"].get<double>() + at_peak["gradients"].get<double>() + at_peak["optimizer"].get<double>();
+  };
+  const double parameters = fp32["parameters"].get<double>();
+  EXPECT_GE(model_state(fp32) / parameters, 16.0);
+  EXPECT_LE(model_state(bf16) / parameters, 4.1);  // 2 + 2, plus the vocabulary's padding and a norm's fp32 window
+  EXPECT_GE(model_state(fp32) / model_state(bf16), 3.9);
+  r = axo(common + "--precision fp16");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--precision fp16"), std::string::npos) << r.output;
+}
+
+// --precision fp8 (or an fp8 plan): the CPU executor trains in bf16 and says
+// so on stdout, in the log's precision line and in run.json (issue 17).
+TEST_F(TrainCli, Fp8TrainsInBf16AndSaysSo) {
+  const Result r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                       "' --steps 1 --batch 2 --microbatch 2 --seq 32 --precision fp8 --run " + path("fp8.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("note: gpt2-tiny is planned in fp8, which the CPU executor does not train in; training in bf16"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("precision: bf16 (planned in fp8"), std::string::npos) << r.output;
+  std::ifstream in(path("fp8.json"));
+  const nlohmann::json run = nlohmann::json::parse(in);
+  EXPECT_EQ(run["precision"], "bf16");
+  EXPECT_EQ(run["planned_precision"], "fp8");
+}
+
 TEST_F(TrainCli, MistakesExitTwo) {
   Result r = axo("train --model gpt2-tiny --data '" + path("nothing_*.bin") + "' --steps 2");
   EXPECT_EQ(r.code, 2);

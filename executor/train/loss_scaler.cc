@@ -1,0 +1,31 @@
+// Dynamic loss scaling (see loss_scaler.h).
+#include "executor/train/loss_scaler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace axo {
+
+bool LossScaler::update(bool overflow) {
+  if (overflow) {
+    scale_ = std::max(s_.min_scale, scale_ * s_.backoff);
+    clean_ = 0, ++skipped_;
+    return false;
+  }
+  if (++clean_ == s_.growth_interval) scale_ *= s_.growth, clean_ = 0;
+  return true;
+}
+
+bool has_inf_or_nan(const float* values, int64_t n) {
+  bool bad = false;
+  for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(values[i]);
+  return bad;
+}
+
+bool has_inf_or_nan(const cpu::bfloat16* values, int64_t n) {
+  bool bad = false;
+  for (int64_t i = 0; i < n; ++i) bad |= (values[i].bits & 0x7f80u) == 0x7f80u;  // exponent all ones
+  return bad;
+}
+
+}  // namespace axo

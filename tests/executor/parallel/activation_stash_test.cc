@@ -1,0 +1,59 @@
+// Activations kept for backward: fp32 kept exactly; bf16 kept rounded to
+// nearest even in half the booked bytes, and widened exactly.
+#include "executor/parallel/activation_stash.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace axo {
+namespace {
+
+std::vector<float> values() {
+  std::vector<float> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(1.0f / float(i + 3) - 0.25f);
+  return v;
+}
+
+TEST(ActivationStash, Fp32KeepsTheValues) {
+  DeviceMemory memory;
+  ActivationStash stash({memory, DeviceUse::activations});
+  const auto v = values();
+  stash.keep(v.data(), v.size(), Precision::fp32);
+  EXPECT_FALSE(stash.rounded());
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), int64_t(v.size() * 4));
+  std::vector<float> out(v.size());
+  stash.restore(out.data());
+  EXPECT_EQ(out, v);
+}
+
+TEST(ActivationStash, Bf16KeepsRoundedValuesInHalfTheBytes) {
+  DeviceMemory memory;
+  ActivationStash stash({memory, DeviceUse::activations});
+  const auto v = values();
+  stash.keep(v.data(), v.size(), Precision::bf16);
+  EXPECT_TRUE(stash.rounded());
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), int64_t(v.size() * 2));
+  std::vector<float> out(v.size());
+  stash.restore(out.data());
+  int changed = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(out[i], cpu::to_float(cpu::to_bfloat16(v[i]))) << i;
+    changed += out[i] != v[i];
+  }
+  EXPECT_GT(changed, 0);
+}
+
+TEST(ActivationStash, HoldGivesFp32StorageToCarve) {
+  DeviceMemory memory;
+  ActivationStash stash({memory, DeviceUse::activations});
+  float* p = stash.hold(10);
+  for (int i = 0; i < 10; ++i) p[i] = float(i);
+  EXPECT_EQ(stash.data(), p);
+  std::vector<float> out(10);
+  stash.restore(out.data());
+  EXPECT_EQ(out[9], 9.0f);
+}
+
+}  // namespace
+}  // namespace axo
