@@ -172,6 +172,12 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
 
 std::string fix_string(const ParallelConfig& c) { return config_text(c, ","); }
 
+std::string one_dimensional_tensor_problem(const ParallelConfig& c) {
+  if (c.x == 1 && c.z == 1) return "";
+  return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
+         "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
+}
+
 bool places_groups_as(const ParallelConfig& config, const std::string& order,
                       int64_t gpus_per_node) {
   ParallelConfig other = config;

@@ -93,6 +93,10 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
 
+// Megatron-LM's and DeepSpeed's tensor parallelism is one-dimensional (axo's y):
+// why a plan with x > 1 or z > 1 cannot be expressed there, or "" when it can.
+std::string one_dimensional_tensor_problem(const ParallelConfig& c);
+
 // `text` as one shell word: unchanged when it is plain, else single-quoted
 // (the paths the Slurm and Megatron-DeepSpeed exports write).
 std::string shell_word(const std::string& text);

@@ -81,10 +81,7 @@ nlohmann::ordered_json zero_section(const ParallelConfig& c) {
 
 std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                  const ParallelConfig& c) {
-  if (c.x != 1 || c.z != 1) {
-    return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
-           "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
-  }
+  if (std::string why = one_dimensional_tensor_problem(c); !why.empty()) return why;
   if (c.context > 1) {
     return "its sequence parallelism (DeepSpeed-Ulysses, --ds-sequence-parallel-size) is an "
            "all-to-all over attention heads, not the ring attention axo prices for context=" +

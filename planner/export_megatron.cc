@@ -88,10 +88,7 @@ StageEnds unequal_stage_ends(const TransformerSpec& spec, const ParallelConfig& 
 
 std::string megatron_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                 const ParallelConfig& c) {
-  if (c.x != 1 || c.z != 1) {
-    return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "
-           "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
-  }
+  if (std::string why = one_dimensional_tensor_problem(c); !why.empty()) return why;
   if (c.zero == 2) {
     return "its distributed optimizer shards the optimizer state but keeps each rank's whole "
            "gradient buffer (ZeRO-1), so zero=2 has no counterpart; zero=1 does";
