@@ -172,6 +172,24 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
 
 std::string fix_string(const ParallelConfig& c) { return config_text(c, ","); }
 
+std::string flag(const std::string& name) { return "  " + name + "\n"; }
+std::string flag(const std::string& name, int64_t value) {
+  return "  " + name + " " + std::to_string(value) + "\n";
+}
+
+std::string recompute_flags(const ParallelConfig& c) {
+  switch (c.recompute) {
+    case Recompute::full:
+      return flag("--recompute-granularity full") + flag("--recompute-method uniform") +
+             flag("--recompute-num-layers", 1);
+    case Recompute::selective:
+      return flag("--recompute-granularity selective");
+    case Recompute::none:
+      break;
+  }
+  return "";
+}
+
 std::string one_dimensional_tensor_problem(const ParallelConfig& c) {
   if (c.x == 1 && c.z == 1) return "";
   return "its tensor parallelism is one-dimensional (axo's y), so it needs x=1 and z=1, "

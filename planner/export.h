@@ -93,6 +93,12 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
 
+// One line of a Megatron-style bash argument array: "  NAME\n" or "  NAME VALUE\n".
+std::string flag(const std::string& name);
+std::string flag(const std::string& name, int64_t value);
+// The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines.
+std::string recompute_flags(const ParallelConfig& c);
+
 // Megatron-LM's and DeepSpeed's tensor parallelism is one-dimensional (axo's y):
 // why a plan with x > 1 or z > 1 cannot be expressed there, or "" when it can.
 std::string one_dimensional_tensor_problem(const ParallelConfig& c);

@@ -49,11 +49,6 @@ namespace axo {
 
 namespace {
 
-std::string flag(const std::string& name) { return "  " + name + "\n"; }
-std::string flag(const std::string& name, int64_t value) {
-  return "  " + name + " " + std::to_string(value) + "\n";
-}
-
 // Sequences each data-parallel replica accumulates per step: global / (micro × data).
 int64_t accumulation_steps(const TransformerSpec& spec, const ParallelConfig& c) {
   return spec.global_batch / (c.microbatch * c.data);
@@ -153,13 +148,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   text += flag("--pipeline-model-parallel-size", c.pipeline);
   if (c.pipeline == 1) text += flag("--no-pipeline-parallel");
   if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
-  if (c.recompute == Recompute::full) {
-    text += flag("--recompute-granularity full");
-    text += flag("--recompute-method uniform");
-    text += flag("--recompute-num-layers", 1);
-  } else if (c.recompute == Recompute::selective) {
-    text += flag("--recompute-granularity selective");
-  }
+  text += recompute_flags(c);
   text += flag("--micro-batch-size", c.microbatch);
   text += flag("--global-batch-size", spec.global_batch);
   text += flag("--num-layers", spec.layers);

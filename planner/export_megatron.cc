@@ -45,11 +45,6 @@ namespace axo {
 
 namespace {
 
-std::string flag(const std::string& name) { return "  " + name + "\n"; }
-std::string flag(const std::string& name, int64_t value) {
-  return "  " + name + " " + std::to_string(value) + "\n";
-}
-
 // The layers of the first and the last stage when they differ from the
 // inner stages' (equal) count: {0, 0} for an equal split. Empty `why` when
 // Megatron can express the split.
@@ -147,18 +142,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   }
   if (tp_pp_dp) text += flag("--use-tp-pp-dp-mapping");
   if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
-  switch (c.recompute) {
-    case Recompute::full:
-      text += flag("--recompute-granularity full");
-      text += flag("--recompute-method uniform");
-      text += flag("--recompute-num-layers", 1);
-      break;
-    case Recompute::selective:
-      text += flag("--recompute-granularity selective");
-      break;
-    case Recompute::none:
-      break;
-  }
+  text += recompute_flags(c);
   text += flag("--micro-batch-size", c.microbatch);
   text += flag("--global-batch-size", spec.global_batch);
   text += flag("--num-layers", spec.layers);
