@@ -1,16 +1,24 @@
 // Planner speed: configurations costed per second and the wall time of a
 // whole search, for a few model sizes and GPU counts (one core).
 //
-// Each case runs the search in the same process: exhaustively (every
-// configuration costed: the evaluation rate; `--no-full` skips it), with the
-// compute bound alone (the search before the rank-order bound: old_s), and as
-// `axo plan` does, with the rank-order bound too (pruned_s: the wall time a
-// user waits). vs_old is old_s / pruned_s, the rank-order bound's speed-up
-// measured against the old search in the same run; the three must agree on
-// the best configuration. A last run holds context=1 (the space before
-// context parallelism): vs_ctx1 is the pruned search's time over that run's.
-// The communication memo (model/cost_model.h) speeds up every run alike;
-// its gain shows against an older binary's numbers, not in these ratios.
+// Usage: plan_bench [REPEATS] [--no-full] [--only MODEL]
+//   REPEATS     runs of each search; the fastest is reported (default 3)
+//   --no-full   skip the exhaustive search (the slowest by far)
+//   --only      run only the case of that model (e.g. axonn-80b)
+//
+// Each case runs the search in the same process, every field searched
+// (context and zero included):
+//   full_s    exhaustively (every configuration costed: the evaluation rate)
+//   old_s     with the compute bound alone (the search before the rank-order bound)
+//   before_s  with the compute and rank-order bounds, checked per setting and
+//             per rank order (the search before the setting bounds)
+//   pruned_s  as `axo plan` does: also the setting bounds (search.h), the
+//             wall time a user waits
+// vs_old, vs_before and vs_full are those times over pruned_s: each speed-up
+// measured against the older search in the same run, on the same machine
+// load. Every search must give the same ranked rows (configurations and
+// iteration times), else the bench fails. A last run holds context=1 (the
+// space before context parallelism): vs_ctx1 is pruned_s over its time.
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -38,6 +46,45 @@ double best_of(int repeats, const std::function<void()>& run) {
   return best;
 }
 
+// Whether two searches ranked the same configurations with the same iteration times.
+bool same_rows(const axo::SearchResult& a, const axo::SearchResult& b) {
+  if (a.best.empty() || a.best.size() != b.best.size()) return false;
+  for (size_t i = 0; i < a.best.size(); ++i) {
+    if (!(a.best[i].config == b.best[i].config) || a.best[i].breakdown.iter_time != b.best[i].breakdown.iter_time) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The searches of one case, their times and the rows they agree on.
+struct Timings {
+  double full_s = 0, old_s = 0, before_s = 0, pruned_s = 0, context_one_s = 0;
+  axo::SearchResult exhaustive, old, before, pruned;
+};
+
+Timings time_searches(const Case& c, int repeats, bool full) {
+  const axo::CostModel model(axo::load_model(c.model), axo::load_machine(c.machine));
+  axo::SearchOptions options;
+  options.gpus = c.gpus;
+  options.top = 10;
+  Timings t;
+  options.prune = false;
+  if (full) t.full_s = best_of(repeats, [&] { t.exhaustive = axo::search(model, options); });
+  options.prune = true;
+  options.paced_bound = false;
+  options.setting_bounds = false;
+  t.old_s = best_of(repeats, [&] { t.old = axo::search(model, options); });
+  options.paced_bound = true;
+  t.before_s = best_of(repeats, [&] { t.before = axo::search(model, options); });
+  options.setting_bounds = true;
+  t.pruned_s = best_of(repeats, [&] { t.pruned = axo::search(model, options); });
+  axo::SearchOptions context_one = options;
+  context_one.fixed.hold(axo::config_field("context"), 1);
+  t.context_one_s = best_of(repeats, [&] { axo::search(model, context_one); });
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,40 +97,32 @@ int main(int argc, char** argv) {
   int repeats = 3;
   bool full = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--no-full") full = false;
-    else repeats = std::stoi(argv[i]);
+    const std::string arg = argv[i];
+    if (arg == "--no-full") {
+      full = false;
+    } else if (arg == "--only" && i + 1 < argc) {
+      const std::string only = argv[++i];
+      std::erase_if(cases, [&](const Case& c) { return only != c.model; });
+    } else {
+      repeats = std::stoi(arg);
+    }
   }
-  std::printf("%-12s %6s %-11s %12s %10s %14s %10s %12s %10s %8s %9s %10s %9s\n", "model", "gpus", "machine",
-              "configs", "full_s", "configs/s", "old_s", "pruned_s", "evaluated", "vs_old", "vs_full", "ctx1_s",
-              "vs_ctx1");
+  std::printf("%-12s %6s %-11s %12s %9s %12s %9s %9s %9s %10s %8s %9s %8s %8s %8s\n", "model", "gpus", "machine",
+              "configs", "full_s", "configs/s", "old_s", "before_s", "pruned_s", "evaluated", "vs_old", "vs_before",
+              "vs_full", "ctx1_s", "vs_ctx1");
   for (const Case& c : cases) {
-    const axo::CostModel model(axo::load_model(c.model), axo::load_machine(c.machine));
-    axo::SearchOptions options;
-    options.gpus = c.gpus;
-    options.top = 10;
-    axo::SearchResult exhaustive, old, pruned;
-    options.prune = false;
-    const double full_s = full ? best_of(repeats, [&] { exhaustive = axo::search(model, options); }) : 0;
-    options.prune = true;
-    options.paced_bound = false;
-    const double old_s = best_of(repeats, [&] { old = axo::search(model, options); });
-    options.paced_bound = true;
-    const double pruned_s = best_of(repeats, [&] { pruned = axo::search(model, options); });
-    axo::SearchOptions context_one = options;
-    context_one.fixed.hold(axo::config_field("context"), 1);
-    const double context_one_s = best_of(repeats, [&] { axo::search(model, context_one); });
-    for (const axo::SearchResult* other : {&old, full ? &exhaustive : &old}) {
-      if (pruned.best.empty() || other->best.empty() ||
-          pruned.best.front().breakdown.iter_time != other->best.front().breakdown.iter_time ||
-          !(pruned.best.front().config == other->best.front().config)) {
-        std::fprintf(stderr, "%s: the searches disagree on the best configuration\n", c.model);
+    const Timings t = time_searches(c, repeats, full);
+    for (const axo::SearchResult* other : {&t.old, &t.before, full ? &t.exhaustive : &t.old}) {
+      if (!same_rows(t.pruned, *other)) {
+        std::fprintf(stderr, "%s: the searches disagree on the ranked configurations\n", c.model);
         return 1;
       }
     }
-    std::printf("%-12s %6lld %-11s %12lld %10.3f %14.0f %10.3f %12.3f %10lld %7.2fx %8.1fx %10.3f %8.2fx\n", c.model,
-                (long long)c.gpus, c.machine, (long long)(pruned.evaluated + pruned.pruned), full_s,
-                full ? double(exhaustive.evaluated) / full_s : 0.0, old_s, pruned_s, (long long)pruned.evaluated,
-                old_s / pruned_s, full ? full_s / pruned_s : 0.0, context_one_s, pruned_s / context_one_s);
+    std::printf("%-12s %6lld %-11s %12lld %9.3f %12.0f %9.3f %9.3f %9.3f %10lld %7.2fx %8.2fx %7.1fx %8.3f %7.2fx\n",
+                c.model, (long long)c.gpus, c.machine, (long long)(t.pruned.evaluated + t.pruned.pruned), t.full_s,
+                full ? double(t.exhaustive.evaluated) / t.full_s : 0.0, t.old_s, t.before_s, t.pruned_s,
+                (long long)t.pruned.evaluated, t.old_s / t.pruned_s, t.before_s / t.pruned_s,
+                full ? t.full_s / t.pruned_s : 0.0, t.context_one_s, t.pruned_s / t.context_one_s);
   }
   return 0;
 }

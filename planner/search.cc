@@ -2,7 +2,11 @@
 #include "planner/search.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <span>
+#include <stdexcept>
+#include <string_view>
 
 #include "model/error.h"
 #include "model/memory_model.h"
@@ -97,6 +101,59 @@ std::vector<const ConfigField*> stage_fields(SearchStage stage) {
   return fields;
 }
 
+// Settings the compute bound reads (CostModel::compute_lower_bound: its
+// memo's key and the pipeline's split): the settings nested inside the last
+// of them leave it unchanged, so it is checked once for all of them.
+constexpr std::array<std::string_view, 4> kComputeBoundSettings = {"microbatch", "interleave", "sequence_parallel",
+                                                                   "recompute"};
+// Settings a layer's paced time reads (CostModel::paced_lower_bound: its
+// compute and exposed tensor-parallel and ring communication, the memos'
+// keys). The others change only the factor it is multiplied by, the
+// microbatches and bubble runs of the fullest stage (interleave), or nothing
+// in it (offload, zero): that factor is every placement's, so the placement
+// whose layers pace fastest is the same for all of them.
+constexpr std::array<std::string_view, 4> kPacingSettings = {"microbatch", "sequence_parallel", "recompute",
+                                                             "overlap"};
+// Settings that change that factor but not the layer's time: the paced
+// bound itself is the same until one of them changes.
+constexpr std::array<std::string_view, 1> kPacingFactorSettings = {"interleave"};
+
+// The depth after the last of `fields` named in `names`, where a check of
+// what only those fields change can stand for all the settings inside; the
+// end when a field inside has candidates that are not once per grid (then
+// their count is unknown there).
+size_t depth_after(const std::vector<const ConfigField*>& fields, std::span<const std::string_view> names) {
+  size_t depth = 0;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (std::find(names.begin(), names.end(), fields[i]->name) != names.end()) depth = i + 1;
+  }
+  for (size_t i = depth; i < fields.size(); ++i) {
+    if (!fields[i]->search.once_per_grid) return fields.size();
+  }
+  return depth;
+}
+
+// The positions in `fields` of those named in `names`; each must have
+// candidates once per grid (the search numbers their values per grid).
+std::vector<size_t> positions(const std::vector<const ConfigField*>& fields, std::span<const std::string_view> names) {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (std::find(names.begin(), names.end(), fields[i]->name) == names.end()) continue;
+    if (!fields[i]->search.once_per_grid) throw std::logic_error("a pacing setting must be once per grid");
+    found.push_back(i);
+  }
+  return found;
+}
+
+// By position in `fields`: whether it is named in `names`.
+std::vector<bool> named(const std::vector<const ConfigField*>& fields, std::span<const std::string_view> names) {
+  std::vector<bool> found;
+  for (const ConfigField* field : fields) {
+    found.push_back(std::find(names.begin(), names.end(), field->name) != names.end());
+  }
+  return found;
+}
+
 // One search: the walk through the field table's stages, one recursion level
 // per field, and what it has found so far. `config_` holds the fields of the
 // levels above the current one.
@@ -113,7 +170,10 @@ class Walk {
         grid_values_(grid_.size()),
         setting_values_(settings_.size()),
         placement_values_(placements_.size()),
-        top_(std::max<size_t>(options.top, 1), options.fold) {}
+        top_(std::max<size_t>(options.top, 1), options.fold),
+        bound_depth_(options.setting_bounds ? depth_after(settings_, kComputeBoundSettings) : settings_.size()),
+        pacing_settings_(positions(settings_, kPacingSettings)),
+        changes_pacing_factor_(named(settings_, kPacingFactorSettings)) {}
 
   SearchResult run() {
     grid_level(0);
@@ -163,6 +223,7 @@ class Walk {
     for (size_t i = 0; i < settings_.size(); ++i) {
       if (settings_[i]->search.once_per_grid) tries(*settings_[i], setting_values_[i]);
     }
+    reset_fastest_placements();
     setting_level(0);
   }
 
@@ -195,28 +256,99 @@ class Walk {
 
   void setting_level(size_t depth) {
     if (depth == settings_.size()) return on_settings();
+    if (depth == bound_depth_ && !compute_bound_allows(depth)) return;
     const ConfigField& field = *settings_[depth];
     std::vector<FieldValue>& values = setting_values_[depth];
     if (!field.search.once_per_grid) tries(field, values);
     const bool innermost = depth + 1 == settings_.size();
-    for (FieldValue value : values) {
-      field.set(config_, value);
+    for (size_t i = 0; i < values.size(); ++i) {
+      setting_index_[depth] = i;
+      field.set(config_, values[i]);
+      if (changes_pacing_factor_[depth]) ++pacing_factor_stamp_;
       if (innermost) on_settings();  // one call less per setting of the grid
       else setting_level(depth + 1);
     }
   }
 
-  // Memory and the compute lower bound do not depend on the placement: one
-  // check for all of them. The bound comes first (it is cheaper); while
-  // nothing fits it prunes nothing, so the closest configuration is the same.
+  // Memory and the bounds below do not depend on the placement: one check
+  // for all of them. The bounds come first (they are cheaper); while nothing
+  // fits they prune nothing, so the closest configuration is the same.
+  //   - the compute bound (lower_bound), which setting_level may have found
+  //     too slow already for this setting and those around it;
+  //   - the paced bound (CostModel::paced_lower_bound) of the placement whose
+  //     layers communicate least (fastest_paced_bound): no placement's is
+  //     lower, so each placement it prunes the rank-order bound would too.
   void on_settings() {
-    if (options_.prune && !could_rank(lower_bound())) {
-      result_.pruned += placement_count_;
-      return;
+    if (bound_depth_ == settings_.size() && !compute_bound_allows(settings_.size())) return;
+    if (options_.prune) {
+      const bool pace = options_.paced_bound && options_.setting_bounds;
+      if (!could_rank(pace ? std::max(compute_bound_, fastest_paced_bound()) : compute_bound_)) {
+        result_.pruned += placement_count_;
+        return;
+      }
     }
     memory_ = memory_per_device(space_.spec, config_, model_.machine().attention);
     if (memory_.total() > capacity_) return keep_closest(memory_.total());
     placement_level(0);
+  }
+
+  // With prune, whether the settings from `depth` inward could rank by the
+  // compute bound, which none of them changes (kComputeBoundSettings); when
+  // not, they count as pruned, with all their placements. The bound is kept
+  // (compute_bound_) for on_settings to check again as the top fills.
+  bool compute_bound_allows(size_t depth) {
+    if (!options_.prune) return true;
+    compute_bound_ = lower_bound();
+    if (could_rank(compute_bound_)) return true;
+    int64_t skipped = placement_count_;
+    for (size_t i = depth; i < settings_.size(); ++i) skipped *= int64_t(setting_values_[i].size());
+    result_.pruned += skipped;
+    return false;
+  }
+
+  // With the pacing settings' values numbered per grid, one slot per
+  // combination of them: the placement whose layers pace fastest, found when
+  // first asked.
+  void reset_fastest_placements() {
+    size_t combinations = 1;
+    for (size_t i : pacing_settings_) combinations *= setting_values_[i].size();
+    fastest_found_.assign(combinations, false);
+    fastest_values_.resize(combinations * placements_.size());
+    fastest_bounds_.assign(combinations, {-1, 0.0});
+  }
+
+  // CostModel::paced_lower_bound of the current settings on the placement
+  // whose layers pace fastest: no placement's bound is lower
+  // (kPacingSettings). Kept until the pacing factor changes.
+  double fastest_paced_bound() {
+    size_t slot = 0;
+    for (size_t i : pacing_settings_) slot = slot * setting_values_[i].size() + setting_index_[i];
+    std::pair<int64_t, double>& bound = fastest_bounds_[slot];
+    if (bound.first == pacing_factor_stamp_) return bound.second;
+    FieldValue* values = &fastest_values_[slot * placements_.size()];
+    if (!fastest_found_[slot]) {
+      double fastest = 1e300;
+      find_fastest_placement(0, fastest, values);
+      fastest_found_[slot] = true;
+    }
+    for (size_t i = 0; i < placements_.size(); ++i) placements_[i]->set(config_, values[i]);
+    bound = {pacing_factor_stamp_, model_.paced_lower_bound(config_)};
+    return bound.second;
+  }
+
+  // Every placement from `depth` inward; the one of lowest paced bound (the first of equals) into `best`.
+  void find_fastest_placement(size_t depth, double& fastest, FieldValue* best) {
+    if (depth == placements_.size()) {
+      const double bound = model_.paced_lower_bound(config_);
+      if (bound >= fastest) return;
+      fastest = bound;
+      for (size_t i = 0; i < placements_.size(); ++i) best[i] = placements_[i]->get(config_);
+      return;
+    }
+    for (FieldValue value : placement_values_[depth]) {
+      placements_[depth]->set(config_, value);
+      find_fastest_placement(depth + 1, fastest, best);
+    }
   }
 
   // Whether a configuration whose iteration takes at least `compute_s` could enter the top.
@@ -325,6 +457,15 @@ class Walk {
   TopRows top_;
   SearchResult result_;
   double closest_excess_ = 0;
+  const size_t bound_depth_;  // where setting_level checks the compute bound (the end: on_settings)
+  const std::vector<size_t> pacing_settings_;  // positions in settings_ of kPacingSettings
+  std::vector<size_t> setting_index_ = std::vector<size_t>(settings_.size());  // each setting's value, by position
+  std::vector<bool> fastest_found_;            // by combination of the pacing settings' values
+  std::vector<FieldValue> fastest_values_;     // and its fastest placement's values
+  std::vector<std::pair<int64_t, double>> fastest_bounds_;  // and the pacing factor's stamp and the bound
+  const std::vector<bool> changes_pacing_factor_;  // by position in settings_: kPacingFactorSettings
+  int64_t pacing_factor_stamp_ = 0;                // changes whenever one of them does
+  double compute_bound_ = 0;                       // lower_bound() of the current setting
 };
 
 }  // namespace

@@ -5,7 +5,14 @@
 // on its iteration time) is slower than the slowest of the top K kept so far
 // cannot enter the top K, and is skipped with all its rank orders; each rank
 // order left is skipped too when its compute and exposed tensor-parallel
-// communication (CostModel::paced_lower_bound) already are.
+// communication (CostModel::paced_lower_bound) already are. The setting
+// bounds skip what those would, sooner: the compute bound is checked once
+// for the settings nested inside the last one it reads (offload, zero and
+// overlap do not change it), and each setting, before its memory is costed,
+// by the paced bound of the rank order whose layers communicate least,
+// found once per grid and setting of what a layer's time reads. Each bound
+// skips only configurations that cannot enter the top, so the ranked rows
+// are those of the search without them (tests/planner/search_test.cc).
 //
 // The space is the field table's (model/config_fields.h), walked in its
 // nesting order: every factorization N = pipeline × data × context × z × y × x
@@ -70,6 +77,11 @@ struct SearchOptions {
   // communication (CostModel::paced_lower_bound) before costing it. Off: the
   // search as it was before that bound, for bench/plan_bench's comparison.
   bool paced_bound = true;
+  // With prune: check the compute bound once for the settings that do not
+  // change it, and (with paced_bound) bound each setting, before its memory,
+  // by the paced bound of its fastest placement. Off: the search as it was
+  // before these, for bench/plan_bench's comparison.
+  bool setting_bounds = true;
   RankBy rank_by = RankBy::iteration;
   TokenBudget budget;           // for the rows' time to train
   bool fold = true;             // rows with equal numbers take one place (row_folding.h)

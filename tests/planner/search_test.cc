@@ -63,6 +63,54 @@ TEST(Search, TheBoundsChangeNoAnswer) {
   }
 }
 
+// The setting bounds (the compute bound checked once for the settings that
+// do not change it, and each setting's paced bound on its fastest placement)
+// prune only what the rank-order bound would: the rows and their folded
+// twins are the same as without them, the rows and the count of
+// configurations as with no pruning at all, on long sequences where context
+// parallelism ranks, by iteration time and by cost.
+TEST(Search, TheSettingBoundsChangeNoAnswer) {
+  struct Case {
+    const char* model;
+    const char* machine;
+    int64_t gpus;
+    int64_t seq_len;
+    RankBy by;
+  };
+  for (const Case& c : {Case{"llama3-8b", "dgx-h100", 64, 65536, RankBy::iteration},
+                        Case{"gpt3-13b", "selene", 128, 32768, RankBy::iteration},
+                        Case{"llama3-8b", "dgx-h100", 64, 65536, RankBy::cost}}) {
+    TransformerSpec spec = load_model(c.model);
+    spec.seq_len = c.seq_len;
+    const CostModel model(spec, load_machine(c.machine));
+    SearchOptions options;
+    options.gpus = c.gpus;
+    options.top = 12;
+    options.rank_by = c.by;
+    const SearchResult fast = search(model, options);
+    options.setting_bounds = false;
+    const SearchResult before = search(model, options);
+    options.prune = false;
+    const SearchResult exhaustive = search(model, options);
+    ASSERT_EQ(fast.best.size(), 12u) << c.model;
+    EXPECT_TRUE(std::any_of(fast.best.begin(), fast.best.end(), [](const PlanRow& r) { return r.config.context > 1; }))
+        << c.model << ": context parallelism should rank at " << c.seq_len << " tokens";
+    EXPECT_LT(fast.evaluated, before.evaluated) << c.model;  // the setting bounds prune before memory
+    EXPECT_EQ(fast.evaluated + fast.pruned, exhaustive.evaluated) << c.model;
+    for (const SearchResult* other : {&before, &exhaustive}) {
+      ASSERT_EQ(other->best.size(), fast.best.size()) << c.model;
+      for (size_t i = 0; i < fast.best.size(); ++i) {
+        EXPECT_EQ(fast.best[i].config, other->best[i].config) << c.model << " row " << i;
+        EXPECT_EQ(components(fast.best[i].breakdown), components(other->best[i].breakdown)) << c.model << " row " << i;
+        // Without pruning, ties with the bound can add folded twins (TheBoundsChangeNoAnswer).
+        if (other == &before) {
+          EXPECT_EQ(fast.best[i].same_numbers, other->best[i].same_numbers) << c.model << " row " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Search, RowsAreValidRankedAndUseEveryGpu) {
   const SearchResult result = run("gpt3-6.7b", "selene", 64, "", 25);
   ASSERT_EQ(result.best.size(), 25u);
