@@ -325,7 +325,7 @@ class Walk {
     for (size_t i : pacing_settings_) slot = slot * setting_values_[i].size() + setting_index_[i];
     std::pair<int64_t, double>& bound = fastest_bounds_[slot];
     if (bound.first == pacing_factor_stamp_) return bound.second;
-    FieldValue* values = &fastest_values_[slot * placements_.size()];
+    FieldValue* values = fastest_values_.data() + slot * placements_.size();
     if (!fastest_found_[slot]) {
       double fastest = 1e300;
       find_fastest_placement(0, fastest, values);
