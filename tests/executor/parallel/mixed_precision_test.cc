@@ -195,24 +195,6 @@ TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
   }
 }
 
-TEST(MixedPrecisionTest, ZeroShardingInBf16IsRefusedByName) {
-  MpiCommunicator world(MPI_COMM_WORLD);
-  if (world.size() != 2) GTEST_SKIP() << "needs 2 ranks (zero over 2 data ranks)";
-  ParallelConfig config;
-  config.data = 2, config.zero = 1, config.microbatch = kMicrobatch;
-  ProcessGrid grid(world, config);
-  ParallelOptions options;
-  options.precision = Precision::bf16, options.seq = kT;
-  try {
-    ParallelGpt model(test_shape(2), grid, options);
-    FAIL() << "zero 1 with bf16 over 2 data ranks was accepted";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("zero 1 with precision bf16"), std::string::npos) << what;
-    EXPECT_NE(what.find("--precision fp32"), std::string::npos) << what;
-  }
-}
-
 struct ModelState {
   double weights = 0, gradients = 0, optimizer = 0, local_parameters = 0;
   double total() const { return weights + gradients + optimizer; }
