@@ -86,7 +86,9 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
   if (grid.config().sequence_parallel && grid.config().z != 1) {
     throw std::logic_error("ZeroOptimizer: sequence parallelism runs with z = 1");
   }
-  if (bool(parameters.f32) != bool(gradients.f32)) throw std::logic_error("ZeroOptimizer: weights and gradients in one format");
+  if (bool(parameters.f32) != bool(gradients.f32)) {
+    throw std::logic_error("ZeroOptimizer: weights and gradients in one format");
+  }
   units_ = zero_units(layout, grid.embedding() != nullptr, grid.data_and_context().rank(), grid.data_and_context().size());
   shard_size_ = units_.empty() ? 0 : units_.back().shard_offset + units_.back().piece;
   m_.assign(size_t(shard_size_), 0.0f);
@@ -243,7 +245,9 @@ void ZeroOptimizer::adamw(long step, double lr, double weight_decay) {
   });
   if (!master_.empty()) {
     timed(offload_ ? times_.offload : times_.optimizer, [&] {
-      for (const ZeroUnit& u : units_) fp32_to_storage(master_.data() + u.shard_offset, u.end - u.begin, parameters_, u.begin);
+      for (const ZeroUnit& u : units_) {
+        fp32_to_storage(master_.data() + u.shard_offset, u.end - u.begin, parameters_, u.begin);
+      }
     });
   }
   timed(times_.dp_comm, [&] { all_gather_weights(); });
@@ -280,7 +284,9 @@ void ZeroOptimizer::all_gather_weights() {
 
 void ZeroOptimizer::load_master(const float* local_weights) {
   if (master_.empty()) return;
-  for (const ZeroUnit& u : units_) std::copy_n(local_weights + u.begin, u.end - u.begin, master_.data() + u.shard_offset);
+  for (const ZeroUnit& u : units_) {
+    std::copy_n(local_weights + u.begin, u.end - u.begin, master_.data() + u.shard_offset);
+  }
 }
 
 void ZeroOptimizer::load_moments(const float* local_m, const float* local_v) {

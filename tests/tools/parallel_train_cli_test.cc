@@ -220,7 +220,8 @@ TEST_F(ParallelTrainCli, OffloadHalvesTheModelStateAndADeviceLimitStopsTheLaunch
 // in bf16: fp32 master shards, fp32 reductions, bf16 weights gathered). It
 // trains in the plan's precision by default and says so; an overflow
 // injected on one rank skips that step on both; the losses are zero 0's in
-// bf16 to bf16 round-off (1e-3 relative, mixed_precision_test's figure).
+// bf16 to bf16 round-off (1e-3 relative, mixed_precision_test's figure);
+// a run stopped and resumed ends with the uninterrupted run's weights.
 TEST_F(ParallelTrainCli, ABf16PlanWithZeroOverTwoDataRanksTrainsInBf16) {
   {
     std::ofstream model(path("tiny-bf16.yaml"));
@@ -253,6 +254,22 @@ TEST_F(ParallelTrainCli, ABf16PlanWithZeroOverTwoDataRanksTrainsInBf16) {
     const double loss = sharded["steps"][i]["loss"].get<double>(), reference = plain["steps"][i]["loss"].get<double>();
     EXPECT_NEAR(loss, reference, 1e-3 * reference) << "step " << i;
   }
+  // A checkpoint holds the gathered fp32 masters and moments; resumed, the shards take them back bit for bit.
+  auto bytes = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string common =
+      "train --plan " + path("zero1.yaml") + " " + data() + "--steps 4 --batch 4 --checkpoint-every 2 ";
+  Result r = mpirun(2, common + "--checkpoint-dir " + path("whole") + " --save-model " + path("whole.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(2, common + "--checkpoint-dir " + path("stopped") + " --stop-after 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(2, common + "--checkpoint-dir " + path("stopped") + " --resume --save-model " + path("resumed.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 2"), std::string::npos) << r.output;
+  EXPECT_FALSE(bytes(path("whole.bin")).empty());
+  EXPECT_TRUE(bytes(path("resumed.bin")) == bytes(path("whole.bin"))) << "final weights differ after resume";
 }
 
 // Issue 8's fault scenario: SIGKILL one rank mid-step; the launch ends with a

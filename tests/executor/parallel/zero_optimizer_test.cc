@@ -103,7 +103,9 @@ Result train(const ParallelConfig& config, int threads = 1, Precision precision 
     model.adamw(step + 1, kLr, kDecay);
   }
   r.parameters = model.gathered_master_weights();
-  if (precision == Precision::bf16) r.stored_weights_are_the_rounded_masters = stored_weights_are_rounded(model, r.parameters);
+  if (precision == Precision::bf16) {
+    r.stored_weights_are_the_rounded_masters = stored_weights_are_rounded(model, r.parameters);
+  }
   r.m = model.gathered_first_moment(), r.v = model.gathered_second_moment();
   r.local = model.layout().size();
   const int D = grid.data_and_context().size();  // the optimizer is sharded over data × context
@@ -326,7 +328,9 @@ TEST(ZeroOptimizerTest, Bf16BooksTwoByteWeightsAndGradientsAndShardsTheRest) {
   const PipelineSplit split = split_pipeline(gpt_spec(test_shape(), kT), 1, 1);
   const ShardLayout layout(test_shape(), config_of(c, 1), grid.coords(), split);
   int64_t shard = 0, units = 0;
-  for (const ZeroUnit& u : zero_units(layout, false, grid.data_and_context().rank(), int(c.data))) shard += u.piece, ++units;
+  for (const ZeroUnit& u : zero_units(layout, false, grid.data_and_context().rank(), int(c.data))) {
+    shard += u.piece, ++units;
+  }
   const int64_t n = layout.size();
   for (int zero : {1, 2}) {
     SCOPED_TRACE("zero " + std::to_string(zero));
