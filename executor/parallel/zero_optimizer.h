@@ -31,6 +31,17 @@
 // bit. With D = 2 and no Z or Y part a reduce-scatter adds the same two
 // numbers as the all-reduce of zero 0, so they equal zero 0's as well, in
 // fp32 and in bf16.
+//
+// Zero 1 books what the memory model charges (e·n of gradients, the
+// optimizer state over D). Zero 2 does not yet: the model charges e·n/D of
+// gradients (ZeRO's 2 + 14/N, model/memory_model.cc) and a reduce-scatter
+// after every microbatch (model/cost_data_parallel.cc), which needs a
+// backward that hands each microbatch's bucket over and frees it:
+// per-microbatch gradient views in StageParameters, Linear4d's
+// reduce-scatter over Z finished each microbatch, and the data group's
+// collectives issued in one order on every replica (the message-driven
+// schedule may run two chunks' backwards in different orders on two
+// replicas).
 #pragma once
 
 #include <cstdint>

@@ -319,7 +319,8 @@ std::pair<BytesByUse, BytesByUse> model_state(const ParallelConfig& config, Prec
 // offload: 4 bytes of model state per parameter left on the device). Zero 1
 // agrees with the memory model by category: equal weights and gradients,
 // the optimizer state within the shard's padding (each unit rounded up to D
-// pieces).
+// pieces). Zero 2 books zero 1's gradient (the model's e·n/D is not yet
+// what the executor holds: zero_optimizer.h).
 TEST(ZeroOptimizerTest, Bf16BooksTwoByteWeightsAndGradientsAndShardsTheRest) {
   const Case c{"data_over_all", 1, world_size(), 1, 1, 1};
   using U = DeviceUse;
