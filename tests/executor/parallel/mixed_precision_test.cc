@@ -37,7 +37,6 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
-#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {

@@ -245,6 +245,11 @@ TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
     EXPECT_EQ(one.parameters, two.parameters);
     EXPECT_TRUE(one.stored_weights_are_the_rounded_masters);
     EXPECT_TRUE(two.stored_weights_are_the_rounded_masters);
+    // Offload moves the masters and moments to the host (AdamW over 3 threads there) and changes no number.
+    const Result offloaded = train(config_of(c, 1, true), 3, bf16);
+    EXPECT_EQ(offloaded.losses, one.losses);
+    EXPECT_EQ(offloaded.parameters, one.parameters);
+    EXPECT_TRUE(offloaded.stored_weights_are_the_rounded_masters);
     EXPECT_EQ(one.losses[0], plain.losses[0]);  // the same forward before any step
     if (same_sums(c)) {
       EXPECT_EQ(one.gradients, plain.gradients);
