@@ -14,10 +14,11 @@
 // agree per llm.c tensor within 2⁻⁷ of the tensor's largest value (one bf16
 // unit in the last place of it: bf16 keeps 8 significant bits), the losses
 // within 1e-3 relative (mixed_precision_test's figure), and the fp32
-// masters within 2⁻⁷ relative plus 2·lr per step (Adam moves a weight by
-// about lr a step whatever the gradient's size, so a gradient rounded the
-// other way near zero can move it up to 2·lr). On every rank the stored
-// bf16 weights are the masters rounded, bit for bit, after the all-gather.
+// masters within 2⁻⁷ of the tensor's largest plus 2·lr per step (Adam
+// moves a weight by about lr a step whatever the gradient's size, so a
+// gradient rounded the other way near zero can move it up to 2·lr). On
+// every rank the stored bf16 weights are the masters rounded, bit for bit,
+// after the all-gather (so a piece not gathered fails there).
 // bf16 books 2 + 2 bytes of weights and gradients per local parameter and
 // 12 of masters and moments over D (on the host with offload); zero 1 agrees
 // with the memory model (model/memory_model.h) by category.
