@@ -214,7 +214,7 @@ class Walk {
       result_.pruned += placement_count_;
       return;
     }
-    memory_ = memory_per_device(space_.spec, config_, model_.machine().attention);
+    memory_ = memory_per_device(space_.spec, config_, memory_stack(model_.machine()));
     if (memory_.total() > capacity_) return keep_closest(memory_.total());
     placement_level(0);
   }

@@ -70,5 +70,20 @@ TEST(Validation, CorpusEntriesCarryTheirMachineAndMemory) {
   EXPECT_GT(expressed, 150);
 }
 
+// Every published run ran, so the memory model must fit it on its GPUs. The one exception
+// left is torchtitan's FSDP with tensor parallelism (y > 1 and z > 1): its TP shards norms and
+// layer inputs over the sequence, which axo cannot express with z > 1 (sequence parallelism
+// needs z = 1), so their activations are counted whole.
+TEST(Validation, PublishedRunsFitTheirGpus) {
+  const auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
+  int checked = 0;
+  for (const ValidationEntry& e : entries) {
+    if (!e.expressed() || (e.config.y > 1 && e.config.z > 1)) continue;
+    ++checked;
+    EXPECT_TRUE(e.fits) << e.name << ": " << e.memory_GiB << " GiB > " << e.usable_GiB << " GiB usable";
+  }
+  EXPECT_GT(checked, 300);
+}
+
 }  // namespace
 }  // namespace axo
