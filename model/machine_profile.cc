@@ -38,6 +38,8 @@ const char* to_string(WeightGather gather) {
   return gather == WeightGather::per_block ? "per_block" : "per_linear";
 }
 
+const char* to_string(ElementwiseKind kind) { return kind == ElementwiseKind::eager ? "eager" : "fused"; }
+
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
   if (text == "flash3") return AttentionKind::flash3;
@@ -157,6 +159,10 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
                             ? WeightGather::per_block
                             : WeightGather::per_linear;
     }
+    if (stack.has("elementwise")) {
+      p.elementwise = stack.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager
+                                                                                    : ElementwiseKind::fused;
+    }
     stack.reject_unknown_keys();
   }
 
@@ -225,6 +231,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   }
   node["stack"]["attention"] = to_string(p.attention);
   node["stack"]["weight_gather"] = to_string(p.weight_gather);
+  node["stack"]["elementwise"] = to_string(p.elementwise);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

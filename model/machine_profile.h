@@ -44,6 +44,18 @@ AttentionKind parse_attention_kind(const std::string& text, const std::string& w
 // bytes; a quarter of the collectives, so a quarter of their latency.
 enum class WeightGather { per_linear, per_block };
 const char* to_string(WeightGather gather);
+
+// How the training stack runs the memory-bound ops between the GEMMs (norms,
+// the MLP activation, rotary embedding, the attention kernel's input and
+// output layout): `fused`, each in one kernel that reads its inputs and writes
+// its output once (Megatron-LM / Transformer Engine: Apex's fused layer norm,
+// bias-GeLU and bias-dropout-add fusions, TE's fused RMSNorm, SwiGLU and
+// rotary kernels; torch.compile's Inductor does the same); `eager`, as eager
+// PyTorch runs the model's Python: one kernel per operator, each reading and
+// writing HBM (model/cost_elementwise.h counts the bytes: llm-foundry's
+// MPTBlock, torchtitan's Llama without torch.compile).
+enum class ElementwiseKind { fused, eager };
+const char* to_string(ElementwiseKind kind);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -109,6 +121,7 @@ struct MachineProfile {
   // GPU (gemm.flash3_speedup): 1 where the GPU lacks Hopper's wgmma and TMA.
   double flash3_speedup = 1.0;
   WeightGather weight_gather = WeightGather::per_linear;  // stack.weight_gather
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // stack.elementwise
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

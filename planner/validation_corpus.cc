@@ -3,6 +3,7 @@
 
 #include <csv.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -53,6 +54,7 @@ struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
   AttentionKind attention = AttentionKind::materialized;
   WeightGather weight_gather = WeightGather::per_linear;
+  ElementwiseKind elementwise = ElementwiseKind::fused;
 };
 
 struct CorpusSpec {
@@ -83,6 +85,11 @@ CorpusSpec load_corpus_spec(const std::string& path) {
       spec.machines.back().weight_gather =
           entry.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block" ? WeightGather::per_block
                                                                                          : WeightGather::per_linear;
+    }
+    if (entry.has("elementwise")) {
+      spec.machines.back().elementwise = entry.get_choice("elementwise", {"fused", "eager"}) == "eager"
+                                             ? ElementwiseKind::eager
+                                             : ElementwiseKind::fused;
     }
     entry.reject_unknown_keys();
   }
@@ -181,6 +188,21 @@ TransformerSpec row_model(const Row& row, const Family& family) {
   return spec;
 }
 
+std::string lower(std::string text) {
+  for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+// Whether the row ran under torch.compile: it says so (name or precision), or
+// it needs it — torchtitan refuses async TP without --training.compile
+// (parallelize_llama's check), and its float8 linears (torchao Float8Linear)
+// rely on compile to fuse the dynamic scaling casts.
+bool compiled(const Row& row) {
+  const std::string name = lower(row["name"]), precision = lower(row["precision"]);
+  if (contains(name, "compile") || contains(precision, "compile") || contains(name, "asynctp")) return true;
+  return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
+}
+
 // The grid and schedule of the row (see the header for the rules).
 void set_config(const Row& row, CorpusCase& c) {
   const std::string& other = row["other_parallel"];
@@ -203,7 +225,8 @@ void set_config(const Row& row, CorpusCase& c) {
   if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
     c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
   }
-  if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
+  // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
+  if (compiled(row)) c.elementwise = ElementwiseKind::fused;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }
@@ -242,7 +265,9 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   c.where = row.where();
   set_measured(row, c);
   for (const MachineEntry& m : spec.machines) {
-    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
+    if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
+    c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
+    c.elementwise = m.elementwise;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

@@ -38,6 +38,7 @@ struct CorpusCase {
   std::string machine;  // preset name
   AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
   WeightGather weight_gather = WeightGather::per_linear;  // FSDP stacks: per_block
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // eager PyTorch stacks: eager (fused under torch.compile)
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;
