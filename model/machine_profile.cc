@@ -38,6 +38,8 @@ const char* to_string(WeightGather gather) {
   return gather == WeightGather::per_block ? "per_block" : "per_linear";
 }
 
+const char* to_string(BackwardPrefetch prefetch) { return prefetch == BackwardPrefetch::post ? "post" : "pre"; }
+
 const char* to_string(ElementwiseKind kind) { return kind == ElementwiseKind::eager ? "eager" : "fused"; }
 
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
@@ -163,6 +165,10 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
       p.elementwise = stack.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager
                                                                                     : ElementwiseKind::fused;
     }
+    if (stack.has("backward_prefetch")) {
+      p.backward_prefetch = stack.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post
+                                                                                          : BackwardPrefetch::pre;
+    }
     stack.reject_unknown_keys();
   }
 
@@ -232,6 +238,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["attention"] = to_string(p.attention);
   node["stack"]["weight_gather"] = to_string(p.weight_gather);
   node["stack"]["elementwise"] = to_string(p.elementwise);
+  node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -55,6 +55,18 @@ const char* to_string(WeightGather gather);
 // writing HBM (model/cost_elementwise.h counts the bytes: llm-foundry's
 // MPTBlock, torchtitan's Llama without torch.compile).
 enum class ElementwiseKind { fused, eager };
+
+// When an FSDP stack (weight_gather per_block) all-gathers the next block's
+// weights in backward (PyTorch FSDP's BackwardPrefetch): `pre`, before the
+// current block's gradient computation, so the gather hides under it
+// (BACKWARD_PRE; FSDP2 and torchtitan prefetch explicitly); `post`, after it,
+// so the gather overlaps only the current block's reduce-scatter and the next
+// block's backward waits for it: exposed (BACKWARD_POST, Composer's default,
+// composer/distributed: fsdp_config.get('backward_prefetch', 'BACKWARD_POST'),
+// which llm-foundry's MPT yamls keep; PyTorch's FSDP docs: "This enables less
+// overlap but requires less memory usage").
+enum class BackwardPrefetch { pre, post };
+const char* to_string(BackwardPrefetch prefetch);
 const char* to_string(ElementwiseKind kind);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
@@ -122,6 +134,7 @@ struct MachineProfile {
   double flash3_speedup = 1.0;
   WeightGather weight_gather = WeightGather::per_linear;  // stack.weight_gather
   ElementwiseKind elementwise = ElementwiseKind::fused;   // stack.elementwise
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // stack.backward_prefetch
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

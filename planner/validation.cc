@@ -154,6 +154,7 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.profile.attention = c.attention;
       e.profile.weight_gather = c.weight_gather;
       e.profile.elementwise = c.elementwise;
+      e.profile.backward_prefetch = c.backward_prefetch;
       e.why_not = precision_problem(e.model.precision, e.profile);
       if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);

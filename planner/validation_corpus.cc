@@ -55,6 +55,7 @@ struct MachineEntry {
   AttentionKind attention = AttentionKind::materialized;
   WeightGather weight_gather = WeightGather::per_linear;
   ElementwiseKind elementwise = ElementwiseKind::fused;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
 };
 
 struct CorpusSpec {
@@ -90,6 +91,10 @@ CorpusSpec load_corpus_spec(const std::string& path) {
       spec.machines.back().elementwise = entry.get_choice("elementwise", {"fused", "eager"}) == "eager"
                                              ? ElementwiseKind::eager
                                              : ElementwiseKind::fused;
+    }
+    if (entry.has("backward_prefetch")) {
+      spec.machines.back().backward_prefetch =
+          entry.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
     }
     entry.reject_unknown_keys();
   }
@@ -267,7 +272,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   for (const MachineEntry& m : spec.machines) {
     if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
     c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
-    c.elementwise = m.elementwise;
+    c.elementwise = m.elementwise, c.backward_prefetch = m.backward_prefetch;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

@@ -39,6 +39,7 @@ struct CorpusCase {
   AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
   WeightGather weight_gather = WeightGather::per_linear;  // FSDP stacks: per_block
   ElementwiseKind elementwise = ElementwiseKind::fused;   // eager PyTorch stacks: eager (fused under torch.compile)
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Composer's FSDP: post
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

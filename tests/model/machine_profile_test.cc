@@ -126,6 +126,12 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   YAML::Emitter out;
   out << node;
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(selene.backward_prefetch, BackwardPrefetch::pre);
+  node["stack"]["backward_prefetch"] = "post";
+  YAML::Emitter again;
+  again << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(again.c_str(), "rt"), "rt").backward_prefetch,
+            BackwardPrefetch::post);
   node["stack"]["elementwise"] = "unfused";
   try {
     machine_profile_from_yaml(node, "m.yaml");

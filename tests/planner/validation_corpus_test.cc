@@ -81,6 +81,7 @@ TEST(ValidationCorpus, MosaicFullShardIsZ) {
   EXPECT_EQ(c.attention, AttentionKind::flash);            // FlashAttention-2 on the same GPU
   EXPECT_EQ(c.weight_gather, WeightGather::per_block);     // FSDP: one gather per MPTBlock
   EXPECT_EQ(c.elementwise, ElementwiseKind::eager);         // llm-foundry runs eager PyTorch
+  EXPECT_EQ(c.backward_prefetch, BackwardPrefetch::post);   // Composer's FSDP default: BACKWARD_POST
   EXPECT_EQ(c.model.vocab, 50368);
   EXPECT_FALSE(c.model.bias);
   EXPECT_TRUE(c.model.tied_embeddings);
@@ -131,6 +132,7 @@ TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
 // it needs it (async TP; float8 linears).
 TEST(ValidationCorpus, TorchCompileFusesTheElementwiseOps) {
   EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").backward_prefetch, BackwardPrefetch::pre);  // FSDP2
   for (const char* name : {"torchtitan_dec24_llama31_8b_8xH100_fsdp_compile", "torchtitan_jun25_l8_64xH100_bf16_vanillaTP",
                            "torchtitan_llama31_405b_128xH100_float8_asyncTP", "torchtitan_llama31_405b_128xH100_float8"}) {
     EXPECT_EQ(find(name).elementwise, ElementwiseKind::fused) << name;
