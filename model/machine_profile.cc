@@ -65,6 +65,9 @@ SelectiveKind parse_selective_kind(const YamlMap& map) {
 OptimizerState parse_optimizer_state(const YamlMap& map) {
   return map.get_choice("optimizer_state", {"fp32", "bf16"}) == "bf16" ? OptimizerState::bf16 : OptimizerState::fp32;
 }
+const char* to_string(BackwardPrefetch prefetch) { return prefetch == BackwardPrefetch::post ? "post" : "pre"; }
+
+const char* to_string(ElementwiseKind kind) { return kind == ElementwiseKind::eager ? "eager" : "fused"; }
 
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
@@ -189,6 +192,14 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
     if (stack.has("loss")) p.loss = parse_loss_kind(stack);
     if (stack.has("selective")) p.selective = parse_selective_kind(stack);
     if (stack.has("optimizer_state")) p.optimizer_state = parse_optimizer_state(stack);
+    if (stack.has("elementwise")) {
+      p.elementwise = stack.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager
+                                                                                    : ElementwiseKind::fused;
+    }
+    if (stack.has("backward_prefetch")) {
+      p.backward_prefetch = stack.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post
+                                                                                          : BackwardPrefetch::pre;
+    }
     stack.reject_unknown_keys();
   }
 
@@ -261,6 +272,8 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["loss"] = to_string(p.loss);
   node["stack"]["selective"] = to_string(p.selective);
   node["stack"]["optimizer_state"] = to_string(p.optimizer_state);
+  node["stack"]["elementwise"] = to_string(p.elementwise);
+  node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

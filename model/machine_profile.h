@@ -88,6 +88,29 @@ Fp8Weights parse_fp8_weights(const YamlMap& map);
 LossKind parse_loss_kind(const YamlMap& map);
 SelectiveKind parse_selective_kind(const YamlMap& map);
 OptimizerState parse_optimizer_state(const YamlMap& map);
+// How the training stack runs the memory-bound ops between the GEMMs (norms,
+// the MLP activation, rotary embedding, the attention kernel's input and
+// output layout): `fused`, each in one kernel that reads its inputs and writes
+// its output once (Megatron-LM / Transformer Engine: Apex's fused layer norm,
+// bias-GeLU and bias-dropout-add fusions, TE's fused RMSNorm, SwiGLU and
+// rotary kernels; torch.compile's Inductor does the same); `eager`, as eager
+// PyTorch runs the model's Python: one kernel per operator, each reading and
+// writing HBM (model/cost_elementwise.h counts the bytes: llm-foundry's
+// MPTBlock, torchtitan's Llama without torch.compile).
+enum class ElementwiseKind { fused, eager };
+
+// When an FSDP stack (weight_gather per_block) all-gathers the next block's
+// weights in backward (PyTorch FSDP's BackwardPrefetch): `pre`, before the
+// current block's gradient computation, so the gather hides under it
+// (BACKWARD_PRE; FSDP2 and torchtitan prefetch explicitly); `post`, after it,
+// so the gather overlaps only the current block's reduce-scatter and the next
+// block's backward waits for it: exposed (BACKWARD_POST, Composer's default,
+// composer/distributed: fsdp_config.get('backward_prefetch', 'BACKWARD_POST'),
+// which llm-foundry's MPT yamls keep; PyTorch's FSDP docs: "This enables less
+// overlap but requires less memory usage").
+enum class BackwardPrefetch { pre, post };
+const char* to_string(BackwardPrefetch prefetch);
+const char* to_string(ElementwiseKind kind);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -157,6 +180,8 @@ struct MachineProfile {
   LossKind loss = LossKind::fp32_copy;                   // stack.loss
   SelectiveKind selective = SelectiveKind::attention;    // stack.selective
   OptimizerState optimizer_state = OptimizerState::fp32; // stack.optimizer_state
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // stack.elementwise
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // stack.backward_prefetch
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

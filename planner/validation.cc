@@ -157,6 +157,8 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.profile.loss = c.loss;
       e.profile.selective = c.selective;
       e.profile.optimizer_state = c.optimizer_state;
+      e.profile.elementwise = c.elementwise;
+      e.profile.backward_prefetch = c.backward_prefetch;
       e.why_not = precision_problem(e.model.precision, e.profile);
       if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);

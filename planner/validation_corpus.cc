@@ -3,6 +3,7 @@
 
 #include <csv.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -56,6 +57,8 @@ struct MachineEntry {
   Fp8Weights fp8_weights = Fp8Weights::cached;
   LossKind loss = LossKind::fp32_copy;
   SelectiveKind selective = SelectiveKind::attention;
+  ElementwiseKind elementwise = ElementwiseKind::fused;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
 };
 
 // A setting of the recipe some rows ran (the rows whose `source` cell contains `source_contains`).
@@ -97,6 +100,15 @@ CorpusSpec load_corpus_spec(const std::string& path) {
     if (entry.has("fp8_weights")) spec.machines.back().fp8_weights = parse_fp8_weights(entry);
     if (entry.has("loss")) spec.machines.back().loss = parse_loss_kind(entry);
     if (entry.has("selective")) spec.machines.back().selective = parse_selective_kind(entry);
+    if (entry.has("elementwise")) {
+      spec.machines.back().elementwise = entry.get_choice("elementwise", {"fused", "eager"}) == "eager"
+                                             ? ElementwiseKind::eager
+                                             : ElementwiseKind::fused;
+    }
+    if (entry.has("backward_prefetch")) {
+      spec.machines.back().backward_prefetch =
+          entry.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+    }
     entry.reject_unknown_keys();
   }
   if (map.has("recipes")) {
@@ -196,6 +208,21 @@ TransformerSpec row_model(const Row& row, const Family& family) {
   return spec;
 }
 
+std::string lower(std::string text) {
+  for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+// Whether the row ran under torch.compile: it says so (name or precision), or
+// it needs it — torchtitan refuses async TP without --training.compile
+// (parallelize_llama's check), and its float8 linears (torchao Float8Linear)
+// rely on compile to fuse the dynamic scaling casts.
+bool compiled(const Row& row) {
+  const std::string name = lower(row["name"]), precision = lower(row["precision"]);
+  if (contains(name, "compile") || contains(precision, "compile") || contains(name, "asynctp")) return true;
+  return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
+}
+
 // The grid and schedule of the row (see the header for the rules).
 void set_config(const Row& row, CorpusCase& c) {
   const std::string& other = row["other_parallel"];
@@ -224,7 +251,8 @@ void set_config(const Row& row, CorpusCase& c) {
     c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
                       "(its memory is the per-op policy's: selective per_op)");
   }
-  if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
+  // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
+  if (compiled(row)) c.elementwise = ElementwiseKind::fused;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }
@@ -276,6 +304,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
     if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
     c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
     c.fp8_weights = m.fp8_weights, c.loss = m.loss, c.selective = m.selective;
+    c.elementwise = m.elementwise, c.backward_prefetch = m.backward_prefetch;
   }
   for (const RecipeEntry& r : spec.recipes) {
     if (contains(row["source"], r.source_contains)) c.optimizer_state = r.optimizer_state;

@@ -44,6 +44,8 @@ struct CorpusCase {
   LossKind loss = LossKind::fp32_copy;                    // whether the stack's loss is fused
   SelectiveKind selective = SelectiveKind::attention;     // what selective recompute keeps
   OptimizerState optimizer_state = OptimizerState::fp32;  // the recipe's optimizer state (public-runs.yaml recipes)
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // eager PyTorch stacks: eager (fused under torch.compile)
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Composer's FSDP: post
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

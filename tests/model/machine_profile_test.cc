@@ -156,6 +156,30 @@ TEST(MachineProfile, GB200Nvl72IsOneNvlinkDomain) {
   EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth_GBps, 8000);            // 576 TB/s / 72
 }
 
+TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.elementwise, ElementwiseKind::fused);  // Megatron-LM's fused kernels: the default
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["elementwise"].as<std::string>(), "fused");
+  node["stack"]["elementwise"] = "eager";
+  YAML::Emitter out;
+  out << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(selene.backward_prefetch, BackwardPrefetch::pre);
+  node["stack"]["backward_prefetch"] = "post";
+  YAML::Emitter again;
+  again << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(again.c_str(), "rt"), "rt").backward_prefetch,
+            BackwardPrefetch::post);
+  node["stack"]["elementwise"] = "unfused";
+  try {
+    machine_profile_from_yaml(node, "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("elementwise"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);

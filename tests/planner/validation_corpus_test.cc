@@ -71,6 +71,7 @@ TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
   EXPECT_EQ(c.memory_caveat, "");  // the memory model shards the optimizer state as the run did
   EXPECT_EQ(c.attention, AttentionKind::flash3);  // Transformer Engine's cuDNN kernel on Hopper
   EXPECT_EQ(c.weight_gather, WeightGather::per_linear);
+  EXPECT_EQ(c.elementwise, ElementwiseKind::fused);  // Megatron-Core: Transformer Engine's fused kernels
 }
 
 TEST(ValidationCorpus, MosaicFullShardIsZ) {
@@ -79,6 +80,8 @@ TEST(ValidationCorpus, MosaicFullShardIsZ) {
   EXPECT_EQ(c.machine, "dgx-h100");
   EXPECT_EQ(c.attention, AttentionKind::flash);            // FlashAttention-2 on the same GPU
   EXPECT_EQ(c.weight_gather, WeightGather::per_block);     // FSDP: one gather per MPTBlock
+  EXPECT_EQ(c.elementwise, ElementwiseKind::eager);         // llm-foundry runs eager PyTorch
+  EXPECT_EQ(c.backward_prefetch, BackwardPrefetch::post);   // Composer's FSDP default: BACKWARD_POST
   EXPECT_EQ(c.model.vocab, 50368);
   EXPECT_FALSE(c.model.bias);
   EXPECT_TRUE(c.model.tied_embeddings);
@@ -166,6 +169,18 @@ TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
   EXPECT_EQ(c.config.context, 2);
   EXPECT_EQ(c.config.data, 2);
   EXPECT_EQ(c.config.gpus(), 64);
+}
+
+// torchtitan runs eager unless the row ran under torch.compile: it says so, or
+// it needs it (async TP; float8 linears).
+TEST(ValidationCorpus, TorchCompileFusesTheElementwiseOps) {
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").backward_prefetch, BackwardPrefetch::pre);  // FSDP2
+  for (const char* name : {"torchtitan_dec24_llama31_8b_8xH100_fsdp_compile", "torchtitan_jun25_l8_64xH100_bf16_vanillaTP",
+                           "torchtitan_llama31_405b_128xH100_float8_asyncTP", "torchtitan_llama31_405b_128xH100_float8"}) {
+    EXPECT_EQ(find(name).elementwise, ElementwiseKind::fused) << name;
+  }
+  EXPECT_EQ(find("torchtitan_llama31_405b_128xH100_none").elementwise, ElementwiseKind::eager);
 }
 
 // fp8, amp_fp8 and torchtitan's float8 linears are the model's precision fp8; bf16 rows stay bf16.
