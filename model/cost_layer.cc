@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/cost_attention.h"
+#include "model/cost_elementwise.h"
 #include "model/cost_fp8.h"
 #include "model/gemm_model.h"
 
@@ -88,31 +89,27 @@ struct MemoryOps {
   double forward = 0, backward = 0, softmax = 0;
 };
 MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
-  const TransformerSpec& s = in.spec;
   const LocalShapes& x = in.shapes;
-  const double e = x.element_bytes, hidden = x.hidden_elems;
+  const double e = x.element_bytes;
   const double attention_elems = x.attention_batch * x.query_seq * x.seq;
-  const double column_ffn = x.tokens * double(s.ffn_hidden / in.config.y);
-  const double norms = 2 * 2 * hidden * e;
-  const double residuals = 2 * 3 * hidden * e + (s.dropout ? 2 * hidden : 0);
   // Flash attention fuses the softmax (and its dropout) into its kernel.
   const bool on_chip = fused(in.machine.attention);
-  const double softmax = on_chip ? 0 : attention_elems * (2 * e + (s.dropout ? 1 + 2 * e : 0));
-  const double activation = column_ffn * e * (s.mlp == MlpKind::swiglu ? 3 : 2);
-  const double rope = s.positions == PositionKind::rope
-                          ? 2 * e * x.tokens * double((s.heads + s.kv_heads) / in.config.y) * x.head_dim
-                          : 0;
-  auto op = [&](const char* name, double bytes, double kernels) {
-    return record.memory(kLayer, CostPhase::forward, name, bytes, memory_op_seconds(in.machine, bytes, kernels));
-  };
+  const double softmax = on_chip ? 0 : attention_elems * (2 * e + (in.spec.dropout ? 1 + 2 * e : 0));
   MemoryOps ops;
-  const double norm_t = op("norms", norms, 2), residual_t = op("residual adds", residuals, 2);
-  ops.softmax = on_chip ? 0 : op("softmax", softmax, 1);
-  const double activation_t = op(s.mlp == MlpKind::swiglu ? "swiglu" : "gelu", activation, 1);
-  const double rope_t = rope > 0 ? op("rotary embedding", rope, 1) : 0;
-  ops.forward = norm_t + residual_t + ops.softmax + activation_t + rope_t;
-  ops.backward = record.memory(kLayer, CostPhase::backward, "memory-bound ops (1.5x forward)",
-                               1.5 * (norms + residuals + softmax + activation + rope), 1.5 * ops.forward);
+  double bytes = softmax;
+  const std::vector<ElementwiseOp> elementwise = layer_elementwise_ops(in);
+  for (size_t i = 0; i < elementwise.size(); ++i) {
+    const ElementwiseOp& op = elementwise[i];
+    bytes += op.bytes;
+    ops.forward += record.memory(kLayer, CostPhase::forward, op.name, op.bytes,
+                                 memory_op_seconds(in.machine, op.bytes, op.kernels));
+    if (i == 1 && !on_chip) {  // the explanation's order: norms, residual adds, softmax, the rest
+      ops.softmax = record.memory(kLayer, CostPhase::forward, "softmax", softmax, memory_op_seconds(in.machine, softmax, 1));
+      ops.forward += ops.softmax;
+    }
+  }
+  ops.backward = record.memory(kLayer, CostPhase::backward, "memory-bound ops (1.5x forward)", 1.5 * bytes,
+                               1.5 * ops.forward);
   return ops;
 }
 

@@ -113,7 +113,7 @@ void finish(const TransformerSpec& s, const MachineProfile& machine, const Paral
   b.iter_time = b.compute + b.tp_comm + b.bubble + b.pp_comm + b.dp_comm + b.offload + b.optimizer;
   b.tflops_per_gpu = s.model_flops_per_iteration() / double(c.gpus()) / b.iter_time / 1e12;
   b.pct_peak = 100.0 * b.tflops_per_gpu / machine.peak_tflops(s.precision);
-  b.memory = memory ? *memory : memory_per_device(s, c, stage_layers, machine.attention);
+  b.memory = memory ? *memory : memory_per_device(s, c, stage_layers, memory_stack(machine));
   b.memory_capacity = machine.usable_memory_bytes();
   b.fits = b.memory.total() <= b.memory_capacity;
 }

@@ -68,7 +68,9 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
 // block at once: its weights gathered for the forward and once more for
 // backward, which a recomputed forward shares (FSDP keeps the block unsharded
 // from its backward pre-hook through its backward), its gradients
-// reduce-scattered after backward; the same exposures as the per-linear ones.
+// reduce-scattered after backward; the same exposures as the per-linear ones,
+// except that a backward gather issued after the gradients
+// (stack.backward_prefetch post) has no compute to hide under.
 template <class Visit>
 void block_weight_collectives(const CostInputs& in, Visit& visit) {
   if (in.machine.weight_gather != WeightGather::per_block) return;
@@ -78,8 +80,9 @@ void block_weight_collectives(const CostInputs& in, Visit& visit) {
   const char* all = "all linear layers";
   visit(Collective{kLayer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
                    Exposure::prefetch_fwd});
+  const bool after_gradients = in.machine.backward_prefetch == BackwardPrefetch::post;
   visit(Collective{kLayer, CostPhase::backward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
-                   Exposure::async_bwd});
+                   after_gradients ? Exposure::exposed : Exposure::async_bwd});
   visit(Collective{kLayer, CostPhase::backward, CollectiveOp::reduce_scatter, GridDim::z, block, e, "block dW", all,
                    Exposure::async_bwd});
 }

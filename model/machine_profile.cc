@@ -38,6 +38,37 @@ const char* to_string(WeightGather gather) {
   return gather == WeightGather::per_block ? "per_block" : "per_linear";
 }
 
+const char* to_string(Fp8Weights weights) {
+  return weights == Fp8Weights::primary ? "primary" : weights == Fp8Weights::transient ? "transient" : "cached";
+}
+
+const char* to_string(LossKind loss) { return loss == LossKind::fused ? "fused" : "fp32_copy"; }
+
+Fp8Weights parse_fp8_weights(const YamlMap& map) {
+  const std::string text = map.get_choice("fp8_weights", {"cached", "primary", "transient"});
+  return text == "primary" ? Fp8Weights::primary : text == "transient" ? Fp8Weights::transient : Fp8Weights::cached;
+}
+
+LossKind parse_loss_kind(const YamlMap& map) {
+  return map.get_choice("loss", {"fp32_copy", "fused"}) == "fused" ? LossKind::fused : LossKind::fp32_copy;
+}
+
+const char* to_string(SelectiveKind kind) { return kind == SelectiveKind::per_op ? "per_op" : "attention"; }
+
+const char* to_string(OptimizerState state) { return state == OptimizerState::bf16 ? "bf16" : "fp32"; }
+
+SelectiveKind parse_selective_kind(const YamlMap& map) {
+  return map.get_choice("selective", {"attention", "per_op"}) == "per_op" ? SelectiveKind::per_op
+                                                                           : SelectiveKind::attention;
+}
+
+OptimizerState parse_optimizer_state(const YamlMap& map) {
+  return map.get_choice("optimizer_state", {"fp32", "bf16"}) == "bf16" ? OptimizerState::bf16 : OptimizerState::fp32;
+}
+const char* to_string(BackwardPrefetch prefetch) { return prefetch == BackwardPrefetch::post ? "post" : "pre"; }
+
+const char* to_string(ElementwiseKind kind) { return kind == ElementwiseKind::eager ? "eager" : "fused"; }
+
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
   if (text == "flash3") return AttentionKind::flash3;
@@ -157,6 +188,18 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
                             ? WeightGather::per_block
                             : WeightGather::per_linear;
     }
+    if (stack.has("fp8_weights")) p.fp8_weights = parse_fp8_weights(stack);
+    if (stack.has("loss")) p.loss = parse_loss_kind(stack);
+    if (stack.has("selective")) p.selective = parse_selective_kind(stack);
+    if (stack.has("optimizer_state")) p.optimizer_state = parse_optimizer_state(stack);
+    if (stack.has("elementwise")) {
+      p.elementwise = stack.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager
+                                                                                    : ElementwiseKind::fused;
+    }
+    if (stack.has("backward_prefetch")) {
+      p.backward_prefetch = stack.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post
+                                                                                          : BackwardPrefetch::pre;
+    }
     stack.reject_unknown_keys();
   }
 
@@ -225,6 +268,12 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   }
   node["stack"]["attention"] = to_string(p.attention);
   node["stack"]["weight_gather"] = to_string(p.weight_gather);
+  node["stack"]["fp8_weights"] = to_string(p.fp8_weights);
+  node["stack"]["loss"] = to_string(p.loss);
+  node["stack"]["selective"] = to_string(p.selective);
+  node["stack"]["optimizer_state"] = to_string(p.optimizer_state);
+  node["stack"]["elementwise"] = to_string(p.elementwise);
+  node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

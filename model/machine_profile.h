@@ -44,6 +44,73 @@ AttentionKind parse_attention_kind(const std::string& text, const std::string& w
 // bytes; a quarter of the collectives, so a quarter of their latency.
 enum class WeightGather { per_linear, per_block };
 const char* to_string(WeightGather gather);
+
+// How the training stack holds the fp8 copies of the linear weights (precision
+// fp8, model/cost_fp8.h; Hopper's fp8 GEMMs need each weight and its transpose):
+// `cached`, an fp8 weight and transpose per linear layer kept for the whole
+// iteration beside the 2-byte weights (Transformer Engine with
+// is_first_microbatch, as Megatron-Core passes it: recast on the first
+// microbatch only); `primary`, the weights themselves are fp8, their fp32
+// masters in the optimizer (Megatron --fp8-param-gather: NeMo's
+// bf16_with_fp8_mixed sets fp8_param_gather=True), so the transpose cache
+// replaces the 2-byte copy; `transient`, cast in each forward and freed after
+// the layer (torchao's Float8Linear in torchtitan; Transformer Engine called
+// without is_first_microbatch, as llm-foundry's amp_fp8 does).
+enum class Fp8Weights { cached, primary, transient };
+const char* to_string(Fp8Weights weights);
+// How the stack's loss holds the logits: `fp32_copy`, the 2-byte logits plus an
+// fp32 copy for the softmax (Megatron-LM's vocab-parallel cross entropy on
+// logits.float(), torchtitan's F.cross_entropy(pred.float())); `fused`, a
+// kernel that reads the 2-byte logits, keeps one log-sum-exp per token and
+// writes the gradient in place (flash-attn's cross_entropy with
+// inplace_backward, llm-foundry's default loss_fn fused_crossentropy).
+enum class LossKind { fp32_copy, fused };
+const char* to_string(LossKind loss);
+// What selective recompute keeps (recompute=selective): `attention`, every
+// activation but the attention core's (Korthikanti et al. 2022, section 5:
+// Megatron-LM, NeMo); `per_op`, only the outputs of every other matmul and of
+// the attention kernel plus the block's input, the rest recomputed in backward
+// (torchtitan's op-level selective checkpointing: _save_list of aten.mm and
+// the SDPA kernels, "except every second mm", torchtitan
+// torchtitan/models/llama3/parallelize_llama.py).
+enum class SelectiveKind { attention, per_op };
+const char* to_string(SelectiveKind kind);
+// The optimizer state's precision per parameter: `fp32`, master weights and
+// both Adam moments in fp32 (12 bytes; ZeRO, Rajbhandari et al.); `bf16`, all
+// three in bf16 (6 bytes: Apex DistributedFusedAdam's dtype, "datatype for
+// optimizer state", set to bf16 by NeMo recipes with optim.dtype: bf16).
+enum class OptimizerState { fp32, bf16 };
+const char* to_string(OptimizerState state);
+class YamlMap;
+// The stack mapping's `fp8_weights`, `loss`, `selective` and `optimizer_state`
+// keys (a clear error names the choices).
+Fp8Weights parse_fp8_weights(const YamlMap& map);
+LossKind parse_loss_kind(const YamlMap& map);
+SelectiveKind parse_selective_kind(const YamlMap& map);
+OptimizerState parse_optimizer_state(const YamlMap& map);
+// How the training stack runs the memory-bound ops between the GEMMs (norms,
+// the MLP activation, rotary embedding, the attention kernel's input and
+// output layout): `fused`, each in one kernel that reads its inputs and writes
+// its output once (Megatron-LM / Transformer Engine: Apex's fused layer norm,
+// bias-GeLU and bias-dropout-add fusions, TE's fused RMSNorm, SwiGLU and
+// rotary kernels; torch.compile's Inductor does the same); `eager`, as eager
+// PyTorch runs the model's Python: one kernel per operator, each reading and
+// writing HBM (model/cost_elementwise.h counts the bytes: llm-foundry's
+// MPTBlock, torchtitan's Llama without torch.compile).
+enum class ElementwiseKind { fused, eager };
+
+// When an FSDP stack (weight_gather per_block) all-gathers the next block's
+// weights in backward (PyTorch FSDP's BackwardPrefetch): `pre`, before the
+// current block's gradient computation, so the gather hides under it
+// (BACKWARD_PRE; FSDP2 and torchtitan prefetch explicitly); `post`, after it,
+// so the gather overlaps only the current block's reduce-scatter and the next
+// block's backward waits for it: exposed (BACKWARD_POST, Composer's default,
+// composer/distributed: fsdp_config.get('backward_prefetch', 'BACKWARD_POST'),
+// which llm-foundry's MPT yamls keep; PyTorch's FSDP docs: "This enables less
+// overlap but requires less memory usage").
+enum class BackwardPrefetch { pre, post };
+const char* to_string(BackwardPrefetch prefetch);
+const char* to_string(ElementwiseKind kind);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -109,6 +176,12 @@ struct MachineProfile {
   // GPU (gemm.flash3_speedup): 1 where the GPU lacks Hopper's wgmma and TMA.
   double flash3_speedup = 1.0;
   WeightGather weight_gather = WeightGather::per_linear;  // stack.weight_gather
+  Fp8Weights fp8_weights = Fp8Weights::cached;           // stack.fp8_weights
+  LossKind loss = LossKind::fp32_copy;                   // stack.loss
+  SelectiveKind selective = SelectiveKind::attention;    // stack.selective
+  OptimizerState optimizer_state = OptimizerState::fp32; // stack.optimizer_state
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // stack.elementwise
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // stack.backward_prefetch
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

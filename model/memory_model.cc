@@ -2,6 +2,7 @@
 #include "model/memory_model.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
@@ -35,26 +36,72 @@ double attention_core_bytes(const TransformerSpec& spec, double local_heads, Att
 
 namespace {
 
+// The rank's (sequence, head) pairs of one layer: with context parallelism the
+// rank's s/c query rows (against all s keys), as rows go a 1/c share of the
+// local heads.
+double local_heads(const TransformerSpec& spec, const ParallelConfig& c) {
+  return double(c.microbatch / c.z) * double(spec.heads / c.y) / double(c.context);
+}
+
+// torchtitan's op-level selective checkpointing (SelectiveKind::per_op) keeps
+// the block's input, the attention kernel's output and log-sum-exp, and the
+// outputs of the odd-numbered matmuls in forward order (its policy saves every
+// aten.mm "except every second mm"): of wq, wk, wv, wo, w1, w3 (SwiGLU), w2,
+// those of wq, wv, w1 and w2. Column outputs are [T, width/y]; wo's and w2's
+// are hidden-space, like the block input.
+double per_op_saved_elements(const TransformerSpec& spec, const ParallelConfig& c, double tokens,
+                             double hidden_elems) {
+  const double column = tokens / double(c.y), d = double(spec.head_dim());
+  struct Matmul {
+    double width;  // output elements per token before the tensor split
+    bool hidden_space;
+  };
+  std::vector<Matmul> matmuls = {{double(spec.heads) * d, false}, {double(spec.kv_heads) * d, false},
+                                 {double(spec.kv_heads) * d, false}, {double(spec.hidden), true},
+                                 {double(spec.ffn_hidden), false}};
+  if (spec.mlp == MlpKind::swiglu) matmuls.push_back({double(spec.ffn_hidden), false});
+  matmuls.push_back({double(spec.hidden), true});
+  double saved = hidden_elems + column * double(spec.hidden);  // block input, attention output
+  for (size_t i = 0; i < matmuls.size(); i += 2) {
+    saved += matmuls[i].hidden_space ? hidden_elems : column * matmuls[i].width;
+  }
+  return saved;
+}
+
 // Activation bytes of one layer for one microbatch on one rank.
-double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig& c,
-                              Recompute recompute, AttentionKind kind) {
+double layer_activation_bytes(const TransformerSpec& spec, const ParallelConfig& c, Recompute recompute,
+                              const MemoryStack& stack) {
   const double e = bytes_per_element(spec.precision);
   const double tokens = tokens_per_rank(spec, c);
   const double token_split = c.sequence_parallel ? double(c.y) : 1.0;
   const double hidden_elems = tokens * double(spec.hidden) / double(c.x) / token_split;
   if (recompute == Recompute::full) return e * hidden_elems;  // the layer's input
+  if (recompute == Recompute::selective && stack.selective == SelectiveKind::per_op) {
+    return e * per_op_saved_elements(spec, c, tokens, hidden_elems) +
+           attention_core_bytes(spec, local_heads(spec, c), stack.attention);
+  }
   // LayerNorm inputs, QKV input, MLP input; two dropout masks at 1 byte.
   const double hidden_space = 4 * e * hidden_elems + (spec.dropout ? 2 * hidden_elems : 0);
   // Q, K, V, attention context, MLP up output and activation output.
   const double column_space =
       e * tokens / double(c.y) *
       double(spec.qkv_width() + spec.hidden + spec.mlp_up_width() + spec.ffn_hidden);
-  // With context parallelism the rank's s/c query rows (against all s keys):
-  // as rows go, a 1/c share of the local heads.
-  const double local_heads = double(c.microbatch / c.z) * double(spec.heads / c.y) / double(c.context);
   const double attention =
-      recompute == Recompute::selective ? 0 : attention_core_bytes(spec, local_heads, kind);
+      recompute == Recompute::selective ? 0 : attention_core_bytes(spec, local_heads(spec, c), stack.attention);
   return hidden_space + column_space + attention;
+}
+
+// The transient working set of recompute in backward: full recompute rebuilds
+// one layer's whole activations; per-op selective recompute the rest of one
+// layer's beside what it kept; Megatron's selective, the attention core,
+// within the layer's existing buffers (none).
+double recompute_working_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
+  const double whole = layer_activation_bytes(spec, c, Recompute::none, stack);
+  if (c.recompute == Recompute::full) return whole;
+  if (c.recompute == Recompute::selective && stack.selective == SelectiveKind::per_op) {
+    return whole - layer_activation_bytes(spec, c, Recompute::selective, stack);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -69,25 +116,26 @@ struct StageMemoryParts {
   double optimizer_shards = 1;           // data·context with zero >= 1, else 1
   double gradient_shards = 1;            // data·context with zero = 2, else 1
   double per_layer = 0;                  // activations of one layer and microbatch
-  double working = 0;                    // full recompute: one layer's whole working set
+  double working = 0;                    // recompute's transient working set (recompute_working_bytes)
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
   double buffers = 0;                    // communication buffers
-  double fp8_copies_per_layer = 0;       // fp8: the cached fp8 weights and transposes of one layer (cost_fp8.h)
+  double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
+  Fp8Weights fp8_weights = Fp8Weights::cached;
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
 };
 
-// Gathered weights of the largest linear layer (double-buffered when
-// prefetched), with a pipeline the point-to-point send and receive buffers,
-// and with context parallelism the ring's two key/value receive blocks
+// Gathered weights of the largest linear layer, or of one block when the
+// stack gathers per block (double-buffered when prefetched), with a pipeline
+// the point-to-point send and receive buffers, and with context parallelism the ring's two key/value receive blocks
 // (double-buffered: one computed on while the next arrives).
-double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
+double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, WeightGather gather) {
   const double e = bytes_per_element(spec.precision);
   const double tokens = tokens_per_rank(spec, c);
-  const double largest_block =
-      double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
-                       spec.ffn_hidden * spec.hidden})) /
-      double(c.x * c.y);
-  double buffers = c.z > 1 ? largest_block * e * (c.overlap ? 2 : 1) : 0;
+  const double largest_linear = double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
+                                                 spec.ffn_hidden * spec.hidden}));
+  const double gathered =
+      (gather == WeightGather::per_block ? double(spec.params_per_layer()) : largest_linear) / double(c.x * c.y);
+  double buffers = c.z > 1 ? gathered * e * (c.overlap ? 2 : 1) : 0;
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }
@@ -98,24 +146,43 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   return buffers;
 }
 
-StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, AttentionKind kind) {
+StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   StageMemoryParts parts;
   parts.e = bytes_per_element(spec.precision);
   parts.shards = double(c.x * c.y * c.z);
-  parts.optimizer_bytes_per_param = c.offload ? 0 : (spec.precision == Precision::fp32 ? 8 : 12);
+  // fp32 training: two fp32 moments (8 bytes); mixed precision: fp32 master and moments (12), or all
+  // three in bf16 (6) when the stack keeps the optimizer state in bf16.
+  const double state_bytes = spec.precision == Precision::fp32            ? 8
+                             : stack.optimizer_state == OptimizerState::bf16 ? 6
+                                                                             : 12;
+  parts.optimizer_bytes_per_param = c.offload ? 0 : state_bytes;
   parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
   parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
-  parts.per_layer = layer_activation_bytes(spec, c, c.recompute, kind);
-  parts.working = c.recompute == Recompute::full ? layer_activation_bytes(spec, c, Recompute::none, kind) : 0;
+  parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
+  parts.working = recompute_working_bytes(spec, c, stack);
   const double tokens = tokens_per_rank(spec, c);
-  parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * (parts.e + 4);
-  parts.buffers = comm_buffer_bytes(spec, c);
+  // The logits [T, V'/y] in the training precision, plus the fp32 copy the
+  // softmax reads unless the loss is fused (LossKind).
+  const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
+  parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
+  parts.buffers = comm_buffer_bytes(spec, c, stack.weight_gather);
   parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1);
+  parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();
   parts.embedding = embedding_params(spec);
   parts.head = head_params(spec, c);
   return parts;
+}
+
+// Layers whose fp8 weight copies a stage of `layers` layers holds at once.
+double fp8_copied_layers(Fp8Weights weights, double layers) {
+  switch (weights) {
+    case Fp8Weights::cached: return layers;                      // kept from the first microbatch on
+    case Fp8Weights::primary: return 0;                          // the weights are the fp8 copies
+    case Fp8Weights::transient: return std::min(layers, 1.0);    // the layer being computed
+  }
+  return layers;
 }
 
 int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
@@ -138,11 +205,11 @@ double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
 MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
   double activations = in_flight(c, parts.microbatches, stage) * double(layers) * parts.per_layer;
   if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
-  if (c.recompute == Recompute::full) activations += parts.working;
+  activations += parts.working;
   if (c.pipeline == 1) activations += parts.logits;
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
-  m.weights = local * parts.e + parts.fp8_copies_per_layer * double(layers);
+  m.weights = local * parts.e + parts.fp8_copies_per_layer * fp8_copied_layers(parts.fp8_weights, double(layers));
   m.gradients = local * parts.e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;
@@ -183,13 +250,13 @@ int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& 
 }
 
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& c, const PipelineSplit& split,
-                             int64_t stage, AttentionKind attention) {
-  return stage_memory_of(stage_memory_parts(spec, c, attention), c, split.stage_layers(stage), stage);
+                             int64_t stage, const MemoryStack& stack) {
+  return stage_memory_of(stage_memory_parts(spec, c, stack), c, split.stage_layers(stage), stage);
 }
 
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c,
-                                  const std::vector<int64_t>& stage_layers, AttentionKind attention) {
-  const StageMemoryParts parts = stage_memory_parts(spec, c, attention);
+                                  const std::vector<int64_t>& stage_layers, const MemoryStack& stack) {
+  const StageMemoryParts parts = stage_memory_parts(spec, c, stack);
   MemoryBreakdown fullest = stage_memory_of(parts, c, stage_layers[0], 0);
   for (int64_t s = 1; s < c.pipeline; ++s) {
     const MemoryBreakdown m = stage_memory_of(parts, c, stage_layers[size_t(s)], s);
@@ -198,8 +265,8 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
   return fullest;
 }
 
-MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c, AttentionKind attention) {
-  return memory_per_device(spec, c, remembered_split(spec, c.pipeline, c.interleave).stage_layers, attention);
+MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
+  return memory_per_device(spec, c, remembered_split(spec, c.pipeline, c.interleave).stage_layers, stack);
 }
 
 }  // namespace axo

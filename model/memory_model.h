@@ -2,7 +2,8 @@
 //
 // Model state, mixed-precision Adam (ZeRO, Rajbhandari et al.): 2-byte
 // weights and gradients plus 12 bytes of fp32 master weights and moments per
-// parameter (8 when training in fp32); every weight is sharded over X, Y and
+// parameter (8 when training in fp32; 6 when the stack keeps them in bf16,
+// OptimizerState); every weight is sharded over X, Y and
 // Z as AxoNN does, and offload moves the 12 (or 8) bytes to host memory.
 // ZeRO over the data group's N ranks shards what X, Y and Z leave: zero=1 the
 // optimizer state (2 + 2 + 12/N bytes per local parameter, ZeRO's 4 + 12/N),
@@ -12,19 +13,29 @@
 // data-parallel group "with context parallel" (Megatron-Core's
 // megatron/core/distributed/distributed_data_parallel.py buckets gradients
 // over parallel_state.get_data_parallel_group(with_context_parallel=True)).
-// fp8 (cost_fp8.h) adds to the weights the cached fp8 copy and transpose of
-// each local linear weight: 2 bytes per element.
+// fp8 (cost_fp8.h) adds to the weights the fp8 copy and transpose of each
+// local linear weight, 2 bytes per element, as the stack holds them
+// (machine_profile.h, Fp8Weights): every layer's when cached; none when the
+// weights are fp8 themselves (primary: the transposes replace the 2-byte
+// weights, the fp32 masters are the optimizer's 12 bytes); one layer's, the
+// one being computed, when transient.
 // Activations per layer and microbatch follow Korthikanti et al. 2022
 // (arXiv 2205.05198, Table 2), mapped onto the 4D shards: with T = b·s/(z·c)
 // local tokens (c: the context ranks, each holding s/c tokens), hidden-space tensors are [T, h/x] (LayerNorm inputs and outputs,
 // dropout masks: the "10·sbh"), column-space tensors [T, n/y] (Q, K, V,
-// attention context, MLP hidden: the "24·sbh/t"), attention matrices
+// attention context, MLP hidden: the "24·sbh/t"; a per-op selective stack
+// keeps the block input, every other matmul output and the attention output
+// instead, SelectiveKind), attention matrices
 // (b/z)·(a/y)·(s/c)·s (the rank's queries against every key) at 5 bytes each
 // with dropout, 2 without (the "5as/h"). A flash-attention stack
 // (machine_profile.h) never stores them: its kernel keeps one fp32
 // log-sum-exp per query row, (b/z)·(a/y)·(s/c)·4 bytes, and regenerates the
 // dropout mask from the RNG state (Dao 2023, arXiv 2307.08691, Algorithm 1
-// and section 3.1). Context parallelism adds the ring's two key/value receive
+// and section 3.1). With z > 1 the buffers hold the gathered weights of what
+// the stack all-gathers at once, twice when prefetching (overlap): one linear
+// layer (AxoNN), or one transformer block (FSDP: the current FlatParameter
+// and the prefetched next one, Zhao et al. 2023, arXiv 2304.11277, section
+// 3.3; never the whole model). Context parallelism adds the ring's two key/value receive
 // blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. Selective
 // recompute drops the attention matrices; full recompute keeps only each
 // layer's input plus one layer's working set. Each stage holds its own layers
@@ -32,7 +43,8 @@
 // (1F1B), times 1 + (p−1−s)/(p·v) when interleaved (Korthikanti et al.'s
 // factor on the first stage); the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
-// vocab_parallel.h). The fullest stage sets the memory.
+// vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
+// The fullest stage sets the memory.
 #pragma once
 
 #include <cstdint>
@@ -50,17 +62,39 @@ namespace axo {
 // The ranks ZeRO shards over: data × context.
 inline int64_t zero_shards(const ParallelConfig& config) { return config.data * config.context; }
 
-// Bytes per device on the fullest stage, with the attention core run as `attention`
-// (the machine profile's stack; axo's own executor materializes it).
+// What of the training stack changes memory (the machine profile's stack):
+// the attention core, the fp8 weight copies, the loss, how Z-sharded weights
+// are gathered, what selective recompute keeps and the optimizer state's
+// precision. The defaults are axo's own executor's (materialized attention,
+// per-linear gathers) and Megatron-LM's (fp8 cache, fp32 logits, Korthikanti
+// et al.'s selective recompute, fp32 Adam).
+struct MemoryStack {
+  AttentionKind attention = AttentionKind::materialized;
+  Fp8Weights fp8_weights = Fp8Weights::cached;
+  LossKind loss = LossKind::fp32_copy;
+  WeightGather weight_gather = WeightGather::per_linear;
+  SelectiveKind selective = SelectiveKind::attention;
+  OptimizerState optimizer_state = OptimizerState::fp32;
+  MemoryStack(AttentionKind attention_kind = AttentionKind::materialized)  // NOLINT: implicit on purpose
+      : attention(attention_kind) {}
+};
+inline MemoryStack memory_stack(const MachineProfile& machine) {
+  MemoryStack stack(machine.attention);
+  stack.fp8_weights = machine.fp8_weights, stack.loss = machine.loss, stack.weight_gather = machine.weight_gather;
+  stack.selective = machine.selective, stack.optimizer_state = machine.optimizer_state;
+  return stack;
+}
+
+// Bytes per device on the fullest stage, with the stack `stack`.
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
-                                  AttentionKind attention = AttentionKind::materialized);
+                                  const MemoryStack& stack = {});
 // Same, for stages of `stage_layers` layers each (layers_by_stage(split)).
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
-                                  const std::vector<int64_t>& stage_layers,
-                                  AttentionKind attention = AttentionKind::materialized);
+                                  const std::vector<int64_t>& stage_layers, const MemoryStack& stack = {});
 // Bytes per device on stage `stage` of `split`.
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
-                             int64_t stage, AttentionKind attention = AttentionKind::materialized);
+                             int64_t stage, const MemoryStack& stack = {});
+
 
 // The attention core's stored bytes of one layer for `local_heads` (sequence,
 // head) pairs: materialized, the s² probabilities (2 bytes; 5 with dropout:

@@ -13,8 +13,11 @@
 // (PipelineEngine asserts ZeRO stage < 2: "ZeRO-2 and ZeRO-3 are
 // incompatible with pipeline parallelism"), deepspeed/runtime/pipe/topology.py
 // (PipeModelDataParallelTopology axes pipe, data, model: model innermost);
-// microsoft/Megatron-DeepSpeed megatron/arguments.py (--zero-stage,
-// --no-pipeline-parallel, --ds-sequence-parallel-size, --deepspeed_config)
+// microsoft/Megatron-DeepSpeed megatron/arguments.py at f4157be (2024-12-24):
+// every option MEGATRON_DS_ARGS writes is checked there (--zero-stage,
+// --no-pipeline-parallel, the shape, recompute and precision options;
+// --ds-sequence-parallel-size), except --deepspeed and --deepspeed_config,
+// which its parser gains from DeepSpeed's add_config_arguments
 // and megatron/model/gpt_model.py (GPTModelPipe builds its PipelineModule
 // with partition_method='type:transformer', fixed in the code).
 //
@@ -135,7 +138,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
   if (!context.note.empty()) text += "# " + context.note + "\n";
   text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
-          "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py.\n"
+          "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).\n"
           "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
   if (spec.precision == Precision::fp8) {
     text += "# The plan trains in fp8, which ds_config cannot express: it runs in bf16, the nearest.\n";

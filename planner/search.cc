@@ -287,7 +287,7 @@ class Walk {
         return;
       }
     }
-    memory_ = memory_per_device(space_.spec, config_, model_.machine().attention);
+    memory_ = memory_per_device(space_.spec, config_, memory_stack(model_.machine()));
     if (memory_.total() > capacity_) return keep_closest(memory_.total());
     placement_level(0);
   }

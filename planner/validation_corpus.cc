@@ -3,6 +3,7 @@
 
 #include <csv.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -53,12 +54,24 @@ struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
   AttentionKind attention = AttentionKind::materialized;
   WeightGather weight_gather = WeightGather::per_linear;
+  Fp8Weights fp8_weights = Fp8Weights::cached;
+  LossKind loss = LossKind::fp32_copy;
+  SelectiveKind selective = SelectiveKind::attention;
+  ElementwiseKind elementwise = ElementwiseKind::fused;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
+};
+
+// A setting of the recipe some rows ran (the rows whose `source` cell contains `source_contains`).
+struct RecipeEntry {
+  std::string source_contains;
+  OptimizerState optimizer_state = OptimizerState::fp32;
 };
 
 struct CorpusSpec {
   std::string csv_path;
   std::vector<Family> families;
   std::vector<MachineEntry> machines;
+  std::vector<RecipeEntry> recipes;
 };
 
 CorpusSpec load_corpus_spec(const std::string& path) {
@@ -84,7 +97,26 @@ CorpusSpec load_corpus_spec(const std::string& path) {
           entry.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block" ? WeightGather::per_block
                                                                                          : WeightGather::per_linear;
     }
+    if (entry.has("fp8_weights")) spec.machines.back().fp8_weights = parse_fp8_weights(entry);
+    if (entry.has("loss")) spec.machines.back().loss = parse_loss_kind(entry);
+    if (entry.has("selective")) spec.machines.back().selective = parse_selective_kind(entry);
+    if (entry.has("elementwise")) {
+      spec.machines.back().elementwise = entry.get_choice("elementwise", {"fused", "eager"}) == "eager"
+                                             ? ElementwiseKind::eager
+                                             : ElementwiseKind::fused;
+    }
+    if (entry.has("backward_prefetch")) {
+      spec.machines.back().backward_prefetch =
+          entry.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+    }
     entry.reject_unknown_keys();
+  }
+  if (map.has("recipes")) {
+    for (const YAML::Node& node : map.get_node("recipes")) {
+      const YamlMap entry(node, path, "recipe entry");
+      spec.recipes.push_back({entry.get_string("source_contains"), parse_optimizer_state(entry)});
+      entry.reject_unknown_keys();
+    }
   }
   map.reject_unknown_keys();
   return spec;
@@ -137,11 +169,6 @@ int64_t tagged_count(const std::string& text, const std::string& key) {
 
 // What the model cannot express yet, in the row's own words; empty when it can.
 std::string unexpressible_reason(const Row& row) {
-  const std::string& other = row["other_parallel"];
-  if (contains(other, "SHARD_GRAD_OP")) {
-    return "FSDP SHARD_GRAD_OP (ZeRO-2: whole weights, sharded gradients and optimizer): "
-           "axo's z shards the weights too (zero=2 is issue 15)";
-  }
   const std::string& recompute = row["recompute"];
   if (contains(recompute, "not stated")) return "recompute not stated ('" + recompute + "')";
   if (row["name"].rfind("torchtitan", 0) == 0 && row.integer("PP") > 1) {
@@ -181,10 +208,30 @@ TransformerSpec row_model(const Row& row, const Family& family) {
   return spec;
 }
 
+std::string lower(std::string text) {
+  for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+// Whether the row ran under torch.compile: it says so (name or precision), or
+// it needs it — torchtitan refuses async TP without --training.compile
+// (parallelize_llama's check), and its float8 linears (torchao Float8Linear)
+// rely on compile to fuse the dynamic scaling casts.
+bool compiled(const Row& row) {
+  const std::string name = lower(row["name"]), precision = lower(row["precision"]);
+  if (contains(name, "compile") || contains(precision, "compile") || contains(name, "asynctp")) return true;
+  return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
+}
+
 // The grid and schedule of the row (see the header for the rules).
 void set_config(const Row& row, CorpusCase& c) {
   const std::string& other = row["other_parallel"];
-  const bool fsdp = contains(other, "FSDP");
+  // FSDP SHARD_GRAD_OP keeps whole weights on every rank and shards gradients and optimizer
+  // state (PyTorch's ShardingStrategy docs: "Gradients and optimizer states are sharded during
+  // computation ... parameters are sharded outside computation" and gathered once per
+  // forward-backward): ZeRO-2 over the data group, not AxoNN's Z.
+  const bool grad_op = contains(other, "SHARD_GRAD_OP");
+  const bool fsdp = contains(other, "FSDP") && !grad_op;
   const int64_t dp = row.integer("DP"), per_rank_microbatch = row.integer("microbatch");
   ParallelConfig& config = c.config;
   config.pipeline = row.integer("PP");
@@ -201,13 +248,25 @@ void set_config(const Row& row, CorpusCase& c) {
                       "parallelism needs z=1, so TP is priced without it");
   }
   if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
-    c.notes.push_back("torchtitan's per-op selective checkpointing priced as Megatron's selective recompute");
+    c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
+                      "(its memory is the per-op policy's: selective per_op)");
   }
-  if (contains(row["precision"], "compile")) c.notes.push_back("torch.compile's kernel fusion not modelled");
+  // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
+  if (compiled(row)) c.elementwise = ElementwiseKind::fused;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
+  if (grad_op) config.zero = 2;
+  // torchtitan with context parallelism applies FSDP over the dp_shard and cp mesh dimensions
+  // together (torchtitan parallelize_llama.py: fully_shard on the "dp_shard_cp" mesh): the CP
+  // ranks shard gradients and optimizer state too. axo's z shards over DP only, so the rest
+  // is zero=2 over the data × context group (zero_shards); weights stay whole over CP.
+  if (fsdp && config.context > 1) {
+    config.zero = 2;
+    c.notes.push_back("FSDP over dp_shard x cp priced as z=DP with zero=2 over the context group "
+                      "(the weights' CP sharding not modelled)");
+  }
 }
 
 // The batch must be DP · microbatch · accumulation steps, as every source states it.
@@ -242,7 +301,13 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   c.where = row.where();
   set_measured(row, c);
   for (const MachineEntry& m : spec.machines) {
-    if (m.source == c.source && m.gpu_type == c.gpu_type) c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
+    if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
+    c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
+    c.fp8_weights = m.fp8_weights, c.loss = m.loss, c.selective = m.selective;
+    c.elementwise = m.elementwise, c.backward_prefetch = m.backward_prefetch;
+  }
+  for (const RecipeEntry& r : spec.recipes) {
+    if (contains(row["source"], r.source_contains)) c.optimizer_state = r.optimizer_state;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

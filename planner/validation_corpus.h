@@ -10,7 +10,9 @@
 //             context = the CP the row states (DP counts replicas without it);
 //             FSDP rows (MosaicML FULL_SHARD, torchtitan FSDP2): z = DP, data = 1 —
 //             AxoNN's Z shards weights, gradients and optimizer state and gathers
-//             weights per layer, which is FSDP's FULL_SHARD (ARCHITECTURE.md)
+//             weights per layer, which is FSDP's FULL_SHARD (ARCHITECTURE.md);
+//             FSDP SHARD_GRAD_OP (MosaicML's H100 rows): data = DP, zero = 2 —
+//             whole weights, gradients and optimizer state sharded over the data group
 //   microbatch sequences per microbatch per replica: the row's microbatch, times z
 //   interleave the row's VP; recompute and sequence parallelism as the row states
 //   measured   iter_time_s where given, else global_batch·seq_len / tokens_per_s
@@ -38,6 +40,12 @@ struct CorpusCase {
   std::string machine;  // preset name
   AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
   WeightGather weight_gather = WeightGather::per_linear;  // FSDP stacks: per_block
+  Fp8Weights fp8_weights = Fp8Weights::cached;            // how the stack holds fp8 weight copies
+  LossKind loss = LossKind::fp32_copy;                    // whether the stack's loss is fused
+  SelectiveKind selective = SelectiveKind::attention;     // what selective recompute keeps
+  OptimizerState optimizer_state = OptimizerState::fp32;  // the recipe's optimizer state (public-runs.yaml recipes)
+  ElementwiseKind elementwise = ElementwiseKind::fused;   // eager PyTorch stacks: eager (fused under torch.compile)
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Composer's FSDP: post
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

@@ -35,11 +35,6 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
     throw InputError(std::string("precision ") + to_string(options.precision) + ": the CPU executor trains in fp32 or bf16");
   }
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
-  if (shards && bf16()) {
-    throw InputError("zero " + std::to_string(c.zero) + " with precision bf16 over " + std::to_string(c.data * c.context) +
-                     " data x context ranks: the executor's sharded optimizer keeps fp32 weights only; train bf16 "
-                     "with zero 0, or zero " + std::to_string(c.zero) + " with --precision fp32");
-  }
   if (bf16()) {
     parameters16_.assign(n, cpu::bfloat16{}), gradients16_.assign(n, cpu::bfloat16{});
   } else {
@@ -53,8 +48,9 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
     GridCoords owner = grid.coords();
     owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once
     owner_layout_ = std::make_unique<ShardLayout>(shape, c, owner, split_);
-    zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, parameters_.data(), gradients_.data(),
-                                            device_, host_, times_, options.optimizer_threads);
+    const ShardGrad stored_weights = bf16() ? ShardGrad(parameters16_.data()) : ShardGrad(parameters_.data());
+    zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, stored_weights, gradients, device_, host_,
+                                            times_, options.optimizer_threads);
     return;
   }
   m_.assign(n, 0.0f);
@@ -67,8 +63,8 @@ void ParallelGpt::load(const std::vector<float>& full) {
   if (int64_t(full.size()) != gpt_parameter_count(layout_->shape())) {
     throw std::invalid_argument("ParallelGpt::load: not a full parameter vector of this model");
   }
+  if (zero_) return load_sharded(full);
   if (!bf16()) layout_->scatter(full.data(), parameters_.data());
-  if (zero_) return zero_->load_master();
   if (offload() || bf16()) layout_->scatter(full.data(), master_.data());
   if (bf16()) cpu::to_bfloat16(master_.data(), parameters16_.data(), int64_t(master_.size()));
 }

@@ -25,11 +25,11 @@
 // (each bucket widened, reduced, rounded back); AdamW updates the fp32
 // masters, and the weights are their rounding to bf16
 // (parallel_gpt_precision.cc).
-// (ZeRO with bf16 is refused: the sharded optimizer keeps fp32 weights only.)
 //
 // With the plan's `zero` at 1 or 2 and data > 1, the gradients are
 // reduce-scattered and the optimizer state sharded over the data ranks
-// (zero_optimizer.h); with one data rank, zero changes nothing.
+// (zero_optimizer.h), in fp32 or bf16 (there the fp32 masters sharded with
+// the moments); with one data rank, zero changes nothing.
 //
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.
@@ -81,7 +81,10 @@ class ParallelGpt {
   const DeviceBf16& bf16_parameters() const { return parameters16_; }
   const DeviceBf16& bf16_gradients() const { return gradients16_; }
   // The fp32 weights AdamW updates: the parameters in fp32 (with zero, or without offload), else the master weights.
+  // Not with zero in bf16 (the masters are sharded): gathered_master_weights() serves every case.
   const DeviceFloats& master_weights() const { return !zero_ && (offload() || bf16()) ? master_ : parameters_; }
+  // The fp32 weights AdamW updates, a full vector (llm.c layout) on every rank (collective).
+  std::vector<float> gathered_master_weights() const;
   // The full gradient vector (llm.c layout) on every rank, widened from bf16 in bf16 (collective).
   std::vector<float> gather_gradients() const;
   // Adam's first and second moments, full vectors (llm.c layout) on every rank.
@@ -135,6 +138,8 @@ class ParallelGpt {
   // Adds the squares of t's gradients (those the optimizer reads) to `sum`, in order.
   void add_sum_squares(const LocalTensor& t, double& sum) const;
   void scale_gradients(float scale);
+  // With zero: the weights (rounded to bf16 in bf16) and the optimizer's masters from a full fp32 vector.
+  void load_sharded(const std::vector<float>& full);
   // AdamW without offload in bf16: bucket by bucket, the gradients widened, the weights rounded from the masters.
   void adamw_bf16(long step, double lr, double weight_decay);
 

@@ -1,7 +1,8 @@
 // ParallelGpt's storage-dependent steps (see parallel_gpt.h): the gradient
-// reductions, the clipping norm and scale, and AdamW without offload, for
-// fp32 gradients and for mixed precision's bf16 ones (reduced and updated in
-// fp32, stored in bf16).
+// reductions, the clipping norm and scale, AdamW without offload, loss
+// scaling's check and unscale, and loading the weights with zero, for fp32
+// gradients and for mixed precision's bf16 ones (reduced and updated in fp32,
+// stored in bf16).
 #include <algorithm>
 
 #include <limits>
@@ -53,22 +54,35 @@ void ParallelGpt::adamw_bf16(long step, double lr, double weight_decay) {
   }
 }
 
+void ParallelGpt::load_sharded(const std::vector<float>& full) {
+  std::vector<float> local(size_t(layout_->size()), 0.0f);
+  layout_->scatter(full.data(), local.data());
+  if (bf16()) cpu::to_bfloat16(local.data(), parameters16_.data(), int64_t(local.size()));
+  else std::copy(local.begin(), local.end(), parameters_.begin());
+  zero_->load_master(local.data());
+}
+
 bool ParallelGpt::unscale_gradients(double loss_scale) {
   bool overflow = false;
   timed(times_.optimizer, [&] {
-    // The gradients the optimizer reads: on the host with offload, else on the device.
-    const bool local = offload() || !bf16() ? has_inf_or_nan((offload() ? host_gradients_ : gradients_).data(),
-                                                             layout_->size())
-                                            : has_inf_or_nan(gradients16_.data(), layout_->size());
+    // The gradients the optimizer reads: with zero this rank's reduced pieces; on the host with offload, else on
+    // the device.
+    const bool local = zero_                  ? zero_->pieces_overflow()
+                       : offload() || !bf16() ? has_inf_or_nan((offload() ? host_gradients_ : gradients_).data(),
+                                                               layout_->size())
+                                              : has_inf_or_nan(gradients16_.data(), layout_->size());
     float flag = local ? 1.0f : 0.0f;
     grid_.world().all_reduce(&flag, 1);
     overflow = flag > 0;
-    if (!overflow && loss_scale != 1) scale_gradients(float(1.0 / loss_scale));
+    if (overflow || loss_scale == 1) return;
+    if (zero_) return zero_->scale_pieces(float(1.0 / loss_scale));
+    scale_gradients(float(1.0 / loss_scale));
   });
   return overflow;
 }
 
 void ParallelGpt::inject_gradient_overflow() {
+  if (zero_) return zero_->inject_overflow();
   const float inf = std::numeric_limits<float>::infinity();
   if (offload()) host_gradients_.at(0) = inf;
   if (bf16()) gradients16_.at(0) = cpu::to_bfloat16(inf);
@@ -76,10 +90,15 @@ void ParallelGpt::inject_gradient_overflow() {
 }
 
 std::vector<float> ParallelGpt::gather_gradients() const {
+  if (zero_) return gathered_gradients();  // the reduced pieces: the rest of the buffer holds this rank's own sums
   if (!bf16()) return gather(gradients_.data());
   std::vector<float> local(gradients16_.size());
   cpu::to_float(gradients16_.data(), local.data(), int64_t(local.size()));
   return gather(local.data());
+}
+
+std::vector<float> ParallelGpt::gathered_master_weights() const {
+  return zero_ ? gather(zero_->local_master_weights().data()) : gather(master_weights().data());
 }
 
 }  // namespace axo

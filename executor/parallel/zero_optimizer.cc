@@ -3,12 +3,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "executor/cpu/adamw.h"
 #include "executor/timer.h"
+#include "executor/train/loss_scaler.h"
 
 namespace axo {
+
+namespace {
+
+// The one place this file converts between fp32 and the storage format of
+// the weights and gradients: fp32 is copied; a 2-byte format (bf16,
+// cpu/bf16.h) is widened exactly and narrowed rounding to nearest even.
+// A second 2-byte format joins here.
+void storage_to_fp32(ShardGrad storage, int64_t offset, int64_t n, float* out) {
+  if (storage.f32) return (void)std::copy_n(storage.f32 + offset, n, out);
+  widen(ShardView(storage.bf16 + offset), out, n);
+}
+
+void fp32_to_storage(const float* in, int64_t n, ShardGrad storage, int64_t offset) {
+  if (storage.f32) return (void)std::copy_n(in, n, storage.f32 + offset);
+  cpu::to_bfloat16(in, storage.bf16 + offset, n);
+}
+
+// Bytes of one stored element, and where element i's bytes start (the all-gather moves them as they are).
+size_t element_bytes(ShardGrad storage) { return storage.f32 ? sizeof(float) : sizeof(cpu::bfloat16); }
+char* bytes_at(ShardGrad storage, int64_t i) {
+  return storage.f32 ? reinterpret_cast<char*>(storage.f32 + i) : reinterpret_cast<char*>(storage.bf16 + i);
+}
+
+}  // namespace
 
 std::vector<ZeroUnit> zero_units(const ShardLayout& layout, bool tied_embedding, int d, int D) {
   std::vector<ZeroUnit> units;
@@ -37,31 +64,36 @@ std::vector<ZeroUnit> zero_units(const ShardLayout& layout, bool tied_embedding,
   return units;
 }
 
+
 ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout,
-                             const ProcessGrid& grid, float* parameters, float* gradients, DeviceMemory& device,
+                             const ProcessGrid& grid, ShardGrad parameters, ShardGrad gradients, DeviceMemory& device,
                              DeviceMemory& host, PhaseTimes& times, int threads)
     : layout_(layout),
       owner_layout_(replica_owner_layout),
       grid_(grid),
       parameters_(parameters),
-      gradients_local_(gradients),
+      gradients_(gradients),
       device_(device),
+      host_(host),
       times_(times),
       threads_(threads),
       offload_(grid.config().offload),
-      gradients_({offload_ ? host : device, DeviceUse::gradients}),
       m_({offload_ ? host : device, DeviceUse::optimizer}),
       v_(m_.get_allocator()),
-      master_({host, DeviceUse::weights}) {
+      // With offload the masters are the host's weights; in 2-byte storage on the device, optimizer state.
+      master_(offload_ ? DeviceAllocator<float>(host, DeviceUse::weights)
+                       : DeviceAllocator<float>(device, DeviceUse::optimizer)) {
   if (grid.config().sequence_parallel && grid.config().z != 1) {
     throw std::logic_error("ZeroOptimizer: sequence parallelism runs with z = 1");
   }
+  if (bool(parameters.f32) != bool(gradients.f32)) {
+    throw std::logic_error("ZeroOptimizer: weights and gradients in one format");
+  }
   units_ = zero_units(layout, grid.embedding() != nullptr, grid.data_and_context().rank(), grid.data_and_context().size());
   shard_size_ = units_.empty() ? 0 : units_.back().shard_offset + units_.back().piece;
-  gradients_.assign(size_t(shard_size_), 0.0f);
   m_.assign(size_t(shard_size_), 0.0f);
   v_.assign(size_t(shard_size_), 0.0f);
-  if (offload_) master_.assign(size_t(shard_size_), 0.0f);
+  if (offload_ || !parameters.f32) master_.assign(size_t(shard_size_), 0.0f);
 }
 
 // A unit summed over Z (or, with sequence parallelism, Y) besides data: that part's group.
@@ -72,16 +104,24 @@ Communicator* ZeroOptimizer::other_part(GradientGroup group) const {
   return part != nullptr && part->size() > 1 ? part : nullptr;
 }
 
-void ZeroOptimizer::start_reduce_scatter(Pending& p) {
+// The unit in fp32, padded to D whole pieces: the fp32 buffer itself when it needs no padding, else a copy
+// (widened from 2-byte storage: the reductions run in fp32).
+void ZeroOptimizer::stage_unit(Pending& p) {
   const ZeroUnit& u = units_[p.unit];
   const int D = grid_.data_and_context().size();
-  const float* send = gradients_local_ + u.offset;
-  if (u.piece * D != u.size) {  // pad the unit to D whole pieces
-    p.staging.assign(size_t(u.piece * D), 0.0f);
-    std::copy_n(send, u.size, p.staging.data());
-    send = p.staging.data();
+  if (gradients_.f32 && u.piece * D == u.size) {
+    p.source = gradients_.f32 + u.offset;
+    return;
   }
-  p.request = grid_.data_and_context().start_reduce_scatter(send, gradients_.data() + u.shard_offset, size_t(u.piece));
+  p.send.assign(size_t(u.piece * D), 0.0f);
+  storage_to_fp32(gradients_, u.offset, u.size, p.send.data());
+  p.source = p.send.data();
+}
+
+void ZeroOptimizer::start_reduce_scatter(Pending& p) {
+  const ZeroUnit& u = units_[p.unit];
+  p.received.assign(size_t(u.piece), 0.0f);
+  p.request = grid_.data_and_context().start_reduce_scatter(p.source, p.received.data(), size_t(u.piece));
   p.scatter_next = false;
 }
 
@@ -89,10 +129,12 @@ void ZeroOptimizer::start_bucket(size_t bucket) {
   timed(times_.dp_comm, [&] {
     for (size_t i = 0; i < units_.size(); ++i) {
       if (units_[i].bucket != bucket) continue;
-      pending_.push_back({i, nullptr, false, DeviceFloats({device_, DeviceUse::comm_buffers})});
+      const DeviceAllocator<float> buffers(device_, DeviceUse::comm_buffers);
+      pending_.push_back({i, nullptr, false, DeviceFloats(buffers), DeviceFloats(buffers), nullptr});
       Pending& p = pending_.back();
+      stage_unit(p);
       if (Communicator* part = other_part(units_[i].group)) {
-        p.request = part->start_all_reduce(gradients_local_ + units_[i].offset, size_t(units_[i].size));
+        p.request = part->start_all_reduce(p.source, size_t(units_[i].piece * grid_.data_and_context().size()));
         p.scatter_next = true;
       } else {
         start_reduce_scatter(p);
@@ -108,27 +150,68 @@ void ZeroOptimizer::finish_reduction() {
       p.request->wait();
       start_reduce_scatter(p);
     }
-    for (Pending& p : pending_) p.request->wait();
-    pending_.clear();
-    // The tied embedding: the first stage's piece (lookup) plus the last's (head), the same piece on both.
-    if (Communicator* embedding = grid_.embedding()) {
-      for (const ZeroUnit& u : units_) {
-        if (u.tied) embedding->all_reduce(gradients_.data() + u.shard_offset, size_t(u.piece));
-      }
+    Communicator* embedding = grid_.embedding();
+    for (Pending& p : pending_) {
+      p.request->wait();
+      const ZeroUnit& u = units_[p.unit];
+      // The tied embedding: the first stage's piece (lookup) plus the last's (head), the same piece on both.
+      if (u.tied && embedding) embedding->all_reduce(p.received.data(), size_t(u.piece));
+      fp32_to_storage(p.received.data(), u.end - u.begin, gradients_, u.begin);
     }
+    pending_.clear();
   });
+}
+
+// The fp32 gradients of u's piece: the buffer itself in fp32 on the device, else a copy in `window`
+// (widened from 2-byte storage; with offload, brought down to the host).
+const float* ZeroOptimizer::piece_gradients(const ZeroUnit& u, DeviceFloats& window) const {
+  if (gradients_.f32 && !offload_) return gradients_.f32 + u.begin;
+  window.resize(size_t(u.end - u.begin));
+  storage_to_fp32(gradients_, u.begin, u.end - u.begin, window.data());
+  return window.data();
+}
+
+bool ZeroOptimizer::pieces_overflow() const {
+  DeviceFloats window({offload_ ? host_ : device_, DeviceUse::gradients});
+  for (const ZeroUnit& u : units_) {
+    if (has_inf_or_nan(piece_gradients(u, window), u.end - u.begin)) return true;
+  }
+  return false;
+}
+
+void ZeroOptimizer::scale_pieces(float factor) {
+  DeviceFloats window({device_, DeviceUse::gradients});
+  for (const ZeroUnit& u : units_) {
+    if (gradients_.f32) {
+      for (int64_t i = u.begin; i < u.end; ++i) gradients_.f32[i] *= factor;
+      continue;
+    }
+    window.resize(size_t(u.end - u.begin));
+    storage_to_fp32(gradients_, u.begin, u.end - u.begin, window.data());
+    for (float& g : window) g *= factor;
+    fp32_to_storage(window.data(), u.end - u.begin, gradients_, u.begin);
+  }
+}
+
+void ZeroOptimizer::inject_overflow() {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const ZeroUnit& u : units_) {
+    if (u.begin < u.end) return fp32_to_storage(&inf, 1, gradients_, u.begin);
+  }
 }
 
 double ZeroOptimizer::clip_gradients(double max_norm) {
   double norm = 0;
   timed(times_.optimizer, [&] {
+    DeviceFloats window({offload_ ? host_ : device_, DeviceUse::gradients});
     double local = 0;
     for (const ZeroUnit& u : units_) {
+      const float* piece = piece_gradients(u, window);
       for (const LocalTensor& t : owner_layout_.tensors()) {
         if (!t.owned) continue;
         const int64_t from = std::max(u.begin, t.offset), to = std::min(u.end, t.offset + t.size);
         for (int64_t i = from; i < to; ++i) {
-          const double g = gradients_[size_t(u.shard_offset + i - u.begin)];
+          const double g = piece[i - u.begin];
           local += g * g;
         }
       }
@@ -136,10 +219,7 @@ double ZeroOptimizer::clip_gradients(double max_norm) {
     float sum = float(local);
     grid_.world().all_reduce(&sum, 1);
     norm = std::sqrt(double(sum));
-    if (max_norm > 0 && norm > max_norm) {
-      const float scale = float(max_norm / norm);
-      for (float& g : gradients_) g *= scale;
-    }
+    if (max_norm > 0 && norm > max_norm) scale_pieces(float(max_norm / norm));
   });
   return norm;
 }
@@ -148,6 +228,7 @@ void ZeroOptimizer::adamw(long step, double lr, double weight_decay) {
   cpu::AdamWSettings settings;
   settings.learning_rate = float(lr);
   timed(times_.optimizer, [&] {
+    DeviceFloats window({offload_ ? host_ : device_, DeviceUse::gradients});
     for (const ZeroUnit& u : units_) {
       // This rank's elements of each tensor of the unit, relative to the piece's start.
       std::vector<cpu::AdamWRange> ranges;
@@ -157,38 +238,55 @@ void ZeroOptimizer::adamw(long step, double lr, double weight_decay) {
       }
       if (ranges.empty()) continue;
       const size_t s = size_t(u.shard_offset);
-      float* weights = offload_ ? master_.data() + s : parameters_ + u.begin;
-      cpu::adamw_update_ranges(weights, gradients_.data() + s, m_.data() + s, v_.data() + s, ranges, settings, step,
-                               threads_);
+      float* weights = master_.empty() ? parameters_.f32 + u.begin : master_.data() + s;
+      cpu::adamw_update_ranges(weights, piece_gradients(u, window), m_.data() + s, v_.data() + s, ranges, settings,
+                               step, threads_);
     }
   });
-  if (offload_) {
-    timed(times_.offload, [&] {
-      for (const ZeroUnit& u : units_) std::copy_n(master_.data() + u.shard_offset, u.end - u.begin, parameters_ + u.begin);
+  if (!master_.empty()) {
+    timed(offload_ ? times_.offload : times_.optimizer, [&] {
+      for (const ZeroUnit& u : units_) {
+        fp32_to_storage(master_.data() + u.shard_offset, u.end - u.begin, parameters_, u.begin);
+      }
     });
   }
   timed(times_.dp_comm, [&] { all_gather_weights(); });
 }
 
-// Unit by unit, so the receive buffer is one unit's.
+// Unit by unit, so the receive buffer is one unit's. The pieces travel in the
+// storage format, 2 bytes per element in bf16: what the cost model charges
+// for the updated parameters' all-gather (model/cost_data_parallel.cc,
+// shard_over_data: the plan's element bytes), and enough, since every rank
+// rounds its own piece from its masters and the stored weights are those
+// roundings (gathering the fp32 masters would move twice the bytes for the
+// same bf16 weights). The communicator moves float32 words: a piece is
+// padded to whole words and its bytes are copied as they are.
 void ZeroOptimizer::all_gather_weights() {
   const int D = grid_.data_and_context().size();
-  DeviceFloats send({device_, DeviceUse::comm_buffers}), receive({device_, DeviceUse::comm_buffers});
+  const int64_t e = int64_t(element_bytes(parameters_));
+  auto words = [&](int64_t elements) { return (elements * e + 3) / 4; };
   int64_t largest = 0;
   for (const ZeroUnit& u : units_) largest = std::max(largest, u.piece);
-  send.assign(size_t(largest), 0.0f);
-  receive.assign(size_t(largest * D), 0.0f);
+  DeviceFloats send({device_, DeviceUse::comm_buffers}), receive({device_, DeviceUse::comm_buffers});
+  send.assign(size_t(words(largest)), 0.0f);
+  receive.assign(size_t(words(largest) * D), 0.0f);
   for (const ZeroUnit& u : units_) {
-    std::fill_n(send.data(), u.piece, 0.0f);
-    std::copy_n(parameters_ + u.begin, u.end - u.begin, send.data());
-    grid_.data_and_context().all_gather(send.data(), receive.data(), size_t(u.piece));
-    std::copy_n(receive.data(), u.size, parameters_ + u.offset);
+    const int64_t w = words(u.piece);
+    std::fill_n(send.data(), w, 0.0f);
+    std::memcpy(send.data(), bytes_at(parameters_, u.begin), size_t((u.end - u.begin) * e));
+    grid_.data_and_context().all_gather(send.data(), receive.data(), size_t(w));
+    for (int r = 0; r < D; ++r) {
+      const int64_t from = u.offset + r * u.piece, count = std::min(u.piece, u.offset + u.size - from);
+      if (count > 0) std::memcpy(bytes_at(parameters_, from), receive.data() + r * w, size_t(count * e));
+    }
   }
 }
 
-void ZeroOptimizer::load_master() {
-  if (!offload_) return;
-  for (const ZeroUnit& u : units_) std::copy_n(parameters_ + u.begin, u.end - u.begin, master_.data() + u.shard_offset);
+void ZeroOptimizer::load_master(const float* local_weights) {
+  if (master_.empty()) return;
+  for (const ZeroUnit& u : units_) {
+    std::copy_n(local_weights + u.begin, u.end - u.begin, master_.data() + u.shard_offset);
+  }
 }
 
 void ZeroOptimizer::load_moments(const float* local_m, const float* local_v) {
@@ -196,6 +294,19 @@ void ZeroOptimizer::load_moments(const float* local_m, const float* local_v) {
     std::copy_n(local_m + u.begin, u.end - u.begin, m_.data() + u.shard_offset);
     std::copy_n(local_v + u.begin, u.end - u.begin, v_.data() + u.shard_offset);
   }
+}
+
+std::vector<float> ZeroOptimizer::local_master_weights() const {
+  if (!master_.empty()) return gather_local(master_.data());
+  return std::vector<float>(parameters_.f32, parameters_.f32 + layout_.size());  // fp32: the weights themselves
+}
+
+// Each element is in one data rank's piece: the others add zeros.
+std::vector<float> ZeroOptimizer::local_gradients() const {
+  std::vector<float> local(size_t(layout_.size()), 0.0f);
+  for (const ZeroUnit& u : units_) storage_to_fp32(gradients_, u.begin, u.end - u.begin, local.data() + u.begin);
+  grid_.data_and_context().all_reduce(local.data(), local.size());
+  return local;
 }
 
 std::vector<float> ZeroOptimizer::gather_local(const float* shard) const {

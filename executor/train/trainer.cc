@@ -195,7 +195,7 @@ std::vector<StepRecord> Trainer::run() {
       std::ostringstream rng;
       rng << rng_;
       TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gather(model_.master_weights().data()), model_.gathered_first_moment(),
+                          model_.gathered_master_weights(), model_.gathered_first_moment(),
                           model_.gathered_second_moment()};
       if (leader()) write_checkpoint(o_.checkpoint_dir, state);
     }
@@ -217,7 +217,7 @@ std::vector<StepRecord> Trainer::run() {
   if (leader()) log_memory(memory, log);
   if (!o_.run_json.empty() && leader()) write_run_json(records, memory);
   if (!o_.save_model.empty()) {
-    const std::vector<float> full = model_.gather(model_.master_weights().data());
+    const std::vector<float> full = model_.gathered_master_weights();
     if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
   }
   return records;

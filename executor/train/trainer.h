@@ -91,7 +91,7 @@ class Trainer {
   // Runs to options.steps (from a checkpoint with resume); returns every step run.
   std::vector<StepRecord> run();
   // The full parameters in llm.c's layout (collective).
-  std::vector<float> parameters() const { return model_.gather(model_.master_weights().data()); }
+  std::vector<float> parameters() const { return model_.gathered_master_weights(); }
   // The learning rate of 0-based step s.
   double learning_rate(int64_t s) const;
 

@@ -94,5 +94,34 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
   EXPECT_LT(block_s, linear_s);
 }
 
+// FSDP's BACKWARD_POST gathers the next block's weights only after the current
+// block's gradients: nothing to hide under, so the whole gather is exposed;
+// BACKWARD_PRE hides it under the backward compute.
+TEST(CostTpComm, BackwardGatherAfterTheGradientsIsExposed) {
+  Case t;
+  t.machine = load_machine("dgx-h100");
+  t.machine.weight_gather = WeightGather::per_block;
+  t.config.z = 8, t.config.microbatch = 16;
+  auto backward_gather = [&t](BackwardPrefetch prefetch, double& seconds, double& exposed) {
+    t.machine.backward_prefetch = prefetch;
+    std::vector<CostItem> items;
+    const LayerComm comm = t.run(&items);
+    for (const CostItem& item : items) {
+      if (item.phase == CostPhase::backward && item.name.rfind("all_gather block weights", 0) == 0) {
+        seconds = item.seconds, exposed = item.exposed;
+      }
+    }
+    return comm.backward;
+  };
+  double pre_s = 0, pre_exposed = 0, post_s = 0, post_exposed = 0;
+  const double pre = backward_gather(BackwardPrefetch::pre, pre_s, pre_exposed);
+  const double post = backward_gather(BackwardPrefetch::post, post_s, post_exposed);
+  ASSERT_GT(pre_s, 0);
+  EXPECT_DOUBLE_EQ(post_s, pre_s);  // the same collective
+  EXPECT_LT(pre_exposed, 0.5 * pre_s);
+  EXPECT_DOUBLE_EQ(post_exposed, post_s);
+  EXPECT_NEAR(post - pre, post_s - pre_exposed, 1e-9 * post_s);
+}
+
 }  // namespace
 }  // namespace axo

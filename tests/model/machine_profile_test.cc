@@ -117,6 +117,69 @@ TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
   EXPECT_THROW(machine_profile_from_yaml(node, "m.yaml"), InputError);
 }
 
+TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  EXPECT_EQ(h100.fp8_weights, Fp8Weights::cached);  // Megatron-LM's default: TE's weight cache
+  EXPECT_EQ(h100.loss, LossKind::fp32_copy);
+  YAML::Node node = to_yaml(h100);
+  node["stack"]["fp8_weights"] = "primary";
+  node["stack"]["loss"] = "fused";
+  node["stack"]["selective"] = "per_op";
+  node["stack"]["optimizer_state"] = "bf16";
+  YAML::Emitter out;
+  out << node;
+  const MachineProfile back = machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt");
+  EXPECT_EQ(back.fp8_weights, Fp8Weights::primary);
+  EXPECT_EQ(back.loss, LossKind::fused);
+  EXPECT_EQ(back.selective, SelectiveKind::per_op);
+  EXPECT_EQ(back.optimizer_state, OptimizerState::bf16);
+  for (const auto& [key, bad] : {std::pair<std::string, std::string>{"fp8_weights", "fp4"},
+                                 {"loss", "chunked"},
+                                 {"selective", "every_other_layer"},
+                                 {"optimizer_state", "fp8"}}) {
+    YAML::Node wrong = YAML::Clone(node);
+    wrong["stack"][key] = bad;
+    try {
+      machine_profile_from_yaml(wrong, "m.yaml");
+      FAIL() << key;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(MachineProfile, GB200Nvl72IsOneNvlinkDomain) {
+  const MachineProfile gb200 = load_machine("gb200-nvl72");
+  EXPECT_EQ(gb200.gpus_per_node, 72);                     // 72 GPUs in one NVLink domain
+  EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::bf16), 2500);  // 360 PFLOPS sparse / 72 / 2
+  EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::fp8), 5000);   // 720 PFLOPS sparse / 72 / 2
+  EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth_GBps, 8000);            // 576 TB/s / 72
+}
+
+TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.elementwise, ElementwiseKind::fused);  // Megatron-LM's fused kernels: the default
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["elementwise"].as<std::string>(), "fused");
+  node["stack"]["elementwise"] = "eager";
+  YAML::Emitter out;
+  out << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(selene.backward_prefetch, BackwardPrefetch::pre);
+  node["stack"]["backward_prefetch"] = "post";
+  YAML::Emitter again;
+  again << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(again.c_str(), "rt"), "rt").backward_prefetch,
+            BackwardPrefetch::post);
+  node["stack"]["elementwise"] = "unfused";
+  try {
+    machine_profile_from_yaml(node, "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("elementwise"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);

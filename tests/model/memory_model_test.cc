@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "model/presets.h"
+#include "model/vocab_parallel.h"
 
 namespace axo {
 namespace {
@@ -194,6 +195,92 @@ TEST(MemoryModel, ContextDividesActivationsAndAddsTheRingBuffers) {
     // Two receive blocks of K and V: 2 · 2 · 4096 tokens · (8/2 · 128) · 2 bytes.
     EXPECT_DOUBLE_EQ(b.comm_buffers - a.comm_buffers, 2.0 * 2 * 4096 * (4 * 128) * 2);
   }
+}
+
+// fp8 weight copies (an fp8 weight and its transpose, 2 bytes per linear element) as the
+// stack holds them: every layer's when cached, none when the weights are fp8 themselves
+// (NeMo's fp8_param_gather), the computed layer's only when cast per forward.
+TEST(MemoryModel, Fp8WeightCopiesAsTheStackHoldsThem) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  ParallelConfig c;
+  c.y = 2;
+  auto weights = [&](Fp8Weights held) {
+    MemoryStack stack(AttentionKind::flash);
+    stack.fp8_weights = held;
+    return memory_per_device(spec, c, stack).weights;
+  };
+  const double one_layer = double(spec.linear_weights_per_layer()) / 2 * 2;  // y = 2 shards; 2 bytes
+  TransformerSpec bf16 = spec;
+  bf16.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(weights(Fp8Weights::primary), memory_per_device(bf16, c).weights);
+  EXPECT_DOUBLE_EQ(weights(Fp8Weights::cached) - weights(Fp8Weights::primary), double(spec.layers) * one_layer);
+  EXPECT_DOUBLE_EQ(weights(Fp8Weights::transient) - weights(Fp8Weights::primary), one_layer);
+  // bf16 holds no fp8 copies whatever the stack.
+  MemoryStack cached(AttentionKind::flash);
+  cached.fp8_weights = Fp8Weights::cached;
+  EXPECT_DOUBLE_EQ(memory_per_device(bf16, c, cached).weights, memory_per_device(bf16, c).weights);
+}
+
+// FSDP gathers one transformer block at a time (the current one and the prefetched next):
+// the buffers hold two blocks' weights, never the whole model; AxoNN gathers one linear.
+TEST(MemoryModel, PerBlockGatherHoldsTwoBlocks) {
+  const TransformerSpec spec = load_model("llama3-8b");  // bf16
+  ParallelConfig c;
+  c.z = 8, c.microbatch = 8, c.overlap = true;
+  MemoryStack per_block(AttentionKind::flash);
+  per_block.weight_gather = WeightGather::per_block;
+  const double largest_linear = double(spec.mlp_up_width() * spec.hidden);  // SwiGLU's fused w1|w3
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, per_block).comm_buffers, 2.0 * double(spec.params_per_layer()) * 2);
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, AttentionKind::flash).comm_buffers, 2.0 * largest_linear * 2);
+}
+
+// A fused loss (flash-attn's cross entropy, llm-foundry's default) keeps the 2-byte logits
+// and no fp32 copy: one microbatch's T · V'/y · 4 bytes less.
+TEST(MemoryModel, FusedLossDropsTheFp32Logits) {
+  const TransformerSpec spec = load_model("llama3-8b");  // bf16, vocabulary 128256
+  ParallelConfig c;
+  c.y = 4, c.microbatch = 2;
+  const MemoryStack copy(AttentionKind::flash);
+  MemoryStack fused(AttentionKind::flash);
+  fused.loss = LossKind::fused;
+  const double tokens = 2.0 * double(spec.seq_len);
+  const double rows = double(padded_vocab(spec, 4)) / 4;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, copy).activations - memory_per_device(spec, c, fused).activations,
+                   tokens * rows * 4);
+}
+
+// torchtitan's per-op selective checkpointing keeps, per token of a Llama block: its input,
+// wq's, wv's, w1's and w2's outputs (the odd matmuls of wq wk wv wo w1 w3 w2) and the attention
+// output, plus one fp32 log-sum-exp per head; in backward one layer's rest is rebuilt.
+TEST(MemoryModel, PerOpSelectiveKeepsEveryOtherMatmul) {
+  const TransformerSpec spec = load_model("llama3-8b");  // h 4096, 32 heads, 8 KV heads of 128, ffn 14336
+  ParallelConfig c;
+  c.recompute = Recompute::selective;
+  MemoryStack per_op(AttentionKind::flash);
+  per_op.selective = SelectiveKind::per_op;
+  const double tokens = double(spec.seq_len), h = 4096, kv = 8 * 128, ffn = 14336;
+  const double kept = tokens * 2 * (h + h + kv + ffn + h + h) + tokens * 32 * 4;  // input, wq, wv, w1, w2, attention
+  const double megatron = memory_per_device(spec, c, AttentionKind::flash).activations;
+  ParallelConfig full = c;
+  full.recompute = Recompute::full;
+  // Per layer: kept bytes; plus once, the rest of one layer (the whole layer minus what it kept).
+  const double whole_layer_and_logits = memory_per_device(spec, full, AttentionKind::flash).activations -
+                                        double(spec.layers) * tokens * h * 2;  // full keeps each layer's input
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, per_op).activations,
+                   double(spec.layers) * kept + whole_layer_and_logits - kept);
+  EXPECT_LT(memory_per_device(spec, c, per_op).activations, megatron);
+}
+
+// NeMo's distributed_fused_adam with dtype bf16 keeps master and moments in bf16: 6 bytes.
+TEST(MemoryModel, Bf16OptimizerStateIsSixBytesPerParameter) {
+  const TransformerSpec spec = load_model("llama3-8b");
+  ParallelConfig c;
+  c.data = 2, c.zero = 1;
+  MemoryStack bf16_state;
+  bf16_state.optimizer_state = OptimizerState::bf16;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, bf16_state).optimizer, memory_per_device(spec, c).optimizer / 2);
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, bf16_state).optimizer, double(spec.parameter_count()) * 6 / 2);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "model/presets.h"
 #include "planner/validation_summary.h"
@@ -68,6 +69,40 @@ TEST(Validation, CorpusEntriesCarryTheirMachineAndMemory) {
     EXPECT_DOUBLE_EQ(e.error_pct, 100 * (e.predicted - e.measured) / e.measured);
   }
   EXPECT_GT(expressed, 150);
+}
+
+// Every published run ran, so the memory model must fit it on its GPUs. The one exception
+// left is torchtitan's FSDP with tensor parallelism (y > 1 and z > 1): its TP shards norms and
+// layer inputs over the sequence, which axo cannot express with z > 1 (sequence parallelism
+// needs z = 1), so their activations are counted whole.
+TEST(Validation, PublishedRunsFitTheirGpus) {
+  const auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
+  int checked = 0;
+  for (const ValidationEntry& e : entries) {
+    if (!e.expressed() || (e.config.y > 1 && e.config.z > 1)) continue;
+    ++checked;
+    EXPECT_TRUE(e.fits) << e.name << ": " << e.memory_GiB << " GiB > " << e.usable_GiB << " GiB usable";
+  }
+  EXPECT_GT(checked, 300);
+}
+
+// Issue 16's progress on the published runs, held: each source's mean |error|
+// per GPU type stays under where the eager-elementwise physics brought it
+// (configs/validation/README.md's table, with headroom of about a point and a half
+// for rows other work makes expressible). The issue's target is 8% for each.
+TEST(Validation, CorpusMeanErrorsStayUnderTheirCeilings) {
+  const auto groups = summarize(validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml")));
+  const std::map<std::pair<std::string, std::string>, double> ceilings = {
+      {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 10.5}, {{"torchtitan", "H100-96-HBM2e"}, 10.5},
+      {{"mpt", "H100-80"}, 13.0},          {{"mpt", "A100-80"}, 7.5},         {{"mpt", "A100-40"}, 9.0}};
+  int checked = 0;
+  for (const GroupStats& g : groups) {
+    const auto ceiling = ceilings.find({g.source, g.gpu});
+    if (ceiling == ceilings.end()) continue;
+    ++checked;
+    EXPECT_LT(g.stats.mean_abs_pct, ceiling->second) << g.source << " " << g.gpu;
+  }
+  EXPECT_EQ(checked, int(ceilings.size()));
 }
 
 }  // namespace

@@ -37,7 +37,6 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
-#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -192,24 +191,6 @@ TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
   }
   if (world.size() > 1) {
     EXPECT_GT(ran, 0) << "no grid of " << world.size() << " ranks";
-  }
-}
-
-TEST(MixedPrecisionTest, ZeroShardingInBf16IsRefusedByName) {
-  MpiCommunicator world(MPI_COMM_WORLD);
-  if (world.size() != 2) GTEST_SKIP() << "needs 2 ranks (zero over 2 data ranks)";
-  ParallelConfig config;
-  config.data = 2, config.zero = 1, config.microbatch = kMicrobatch;
-  ProcessGrid grid(world, config);
-  ParallelOptions options;
-  options.precision = Precision::bf16, options.seq = kT;
-  try {
-    ParallelGpt model(test_shape(2), grid, options);
-    FAIL() << "zero 1 with bf16 over 2 data ranks was accepted";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("zero 1 with precision bf16"), std::string::npos) << what;
-    EXPECT_NE(what.find("--precision fp32"), std::string::npos) << what;
   }
 }
 

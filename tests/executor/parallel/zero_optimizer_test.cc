@@ -6,6 +6,22 @@
 // embedding, four data ranks) the sums run in another order and agree to
 // 1e-6 of each tensor's scale. The optimizer state is booked per shard:
 // 8 bytes per parameter over D, on the host with offload.
+//
+// In bf16 (mixed precision) the same, against zero 0 in bf16: bit for bit
+// where the sums are the same; otherwise the fp32 sums differ in their last
+// bits and a reduced gradient rounded to bf16 may land on the neighbouring
+// bf16, so the step-1 gradients (and the Adam moments built from them)
+// agree per llm.c tensor within 2⁻⁷ of the tensor's largest value (one bf16
+// unit in the last place of it: bf16 keeps 8 significant bits), the losses
+// within 1e-3 relative (mixed_precision_test's figure), and the fp32
+// masters within 2⁻⁷ of the tensor's largest plus 2·lr per step (Adam
+// moves a weight by about lr a step whatever the gradient's size, so a
+// gradient rounded the other way near zero can move it up to 2·lr). On
+// every rank the stored bf16 weights are the masters rounded, bit for bit,
+// after the all-gather (so a piece not gathered fails there).
+// bf16 books 2 + 2 bytes of weights and gradients per local parameter and
+// 12 of masters and moments over D (on the host with offload); zero 1 agrees
+// with the memory model (model/memory_model.h) by category.
 // axo-test-ranks: 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -20,6 +36,8 @@
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
 #include "executor/parallel/zero_optimizer.h"
+#include "executor/train/loss_scaler.h"
+#include "model/memory_model.h"
 
 namespace axo {
 namespace {
@@ -44,15 +62,29 @@ struct Result {
   std::vector<float> gradients, parameters, m, v;  // full vectors: the step-1 gradient, the end state
   int64_t local = 0, shard = 0;                    // elements: the local layout, this rank's shard
   BytesByUse device{}, host{};
+  bool stored_weights_are_the_rounded_masters = true;  // bf16: on every rank, after the all-gather
 };
 
-Result train(const ParallelConfig& config, int threads = 1) {
+// bf16: this rank's stored weights, every element of its local layout (its
+// own pieces and the gathered ones), are the fp32 masters rounded, bit for bit.
+bool stored_weights_are_rounded(const ParallelGpt& model, const std::vector<float>& masters) {
+  std::vector<float> local(size_t(model.layout().size()), 0.0f);
+  model.layout().scatter(masters.data(), local.data());
+  const DeviceBf16& stored = model.bf16_parameters();
+  for (size_t i = 0; i < local.size(); ++i) {
+    if (stored[i].bits != cpu::to_bfloat16(local[i]).bits) return false;
+  }
+  return true;
+}
+
+Result train(const ParallelConfig& config, int threads = 1, Precision precision = Precision::fp32) {
   const GptShape shape = test_shape();
   MpiCommunicator world(MPI_COMM_WORLD);
   ProcessGrid grid(world, config);
   ParallelOptions options;
   options.seq = kT;
   options.optimizer_threads = threads;
+  options.precision = precision;
   ParallelGpt model(shape, grid, options);
   Gpt reference(shape);
   reference.initialize(11);
@@ -71,7 +103,10 @@ Result train(const ParallelConfig& config, int threads = 1) {
     r.norms.push_back(model.clip_gradients(kClip));
     model.adamw(step + 1, kLr, kDecay);
   }
-  r.parameters = model.gather(model.parameters().data());
+  r.parameters = model.gathered_master_weights();
+  if (precision == Precision::bf16) {
+    r.stored_weights_are_the_rounded_masters = stored_weights_are_rounded(model, r.parameters);
+  }
   r.m = model.gathered_first_moment(), r.v = model.gathered_second_moment();
   r.local = model.layout().size();
   const int D = grid.data_and_context().size();  // the optimizer is sharded over data × context
@@ -132,7 +167,10 @@ std::vector<Case> cases() {
   };
 }
 
-// zero 2 shards the gradient and zero 1 the state alone; both equal zero 0's training.
+// Two data × context ranks and no Z or Y part or tied embedding: the reduce-scatter adds zero 0's two numbers.
+bool same_sums(const Case& c) { return c.data * c.context == 2 && c.z == 1 && !c.sequence_parallel && c.pipeline == 1; }
+
+// zero 1 and 2 run the same operations; both equal zero 0's training.
 TEST(ZeroOptimizerTest, ZeroOneAndTwoTrainAsZeroZero) {
   cpu::set_gemm_threads(1);
   int ran = 0;
@@ -146,8 +184,7 @@ TEST(ZeroOptimizerTest, ZeroOneAndTwoTrainAsZeroZero) {
     EXPECT_EQ(one.gradients, two.gradients);
     EXPECT_EQ(one.parameters, two.parameters);
     EXPECT_EQ(one.losses[0], plain.losses[0]);  // the same forward before any step
-    const bool same_sums = c.data * c.context == 2 && c.z == 1 && !c.sequence_parallel && c.pipeline == 1;
-    if (same_sums) {
+    if (same_sums(c)) {
       EXPECT_EQ(one.gradients, plain.gradients);
       EXPECT_EQ(one.parameters, plain.parameters);
       EXPECT_EQ(one.m, plain.m);
@@ -183,8 +220,8 @@ TEST(ZeroOptimizerTest, TheOptimizerStateIsBookedPerShard) {
     EXPECT_EQ(plain.device[size_t(U::optimizer)], 8 * n);
     EXPECT_EQ(sharded.device[size_t(U::optimizer)], 8 * shard);
     EXPECT_EQ(sharded.device[size_t(U::weights)], 4 * n);
-    // The backward's accumulation buffer and this rank's shard of the reduced gradient.
-    EXPECT_EQ(sharded.device[size_t(U::gradients)], 4 * n + 4 * shard);
+    // The backward's accumulation buffer, which holds this rank's reduced pieces as well.
+    EXPECT_EQ(sharded.device[size_t(U::gradients)], 4 * n);
     EXPECT_EQ(sharded.host[size_t(U::optimizer)], 0);
     EXPECT_EQ(offloaded.device[size_t(U::optimizer)], 0);
     EXPECT_EQ(offloaded.host[size_t(U::optimizer)], 8 * shard);
@@ -192,6 +229,136 @@ TEST(ZeroOptimizerTest, TheOptimizerStateIsBookedPerShard) {
     EXPECT_EQ(offloaded.losses, sharded.losses);
     EXPECT_EQ(offloaded.parameters, sharded.parameters);
   }
+}
+
+// bf16: zero 1 and 2 equal each other bit for bit and zero 0 in bf16 to bf16 round-off (tolerances above).
+TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    if (c.pipeline * c.data * c.context * c.z * c.y * c.x != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    const Precision bf16 = Precision::bf16;
+    const Result plain = train(config_of(c, 0), 1, bf16);
+    const Result one = train(config_of(c, 1), 1, bf16), two = train(config_of(c, 2), 1, bf16);
+    EXPECT_EQ(one.losses, two.losses);
+    EXPECT_EQ(one.gradients, two.gradients);
+    EXPECT_EQ(one.parameters, two.parameters);
+    EXPECT_TRUE(one.stored_weights_are_the_rounded_masters);
+    EXPECT_TRUE(two.stored_weights_are_the_rounded_masters);
+    // Offload moves the masters and moments to the host (AdamW over 3 threads there) and changes no number.
+    const Result offloaded = train(config_of(c, 1, true), 3, bf16);
+    EXPECT_EQ(offloaded.losses, one.losses);
+    EXPECT_EQ(offloaded.parameters, one.parameters);
+    EXPECT_TRUE(offloaded.stored_weights_are_the_rounded_masters);
+    EXPECT_EQ(one.losses[0], plain.losses[0]);  // the same forward before any step
+    if (same_sums(c)) {
+      EXPECT_EQ(one.gradients, plain.gradients);
+      EXPECT_EQ(one.parameters, plain.parameters);
+      EXPECT_EQ(one.m, plain.m);
+      EXPECT_EQ(one.v, plain.v);
+      EXPECT_EQ(one.losses, plain.losses);
+    }
+    const double ulp = std::ldexp(1.0, -7);
+    for (int s = 0; s < kSteps; ++s) {
+      EXPECT_NEAR(one.losses[size_t(s)], plain.losses[size_t(s)], 1e-3 * plain.losses[size_t(s)]);
+    }
+    expect_close(one.gradients, plain.gradients, ulp, 0, "gradients after step 1");
+    expect_close(one.m, plain.m, ulp, 0, "first moment after step 2");
+    expect_close(one.parameters, plain.parameters, ulp, 2 * kLr * kSteps, "masters after step 2");
+    ++ran;
+  }
+  EXPECT_GT(ran, 0);
+}
+
+// Loss scaling with zero in bf16: an overflow on the last rank's reduced
+// gradients skips the step on every rank, and a clean step scaled by a power
+// of two gives the unscaled step's reduced gradients bit for bit.
+TEST(ZeroOptimizerTest, Bf16OverflowSkipsTheStepOnEveryRank) {
+  cpu::set_gemm_threads(1);
+  const Case c{"data_over_all", 1, world_size(), 1, 1, 1};
+  for (int zero : {1, 2}) {
+    SCOPED_TRACE("zero " + std::to_string(zero));
+    MpiCommunicator world(MPI_COMM_WORLD);
+    ProcessGrid grid(world, config_of(c, zero));
+    ParallelOptions options;
+    options.seq = kT, options.precision = Precision::bf16;
+    ParallelGpt scaled(test_shape(), grid, options), plain(test_shape(), grid, options);
+    Gpt reference(test_shape());
+    reference.initialize(11);
+    scaled.load(reference.parameters()), plain.load(reference.parameters());
+    std::vector<int> tokens(size_t(kSequencesPerReplica * kT * c.data));
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int((i * 37 + 11) % 100);
+    const int* mine = tokens.data() + grid.coords().data * kSequencesPerReplica * kT;
+    EXPECT_EQ(scaled.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch, 65536),
+              plain.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch));
+    EXPECT_FALSE(scaled.unscale_gradients(65536));
+    EXPECT_EQ(scaled.gathered_gradients(), plain.gathered_gradients());
+    const std::vector<float> before = plain.gathered_master_weights();
+    LossScaler scaler;
+    scaled.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch, scaler.scale());
+    if (world.rank() == world.size() - 1) scaled.inject_gradient_overflow();
+    const bool overflow = scaled.unscale_gradients(scaler.scale());
+    EXPECT_TRUE(overflow) << "rank " << world.rank() << " did not see the last rank's overflow";
+    EXPECT_FALSE(scaler.update(overflow));
+    EXPECT_EQ(scaled.gathered_master_weights(), before);
+  }
+}
+
+// The model state a freshly built model books on the device and the host, by use.
+std::pair<BytesByUse, BytesByUse> model_state(const ParallelConfig& config, Precision precision) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ProcessGrid grid(world, config);
+  ParallelOptions options;
+  options.seq = kT, options.precision = precision;
+  ParallelGpt model(test_shape(), grid, options);
+  BytesByUse device{}, host{};
+  for (int i = 0; i < kDeviceUses; ++i) {
+    device[size_t(i)] = model.device_memory().in_use(DeviceUse(i));
+    host[size_t(i)] = model.host_memory().in_use(DeviceUse(i));
+  }
+  return {device, host};
+}
+
+// bf16: 2 + 2 bytes of weights and gradients per local parameter on the
+// device; masters and moments 12 bytes per shard element (on the host with
+// offload: 4 bytes of model state per parameter left on the device). Zero 1
+// agrees with the memory model by category: equal weights and gradients,
+// the optimizer state within the shard's padding (each unit rounded up to D
+// pieces). Zero 2 books zero 1's gradient (the model's e·n/D is not yet
+// what the executor holds: zero_optimizer.h).
+TEST(ZeroOptimizerTest, Bf16BooksTwoByteWeightsAndGradientsAndShardsTheRest) {
+  const Case c{"data_over_all", 1, world_size(), 1, 1, 1};
+  using U = DeviceUse;
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ProcessGrid grid(world, config_of(c, 1));
+  const PipelineSplit split = split_pipeline(gpt_spec(test_shape(), kT), 1, 1);
+  const ShardLayout layout(test_shape(), config_of(c, 1), grid.coords(), split);
+  int64_t shard = 0, units = 0;
+  for (const ZeroUnit& u : zero_units(layout, false, grid.data_and_context().rank(), int(c.data))) {
+    shard += u.piece, ++units;
+  }
+  const int64_t n = layout.size();
+  for (int zero : {1, 2}) {
+    SCOPED_TRACE("zero " + std::to_string(zero));
+    const auto [device, host] = model_state(config_of(c, zero), Precision::bf16);
+    EXPECT_EQ(device[size_t(U::weights)], 2 * n);
+    EXPECT_EQ(device[size_t(U::gradients)], 2 * n);
+    EXPECT_EQ(device[size_t(U::optimizer)], 12 * shard);
+    const auto [offload_device, offload_host] = model_state(config_of(c, zero, true), Precision::bf16);
+    EXPECT_EQ(offload_device[size_t(U::weights)] + offload_device[size_t(U::gradients)], 4 * n);
+    EXPECT_EQ(offload_device[size_t(U::optimizer)], 0);
+    EXPECT_EQ(offload_host[size_t(U::optimizer)], 8 * shard);
+    EXPECT_EQ(offload_host[size_t(U::weights)], 4 * shard);
+  }
+  // The memory model on the tensors the executor holds (the padded vocabulary, wpe's max_seq rows).
+  TransformerSpec spec = gpt_spec(test_shape(), test_shape().max_seq);
+  spec.vocab = test_shape().padded_vocab, spec.precision = Precision::bf16;
+  const MemoryBreakdown predicted = memory_per_device(spec, config_of(c, 1));
+  const auto [device, host] = model_state(config_of(c, 1), Precision::bf16);
+  EXPECT_EQ(double(device[size_t(U::weights)]), predicted.weights);
+  EXPECT_EQ(double(device[size_t(U::gradients)]), predicted.gradients);
+  EXPECT_NEAR(double(device[size_t(U::optimizer)]), predicted.optimizer, 12.0 * double(units));
 }
 
 // With one data rank there is nothing to shard: zero 2 is zero 0, bytes included.
