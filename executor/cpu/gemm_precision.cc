@@ -22,7 +22,9 @@ const Half* rounded(const float* in, int64_t rows, int64_t cols, int64_t ld, Hal
 void gemm(Precision precision, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (precision == Precision::fp32) return gemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (precision == Precision::fp8) throw std::invalid_argument("cpu::gemm: the CPU backend runs fp32, bf16 and fp16 GEMMs");
+  if (precision == Precision::fp8) {
+    throw std::invalid_argument("cpu::gemm: the CPU backend runs fp32, bf16 and fp16 GEMMs");
+  }
   const HalfFormat format = half_format(precision);
   // The operands' rounded copies: A is stored [m, lda] (or [k, lda] transposed), B [k, ldb] (or [n, ldb]).
   thread_local std::vector<Half> a16, b16;

@@ -37,9 +37,10 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
   if (shards && half()) {
     const std::string p = to_string(options.precision);
-    throw InputError("zero " + std::to_string(c.zero) + " with precision " + p + " over " + std::to_string(c.data * c.context) +
-                     " data x context ranks: the executor's sharded optimizer keeps fp32 weights only; train " + p + " "
-                     "with zero 0, or zero " + std::to_string(c.zero) + " with --precision fp32");
+    throw InputError("zero " + std::to_string(c.zero) + " with precision " + p + " over " +
+                     std::to_string(c.data * c.context) +
+                     " data x context ranks: the executor's sharded optimizer keeps fp32 weights only; train " + p +
+                     " with zero 0, or zero " + std::to_string(c.zero) + " with --precision fp32");
   }
   if (half()) {
     parameters16_.assign(n, cpu::Half{}), gradients16_.assign(n, cpu::Half{});
@@ -150,7 +151,8 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
   const std::vector<GradientBucket>& buckets = layout_->buckets();
   std::vector<std::pair<size_t, RequestPtr>> reductions;  // bucket index, its all-reduce (null: none needed)
-  std::vector<DeviceFloats> wide(buckets.size(), DeviceFloats({device_, DeviceUse::comm_buffers}));  // 2-byte: fp32 copies
+  // 2-byte storage: the buckets' fp32 copies.
+  std::vector<DeviceFloats> wide(buckets.size(), DeviceFloats({device_, DeviceUse::comm_buffers}));
   stage_->on_gradients_final([&](int64_t layer) {
     for (size_t k = 0; k < buckets.size(); ++k) {
       const GradientBucket& b = buckets[k];

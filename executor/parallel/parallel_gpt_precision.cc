@@ -58,7 +58,8 @@ void ParallelGpt::adamw_half(long step, double lr, double weight_decay) {
       for (float& g : bucket_gradients_) g *= half_gradient_factor_;
     }
     adamw_range(b.offset, b.offset + b.size, bucket_gradients_.data(), step, lr, weight_decay);
-    timed(times_.optimizer, [&] { cpu::to_half(master_.data() + b.offset, parameters16_.data() + b.offset, b.size, format()); });
+    timed(times_.optimizer,
+          [&] { cpu::to_half(master_.data() + b.offset, parameters16_.data() + b.offset, b.size, format()); });
   }
 }
 

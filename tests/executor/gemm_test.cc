@@ -220,7 +220,8 @@ TEST(Gemm, ConcurrentCallsMatchSerialOnes) {
     const Case& t = cases[i];
     const auto a = as_half(operands[i].a, HalfFormat::bf16), b = as_half(operands[i].b, HalfFormat::bf16);
     c = operands[i].c0;
-    gemm_half(HalfFormat::bf16, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), operands[i].lda, b.data(), operands[i].ldb, t.beta,
+    gemm_half(HalfFormat::bf16, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), operands[i].lda, b.data(),
+              operands[i].ldb, t.beta,
               c.data(), operands[i].ldc);
   };
   serial.resize(cases.size());

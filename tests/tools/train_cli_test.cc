@@ -143,7 +143,8 @@ TEST_F(TrainCli, Fp16TrainsWithDynamicLossScaling) {
       at_peak["weights"].get<double>() + at_peak["gradients"].get<double>() + at_peak["optimizer"].get<double>();
   EXPECT_LE(model_state / run["parameters"].get<double>(), 4.1);  // 2 + 2, as bf16 (PrecisionAndLossScaling)
   // An fp16 plan: trained in fp16, no note.
-  ASSERT_EQ(axo("plan --model gpt2-tiny --gpus 1 --machine selene --precision fp16 --out " + path("fp16.yaml")).code, 0);
+  const std::string plan = "plan --model gpt2-tiny --gpus 1 --machine selene --precision fp16 --out ";
+  ASSERT_EQ(axo(plan + path("fp16.yaml")).code, 0);
   r = axo("train --plan " + path("fp16.yaml") + " --data '" + path("lit_train_*.bin") +
           "' --steps 1 --batch 2 --microbatch 2 --seq 32");
   ASSERT_EQ(r.code, 0) << r.output;

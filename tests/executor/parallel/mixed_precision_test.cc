@@ -69,7 +69,8 @@ struct Trained {
 };
 
 // Step `step`'s batch of `sequences` sequences (the same for every grid).
-void make_batch(int step, int64_t sequences, const GptShape& shape, std::vector<int>& inputs, std::vector<int>& targets) {
+void make_batch(int step, int64_t sequences, const GptShape& shape, std::vector<int>& inputs,
+                std::vector<int>& targets) {
   std::mt19937 rng(1000 + step);
   std::uniform_int_distribution<int> token(0, int(shape.vocab) - 1);
   inputs.clear(), targets.clear();
@@ -77,7 +78,9 @@ void make_batch(int step, int64_t sequences, const GptShape& shape, std::vector<
 }
 
 // fp16 trains with loss scaling at the scaler's starting scale (loss_scaler.h); the others without.
-double loss_scale_of(Precision precision) { return precision == Precision::fp16 ? LossScalerSettings{}.initial_scale : 1.0; }
+double loss_scale_of(Precision precision) {
+  return precision == Precision::fp16 ? LossScalerSettings{}.initial_scale : 1.0;
+}
 
 // kSteps steps of `config` on `world` at `precision` from the same initial
 // weights and batches of kSequencesPerReplica·replicas sequences, split over the grid's data ranks.
@@ -266,8 +269,8 @@ TEST(MixedPrecisionTest, ZeroShardingInBf16IsRefusedByName) {
   }
 }
 
-// One data-parallel step at `precision` over this launch's ranks (data = ranks) at `scale`; `inject`: the last rank makes
-// one of its gradients +inf first. Returns whether unscale_gradients found an overflow (on this rank).
+// One data-parallel step at `precision` over this launch's ranks (data = ranks) at `scale`; `inject`: the last
+// rank makes one of its gradients +inf first. Returns whether unscale_gradients found an overflow (on this rank).
 bool step_overflows(MpiCommunicator& world, Precision precision, double scale, bool inject) {
   ParallelConfig config;
   config.data = world.size(), config.microbatch = kMicrobatch;
