@@ -42,6 +42,9 @@ float* widened(const Half* in, int64_t rows, int64_t cols, int64_t ld, std::vect
 // to fp32, exactly, and multiplied at fp32 with fp32 accumulation: the
 // products of fp16 values are exact in fp32 (11 + 11 significant bits), as in
 // a tensor core's fp16 MMA. A is stored [m, lda] (or [k, lda] transposed), B [k, ldb] (or [n, ldb]).
+// The widening costs little beside the product: [1024,768]·[768,3072], 2
+// threads, 2026-11-23 (the machine shared, load 12 on 2 cores), five rounds
+// of 3 calls: fp16 at 0.82-1.15x the fp32 GEMM's rate (30-37 GFLOP/s), bf16 at 50-66.
 void gemm_fp16_widened(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                        const Half* a, int64_t lda, const Half* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   thread_local std::vector<float> a32, b32;
