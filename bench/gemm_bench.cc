@@ -71,13 +71,14 @@ Result measure(const Shape& s, double seconds_per_shape) {
   const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n, ldc = s.n;
   const std::vector<float> a = spread_values(size_t(s.m * s.k), 1);
   const std::vector<float> b = spread_values(size_t(s.k * s.n), 2);
-  std::vector<bfloat16> a16(a.size()), b16(b.size());
-  to_bfloat16(a.data(), a16.data(), int64_t(a.size()));
-  to_bfloat16(b.data(), b16.data(), int64_t(b.size()));
+  std::vector<Half> a16(a.size()), b16(b.size());
+  to_half(a.data(), a16.data(), int64_t(a.size()), HalfFormat::bf16);
+  to_half(b.data(), b16.data(), int64_t(b.size()), HalfFormat::bf16);
   std::vector<float> c(size_t(s.m * s.n), 0.0f);
   auto call = [&](int backend) {
     if (backend == 2) {
-      gemm_bf16(s.ta, s.tb, s.m, s.n, s.k, 1, a16.data(), lda, b16.data(), ldb, s.beta, c.data(), ldc);
+      gemm_half(HalfFormat::bf16, s.ta, s.tb, s.m, s.n, s.k, 1, a16.data(), lda, b16.data(), ldb, s.beta, c.data(),
+                ldc);
     } else {
       gemm(backend == 0 ? GemmBackend::openblas : GemmBackend::onednn, s.ta, s.tb, s.m, s.n, s.k, 1, a.data(), lda,
            b.data(), ldb, s.beta, c.data(), ldc);

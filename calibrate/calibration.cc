@@ -143,13 +143,15 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
     return rate;
   };
   // The peak of a precision is its best measured rate. On GPUs fp16 runs at
-  // the bf16 rate; the CPU executor has fp32 and bf16 GEMMs (cpu::gemm,
-  // gemm_bf16) and no fp16 one, so there fp16 runs at the fp32 rate, and bf16
-  // too where it was not measured.
+  // the bf16 rate; on the CPU each has its own GEMM (cpu::gemm, gemm_half:
+  // fp16 widened onto the fp32 GEMM), measured, and a profile calibrated
+  // before bf16 or fp16 GEMMs were measured prices them at the fp32 rate.
   p.peak_tflops_fp32 = std::max(best(Precision::fp32), 1e-9);
-  const bool bf16_measured = best(Precision::bf16) > 0;
-  p.peak_tflops_bf16 = gpu || bf16_measured ? std::max(best(Precision::bf16), 1e-9) : p.peak_tflops_fp32;
-  p.peak_tflops_fp16 = gpu ? p.peak_tflops_bf16 : p.peak_tflops_fp32;
+  auto measured_or_fp32 = [&](Precision precision) {
+    return best(precision) > 0 ? std::max(best(precision), 1e-9) : p.peak_tflops_fp32;
+  };
+  p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), 1e-9) : measured_or_fp32(Precision::bf16);
+  p.peak_tflops_fp16 = gpu ? p.peak_tflops_bf16 : measured_or_fp32(Precision::fp16);
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);
@@ -251,7 +253,8 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   MPI_Get_library_version(version, &version_length);
   const std::string mpi_version = std::string(version, size_t(version_length)).substr(0, 120);
   const std::string cpu_backend = std::string("cpu (MPI; fp32 GEMMs in ") + cpu::to_string(cpu::fp32_gemm_backend()) +
-                                  ", bf16 GEMMs in oneDNN " + cpu::onednn_version() + ")";
+                                  ", bf16 GEMMs in oneDNN " + cpu::onednn_version() +
+                                  ", fp16 GEMMs widened to fp32)";
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
     profile.overlap_efficiency = overlap.efficiency;

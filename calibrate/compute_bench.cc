@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "executor/cpu/adamw.h"
 #include "executor/cpu/gemm.h"
@@ -50,29 +49,31 @@ namespace {
 // since they were last touched. So runs rotate over enough copies of A, B
 // and C (64 MiB in all, more than a last-level cache) that none is cached;
 // the same GEMM repeated on one set runs 35-55% faster at 128-512 sizes here.
-// `Element` is A's and B's type (float or bfloat16); C is fp32.
-template <typename Element>
-double gemm_tflops(Communicator& world, const GemmShape& s, double timeout_s, Watchdog* watchdog) {
+// A and B are fp32, or 2-byte (bf16, fp16) run by gemm_half; C is fp32.
+double gemm_tflops(Communicator& world, const GemmShape& s, Precision precision, double timeout_s,
+                   Watchdog* watchdog) {
   constexpr double kRotationBytes = 64.0 * (1 << 20);
+  const bool wide = precision == Precision::fp32;
+  const cpu::HalfFormat format = wide ? cpu::HalfFormat::bf16 : cpu::half_format(precision);
   const size_t a_size = size_t(s.m * s.k), b_size = size_t(s.k * s.n), c_size = size_t(s.m * s.n);
-  const double set_bytes = double(a_size + b_size) * sizeof(Element) + double(c_size) * sizeof(float);
+  const double set_bytes = double(a_size + b_size) * (wide ? 4 : 2) + double(c_size) * sizeof(float);
   const size_t sets = size_t(std::clamp(std::ceil(kRotationBytes / set_bytes), 1.0, 64.0));
-  auto value = [](float x) {
-    if constexpr (std::is_same_v<Element, float>) return x;
-    else return cpu::to_bfloat16(x);
-  };
-  std::vector<std::vector<Element>> a(sets, std::vector<Element>(a_size, value(0.5f)));
-  std::vector<std::vector<Element>> b(sets, std::vector<Element>(b_size, value(0.25f)));
+  // One of the two is used: fp32 operands, or 2-byte ones.
+  std::vector<std::vector<float>> a(wide ? sets : 0, std::vector<float>(a_size, 0.5f));
+  std::vector<std::vector<float>> b(wide ? sets : 0, std::vector<float>(b_size, 0.25f));
+  std::vector<std::vector<cpu::Half>> a16(wide ? 0 : sets, std::vector<cpu::Half>(a_size, cpu::to_half(0.5f, format)));
+  std::vector<std::vector<cpu::Half>> b16(wide ? 0 : sets, std::vector<cpu::Half>(b_size, cpu::to_half(0.25f, format)));
   std::vector<std::vector<float>> c(sets, std::vector<float>(c_size, 0.0f));
   size_t next = 0;
-  const std::string what = std::string("GEMM ") + (std::is_same_v<Element, float> ? "fp32 " : "bf16 ") +
-                           std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  const std::string what = std::string("GEMM ") + to_string(precision) + " " + std::to_string(s.m) + "x" +
+                           std::to_string(s.n) + "x" + std::to_string(s.k);
   const double seconds = slowest_seconds_per_run(world, timeout_s, watchdog, what, 0.05, [&] {
     const size_t i = next++ % sets;
-    if constexpr (std::is_same_v<Element, float>) {
+    if (wide) {
       cpu::gemm(false, false, s.m, s.n, s.k, 1.0f, a[i].data(), s.k, b[i].data(), s.n, 0.0f, c[i].data(), s.n);
     } else {
-      cpu::gemm_bf16(false, false, s.m, s.n, s.k, 1.0f, a[i].data(), s.k, b[i].data(), s.n, 0.0f, c[i].data(), s.n);
+      cpu::gemm_half(format, false, false, s.m, s.n, s.k, 1.0f, a16[i].data(), s.k, b16[i].data(), s.n, 0.0f,
+                     c[i].data(), s.n);
     }
   });
   return 2.0 * double(s.m * s.n * s.k) / seconds / 1e12;
@@ -84,8 +85,9 @@ std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<Gem
                                       double timeout_s, Watchdog* watchdog) {
   std::vector<GemmSample> samples;
   for (const GemmShape& s : shapes) {
-    samples.push_back({Precision::fp32, s.m, s.n, s.k, gemm_tflops<float>(world, s, timeout_s, watchdog)});
-    samples.push_back({Precision::bf16, s.m, s.n, s.k, gemm_tflops<cpu::bfloat16>(world, s, timeout_s, watchdog)});
+    for (Precision precision : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+      samples.push_back({precision, s.m, s.n, s.k, gemm_tflops(world, s, precision, timeout_s, watchdog)});
+    }
   }
   return samples;
 }

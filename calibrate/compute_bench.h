@@ -1,4 +1,4 @@
-// Timing the executor's own compute on this machine: its GEMMs (cpu::gemm, fp32 and bf16),
+// Timing the executor's own compute on this machine: its GEMMs (cpu::gemm, fp32, bf16 and fp16),
 // memory-bound copies (what the model calls HBM bandwidth; on the CPU backend
 // the "device" is host memory), host<->device copies (on CPU a memcpy between
 // two buffers), its element-wise kernels and its AdamW step. All ranks run at
@@ -31,7 +31,7 @@ std::vector<GemmShape> gemm_grid(const std::vector<int64_t>& sizes, const std::v
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra);
 
 // Achieved TFLOP/s of each shape in each precision the CPU backend computes
-// in, through cpu::gemm: fp32, then bf16 (bf16 A and B, fp32 C, gemm_bf16).
+// in, through cpu::gemm: fp32, then bf16 and fp16 (2-byte A and B, fp32 C, gemm_half).
 // `watchdog` (optional) bounds each measurement by `timeout_s`.
 std::vector<GemmSample> measure_gemms(Communicator& world, const std::vector<GemmShape>& shapes,
                                       double timeout_s, Watchdog* watchdog = nullptr);

@@ -24,7 +24,7 @@ struct TrainArguments {
   TrainOptions options;
   std::string model, plan, schedule = "message-driven", fault, overlap, device_memory, lr_schedule = "cosine";
   std::string precision;  // empty: the plan's or model's
-  std::string loss_scale = "none";
+  std::string loss_scale;  // empty: dynamic in fp16, else none
   bool offload = false;
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
@@ -92,19 +92,15 @@ void check_same_model(const TransformerSpec& given, const std::string& model_opt
 // The precision asked for: --precision if given, else the plan's (or model's).
 Precision requested_precision(const std::string& option, const TransformerSpec& spec) {
   if (option.empty()) return spec.precision;
-  if (option == "fp16") {
-    throw InputError("--precision fp16: the CPU backend trains in fp32 or bf16 (fp16 needs loss scaling, not "
-                     "implemented yet)");
-  }
   return parse_precision(option, "--precision");
 }
 
-// What the CPU executor trains `requested` in: fp32 and bf16 as they are; fp8 in bf16 (its
-// tensors are bf16, only its GEMMs would be fp8: model/cost_fp8.h) and a plan's fp16 in fp32,
-// each with a note on rank 0 (issue 17: the log and run.json say so too).
+// What the CPU executor trains `requested` in: fp32, bf16 and fp16 as they are; fp8 in bf16 (its
+// tensors are bf16, only its GEMMs would be fp8: model/cost_fp8.h), with a note on rank 0
+// (issue 17: the log and run.json say so too).
 Precision training_precision(Precision requested, const std::string& name, bool leader) {
-  if (requested == Precision::fp32 || requested == Precision::bf16) return requested;
-  const Precision trained = requested == Precision::fp8 ? Precision::bf16 : Precision::fp32;
+  if (requested != Precision::fp8) return requested;
+  const Precision trained = Precision::bf16;
   if (leader) {
     std::cout << "note: " << name << " is planned in " << to_string(requested) << ", which the CPU executor does "
               << "not train in; training in " << to_string(trained) << "\n";
@@ -143,7 +139,8 @@ void run(TrainArguments& a) {
   const Precision requested = requested_precision(a.precision, spec);
   a.options.precision = training_precision(requested, spec.name, world.rank() == 0);
   if (requested != a.options.precision) a.options.planned_precision = requested;
-  a.options.loss_scaling = a.loss_scale == "dynamic";
+  // fp16 needs loss scaling for its range (executor/train/loss_scaler.h): on unless --loss-scale none.
+  a.options.loss_scaling = a.loss_scale.empty() ? a.options.precision == Precision::fp16 : a.loss_scale == "dynamic";
   // Defaults from the model: its global batch, without accumulation.
   if (a.options.batch == 0) a.options.batch = spec.global_batch;
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
@@ -199,13 +196,14 @@ void add_train_command(CLI::App& app) {
                "Keep the optimizer state (fp32 master weights, Adam moments) in host memory, as AxoNN's CPU "
                "offload does (default: the plan's offload)");
   cmd->add_option("--precision", a->precision,
-                  "fp32, or bf16 (mixed precision: bf16 GEMM operands with fp32 accumulation, activations kept in "
-                  "bf16; fp32 weights, gradients and optimizer), or fp8 (trained in bf16, with a note); default: "
-                  "the plan's or model's (fp8 in bf16, fp16 in fp32)")
+                  "fp32, or bf16 or fp16 (mixed precision: 2-byte weights, gradients and kept activations, GEMM "
+                  "operands in that format with fp32 accumulation; fp32 master weights, optimizer and reductions; "
+                  "fp16 with dynamic loss scaling), or fp8 (trained in bf16, with a note); default: the plan's or "
+                  "model's (fp8 in bf16)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}));
   cmd->add_option("--loss-scale", a->loss_scale,
                   "dynamic: scale the loss (from 2^16), skip a step whose gradients overflow on any rank and halve "
-                  "the scale, double it after 1000 clean steps; none (default)")
+                  "the scale, double it after 1000 clean steps; none (default: dynamic in fp16, else none)")
       ->check(CLI::IsMember({"none", "dynamic"}));
   cmd->add_option("--device-memory", a->device_memory,
                   "Each rank's device memory limit, e.g. 512MiB or 80GiB (default: none); a plan that needs "

@@ -4,14 +4,16 @@
 // Row-major, as llm.c: C[M,N] = alpha · op(A)[M,K] · op(B)[K,N] + beta · C,
 // where op(A) is A ([M,K], lda ≥ K) or Aᵀ (A stored [K,M], lda ≥ M), and
 // likewise for B. fp32 runs on the faster of OpenBLAS's cblas_sgemm and
-// oneDNN's fp32 matmul on this machine (gemm.cc says which, and why); bf16
-// operands run on oneDNN's bf16 matmul (Debian's OpenBLAS has no sbgemm),
-// accumulating in fp32.
+// oneDNN's fp32 matmul on this machine (gemm.cc says which, and why); 2-byte
+// operands (half.h) accumulate in fp32: bf16 on oneDNN's bf16 matmul
+// (Debian's OpenBLAS has no sbgemm), fp16 widened exactly to fp32 and run
+// on the fp32 GEMM (oneDNN 2.6 has no f16 matmul without AVX512-FP16 or AMX:
+// gemm.cc).
 #pragma once
 
 #include <cstdint>
 
-#include "executor/cpu/bf16.h"
+#include "executor/cpu/half.h"
 
 namespace axo::cpu {
 
@@ -19,13 +21,12 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
 
-// bf16 A and B, fp32 accumulation; C in fp32 or (rounded to nearest even) bf16.
-void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-               const bfloat16* a, int64_t lda, const bfloat16* b, int64_t ldb, float beta, float* c,
-               int64_t ldc);
-void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-               const bfloat16* a, int64_t lda, const bfloat16* b, int64_t ldb, float beta, bfloat16* c,
-               int64_t ldc);
+// A and B in a 2-byte format, fp32 accumulation; C in fp32 or (beta·C read
+// from it, the result rounded once to nearest even) in A's and B's format.
+void gemm_half(HalfFormat format, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const Half* a, int64_t lda, const Half* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm_half(HalfFormat format, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const Half* a, int64_t lda, const Half* b, int64_t ldb, float beta, Half* c, int64_t ldc);
 
 // The fp32 candidates, each callable on its own (for gemm_bench and the tests).
 enum class GemmBackend { openblas, onednn };

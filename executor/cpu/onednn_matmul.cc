@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "executor/cpu/bf16.h"
+#include "executor/cpu/half.h"
 
 namespace axo::cpu {
 namespace {
@@ -114,8 +114,8 @@ void scale_c(const MatmulCall& c) {
         float& v = static_cast<float*>(c.c)[at];
         v = c.beta == 0.0f ? 0.0f : c.beta * v;
       } else {
-        bfloat16& v = static_cast<bfloat16*>(c.c)[at];
-        v = to_bfloat16(c.beta == 0.0f ? 0.0f : c.beta * to_float(v));
+        Half& v = static_cast<Half*>(c.c)[at];
+        v = to_bfloat16(c.beta == 0.0f ? 0.0f : c.beta * bfloat16_to_float(v));
       }
     }
   }

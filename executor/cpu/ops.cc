@@ -40,29 +40,6 @@ void embedding_backward_rows(float* dwte, float* dwpe, const float* dout, const 
   }
 }
 
-void embedding_forward_rows(float* out, const int* tokens, const bfloat16* wte, const bfloat16* wpe, int64_t rows,
-                            int64_t first_row, int64_t T, int64_t C) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* o = out + r * C;
-    const bfloat16* token_row = wte + int64_t(tokens[r]) * C;
-    const bfloat16* position_row = wpe + (first_row + r) % T * C;
-    for (int64_t c = 0; c < C; ++c) o[c] = to_float(token_row[c]) + to_float(position_row[c]);
-  }
-}
-
-void embedding_backward_rows(bfloat16* dwte, bfloat16* dwpe, const float* dout, const int* tokens, int64_t rows,
-                             int64_t first_row, int64_t T, int64_t C) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* d = dout + r * C;
-    bfloat16* token_row = dwte + int64_t(tokens[r]) * C;
-    bfloat16* position_row = dwpe + (first_row + r) % T * C;
-    for (int64_t c = 0; c < C; ++c) {
-      token_row[c] = to_bfloat16(to_float(token_row[c]) + d[c]);
-      position_row[c] = to_bfloat16(to_float(position_row[c]) + d[c]);
-    }
-  }
-}
-
 void layernorm_forward(float* out, float* mean, float* rstd, const float* in, const float* weight,
                        const float* bias, int64_t N, int64_t C) {
   for (int64_t n = 0; n < N; ++n) {

@@ -10,8 +10,6 @@
 
 #include <cstdint>
 
-#include "executor/cpu/bf16.h"
-
 namespace axo::cpu {
 
 // out[B,T,C] = wte[token] + wpe[t]
@@ -25,12 +23,6 @@ void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* 
 void embedding_forward_rows(float* out, const int* tokens, const float* wte, const float* wpe, int64_t rows,
                             int64_t first_row, int64_t T, int64_t C);
 void embedding_backward_rows(float* dwte, float* dwpe, const float* dout, const int* tokens, int64_t rows,
-                             int64_t first_row, int64_t T, int64_t C);
-// The same with bf16 tables (mixed precision): each sum in fp32, rounded to
-// nearest even as it is stored in a bf16 gradient.
-void embedding_forward_rows(float* out, const int* tokens, const bfloat16* wte, const bfloat16* wpe, int64_t rows,
-                            int64_t first_row, int64_t T, int64_t C);
-void embedding_backward_rows(bfloat16* dwte, bfloat16* dwpe, const float* dout, const int* tokens, int64_t rows,
                              int64_t first_row, int64_t T, int64_t C);
 
 // out[N,C] = (in − mean) / sqrt(var + 1e-5) · weight + bias, per row; keeps

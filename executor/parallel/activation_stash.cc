@@ -1,4 +1,4 @@
-// Activations kept for backward, in fp32 or bf16 (see activation_stash.h).
+// Activations kept for backward, in fp32 or a 2-byte format (see activation_stash.h).
 #include "executor/parallel/activation_stash.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 namespace axo {
 
 float* ActivationStash::hold(size_t n) {
-  bf16_.clear();
+  half_.clear();
   fp32_.resize(n);
   return fp32_.data();
 }
@@ -18,25 +18,25 @@ void ActivationStash::keep(const float* values, size_t n, Precision precision) {
     if (values) std::copy_n(values, n, kept);
     return;
   }
-  if (precision != Precision::bf16) throw std::invalid_argument("ActivationStash: fp32 or bf16");
+  format_ = cpu::half_format(precision);
   fp32_.clear();
-  bf16_.resize(n);
-  if (values) cpu::to_bfloat16(values, bf16_.data(), int64_t(n));
+  half_.resize(n);
+  if (values) cpu::to_half(values, half_.data(), int64_t(n), format_);
 }
 
 void ActivationStash::keep_part(const float* values, size_t offset, size_t n) {
-  if (rounded()) return cpu::to_bfloat16(values, bf16_.data() + offset, int64_t(n));
+  if (rounded()) return cpu::to_half(values, half_.data() + offset, int64_t(n), format_);
   std::copy_n(values, n, fp32_.data() + offset);
 }
 
 void ActivationStash::restore_part(float* out, size_t offset, size_t n) const {
-  if (rounded()) return cpu::to_float(bf16_.data() + offset, out, int64_t(n));
+  if (rounded()) return cpu::to_float(half_.data() + offset, out, int64_t(n), format_);
   std::copy_n(fp32_.data() + offset, n, out);
 }
 
 void ActivationStash::restore(float* out) const {
   if (rounded()) {
-    cpu::to_float(bf16_.data(), out, int64_t(bf16_.size()));
+    cpu::to_float(half_.data(), out, int64_t(half_.size()), format_);
   } else {
     std::copy(fp32_.begin(), fp32_.end(), out);
   }

@@ -1,42 +1,43 @@
 // One microbatch's activations kept from a chunk's forward to its backward
 // (gpt_stage.h). In fp32 the stage carves them straight into the stash; in
-// bf16 (mixed precision) it computes in an fp32 workspace and keeps them
-// rounded to bf16, half the bytes, widening them again for backward, as a
-// GPU's bf16 training keeps 2-byte activations and computes its
-// element-wise ops in fp32 registers.
+// bf16 or fp16 (mixed precision) it computes in an fp32 workspace and keeps
+// them rounded to the 2-byte format (cpu/half.h), half the bytes, widening
+// them again for backward, as a GPU's mixed-precision training keeps 2-byte
+// activations and computes its element-wise ops in fp32 registers.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "executor/cpu/bf16.h"
+#include "executor/cpu/half.h"
 #include "executor/memory/device_memory.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
 
-using DeviceBf16 = std::vector<cpu::bfloat16, DeviceAllocator<cpu::bfloat16>>;
+using DeviceHalves = std::vector<cpu::Half, DeviceAllocator<cpu::Half>>;  // 2-byte values, their format kept beside
 
 class ActivationStash {
  public:
-  explicit ActivationStash(const DeviceAllocator<float>& allocator) : fp32_(allocator), bf16_(allocator) {}
+  explicit ActivationStash(const DeviceAllocator<float>& allocator) : fp32_(allocator), half_(allocator) {}
 
   // fp32 storage of n elements (contents kept up to the old size), to carve into.
   float* hold(size_t n);
   float* data() { return fp32_.data(); }
   // Keeps n values at `precision`: copied (fp32) or rounded to nearest even
-  // (bf16); null values: only sized, for keep_part.
+  // (bf16, fp16); null values: only sized, for keep_part.
   void keep(const float* values, size_t n, Precision precision);
-  // Writes the kept values to `out` (widened from bf16 exactly).
+  // Writes the kept values to `out` (widened from the 2-byte format exactly).
   void restore(float* out) const;
   // The same for n values from `offset` of what keep() sized.
   void keep_part(const float* values, size_t offset, size_t n);
   void restore_part(float* out, size_t offset, size_t n) const;
-  bool rounded() const { return !bf16_.empty(); }
+  bool rounded() const { return !half_.empty(); }
 
  private:
   DeviceFloats fp32_;
-  DeviceBf16 bf16_;
+  DeviceHalves half_;
+  cpu::HalfFormat format_ = cpu::HalfFormat::bf16;  // half_'s
 };
 
 }  // namespace axo

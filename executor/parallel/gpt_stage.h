@@ -20,9 +20,9 @@
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
 // the chunk's input alone and reruns its forward before its backward.
 //
-// Precision: in bf16 the layers' GEMMs take bf16 operands with fp32
-// accumulation (cpu/gemm_precision.h), and the activations kept for backward
-// are stored in bf16 (activation_stash.h): a chunk computes in fp32 views
+// Precision: in bf16 or fp16 the layers' GEMMs take 2-byte operands with
+// fp32 accumulation (cpu/gemm_precision.h), and the activations kept for
+// backward are stored in that format (activation_stash.h): a chunk computes in fp32 views
 // of its input, one layer slot and its head, and keeps each layer rounded
 // in the stash as soon as it is computed; backward widens a layer back into
 // the slot just before it needs it (the end of gpt_stage.cc).
@@ -64,7 +64,7 @@ namespace axo {
 class GptStage : public PipelineStage {
  public:
   // parameters and gradients are the rank's local buffers (layout.size()
-  // elements, fp32, or bf16 in mixed precision: stage_parameters.h); they
+  // elements, fp32, or bf16 or fp16 in mixed precision: stage_parameters.h); they
   // must outlive the stage, as must `memory`, where the
   // stage books its activations and its layers' communication buffers.
   GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
@@ -121,7 +121,7 @@ class GptStage : public PipelineStage {
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
   // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
-  // bf16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
+  // bf16 or fp16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
   bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
   Acts carve_rolling(int64_t chunk);
   int64_t rolling_size() const;
@@ -161,7 +161,7 @@ class GptStage : public PipelineStage {
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
-  DeviceFloats rolling_;  // bf16: the rolling fp32 views
+  DeviceFloats rolling_;  // bf16 or fp16: the rolling fp32 views
   VocabParallelHead head_;
   std::function<void(int64_t)> on_final_;
 };

@@ -69,7 +69,7 @@ class Linear4d {
   // The block is n_local × k_local; `times` receives compute and wait seconds.
   // Its buffers come from `scratch`, shared with the stage's other layers
   // (its own buffer, the reduce-scatter's dW chunk, is booked through it too).
-  // Its GEMMs run at `precision` (cpu/gemm_precision.h: bf16 operands, fp32 accumulation in bf16).
+  // Its GEMMs run at `precision` (cpu/gemm_precision.h: 2-byte operands, fp32 accumulation in bf16 and fp16).
   Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
            const Overlap& overlap, bool sequence_parallel, PhaseTimes& times, Linear4dScratch& scratch,
            Precision precision = Precision::fp32);
@@ -81,7 +81,7 @@ class Linear4d {
   void prefetch(ShardView chunk);
   // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
   // With sequence parallelism out is this rank's m/|in| rows.
-  // Weights, bias and their gradients may be bf16 (shard_view.h); a Z-split block is gathered in fp32.
+  // Weights, bias and their gradients may be bf16 or fp16 (shard_view.h); a Z-split block is gathered in fp32.
   void forward(float* out, const float* in, ShardView chunk, ShardView bias, int64_t m);
   // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
   // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
@@ -95,7 +95,7 @@ class Linear4d {
   // The gathered block (the chunk itself without a Z split), held until release_block().
   ShardView block(ShardView chunk);
   void release_block();
-  // The chunk in fp32 to send in the all-gather (bf16 widened into a pooled block, wide_).
+  // The chunk in fp32 to send in the all-gather (2-byte storage widened into a pooled block, wide_).
   const float* send_buffer(ShardView chunk);
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
@@ -104,7 +104,7 @@ class Linear4d {
   Precision precision_;
   PhaseTimes& times_;
   DeviceFloats gathered_, dblock_, dchunk_part_, wide_;
-  DeviceFloats small_;  // n_local: a bf16 bias widened, or a bf16 dbias's fp32 column sums
+  DeviceFloats small_;  // n_local: a 2-byte bias widened, or a 2-byte dbias's fp32 column sums
   Linear4dScratch& scratch_;
   RequestPtr gather_, scatter_;
   ShardGrad scatter_target_;

@@ -21,7 +21,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
       gradients_({device_, DeviceUse::gradients}),
       m_({grid.config().offload ? host_ : device_, DeviceUse::optimizer}),
       v_(m_.get_allocator()),
-      // The masters: on the host with offload; on the device (optimizer state, as the moments) in bf16.
+      // The masters: on the host with offload; on the device (optimizer state, as the moments) in bf16 or fp16.
       master_(grid.config().offload ? DeviceAllocator<float>(host_, DeviceUse::weights)
                                     : DeviceAllocator<float>(device_, DeviceUse::optimizer)),
       host_gradients_({host_, DeviceUse::gradients}),
@@ -31,31 +31,32 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   const ParallelConfig& c = grid.config();
   layout_ = std::make_unique<ShardLayout>(shape, c, grid.coords(), split_);
   const size_t n = size_t(layout_->size());
-  if (options.precision != Precision::fp32 && options.precision != Precision::bf16) {
-    throw InputError(std::string("precision ") + to_string(options.precision) + ": the CPU executor trains in fp32 or bf16");
+  if (options.precision == Precision::fp8) {
+    throw InputError("precision fp8: the CPU executor trains in fp32, bf16 or fp16");
   }
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
-  if (bf16()) {
-    parameters16_.assign(n, cpu::bfloat16{}), gradients16_.assign(n, cpu::bfloat16{});
+  if (half()) {
+    parameters16_.assign(n, cpu::Half{}), gradients16_.assign(n, cpu::Half{});
   } else {
     parameters_.assign(n, 0.0f), gradients_.assign(n, 0.0f);
   }
-  const ShardView weights = bf16() ? ShardView(parameters16_.data()) : ShardView(parameters_.data());
-  const ShardGrad gradients = bf16() ? ShardGrad(gradients16_.data()) : ShardGrad(gradients_.data());
+  const ShardView weights = half() ? ShardView(parameters16_.data(), format()) : ShardView(parameters_.data());
+  const ShardGrad gradients = half() ? ShardGrad(gradients16_.data(), format()) : ShardGrad(gradients_.data());
   stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap, options.recompute, times_,
                                       device_, options.precision);
   if (shards) {
     GridCoords owner = grid.coords();
     owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once
     owner_layout_ = std::make_unique<ShardLayout>(shape, c, owner, split_);
-    const ShardGrad stored_weights = bf16() ? ShardGrad(parameters16_.data()) : ShardGrad(parameters_.data());
+    const ShardGrad stored_weights =
+        half() ? ShardGrad(parameters16_.data(), format()) : ShardGrad(parameters_.data());
     zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, stored_weights, gradients, device_, host_,
                                             times_, options.optimizer_threads);
     return;
   }
   m_.assign(n, 0.0f);
   v_.assign(n, 0.0f);
-  if (offload() || bf16()) master_.assign(n, 0.0f);
+  if (offload() || half()) master_.assign(n, 0.0f);
   if (offload()) host_gradients_.assign(n, 0.0f);
 }
 
@@ -64,9 +65,9 @@ void ParallelGpt::load(const std::vector<float>& full) {
     throw std::invalid_argument("ParallelGpt::load: not a full parameter vector of this model");
   }
   if (zero_) return load_sharded(full);
-  if (!bf16()) layout_->scatter(full.data(), parameters_.data());
-  if (offload() || bf16()) layout_->scatter(full.data(), master_.data());
-  if (bf16()) cpu::to_bfloat16(master_.data(), parameters16_.data(), int64_t(master_.size()));
+  if (!half()) layout_->scatter(full.data(), parameters_.data());
+  if (offload() || half()) layout_->scatter(full.data(), master_.data());
+  if (half()) cpu::to_half(master_.data(), parameters16_.data(), int64_t(master_.size()), format());
 }
 
 void ParallelGpt::load_moments(const std::vector<float>& full_m, const std::vector<float>& full_v) {
@@ -117,14 +118,14 @@ double ParallelGpt::global_loss(double tokens) {
 
 void ParallelGpt::copy_gradients_down(int64_t offset, int64_t size) {
   timed(times_.offload, [&] {
-    if (bf16()) return cpu::to_float(gradients16_.data() + offset, host_gradients_.data() + offset, size);
+    if (half()) return cpu::to_float(gradients16_.data() + offset, host_gradients_.data() + offset, size, format());
     std::copy_n(gradients_.data() + offset, size, host_gradients_.data() + offset);
   });
 }
 
 void ParallelGpt::copy_weights_up(int64_t offset, int64_t size) {
   timed(times_.offload, [&] {
-    if (bf16()) return cpu::to_bfloat16(master_.data() + offset, parameters16_.data() + offset, size);
+    if (half()) return cpu::to_half(master_.data() + offset, parameters16_.data() + offset, size, format());
     std::copy_n(master_.data() + offset, size, parameters_.data() + offset);
   });
 }
@@ -139,12 +140,14 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   }
   const double tokens = double(sequences * T * c.data);
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
-  std::fill(gradients16_.begin(), gradients16_.end(), cpu::bfloat16{});
+  std::fill(gradients16_.begin(), gradients16_.end(), cpu::Half{});
+  half_gradient_factor_ = 1;
   stage_->set_batch(inputs, targets, sequences, T, microbatch, loss_scale / tokens);
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
   const std::vector<GradientBucket>& buckets = layout_->buckets();
   std::vector<std::pair<size_t, RequestPtr>> reductions;  // bucket index, its all-reduce (null: none needed)
-  std::vector<DeviceFloats> wide(buckets.size(), DeviceFloats({device_, DeviceUse::comm_buffers}));  // bf16: fp32 copies
+  // 2-byte storage: the buckets' fp32 copies.
+  std::vector<DeviceFloats> wide(buckets.size(), DeviceFloats({device_, DeviceUse::comm_buffers}));
   stage_->on_gradients_final([&](int64_t layer) {
     for (size_t k = 0; k < buckets.size(); ++k) {
       const GradientBucket& b = buckets[k];
@@ -250,7 +253,7 @@ void ParallelGpt::adamw_range(int64_t begin, int64_t end, const float* gradients
 
 void ParallelGpt::adamw(long step, double lr, double weight_decay) {
   if (zero_) return zero_->adamw(step, lr, weight_decay);
-  if (bf16() && !offload()) return adamw_bf16(step, lr, weight_decay);
+  if (half() && !offload()) return adamw_half(step, lr, weight_decay);
   if (!offload()) return adamw_range(0, layout_->size(), gradients_.data(), step, lr, weight_decay);
   // Bucket by bucket on the host, each bucket's weights going back up as it is done.
   for (const GradientBucket& b : layout_->buckets()) {

@@ -17,14 +17,17 @@
 // done. In fp32 the updated weights are those of the run without offload,
 // bit for bit: the same operations in the same order.
 //
-// With precision bf16 (mixed precision, AxoNN's and Megatron's recipe): the
-// device keeps the weights and gradients in bf16, 2 bytes each; the fp32
+// With precision bf16 or fp16 (mixed precision, AxoNN's and Megatron's
+// recipe): the device keeps the weights and gradients in that 2-byte format
+// (cpu/half.h); the fp32
 // master weights and the moments live with the optimizer (on the device, or
 // on the host with offload: 4 bytes of model state per parameter on the
 // device against fp32's 16 without offload). Gradient reductions run in fp32
 // (each bucket widened, reduced, rounded back); AdamW updates the fp32
-// masters, and the weights are their rounding to bf16
-// (parallel_gpt_precision.cc).
+// masters, and the weights are their rounding to the 2-byte format
+// (parallel_gpt_precision.cc). fp16's range (largest finite 65504) needs
+// dynamic loss scaling (train/loss_scaler.h): a gradient that overflows is
+// an inf in the fp16 storage, found by unscale_gradients().
 //
 // With the plan's `zero` at 1 or 2 and data > 1, the gradients are
 // reduce-scattered and the optimizer state sharded over the data ranks
@@ -57,8 +60,8 @@ struct ParallelOptions {
   int64_t seq = 0;                  // tokens per sequence, for balancing the stages; 0: the model's
   int64_t device_memory_bytes = 0;  // the device's capacity; 0: no limit
   int optimizer_threads = 1;        // threads for AdamW (on the host with offload)
-  // fp32, or bf16: weights, gradients and kept activations in bf16, GEMMs on bf16 operands with fp32
-  // accumulation; fp32 masters, moments and reductions (see above).
+  // fp32, or bf16 or fp16: weights, gradients and kept activations in that format, GEMMs on 2-byte operands
+  // with fp32 accumulation; fp32 masters, moments and reductions (see above).
   Precision precision = Precision::fp32;
 };
 
@@ -74,18 +77,20 @@ class ParallelGpt {
   const ProcessGrid& grid() const { return grid_; }
   bool offload() const { return grid_.config().offload; }
   // This rank's shards on the device (layout().size() elements).
-  // fp32 only (empty in bf16: see bf16_parameters()).
+  // fp32 only (empty in bf16 and fp16: see half_parameters()).
   const DeviceFloats& parameters() const { return parameters_; }
   const DeviceFloats& gradients() const { return gradients_; }
-  bool bf16() const { return options_.precision == Precision::bf16; }
-  const DeviceBf16& bf16_parameters() const { return parameters16_; }
-  const DeviceBf16& bf16_gradients() const { return gradients16_; }
+  // Mixed precision: weights and gradients on the device in 2 bytes, in format().
+  bool half() const { return options_.precision == Precision::bf16 || options_.precision == Precision::fp16; }
+  cpu::HalfFormat format() const { return cpu::half_format(options_.precision); }
+  const DeviceHalves& half_parameters() const { return parameters16_; }
+  const DeviceHalves& half_gradients() const { return gradients16_; }
   // The fp32 weights AdamW updates: the parameters in fp32 (with zero, or without offload), else the master weights.
-  // Not with zero in bf16 (the masters are sharded): gathered_master_weights() serves every case.
-  const DeviceFloats& master_weights() const { return !zero_ && (offload() || bf16()) ? master_ : parameters_; }
+  // Not with zero in 2 bytes (the masters are sharded): gathered_master_weights() serves every case.
+  const DeviceFloats& master_weights() const { return !zero_ && (offload() || half()) ? master_ : parameters_; }
   // The fp32 weights AdamW updates, a full vector (llm.c layout) on every rank (collective).
   std::vector<float> gathered_master_weights() const;
-  // The full gradient vector (llm.c layout) on every rank, widened from bf16 in bf16 (collective).
+  // The full gradient vector (llm.c layout) on every rank, widened from 2 bytes in bf16 and fp16 (collective).
   std::vector<float> gather_gradients() const;
   // Adam's first and second moments, full vectors (llm.c layout) on every rank.
   std::vector<float> gathered_first_moment() const;
@@ -125,23 +130,25 @@ class ParallelGpt {
 
  private:
   double global_loss(double tokens);
-  DeviceFloats& updated_weights() { return offload() || bf16() ? master_ : parameters_; }
+  DeviceFloats& updated_weights() { return offload() || half() ? master_ : parameters_; }
   // Offload's host-link copies of a range [offset, offset + size).
   void copy_gradients_down(int64_t offset, int64_t size);
   void copy_weights_up(int64_t offset, int64_t size);
   // AdamW over the tensors within [begin, end) of the local arrays; `gradients` holds element begin's gradient.
   void adamw_range(int64_t begin, int64_t end, const float* gradients, long step, double lr, double weight_decay);
-  // bf16 (parallel_gpt_precision.cc): a bucket's gradients in fp32 to reduce (the gradients themselves in
+  // 2-byte storage (parallel_gpt_precision.cc): a bucket's gradients in fp32 to reduce (the gradients themselves in
   // fp32; else widened into a buffer kept in `wide`), and stored back once reduced.
   float* reduction_buffer(int64_t offset, int64_t size, DeviceFloats& wide);
   void store_reduced(int64_t offset, int64_t size, DeviceFloats& wide);  // and frees `wide`
   // Adds the squares of t's gradients (those the optimizer reads) to `sum`, in order.
   void add_sum_squares(const LocalTensor& t, double& sum) const;
+  // Multiplies the gradients the optimizer reads by `scale` (2-byte ones without offload: into half_gradient_factor_).
   void scale_gradients(float scale);
-  // With zero: the weights (rounded to bf16 in bf16) and the optimizer's masters from a full fp32 vector.
+  // With zero: the weights (rounded to 2 bytes in bf16 and fp16) and the optimizer's masters from a full fp32 vector.
   void load_sharded(const std::vector<float>& full);
-  // AdamW without offload in bf16: bucket by bucket, the gradients widened, the weights rounded from the masters.
-  void adamw_bf16(long step, double lr, double weight_decay);
+  // AdamW without offload in bf16 or fp16: bucket by bucket, the gradients widened, the weights rounded from
+  // the masters.
+  void adamw_half(long step, double lr, double weight_decay);
 
   const ProcessGrid& grid_;
   ParallelOptions options_;
@@ -150,9 +157,12 @@ class ParallelGpt {
   DeviceMemory device_, host_;
   DeviceFloats parameters_, gradients_;
   DeviceFloats m_, v_;                       // on the device, or the host with offload
-  DeviceFloats master_, host_gradients_;     // offload or bf16: fp32 master weights; offload: gradients brought down
-  DeviceBf16 parameters16_, gradients16_;    // bf16 only: the weights and gradients on the device
-  DeviceFloats bucket_gradients_;            // bf16 without offload: one bucket's gradients widened for AdamW
+  DeviceFloats master_, host_gradients_;     // offload or 2-byte: fp32 master weights; offload: gradients brought down
+  DeviceHalves parameters16_, gradients16_;  // bf16 or fp16 only: the weights and gradients on the device
+  DeviceFloats bucket_gradients_;            // 2-byte without offload: one bucket's gradients widened for AdamW
+  // 2-byte without offload: the factor the stored gradients still owe (1 / the loss scale once unscaled, times
+  // clipping's), applied where they are widened (the norm, AdamW, gather_gradients) rather than rounded in.
+  float half_gradient_factor_ = 1;
   PhaseTimes times_;
   std::unique_ptr<GptStage> stage_;
   // zero >= 1: the optimizer sharded over the data ranks (it owns the moments and master weights).

@@ -1,4 +1,4 @@
-// A stage's parameters and gradients in fp32 or bf16 (see stage_parameters.h).
+// A stage's parameters and gradients in fp32 or a 2-byte format (see stage_parameters.h).
 #include "executor/parallel/stage_parameters.h"
 
 #include <algorithm>
@@ -19,7 +19,9 @@ StageParameters::StageParameters(const ShardLayout& layout, ShardView parameters
       g_(gradients),
       windows_{window(memory, DeviceUse::weights), window(memory, DeviceUse::weights),
                window(memory, DeviceUse::weights), window(memory, DeviceUse::weights)} {
-  if (bool(p_.bf16) != bool(g_.bf16)) throw std::invalid_argument("StageParameters: weights and gradients in one precision");
+  if (bool(p_.half) != bool(g_.half) || (p_.half && p_.format != g_.format)) {
+    throw std::invalid_argument("StageParameters: weights and gradients in one precision");
+  }
   for (int i = 0; i < 2; ++i) gradient_windows_.push_back(window(memory, DeviceUse::gradients));
 }
 

@@ -1,9 +1,10 @@
 // A pipeline stage's parameters and gradients as its layers take them: views
-// of the rank's shards (shard_layout.h) in fp32 or bf16 (shard_view.h). The
-// big matrices go to the GEMMs as they are; the small tensors the fp32 ops
-// need (norms' weights and biases) are handed out in fp32, widened from bf16
-// into a few reused windows, and their fp32 gradient windows are added back
-// into the bf16 gradients, rounded, by commit().
+// of the rank's shards (shard_layout.h) in fp32 or a 2-byte format
+// (shard_view.h). The big matrices go to the GEMMs as they are; the small
+// tensors the fp32 ops need (norms' weights and biases) are handed out in
+// fp32, widened from bf16 or fp16 into a few reused windows, and their fp32
+// gradient windows are added back into the 2-byte gradients, rounded, by
+// commit().
 #pragma once
 
 #include <array>
@@ -22,14 +23,14 @@ class StageParameters {
   // The windows are booked in `memory` (weights and gradients, by what they hold).
   StageParameters(const ShardLayout& layout, ShardView parameters, ShardGrad gradients, DeviceMemory& memory);
 
-  bool bf16() const { return p_.bf16 != nullptr; }
+  bool half() const { return p_.half != nullptr; }  // 2-byte storage
   ShardView weight(GptTensor kind, int64_t layer = -1) const { return p_ + offset(kind, layer); }
   ShardGrad gradient(GptTensor kind, int64_t layer = -1) const { return g_ + offset(kind, layer); }
   // The tensor in fp32: itself, or widened into the next of kWindows windows
   // (valid until kWindows more calls).
   const float* fp32(GptTensor kind, int64_t layer = -1);
   // Its gradient in fp32 to accumulate into: itself, or a zeroed window that
-  // commit() adds into the bf16 gradient.
+  // commit() adds into the 2-byte gradient.
   float* fp32_gradient(GptTensor kind, int64_t layer = -1);
   void commit();
 
@@ -43,7 +44,7 @@ class StageParameters {
   std::array<DeviceFloats, kWindows> windows_;
   size_t next_window_ = 0;
   std::vector<DeviceFloats> gradient_windows_;
-  std::vector<std::pair<ShardGrad, size_t>> pending_;  // bf16 gradient, its window in gradient_windows_
+  std::vector<std::pair<ShardGrad, size_t>> pending_;  // 2-byte gradient, its window in gradient_windows_
 };
 
 }  // namespace axo

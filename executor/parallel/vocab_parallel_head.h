@@ -43,8 +43,8 @@ VocabSlice executor_vocab_slice(const GptShape& shape, const ParallelConfig& con
 class VocabParallelHead {
  public:
   // Scratch ([m, Cx] with sequence parallelism) is booked in `memory` as activations.
-  // wte and wpe are fp32 or bf16 views (shard_view.h); in bf16 the GEMMs take bf16 operands at `precision`,
-  // the embedding widens its rows, and gradients are added into bf16 rounded.
+  // wte and wpe are fp32 or 2-byte views (shard_view.h); in bf16 or fp16 the GEMMs take 2-byte operands at
+  // `precision`, the embedding widens its rows, and gradients are added into the 2-byte storage rounded.
   VocabParallelHead(const GptShape& shape, const ProcessGrid& grid, PhaseTimes& times, DeviceMemory& memory,
                     Precision precision = Precision::fp32);
 

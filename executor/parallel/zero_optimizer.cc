@@ -16,23 +16,22 @@ namespace axo {
 namespace {
 
 // The one place this file converts between fp32 and the storage format of
-// the weights and gradients: fp32 is copied; a 2-byte format (bf16,
-// cpu/bf16.h) is widened exactly and narrowed rounding to nearest even.
-// A second 2-byte format joins here.
+// the weights and gradients: fp32 is copied; a 2-byte format (bf16 or fp16,
+// cpu/half.h) is widened exactly and narrowed rounding to nearest even.
 void storage_to_fp32(ShardGrad storage, int64_t offset, int64_t n, float* out) {
   if (storage.f32) return (void)std::copy_n(storage.f32 + offset, n, out);
-  widen(ShardView(storage.bf16 + offset), out, n);
+  widen(ShardView(storage.half + offset, storage.format), out, n);
 }
 
 void fp32_to_storage(const float* in, int64_t n, ShardGrad storage, int64_t offset) {
   if (storage.f32) return (void)std::copy_n(in, n, storage.f32 + offset);
-  cpu::to_bfloat16(in, storage.bf16 + offset, n);
+  cpu::to_half(in, storage.half + offset, n, storage.format);
 }
 
 // Bytes of one stored element, and where element i's bytes start (the all-gather moves them as they are).
-size_t element_bytes(ShardGrad storage) { return storage.f32 ? sizeof(float) : sizeof(cpu::bfloat16); }
+size_t element_bytes(ShardGrad storage) { return storage.f32 ? sizeof(float) : sizeof(cpu::Half); }
 char* bytes_at(ShardGrad storage, int64_t i) {
-  return storage.f32 ? reinterpret_cast<char*>(storage.f32 + i) : reinterpret_cast<char*>(storage.bf16 + i);
+  return storage.f32 ? reinterpret_cast<char*>(storage.f32 + i) : reinterpret_cast<char*>(storage.half + i);
 }
 
 }  // namespace
@@ -144,6 +143,7 @@ void ZeroOptimizer::start_bucket(size_t bucket) {
 }
 
 void ZeroOptimizer::finish_reduction() {
+  piece_factor_ = 1;  // this step's pieces, not yet scaled
   timed(times_.dp_comm, [&] {
     for (Pending& p : pending_) {
       if (!p.scatter_next) continue;
@@ -168,6 +168,9 @@ const float* ZeroOptimizer::piece_gradients(const ZeroUnit& u, DeviceFloats& win
   if (gradients_.f32 && !offload_) return gradients_.f32 + u.begin;
   window.resize(size_t(u.end - u.begin));
   storage_to_fp32(gradients_, u.begin, u.end - u.begin, window.data());
+  if (piece_factor_ != 1) {
+    for (float& g : window) g *= piece_factor_;
+  }
   return window.data();
 }
 
@@ -179,17 +182,14 @@ bool ZeroOptimizer::pieces_overflow() const {
   return false;
 }
 
+// fp32 pieces are scaled in place; 2-byte ones keep the factor aside, applied
+// as piece_gradients() widens them: unscaled in place, fp16 gradients below
+// 2^-14 would lose bits and those below 2^-24 become zero (as ParallelGpt's
+// half_gradient_factor_ without zero).
 void ZeroOptimizer::scale_pieces(float factor) {
-  DeviceFloats window({device_, DeviceUse::gradients});
+  if (!gradients_.f32) return (void)(piece_factor_ *= factor);
   for (const ZeroUnit& u : units_) {
-    if (gradients_.f32) {
-      for (int64_t i = u.begin; i < u.end; ++i) gradients_.f32[i] *= factor;
-      continue;
-    }
-    window.resize(size_t(u.end - u.begin));
-    storage_to_fp32(gradients_, u.begin, u.end - u.begin, window.data());
-    for (float& g : window) g *= factor;
-    fp32_to_storage(window.data(), u.end - u.begin, gradients_, u.begin);
+    for (int64_t i = u.begin; i < u.end; ++i) gradients_.f32[i] *= factor;
   }
 }
 
@@ -305,6 +305,7 @@ std::vector<float> ZeroOptimizer::local_master_weights() const {
 std::vector<float> ZeroOptimizer::local_gradients() const {
   std::vector<float> local(size_t(layout_.size()), 0.0f);
   for (const ZeroUnit& u : units_) storage_to_fp32(gradients_, u.begin, u.end - u.begin, local.data() + u.begin);
+  for (float& g : local) g *= piece_factor_;
   grid_.data_and_context().all_reduce(local.data(), local.size());
   return local;
 }

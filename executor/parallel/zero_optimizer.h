@@ -76,7 +76,7 @@ std::vector<ZeroUnit> zero_units(const ShardLayout& layout, bool tied_embedding,
 class ZeroOptimizer {
  public:
   // `parameters` and `gradients` are the rank's local buffers (layout.size()
-  // elements, both fp32 or both bf16: ShardGrad is a writable view); the
+  // elements, both fp32 or both in one 2-byte format: ShardGrad is a writable view); the
   // shards are booked in `device` (or `host` with offload).
   ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout, const ProcessGrid& grid,
                 ShardGrad parameters, ShardGrad gradients, DeviceMemory& device, DeviceMemory& host,
@@ -138,6 +138,7 @@ class ZeroOptimizer {
   bool offload_;
   std::vector<ZeroUnit> units_;
   int64_t shard_size_ = 0;
+  float piece_factor_ = 1;  // 2-byte pieces: the unscale and clip factors not yet applied (scale_pieces)
   DeviceFloats m_, v_, master_;  // shards; master_ with offload or 2-byte storage
   std::vector<Pending> pending_;
 };

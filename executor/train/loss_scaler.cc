@@ -22,9 +22,9 @@ bool has_inf_or_nan(const float* values, int64_t n) {
   return bad;
 }
 
-bool has_inf_or_nan(const cpu::bfloat16* values, int64_t n) {
+bool has_inf_or_nan(const cpu::Half* values, int64_t n, cpu::HalfFormat format) {
   bool bad = false;
-  for (int64_t i = 0; i < n; ++i) bad |= (values[i].bits & 0x7f80u) == 0x7f80u;  // exponent all ones
+  for (int64_t i = 0; i < n; ++i) bad |= cpu::is_inf_or_nan(values[i], format);
   return bad;
 }
 

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "executor/cpu/bf16.h"
+#include "executor/cpu/half.h"
 
 namespace axo {
 
@@ -43,6 +43,6 @@ class LossScaler {
 
 // Whether any of the n values is an inf or a NaN.
 bool has_inf_or_nan(const float* values, int64_t n);
-bool has_inf_or_nan(const cpu::bfloat16* values, int64_t n);
+bool has_inf_or_nan(const cpu::Half* values, int64_t n, cpu::HalfFormat format);
 
 }  // namespace axo

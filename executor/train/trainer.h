@@ -51,8 +51,8 @@ struct TrainOptions {
   ParallelConfig grid;         // the plan's grid and options, offload included (its microbatch is not used: see above)
   int64_t device_memory = 0;   // each rank's device memory limit in bytes; 0: none
   int optimizer_threads = 1;   // AdamW's threads per rank
-  Precision precision = Precision::fp32;  // fp32 or bf16 (parallel_gpt.h: what runs in bf16)
-  std::optional<Precision> planned_precision;  // the plan's fp8 (or fp16) where `precision` stands in for it
+  Precision precision = Precision::fp32;  // fp32, bf16 or fp16 (parallel_gpt.h: what runs in 2 bytes)
+  std::optional<Precision> planned_precision;  // the plan's fp8 where `precision` stands in for it
   ScheduleOptions schedule;
   std::optional<Overlap> overlap;  // each of OAR, ORS, OAG; default: all as the plan's `overlap`
   // The node this rank runs on, recorded in run.json (`node`) so a report can

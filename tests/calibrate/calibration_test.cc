@@ -47,19 +47,22 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   EXPECT_GE(loaded.collectives.size(), 4u);
   EXPECT_GT(loaded.peak_tflops_fp32, 0);
   EXPECT_FALSE(loaded.gemm_table.empty());
-  // Both CPU GEMM precisions, shape by shape; each precision's peak is its best rate.
+  // The three CPU GEMM precisions, shape by shape; each precision's peak is its best rate.
+  const Precision order[] = {Precision::fp32, Precision::bf16, Precision::fp16};
   std::map<Precision, double> best;
   for (size_t i = 0; i < loaded.gemm_table.size(); ++i) {
     const GemmSample& s = loaded.gemm_table[i];
-    EXPECT_EQ(s.precision, i % 2 ? Precision::bf16 : Precision::fp32) << i;
-    if (i % 2) {
-      const GemmSample& fp32 = loaded.gemm_table[i - 1];
+    EXPECT_EQ(s.precision, order[i % 3]) << i;
+    if (i % 3) {
+      const GemmSample& fp32 = loaded.gemm_table[i - i % 3];
       EXPECT_TRUE(s.m == fp32.m && s.n == fp32.n && s.k == fp32.k) << i;
     }
     best[s.precision] = std::max(best[s.precision], s.tflops);
   }
+  for (Precision p : order) EXPECT_GT(best[p], 0) << to_string(p);
   EXPECT_NEAR(loaded.peak_tflops_fp32, best[Precision::fp32], 1e-9 * best[Precision::fp32]);
   EXPECT_NEAR(loaded.peak_tflops_bf16, best[Precision::bf16], 1e-9 * best[Precision::bf16]);
+  EXPECT_NEAR(loaded.peak_tflops_fp16, best[Precision::fp16], 1e-9 * best[Precision::fp16]);
 
   // Bus bandwidth grows with message size, and the fits reproduce the times.
   const YAML::Node root = load_yaml_file(options.out);
@@ -126,20 +129,23 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
 }
 
 // A CPU profile's peaks come from each precision's own GEMM samples; without
-// bf16 samples (profiles calibrated before gemm_bf16), bf16 runs at the fp32
-// rate. fp16 has no CPU GEMM of its own: the fp32 rate.
+// bf16 or fp16 samples (profiles calibrated before they were measured), those
+// run at the fp32 rate.
 TEST(Calibration, CpuPeaksPerPrecision) {
-  const std::vector<GemmSample> both = {{Precision::fp32, 512, 512, 512, 0.15},
-                                        {Precision::bf16, 512, 512, 512, 0.40},
-                                        {Precision::fp32, 1024, 1024, 1024, 0.20},
-                                        {Precision::bf16, 1024, 1024, 1024, 0.45}};
-  const MachineProfile p = build_profile("cpu", false, 1, both, MemoryRates{}, {}, 16);
+  const std::vector<GemmSample> all = {{Precision::fp32, 512, 512, 512, 0.15},
+                                       {Precision::bf16, 512, 512, 512, 0.40},
+                                       {Precision::fp16, 512, 512, 512, 0.12},
+                                       {Precision::fp32, 1024, 1024, 1024, 0.20},
+                                       {Precision::bf16, 1024, 1024, 1024, 0.45},
+                                       {Precision::fp16, 1024, 1024, 1024, 0.17}};
+  const MachineProfile p = build_profile("cpu", false, 1, all, MemoryRates{}, {}, 16);
   EXPECT_DOUBLE_EQ(p.peak_tflops_fp32, 0.20);
   EXPECT_DOUBLE_EQ(p.peak_tflops_bf16, 0.45);
-  EXPECT_DOUBLE_EQ(p.peak_tflops_fp16, 0.20);
-  EXPECT_EQ(p.gemm_table.size(), 4u);
-  const MachineProfile fp32_only = build_profile("cpu", false, 1, {both[0], both[2]}, MemoryRates{}, {}, 16);
+  EXPECT_DOUBLE_EQ(p.peak_tflops_fp16, 0.17);
+  EXPECT_EQ(p.gemm_table.size(), 6u);
+  const MachineProfile fp32_only = build_profile("cpu", false, 1, {all[0], all[3]}, MemoryRates{}, {}, 16);
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_bf16, 0.20);
+  EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_fp16, 0.20);
 }
 
 }  // namespace

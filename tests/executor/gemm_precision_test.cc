@@ -1,6 +1,6 @@
-// GEMMs at a training precision: fp32 is gemm() bit for bit; bf16 is
-// gemm_bf16 on the operands rounded to nearest even, bit for bit, and stays
-// within bf16's round-off of the fp32 product.
+// GEMMs at a training precision: fp32 is gemm() bit for bit; bf16 and fp16
+// are gemm_half on the operands rounded to nearest even, bit for bit, and
+// stay within the format's round-off of the fp32 product.
 #include "executor/cpu/gemm_precision.h"
 
 #include <gtest/gtest.h>
@@ -21,9 +21,9 @@ std::vector<float> random_values(size_t n, unsigned seed) {
   return v;
 }
 
-std::vector<bfloat16> rounded(const std::vector<float>& v) {
-  std::vector<bfloat16> r(v.size());
-  to_bfloat16(v.data(), r.data(), int64_t(v.size()));
+std::vector<Half> rounded(const std::vector<float>& v, HalfFormat format) {
+  std::vector<Half> r(v.size());
+  to_half(v.data(), r.data(), int64_t(v.size()), format);
   return r;
 }
 
@@ -42,29 +42,34 @@ TEST(GemmPrecision, Fp32IsGemmBitForBit) {
   }
 }
 
-TEST(GemmPrecision, Bf16IsGemmBf16OnRoundedOperands) {
+// gemm at `precision` against gemm_half on rounded operands and the fp32 product; `unit`: the format's roundoff.
+void expect_rounded_gemm(Precision precision, double unit) {
+  const HalfFormat format = half_format(precision);
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       const auto a = random_values(size_t(kM * kK), 4), b = random_values(size_t(kK * kN), 5);
       const int64_t lda = ta ? kM : kK, ldb = tb ? kK : kN;
       std::vector<float> c = random_values(size_t(kM * kN), 6), expected = c, exact = c;
-      gemm(Precision::bf16, ta, tb, kM, kN, kK, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c.data(), kN);
-      const auto a16 = rounded(a), b16 = rounded(b);
-      gemm_bf16(ta, tb, kM, kN, kK, 1.0f, a16.data(), lda, b16.data(), ldb, 1.0f, expected.data(), kN);
+      gemm(precision, ta, tb, kM, kN, kK, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c.data(), kN);
+      const auto a16 = rounded(a, format), b16 = rounded(b, format);
+      gemm_half(format, ta, tb, kM, kN, kK, 1.0f, a16.data(), lda, b16.data(), ldb, 1.0f, expected.data(), kN);
       EXPECT_EQ(c, expected) << ta << tb;
-      // Against fp32: each product term carries two roundings of 2⁻⁸ at most; |terms| ≤ 1, K of them.
+      // Against fp32: each product term carries two roundings of `unit` at most; |terms| ≤ 1, K of them.
       gemm(ta, tb, kM, kN, kK, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, exact.data(), kN);
       double worst = 0;
       for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, double(std::fabs(c[i] - exact[i])));
-      EXPECT_LE(worst, 2.0 * std::ldexp(1.0, -8) * double(kK)) << ta << tb;
-      EXPECT_GT(worst, 0.0) << "bf16 rounding changed nothing: not a bf16 product";
+      EXPECT_LE(worst, 2.0 * unit * double(kK)) << ta << tb;
+      EXPECT_GT(worst, 0.0) << "rounding changed nothing: not a 2-byte product";
     }
   }
 }
 
-TEST(GemmPrecision, Fp16IsRefused) {
+TEST(GemmPrecision, Bf16IsGemmHalfOnRoundedOperands) { expect_rounded_gemm(Precision::bf16, std::ldexp(1.0, -8)); }
+TEST(GemmPrecision, Fp16IsGemmHalfOnRoundedOperands) { expect_rounded_gemm(Precision::fp16, std::ldexp(1.0, -11)); }
+
+TEST(GemmPrecision, Fp8IsRefused) {
   float a = 1, b = 1, c = 0;
-  EXPECT_THROW(gemm(Precision::fp16, false, false, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1), std::invalid_argument);
+  EXPECT_THROW(gemm(Precision::fp8, false, false, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// cpu::gemm and cpu::gemm_bf16 against a double-precision reference, on every
+// cpu::gemm and cpu::gemm_half (bf16, fp16) against a double-precision reference, on every
 // transpose combination, packed and padded leading dimensions (C's padding
 // must stay untouched) and several alpha, beta.
 //
@@ -6,12 +6,13 @@
 //   |C|ₘₐₓ = |alpha|·Σₚ |op(A)ᵢₚ|·|op(B)ₚⱼ| + |beta|·|C₀ᵢⱼ|:
 // - fp32 (both backends): 1e-5, above fp32 accumulation's k·2⁻²⁴ ≤ 3e-6 for k ≤ 45
 //   and its ~√k·2⁻²⁴ typical case for the larger k (sums of random-sign terms).
-// - bf16 operands, fp32 result, against the reference on the same (bf16-rounded)
-//   operands: 1e-5 as fp32, since products of two 8-bit significands are exact in fp32.
-// - bf16 result: that, plus the result's own rounding, 2⁻⁸·|C| (bf16 has 8
-//   significant bits, so round-to-nearest is within 2⁻⁸ relative).
-// - bf16 against the reference on the unrounded fp32 operands: each operand is
-//   within 2⁻⁸ relative, each product within (1+2⁻⁸)² − 1 < 2⁻⁷·1.01, so 2⁻⁷·1.01·|C|ₘₐₓ + 1e-5.
+// - 2-byte operands, fp32 result, against the reference on the same (rounded)
+//   operands: 1e-5 as fp32, since products of two 8-bit (bf16) or 11-bit (fp16)
+//   significands are exact in fp32.
+// - 2-byte result: that, plus the result's own rounding, u·|C| with the
+//   format's unit roundoff u (2⁻⁸ for bf16's 8 significant bits, 2⁻¹¹ for fp16's 11).
+// - against the reference on the unrounded fp32 operands: each operand is
+//   within u relative, each product within (1+u)² − 1 < 2u·1.01, so 2u·1.01·|C|ₘₐₓ + 1e-5.
 #include "executor/cpu/gemm.h"
 
 #include <gtest/gtest.h>
@@ -30,7 +31,8 @@ using testing::random_values;
 
 constexpr float kPadding = 12288.0f;  // C's entries between n and ldc: must stay (3·2¹², exact in bf16)
 constexpr double kFp32Tolerance = 1e-5;
-constexpr double kBf16Unit = 1.0 / 256;  // 2⁻⁸
+// The unit roundoff of a 2-byte format: 2⁻⁸ (bf16), 2⁻¹¹ (fp16).
+double unit_roundoff(HalfFormat format) { return format == HalfFormat::bf16 ? 1.0 / 256 : 1.0 / 2048; }
 
 struct Case {
   bool ta = false, tb = false;
@@ -63,15 +65,15 @@ Operands make_operands(const Case& t, uint32_t seed) {
   return o;
 }
 
-std::vector<float> rounded_to_bf16(const std::vector<float>& v) {
+std::vector<float> rounded_to(const std::vector<float>& v, HalfFormat format) {
   std::vector<float> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = to_float(to_bfloat16(v[i]));
+  for (size_t i = 0; i < v.size(); ++i) r[i] = to_float(to_half(v[i], format), format);
   return r;
 }
 
-std::vector<bfloat16> as_bf16(const std::vector<float>& v) {
-  std::vector<bfloat16> r(v.size());
-  to_bfloat16(v.data(), r.data(), int64_t(v.size()));
+std::vector<Half> as_half(const std::vector<float>& v, HalfFormat format) {
+  std::vector<Half> r(v.size());
+  to_half(v.data(), r.data(), int64_t(v.size()), format);
   return r;
 }
 
@@ -148,43 +150,50 @@ TEST(Gemm, DefaultFp32IsTheChosenBackend) {
   expect_matches(t, o, via_default, kFp32Tolerance, 0, "default");
 }
 
-// Operands rounded to bf16 first: the reference then sees what the GEMM sees.
-Operands bf16_operands(const Case& t, uint32_t seed, bool bf16_c) {
+// Operands rounded to the format first: the reference then sees what the GEMM sees.
+Operands half_operands(const Case& t, uint32_t seed, HalfFormat format, bool half_c) {
   Operands o = make_operands(t, seed);
-  o.a = rounded_to_bf16(o.a);
-  o.b = rounded_to_bf16(o.b);
-  if (bf16_c) o.c0 = rounded_to_bf16(o.c0);  // kPadding is exact in bf16
+  o.a = rounded_to(o.a, format);
+  o.b = rounded_to(o.b, format);
+  if (half_c) o.c0 = rounded_to(o.c0, format);  // kPadding is exact in bf16 and fp16
   return o;
 }
 
-void check_bf16(const Case& t, uint32_t seed) {
-  const Operands o = bf16_operands(t, seed, false);
-  const auto a = as_bf16(o.a), b = as_bf16(o.b);
+void check_half(HalfFormat format, const Case& t, uint32_t seed) {
+  const std::string name = to_string(format);
+  const Operands o = half_operands(t, seed, format, false);
+  const auto a = as_half(o.a, format), b = as_half(o.b, format);
   std::vector<float> c = o.c0;
-  gemm_bf16(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, c.data(), o.ldc);
-  expect_matches(t, o, c, kFp32Tolerance, 0, "bf16 -> fp32");
+  gemm_half(format, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, c.data(), o.ldc);
+  expect_matches(t, o, c, kFp32Tolerance, 0, name + " -> fp32");
 
-  const Operands ob = bf16_operands(t, seed, true);
-  std::vector<bfloat16> cb = as_bf16(ob.c0);
-  gemm_bf16(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, cb.data(), o.ldc);
-  std::vector<float> widened(cb.size());
-  to_float(cb.data(), widened.data(), int64_t(cb.size()));
-  expect_matches(t, ob, widened, kFp32Tolerance, kBf16Unit, "bf16 -> bf16");
+  const Operands oh = half_operands(t, seed, format, true);
+  std::vector<Half> ch = as_half(oh.c0, format);
+  gemm_half(format, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, ch.data(), o.ldc);
+  std::vector<float> widened(ch.size());
+  to_float(ch.data(), widened.data(), int64_t(ch.size()), format);
+  expect_matches(t, oh, widened, kFp32Tolerance, unit_roundoff(format), name + " -> " + name);
 }
 
-TEST(Gemm, Bf16EveryTransposeLeadingDimensionAlphaBeta) {
-  uint32_t seed = 100;
-  for (const Case& t : small_cases()) check_bf16(t, seed += 3);
-  for (const Case& t : large_cases()) check_bf16(t, seed += 3);
+TEST(Gemm, HalfEveryTransposeLeadingDimensionAlphaBeta) {
+  for (HalfFormat format : {HalfFormat::bf16, HalfFormat::fp16}) {
+    uint32_t seed = 100;
+    for (const Case& t : small_cases()) check_half(format, t, seed += 3);
+    for (const Case& t : large_cases()) check_half(format, t, seed += 3);
+  }
 }
 
-TEST(Gemm, Bf16AgainstTheUnroundedFp32Product) {
-  for (const Case& t : large_cases()) {
-    const Operands o = make_operands(t, 300);
-    const auto a = as_bf16(o.a), b = as_bf16(o.b);
-    std::vector<float> c = o.c0;
-    gemm_bf16(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, c.data(), o.ldc);
-    expect_matches(t, o, c, 2 * kBf16Unit * 1.01 + kFp32Tolerance, 0, "bf16 vs fp32 operands");
+TEST(Gemm, HalfAgainstTheUnroundedFp32Product) {
+  for (HalfFormat format : {HalfFormat::bf16, HalfFormat::fp16}) {
+    for (const Case& t : large_cases()) {
+      const Operands o = make_operands(t, 300);
+      const auto a = as_half(o.a, format), b = as_half(o.b, format);
+      std::vector<float> c = o.c0;
+      gemm_half(format, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), o.lda, b.data(), o.ldb, t.beta, c.data(),
+                o.ldc);
+      expect_matches(t, o, c, 2 * unit_roundoff(format) * 1.01 + kFp32Tolerance, 0,
+                     std::string(to_string(format)) + " vs fp32 operands");
+    }
   }
 }
 
@@ -204,12 +213,15 @@ TEST(Gemm, ConcurrentCallsMatchSerialOnes) {
   const std::vector<Case> cases = large_cases();
   std::vector<Operands> operands;
   std::vector<std::vector<float>> serial;
-  for (size_t i = 0; i < cases.size(); ++i) operands.push_back(bf16_operands(cases[i], 500 + uint32_t(i), false));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    operands.push_back(half_operands(cases[i], 500 + uint32_t(i), HalfFormat::bf16, false));
+  }
   auto run = [&](size_t i, std::vector<float>& c) {
     const Case& t = cases[i];
-    const auto a = as_bf16(operands[i].a), b = as_bf16(operands[i].b);
+    const auto a = as_half(operands[i].a, HalfFormat::bf16), b = as_half(operands[i].b, HalfFormat::bf16);
     c = operands[i].c0;
-    gemm_bf16(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), operands[i].lda, b.data(), operands[i].ldb, t.beta,
+    gemm_half(HalfFormat::bf16, t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), operands[i].lda, b.data(),
+              operands[i].ldb, t.beta,
               c.data(), operands[i].ldc);
   };
   serial.resize(cases.size());

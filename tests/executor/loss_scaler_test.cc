@@ -37,15 +37,22 @@ TEST(LossScalerTest, BacksOffOnOverflowAndGrowsAfterACleanStretch) {
   EXPECT_EQ(floor.scale(), 1);  // never below min_scale
 }
 
-TEST(LossScalerTest, FindsInfAndNanInFp32AndBf16) {
+TEST(LossScalerTest, FindsInfAndNanInFp32Bf16AndFp16) {
   std::vector<float> v(100, 1.0f);
   EXPECT_FALSE(has_inf_or_nan(v.data(), 100));
   v[77] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(has_inf_or_nan(v.data(), 100));
-  std::vector<cpu::bfloat16> h(100, cpu::to_bfloat16(3.0e38f));
-  EXPECT_FALSE(has_inf_or_nan(h.data(), 100));
+  std::vector<cpu::Half> h(100, cpu::to_bfloat16(3.0e38f));
+  EXPECT_FALSE(has_inf_or_nan(h.data(), 100, cpu::HalfFormat::bf16));
   h[5] = cpu::to_bfloat16(-std::numeric_limits<float>::infinity());
-  EXPECT_TRUE(has_inf_or_nan(h.data(), 100));
+  EXPECT_TRUE(has_inf_or_nan(h.data(), 100, cpu::HalfFormat::bf16));
+  // fp16: 65504 is finite; a gradient past it (65520 rounds up) is the overflow loss scaling backs off from.
+  std::vector<cpu::Half> f(100, cpu::to_float16(65504.0f));
+  EXPECT_FALSE(has_inf_or_nan(f.data(), 100, cpu::HalfFormat::fp16));
+  f[99] = cpu::to_float16(65520.0f);
+  EXPECT_TRUE(has_inf_or_nan(f.data(), 100, cpu::HalfFormat::fp16));
+  f[99] = cpu::to_float16(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_TRUE(has_inf_or_nan(f.data(), 100, cpu::HalfFormat::fp16));
 }
 
 constexpr int64_t kT = 8, kSequences = 4, kMicrobatch = 2;

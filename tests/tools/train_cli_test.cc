@@ -119,9 +119,37 @@ TEST_F(TrainCli, PrecisionAndLossScaling) {
   EXPECT_GE(model_state(fp32) / parameters, 16.0);
   EXPECT_LE(model_state(bf16) / parameters, 4.1);  // 2 + 2, plus the vocabulary's padding and a norm's fp32 window
   EXPECT_GE(model_state(fp32) / model_state(bf16), 3.9);
-  r = axo(common + "--precision fp16");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--precision fp16"), std::string::npos) << r.output;
+}
+
+// --precision fp16: loss scaling is on without --loss-scale (an injected
+// overflow is skipped and the scale halved), run.json says fp16, and with
+// offload the device keeps 4 bytes of model state per parameter as bf16
+// does. An fp16 plan trains in fp16 by default, without a note.
+TEST_F(TrainCli, Fp16TrainsWithDynamicLossScaling) {
+  const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                             "' --steps 3 --batch 2 --microbatch 2 --seq 32 ";
+  Result r = axo(common + "--precision fp16 --offload --inject-fault overflow:0:2 --run " + path("fp16.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision: fp16"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("note:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step 2: inf or NaN gradients: skipped on every rank; loss scale 65536 -> 32768"),
+            std::string::npos) << r.output;
+  std::ifstream in(path("fp16.json"));
+  const nlohmann::json run = nlohmann::json::parse(in);
+  EXPECT_EQ(run["precision"], "fp16");
+  EXPECT_FALSE(run.contains("planned_precision"));
+  const auto& at_peak = run["memory"]["ranks"][0]["device_at_peak_bytes"];
+  const double model_state =
+      at_peak["weights"].get<double>() + at_peak["gradients"].get<double>() + at_peak["optimizer"].get<double>();
+  EXPECT_LE(model_state / run["parameters"].get<double>(), 4.1);  // 2 + 2, as bf16 (PrecisionAndLossScaling)
+  // An fp16 plan: trained in fp16, no note.
+  const std::string plan = "plan --model gpt2-tiny --gpus 1 --machine selene --precision fp16 --out ";
+  ASSERT_EQ(axo(plan + path("fp16.yaml")).code, 0);
+  r = axo("train --plan " + path("fp16.yaml") + " --data '" + path("lit_train_*.bin") +
+          "' --steps 1 --batch 2 --microbatch 2 --seq 32");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision: fp16"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("note:"), std::string::npos) << r.output;
 }
 
 // --precision fp8 (or an fp8 plan): the CPU executor trains in bf16 and says

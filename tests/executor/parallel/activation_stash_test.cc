@@ -1,5 +1,5 @@
-// Activations kept for backward: fp32 kept exactly; bf16 kept rounded to
-// nearest even in half the booked bytes, and widened exactly.
+// Activations kept for backward: fp32 kept exactly; bf16 and fp16 kept
+// rounded to nearest even in half the booked bytes, and widened exactly.
 #include "executor/parallel/activation_stash.h"
 
 #include <gtest/gtest.h>
@@ -27,22 +27,31 @@ TEST(ActivationStash, Fp32KeepsTheValues) {
   EXPECT_EQ(out, v);
 }
 
-TEST(ActivationStash, Bf16KeepsRoundedValuesInHalfTheBytes) {
+void expect_kept_rounded(Precision precision) {
   DeviceMemory memory;
   ActivationStash stash({memory, DeviceUse::activations});
   const auto v = values();
-  stash.keep(v.data(), v.size(), Precision::bf16);
+  stash.keep(v.data(), v.size(), precision);
   EXPECT_TRUE(stash.rounded());
   EXPECT_EQ(memory.in_use(DeviceUse::activations), int64_t(v.size() * 2));
   std::vector<float> out(v.size());
   stash.restore(out.data());
+  const cpu::HalfFormat format = cpu::half_format(precision);
   int changed = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    EXPECT_EQ(out[i], cpu::to_float(cpu::to_bfloat16(v[i]))) << i;
+    EXPECT_EQ(out[i], cpu::to_float(cpu::to_half(v[i], format), format)) << i;
     changed += out[i] != v[i];
   }
   EXPECT_GT(changed, 0);
+  // A part rewritten and read back in the same format.
+  stash.keep_part(v.data() + 10, 5, 20);
+  std::vector<float> part(20);
+  stash.restore_part(part.data(), 5, 20);
+  for (size_t i = 0; i < 20; ++i) EXPECT_EQ(part[i], cpu::to_float(cpu::to_half(v[10 + i], format), format)) << i;
 }
+
+TEST(ActivationStash, Bf16KeepsRoundedValuesInHalfTheBytes) { expect_kept_rounded(Precision::bf16); }
+TEST(ActivationStash, Fp16KeepsRoundedValuesInHalfTheBytes) { expect_kept_rounded(Precision::fp16); }
 
 TEST(ActivationStash, HoldGivesFp32StorageToCarve) {
   DeviceMemory memory;

@@ -1,6 +1,10 @@
-// bf16 mixed precision in the 4D-parallel GPT (parallel_gpt.h): the serial
-// bf16 run trains like the fp32 one, and every grid of this launch in bf16
-// gives the serial bf16 run's losses and gradients to bf16 round-off.
+// Mixed precision in the 4D-parallel GPT (parallel_gpt.h), bf16 and fp16:
+// the serial bf16 and fp16 runs train like the fp32 one, and every grid of
+// this launch in bf16 (and a few, data parallelism included, in fp16) gives
+// the serial run's losses and gradients to the format's round-off. fp16
+// trains with loss scaling (the loss times 2^16, the gradients checked and
+// unscaled); an overflow, injected on one rank or real (a scale fp16's range
+// cannot hold), is seen by every rank, and the step skipped on all.
 //
 // Tolerances (stated per check below):
 //   bf16 against fp32, serial: the first step's gradients per llm.c tensor
@@ -9,6 +13,8 @@
 //     2018 report bf16/fp16 training curves on fp32's; 1% is well above the
 //     few 2⁻⁸ roundings a loss carries at this size, and far below a broken
 //     layer's effect).
+//   fp16 against fp32, serial: the same bounds (fp16 rounds to 2⁻¹¹, finer
+//     than bf16's 2⁻⁸, and loss scaling keeps its gradients normal).
 //   parallel bf16 against serial bf16: losses within 1e-3 relative; per llm.c
 //     tensor, the gradients' largest difference within 2⁻⁵ of the tensor's
 //     largest value, four bf16 units in its last place (an ulp is 2⁻⁷ of a
@@ -17,6 +23,10 @@
 //     GEMM operand's rounding may land on the neighbouring bf16 (seen: up
 //     to 1.2·2⁻⁷ at 2 and 4 ranks). A wrong shard or a missed reduction
 //     errs by the gradient's own size.
+//   parallel fp16 against serial fp16: losses within 1e-3 relative; per
+//     tensor within 2⁻⁸ of its largest value, four fp16 units in the last
+//     place (2⁻¹⁰ of a value in [2^e, 2^(e+1))), for the same reasons (seen:
+//     up to 2^-9.75 at 2 and 4 ranks).
 //   model state on the device, by category, against the memory model
 //     (model/memory_model.h): equal to the byte, for the spec of the tensors
 //     the executor holds (its padded vocabulary, wpe's max_seq rows); and
@@ -37,6 +47,8 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/train/loss_scaler.h"
+#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -56,8 +68,24 @@ struct Trained {
   std::vector<float> first_gradients;
 };
 
-// kSteps steps of `config` on `world` at `precision` from the same initial weights and batches.
-Trained train(Communicator& world, const ParallelConfig& config, ParallelOptions options, int64_t layers) {
+// Step `step`'s batch of `sequences` sequences (the same for every grid).
+void make_batch(int step, int64_t sequences, const GptShape& shape, std::vector<int>& inputs,
+                std::vector<int>& targets) {
+  std::mt19937 rng(1000 + step);
+  std::uniform_int_distribution<int> token(0, int(shape.vocab) - 1);
+  inputs.clear(), targets.clear();
+  for (int64_t i = 0; i < sequences * kT; ++i) inputs.push_back(token(rng)), targets.push_back(token(rng));
+}
+
+// fp16 trains with loss scaling at the scaler's starting scale (loss_scaler.h); the others without.
+double loss_scale_of(Precision precision) {
+  return precision == Precision::fp16 ? LossScalerSettings{}.initial_scale : 1.0;
+}
+
+// kSteps steps of `config` on `world` at `precision` from the same initial
+// weights and batches of kSequencesPerReplica·replicas sequences, split over the grid's data ranks.
+Trained train(Communicator& world, const ParallelConfig& config, ParallelOptions options, int64_t layers,
+              int64_t replicas) {
   const GptShape shape = test_shape(layers);
   options.seq = kT;
   ProcessGrid grid(world, config);
@@ -65,16 +93,18 @@ Trained train(Communicator& world, const ParallelConfig& config, ParallelOptions
   Gpt reference(shape);
   reference.initialize(7);
   model.load(reference.parameters());
+  const double scale = loss_scale_of(options.precision);
   Trained t;
-  const int64_t sequences = kSequencesPerReplica * config.data;
+  const int64_t per_replica = kSequencesPerReplica * replicas / config.data;
+  std::vector<int> inputs, targets;
   for (int step = 0; step < kSteps; ++step) {
-    std::mt19937 rng(1000 + step);
-    std::uniform_int_distribution<int> token(0, int(shape.vocab) - 1);
-    std::vector<int> inputs, targets;
-    for (int64_t i = 0; i < sequences * kT; ++i) inputs.push_back(token(rng)), targets.push_back(token(rng));
-    const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
-    t.losses.push_back(model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica,
-                                              kT, kMicrobatch));
+    make_batch(step, kSequencesPerReplica * replicas, shape, inputs, targets);
+    const int64_t first = grid.coords().data * per_replica * kT;
+    t.losses.push_back(model.forward_backward(inputs.data() + first, targets.data() + first, per_replica, kT,
+                                              kMicrobatch, scale));
+    if (scale != 1) {
+      EXPECT_FALSE(model.unscale_gradients(scale)) << "step " << step << " overflowed";
+    }
     if (step == 0) t.first_gradients = model.gather_gradients();
     model.clip_gradients(kClip);
     model.adamw(step + 1, kLr, kDecay);
@@ -82,39 +112,43 @@ Trained train(Communicator& world, const ParallelConfig& config, ParallelOptions
   return t;
 }
 
-// The same steps on one rank (every rank runs its own copy).
-Trained train_serial(Precision precision, int64_t layers) {
+// The same steps on one rank (every rank runs its own copy), over `replicas` replicas' batch.
+Trained train_serial(Precision precision, int64_t layers, int64_t replicas = 1) {
   SelfCommunicator self;
   ParallelConfig serial;
   serial.microbatch = kMicrobatch;
   ParallelOptions options;
   options.precision = precision;
-  return train(self, serial, options, layers);
+  return train(self, serial, options, layers, replicas);
 }
 
-TEST(MixedPrecisionTest, SerialBf16TrainsLikeFp32) {
+// The serial run at `precision` against fp32: losses within 1%, first gradients within 2⁻⁴ per tensor.
+void expect_trains_like_fp32(Precision precision) {
   cpu::set_gemm_threads(1);
-  const Trained fp32 = train_serial(Precision::fp32, 4), bf16 = train_serial(Precision::bf16, 4);
+  const Trained fp32 = train_serial(Precision::fp32, 4), half = train_serial(precision, 4);
   bool differs = false;
   for (int s = 0; s < kSteps; ++s) {
-    EXPECT_NEAR(bf16.losses[size_t(s)], fp32.losses[size_t(s)], 0.01 * fp32.losses[size_t(s)]) << "step " << s;
-    differs |= bf16.losses[size_t(s)] != fp32.losses[size_t(s)];
+    EXPECT_NEAR(half.losses[size_t(s)], fp32.losses[size_t(s)], 0.01 * fp32.losses[size_t(s)]) << "step " << s;
+    differs |= half.losses[size_t(s)] != fp32.losses[size_t(s)];
   }
-  EXPECT_TRUE(differs) << "bf16 gave fp32's losses bit for bit: nothing ran in bf16";
+  EXPECT_TRUE(differs) << to_string(precision) << " gave fp32's losses bit for bit: nothing ran in 2 bytes";
   // The first step's gradients, per llm.c tensor, within 2⁻⁴ of the tensor's largest fp32 gradient
-  // (bf16's 2⁻⁸ roundings of weights, activations and gradients, compounded through the layers).
+  // (the format's roundings of weights, activations and gradients, compounded through the layers).
   const auto sizes = gpt_tensor_sizes(test_shape(4));
   size_t offset = 0;
   for (int i = 0; i < kGptTensors; ++i) {
     double scale = 0, worst = 0;
     for (size_t j = offset; j < offset + size_t(sizes[size_t(i)]); ++j) {
       scale = std::max(scale, double(std::fabs(fp32.first_gradients[j])));
-      worst = std::max(worst, double(std::fabs(bf16.first_gradients[j] - fp32.first_gradients[j])));
+      worst = std::max(worst, double(std::fabs(half.first_gradients[j] - fp32.first_gradients[j])));
     }
     EXPECT_LE(worst, std::ldexp(1.0, -4) * scale) << "tensor " << i << " (llm.c order)";
     offset += size_t(sizes[size_t(i)]);
   }
 }
+
+TEST(MixedPrecisionTest, SerialBf16TrainsLikeFp32) { expect_trains_like_fp32(Precision::bf16); }
+TEST(MixedPrecisionTest, SerialFp16TrainsLikeFp32) { expect_trains_like_fp32(Precision::fp16); }
 
 struct Grid {
   std::string name;
@@ -149,9 +183,23 @@ std::vector<Grid> grids() {
   };
 }
 
-// Per llm.c tensor, max |parallel − serial| ≤ 2⁻⁵ · max |serial|.
-void expect_close_to_bf16_roundoff(const std::vector<float>& parallel, const std::vector<float>& serial,
-                                   int64_t layers) {
+// fp16's grids: a few of bf16's, and data parallelism (its reductions of fp16 gradients in fp32).
+std::vector<Grid> fp16_grids() {
+  return {
+      {"x2", 1, 1, 1, 1, 2},
+      {"pipe2", 2, 1, 1, 1, 1},
+      {"data2", 1, 2, 1, 1, 1},
+      with_context(2, {"context2", 1, 1, 1, 1, 1}),
+      {"pipe2_data2", 2, 2, 1, 1, 1},
+      {"data2_x2", 1, 2, 1, 1, 2},
+      {"x2z2_selective_recompute", 1, 1, 2, 1, 2, Recompute::selective},
+      {"pipe2_interleave2_y2", 2, 1, 1, 2, 1, Recompute::none, false, 2},
+  };
+}
+
+// Per llm.c tensor, max |parallel − serial| ≤ tolerance · max |serial|.
+void expect_close_to_roundoff(const std::vector<float>& parallel, const std::vector<float>& serial, int64_t layers,
+                              double tolerance) {
   ASSERT_EQ(parallel.size(), serial.size());
   const auto sizes = gpt_tensor_sizes(test_shape(layers));
   size_t offset = 0;
@@ -161,37 +209,85 @@ void expect_close_to_bf16_roundoff(const std::vector<float>& parallel, const std
       scale = std::max(scale, double(std::fabs(serial[j])));
       worst = std::max(worst, double(std::fabs(parallel[j] - serial[j])));
     }
-    EXPECT_LE(worst, std::ldexp(1.0, -5) * scale) << "tensor " << i << " (llm.c order)";
+    EXPECT_LE(worst, tolerance * scale) << "tensor " << i << " (llm.c order)";
     offset += size_t(sizes[size_t(i)]);
   }
 }
 
-TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
+// Each grid of this launch's size at `precision` against the serial run; `tolerance` for the gradients.
+void expect_grids_match_serial(const std::vector<Grid>& candidates, Precision precision, double tolerance) {
   cpu::set_gemm_threads(1);
   MpiCommunicator world(MPI_COMM_WORLD);
   const int64_t layers = 4;
-  const Trained serial = train_serial(Precision::bf16, layers);
   int ran = 0;
-  for (const Grid& g : grids()) {
+  for (const Grid& g : candidates) {
     ParallelConfig config;
     config.pipeline = g.pipeline, config.data = g.data, config.z = g.z, config.y = g.y, config.x = g.x;
     config.microbatch = kMicrobatch, config.sequence_parallel = g.sequence_parallel, config.interleave = g.interleave;
     config.context = g.context;
     if (config.gpus() != world.size()) continue;
     SCOPED_TRACE(g.name);
+    const Trained serial = train_serial(precision, layers, g.data);  // the same batch, on one rank
     ParallelOptions options;
-    options.precision = Precision::bf16;
+    options.precision = precision;
     options.recompute = g.recompute;
-    const Trained parallel = train(world, config, options, layers);
+    const Trained parallel = train(world, config, options, layers, g.data);
     for (int s = 0; s < kSteps; ++s) {
       EXPECT_NEAR(parallel.losses[size_t(s)], serial.losses[size_t(s)], 1e-3 * serial.losses[size_t(s)]) << "step " << s;
     }
-    expect_close_to_bf16_roundoff(parallel.first_gradients, serial.first_gradients, layers);
+    expect_close_to_roundoff(parallel.first_gradients, serial.first_gradients, layers, tolerance);
     ++ran;
   }
   if (world.size() > 1) {
     EXPECT_GT(ran, 0) << "no grid of " << world.size() << " ranks";
   }
+}
+
+TEST(MixedPrecisionTest, EveryGridOfThisLaunchMatchesTheSerialBf16Run) {
+  expect_grids_match_serial(grids(), Precision::bf16, std::ldexp(1.0, -5));
+}
+
+TEST(MixedPrecisionTest, Fp16GridsOfThisLaunchMatchTheSerialFp16Run) {
+  expect_grids_match_serial(fp16_grids(), Precision::fp16, std::ldexp(1.0, -8));
+}
+
+// One data-parallel step at `precision` over this launch's ranks (data = ranks) at `scale`; `inject`: the last
+// rank makes one of its gradients +inf first. Returns whether unscale_gradients found an overflow (on this rank).
+bool step_overflows(MpiCommunicator& world, Precision precision, double scale, bool inject) {
+  ParallelConfig config;
+  config.data = world.size(), config.microbatch = kMicrobatch;
+  ProcessGrid grid(world, config);
+  ParallelOptions options;
+  options.precision = precision, options.seq = kT;
+  const GptShape shape = test_shape(2);
+  ParallelGpt model(shape, grid, options);
+  Gpt reference(shape);
+  reference.initialize(7);
+  model.load(reference.parameters());
+  std::vector<int> inputs, targets;
+  make_batch(0, kSequencesPerReplica * config.data, shape, inputs, targets);
+  const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
+  model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica, kT, kMicrobatch, scale);
+  if (inject && world.rank() == world.size() - 1) model.inject_gradient_overflow();
+  return model.unscale_gradients(scale);
+}
+
+// fp16's overflows reach every rank: an inf injected on the last rank only,
+// and a real one, a scale fp16's range cannot hold (2^40: the scaled
+// gradients pass 65504, where bf16's range holds them), are found on every
+// rank, so the scaler (loss_scaler.h) skips the step on all and halves the scale.
+TEST(MixedPrecisionTest, Fp16OverflowIsSeenOnEveryRank) {
+  cpu::set_gemm_threads(1);
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const double start = LossScalerSettings{}.initial_scale, huge = std::ldexp(1.0, 40);
+  EXPECT_FALSE(step_overflows(world, Precision::fp16, start, false));
+  EXPECT_TRUE(step_overflows(world, Precision::fp16, start, true)) << "rank " << world.rank();
+  EXPECT_TRUE(step_overflows(world, Precision::fp16, huge, false)) << "rank " << world.rank();
+  EXPECT_FALSE(step_overflows(world, Precision::bf16, huge, false)) << "rank " << world.rank();
+  LossScaler scaler;
+  EXPECT_FALSE(scaler.update(step_overflows(world, Precision::fp16, scaler.scale(), true)));
+  EXPECT_EQ(scaler.scale(), start / 2);
+  EXPECT_EQ(scaler.skipped_steps(), 1);
 }
 
 struct ModelState {
@@ -213,20 +309,23 @@ ModelState device_model_state(Precision precision, bool offload, int64_t layers)
           double(d.in_use(DeviceUse::optimizer)), double(model.layout().size())};
 }
 
-TEST(MixedPrecisionTest, Bf16WithOffloadKeepsAQuarterOfFp32sModelStateOnTheDevice) {
+TEST(MixedPrecisionTest, HalfWithOffloadKeepsAQuarterOfFp32sModelStateOnTheDevice) {
   const ModelState fp32 = device_model_state(Precision::fp32, false, 4);
-  const ModelState bf16 = device_model_state(Precision::bf16, false, 4);
-  const ModelState bf16_offload = device_model_state(Precision::bf16, true, 4);
-  EXPECT_EQ(fp32.total(), 16 * fp32.local_parameters);             // 4 + 4 + 8 (moments)
-  EXPECT_EQ(bf16.total(), 16 * bf16.local_parameters);             // 2 + 2 + 12 (masters, moments)
-  EXPECT_EQ(bf16_offload.total(), 4 * bf16_offload.local_parameters);  // 2 + 2
-  EXPECT_EQ(bf16_offload.optimizer, 0);
-  EXPECT_GE(fp32.total() / bf16_offload.total(), 4.0);
+  EXPECT_EQ(fp32.total(), 16 * fp32.local_parameters);  // 4 + 4 + 8 (moments)
+  for (Precision precision : {Precision::bf16, Precision::fp16}) {
+    SCOPED_TRACE(to_string(precision));
+    const ModelState half = device_model_state(precision, false, 4);
+    const ModelState half_offload = device_model_state(precision, true, 4);
+    EXPECT_EQ(half.total(), 16 * half.local_parameters);                // 2 + 2 + 12 (masters, moments)
+    EXPECT_EQ(half_offload.total(), 4 * half_offload.local_parameters);  // 2 + 2
+    EXPECT_EQ(half_offload.optimizer, 0);
+    EXPECT_GE(fp32.total() / half_offload.total(), 4.0);
+  }
 }
 
 TEST(MixedPrecisionTest, TheMemoryModelAgreesOnTheModelStateByCategory) {
   const int64_t layers = 4;
-  for (Precision precision : {Precision::fp32, Precision::bf16}) {
+  for (Precision precision : {Precision::fp32, Precision::bf16, Precision::fp16}) {
     for (bool offload : {false, true}) {
       SCOPED_TRACE(std::string(to_string(precision)) + (offload ? " with offload" : ""));
       const ModelState measured = device_model_state(precision, offload, layers);

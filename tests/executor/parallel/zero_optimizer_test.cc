@@ -70,9 +70,9 @@ struct Result {
 bool stored_weights_are_rounded(const ParallelGpt& model, const std::vector<float>& masters) {
   std::vector<float> local(size_t(model.layout().size()), 0.0f);
   model.layout().scatter(masters.data(), local.data());
-  const DeviceBf16& stored = model.bf16_parameters();
+  const DeviceHalves& stored = model.half_parameters();
   for (size_t i = 0; i < local.size(); ++i) {
-    if (stored[i].bits != cpu::to_bfloat16(local[i]).bits) return false;
+    if (stored[i].bits != cpu::to_half(local[i], model.format()).bits) return false;
   }
   return true;
 }
@@ -104,7 +104,7 @@ Result train(const ParallelConfig& config, int threads = 1, Precision precision 
     model.adamw(step + 1, kLr, kDecay);
   }
   r.parameters = model.gathered_master_weights();
-  if (precision == Precision::bf16) {
+  if (precision != Precision::fp32) {
     r.stored_weights_are_the_rounded_masters = stored_weights_are_rounded(model, r.parameters);
   }
   r.m = model.gathered_first_moment(), r.v = model.gathered_second_moment();
@@ -232,22 +232,22 @@ TEST(ZeroOptimizerTest, TheOptimizerStateIsBookedPerShard) {
 }
 
 // bf16: zero 1 and 2 equal each other bit for bit and zero 0 in bf16 to bf16 round-off (tolerances above).
-TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
-  cpu::set_gemm_threads(1);
+// In bf16 and fp16: the same checks, each to its format's round-off (one bf16
+// ulp, 2^-7 of a tensor's largest; two fp16 ulps, 2^-9).
+void expect_zero_trains_as_zero_zero(Precision precision, double ulp) {
   int ran = 0;
   for (const Case& c : cases()) {
     if (c.pipeline * c.data * c.context * c.z * c.y * c.x != world_size()) continue;
-    SCOPED_TRACE(c.name);
-    const Precision bf16 = Precision::bf16;
-    const Result plain = train(config_of(c, 0), 1, bf16);
-    const Result one = train(config_of(c, 1), 1, bf16), two = train(config_of(c, 2), 1, bf16);
+    SCOPED_TRACE(c.name + " in " + to_string(precision));
+    const Result plain = train(config_of(c, 0), 1, precision);
+    const Result one = train(config_of(c, 1), 1, precision), two = train(config_of(c, 2), 1, precision);
     EXPECT_EQ(one.losses, two.losses);
     EXPECT_EQ(one.gradients, two.gradients);
     EXPECT_EQ(one.parameters, two.parameters);
     EXPECT_TRUE(one.stored_weights_are_the_rounded_masters);
     EXPECT_TRUE(two.stored_weights_are_the_rounded_masters);
     // Offload moves the masters and moments to the host (AdamW over 3 threads there) and changes no number.
-    const Result offloaded = train(config_of(c, 1, true), 3, bf16);
+    const Result offloaded = train(config_of(c, 1, true), 3, precision);
     EXPECT_EQ(offloaded.losses, one.losses);
     EXPECT_EQ(offloaded.parameters, one.parameters);
     EXPECT_TRUE(offloaded.stored_weights_are_the_rounded_masters);
@@ -259,7 +259,6 @@ TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
       EXPECT_EQ(one.v, plain.v);
       EXPECT_EQ(one.losses, plain.losses);
     }
-    const double ulp = std::ldexp(1.0, -7);
     for (int s = 0; s < kSteps; ++s) {
       EXPECT_NEAR(one.losses[size_t(s)], plain.losses[size_t(s)], 1e-3 * plain.losses[size_t(s)]);
     }
@@ -271,18 +270,29 @@ TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
   EXPECT_GT(ran, 0);
 }
 
-// Loss scaling with zero in bf16: an overflow on the last rank's reduced
-// gradients skips the step on every rank, and a clean step scaled by a power
-// of two gives the unscaled step's reduced gradients bit for bit.
-TEST(ZeroOptimizerTest, Bf16OverflowSkipsTheStepOnEveryRank) {
+TEST(ZeroOptimizerTest, ZeroOneAndTwoInBf16TrainAsZeroZeroInBf16) {
   cpu::set_gemm_threads(1);
+  expect_zero_trains_as_zero_zero(Precision::bf16, std::ldexp(1.0, -7));
+}
+
+TEST(ZeroOptimizerTest, ZeroOneAndTwoInFp16TrainAsZeroZeroInFp16) {
+  cpu::set_gemm_threads(1);
+  expect_zero_trains_as_zero_zero(Precision::fp16, std::ldexp(1.0, -9));
+}
+
+// Loss scaling with zero in bf16 and fp16: an overflow on the last rank's
+// reduced gradients skips the step on every rank, and a clean step scaled by
+// a power of two gives the unscaled step's reduced gradients: bit for bit in
+// bf16; in fp16 to its round-off (the scaled step keeps the bits below 2^-14
+// that the unscaled one loses, so the unscale must not round back into fp16).
+void expect_overflow_skips_the_step(Precision precision, float clean_scale) {
   const Case c{"data_over_all", 1, world_size(), 1, 1, 1};
   for (int zero : {1, 2}) {
-    SCOPED_TRACE("zero " + std::to_string(zero));
+    SCOPED_TRACE("zero " + std::to_string(zero) + " in " + to_string(precision));
     MpiCommunicator world(MPI_COMM_WORLD);
     ProcessGrid grid(world, config_of(c, zero));
     ParallelOptions options;
-    options.seq = kT, options.precision = Precision::bf16;
+    options.seq = kT, options.precision = precision;
     ParallelGpt scaled(test_shape(), grid, options), plain(test_shape(), grid, options);
     Gpt reference(test_shape());
     reference.initialize(11);
@@ -290,10 +300,14 @@ TEST(ZeroOptimizerTest, Bf16OverflowSkipsTheStepOnEveryRank) {
     std::vector<int> tokens(size_t(kSequencesPerReplica * kT * c.data));
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int((i * 37 + 11) % 100);
     const int* mine = tokens.data() + grid.coords().data * kSequencesPerReplica * kT;
-    EXPECT_EQ(scaled.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch, 65536),
+    EXPECT_EQ(scaled.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch, clean_scale),
               plain.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch));
-    EXPECT_FALSE(scaled.unscale_gradients(65536));
-    EXPECT_EQ(scaled.gathered_gradients(), plain.gathered_gradients());
+    EXPECT_FALSE(scaled.unscale_gradients(clean_scale));
+    if (precision == Precision::bf16) {
+      EXPECT_EQ(scaled.gathered_gradients(), plain.gathered_gradients());
+    } else {
+      expect_close(scaled.gathered_gradients(), plain.gathered_gradients(), std::ldexp(1.0, -10), 0, "unscaled");
+    }
     const std::vector<float> before = plain.gathered_master_weights();
     LossScaler scaler;
     scaled.forward_backward(mine, mine, kSequencesPerReplica, kT, kMicrobatch, scaler.scale());
@@ -303,6 +317,16 @@ TEST(ZeroOptimizerTest, Bf16OverflowSkipsTheStepOnEveryRank) {
     EXPECT_FALSE(scaler.update(overflow));
     EXPECT_EQ(scaled.gathered_master_weights(), before);
   }
+}
+
+TEST(ZeroOptimizerTest, Bf16OverflowSkipsTheStepOnEveryRank) {
+  cpu::set_gemm_threads(1);
+  expect_overflow_skips_the_step(Precision::bf16, 65536);
+}
+
+TEST(ZeroOptimizerTest, Fp16OverflowSkipsTheStepOnEveryRank) {
+  cpu::set_gemm_threads(1);
+  expect_overflow_skips_the_step(Precision::fp16, 1024);
 }
 
 // The model state a freshly built model books on the device and the host, by use.
