@@ -168,7 +168,12 @@ std::vector<Case> cases() {
 }
 
 // Two data × context ranks and no Z or Y part or tied embedding: the reduce-scatter adds zero 0's two numbers.
-bool same_sums(const Case& c) { return c.data * c.context == 2 && c.z == 1 && !c.sequence_parallel && c.pipeline == 1; }
+// In 2-byte storage not over context ranks: there the clipping norm's fp32 sums run in another order, and the
+// clip factor, applied to the widened gradients (not rounded back to 2 bytes), shows its last bit in the weights.
+bool same_sums(const Case& c, Precision precision) {
+  const bool pair = precision == Precision::fp32 ? c.data * c.context == 2 : c.data == 2 && c.context == 1;
+  return pair && c.z == 1 && !c.sequence_parallel && c.pipeline == 1;
+}
 
 // zero 1 and 2 run the same operations; both equal zero 0's training.
 TEST(ZeroOptimizerTest, ZeroOneAndTwoTrainAsZeroZero) {
@@ -184,7 +189,7 @@ TEST(ZeroOptimizerTest, ZeroOneAndTwoTrainAsZeroZero) {
     EXPECT_EQ(one.gradients, two.gradients);
     EXPECT_EQ(one.parameters, two.parameters);
     EXPECT_EQ(one.losses[0], plain.losses[0]);  // the same forward before any step
-    if (same_sums(c)) {
+    if (same_sums(c, Precision::fp32)) {
       EXPECT_EQ(one.gradients, plain.gradients);
       EXPECT_EQ(one.parameters, plain.parameters);
       EXPECT_EQ(one.m, plain.m);
@@ -252,7 +257,7 @@ void expect_zero_trains_as_zero_zero(Precision precision, double ulp) {
     EXPECT_EQ(offloaded.parameters, one.parameters);
     EXPECT_TRUE(offloaded.stored_weights_are_the_rounded_masters);
     EXPECT_EQ(one.losses[0], plain.losses[0]);  // the same forward before any step
-    if (same_sums(c)) {
+    if (same_sums(c, precision)) {
       EXPECT_EQ(one.gradients, plain.gradients);
       EXPECT_EQ(one.parameters, plain.parameters);
       EXPECT_EQ(one.m, plain.m);
@@ -263,7 +268,8 @@ void expect_zero_trains_as_zero_zero(Precision precision, double ulp) {
       EXPECT_NEAR(one.losses[size_t(s)], plain.losses[size_t(s)], 1e-3 * plain.losses[size_t(s)]);
     }
     expect_close(one.gradients, plain.gradients, ulp, 0, "gradients after step 1");
-    expect_close(one.m, plain.m, ulp, 0, "first moment after step 2");
+    // Two steps' gradients, each to one ulp, enter the moment: two ulps of its largest.
+    expect_close(one.m, plain.m, 2 * ulp, 0, "first moment after step 2");
     expect_close(one.parameters, plain.parameters, ulp, 2 * kLr * kSteps, "masters after step 2");
     ++ran;
   }
