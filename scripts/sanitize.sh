@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/sanitizer-build.sh
-cc -shared -fPIC -O2 -o build-san/libkeep_loaded.so tests/keep_loaded.c
+clang -shared -fPIC -O2 -o build-san/libkeep_loaded.so tests/keep_loaded.c
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_env_list="LD_PRELOAD=$PWD/build-san/libkeep_loaded.so"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
