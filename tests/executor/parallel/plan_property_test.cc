@@ -10,8 +10,8 @@
 // By default a seeded sample of kPlansPerCase plans per (model, ranks) runs
 // (CTest: 6 cases, 48 plans, at least the 30 issue 17 asks of CI);
 // AXO_PROPERTY_PLANS=N samples N per case instead, the first N of the same
-// shuffle (scripts/sanitize.sh runs 2, since a plan costs ~7x under the
-// sanitizers); AXO_PROPERTY_ALL=1 runs every distinct plan
+// shuffle (scripts/sanitize.sh runs 2: 12 plans took 141 s there under load,
+// 48 took 845 s before); AXO_PROPERTY_ALL=1 runs every distinct plan
 // (scripts/property_test.sh).
 // axo-test-long
 #include <gtest/gtest.h>
