@@ -1,4 +1,4 @@
-/* Preloaded into the ranks mpirun starts under scripts/sanitize.sh: dlclose
+/* Preloaded into every process scripts/sanitize.sh starts: dlclose
  * does nothing, so Open MPI's plugins stay mapped until exit and the frames of
  * the allocations they keep name their module (mca_*.so), which
  * tests/lsan.supp matches. Without it LeakSanitizer sees "<unknown module>"
