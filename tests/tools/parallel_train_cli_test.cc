@@ -1,5 +1,6 @@
 // `axo train` under mpirun: a plan the planner made for this machine runs as
 // written on 4 ranks, and a launch that does not match the plan is refused.
+// axo-test-long
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -8,8 +8,12 @@
 // them (zero is part of what makes a plan distinct).
 //
 // By default a seeded sample of kPlansPerCase plans per (model, ranks) runs
-// (CTest); AXO_PROPERTY_ALL=1 runs every distinct plan
+// (CTest: 6 cases, 48 plans, at least the 30 issue 17 asks of CI);
+// AXO_PROPERTY_PLANS=N samples N per case instead, the first N of the same
+// shuffle (scripts/sanitize.sh runs 2: 12 plans took 141 s there under load,
+// 48 took 845 s before); AXO_PROPERTY_ALL=1 runs every distinct plan
 // (scripts/property_test.sh).
+// axo-test-long
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +82,15 @@ std::vector<PlanRow> distinct_plans(const std::string& csv) {
   return plans;
 }
 
+// Plans sampled per (model, ranks): AXO_PROPERTY_PLANS if set (a positive count), else kPlansPerCase.
+size_t plans_per_case() {
+  const char* text = std::getenv("AXO_PROPERTY_PLANS");
+  if (text == nullptr) return kPlansPerCase;
+  const int count = std::atoi(text);
+  if (count < 1) ADD_FAILURE() << "AXO_PROPERTY_PLANS=" << text << ": expected a positive count of plans per case";
+  return size_t(std::max(count, 1));
+}
+
 std::vector<double> losses(const std::string& run_json) {
   std::ifstream in(run_json);
   std::vector<double> out;
@@ -123,6 +136,7 @@ class PlanProperty : public axo::testing::EncodedTextTest {
 
 TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
   const bool all = std::getenv("AXO_PROPERTY_ALL") != nullptr;
+  const size_t per_case = plans_per_case();
   const std::string models[] = {"gpt2-mini", std::string(AXO_SOURCE_DIR) + "/tests/executor/parallel/gpt2-8-layers.yaml"};
   std::mt19937 rng(17);
   int ran = 0, interleaved = 0, sharded = 0;
@@ -138,7 +152,7 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
       ASSERT_FALSE(plans.empty()) << model << " on " << ranks << " ranks";
       if (!all) {
         std::shuffle(plans.begin(), plans.end(), rng);
-        plans.resize(std::min(plans.size(), kPlansPerCase));
+        plans.resize(std::min(plans.size(), per_case));
       }
       for (const PlanRow& row : plans) {
         const bool same = train(model, ranks, row, expected);
@@ -153,7 +167,7 @@ TEST_F(PlanProperty, EveryDistinctPlanTrainsTheSerialModel) {
   }
   std::printf("%d plans trained, %d of them interleaved, %d with the optimizer sharded (zero 1 or 2)\n", ran,
               interleaved, sharded);
-  EXPECT_GE(ran, 30);
+  EXPECT_GE(ran, std::min(30, 6 * int(per_case)));  // 30 at the default sample (issue 17)
   EXPECT_GT(interleaved, 0);
   EXPECT_GT(sharded, 0);
 }
