@@ -69,6 +69,14 @@ const char* to_string(BackwardPrefetch prefetch) { return prefetch == BackwardPr
 
 const char* to_string(ElementwiseKind kind) { return kind == ElementwiseKind::eager ? "eager" : "fused"; }
 
+ElementwiseKind parse_elementwise_kind(const YamlMap& map) {
+  return map.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager : ElementwiseKind::fused;
+}
+
+BackwardPrefetch parse_backward_prefetch(const YamlMap& map) {
+  return map.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+}
+
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
   if (text == "flash3") return AttentionKind::flash3;
@@ -192,14 +200,8 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
     if (stack.has("loss")) p.loss = parse_loss_kind(stack);
     if (stack.has("selective")) p.selective = parse_selective_kind(stack);
     if (stack.has("optimizer_state")) p.optimizer_state = parse_optimizer_state(stack);
-    if (stack.has("elementwise")) {
-      p.elementwise = stack.get_choice("elementwise", {"fused", "eager"}) == "eager" ? ElementwiseKind::eager
-                                                                                    : ElementwiseKind::fused;
-    }
-    if (stack.has("backward_prefetch")) {
-      p.backward_prefetch = stack.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post
-                                                                                          : BackwardPrefetch::pre;
-    }
+    if (stack.has("elementwise")) p.elementwise = parse_elementwise_kind(stack);
+    if (stack.has("backward_prefetch")) p.backward_prefetch = parse_backward_prefetch(stack);
     stack.reject_unknown_keys();
   }
 

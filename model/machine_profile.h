@@ -111,6 +111,9 @@ enum class ElementwiseKind { fused, eager };
 enum class BackwardPrefetch { pre, post };
 const char* to_string(BackwardPrefetch prefetch);
 const char* to_string(ElementwiseKind kind);
+// The stack mapping's `elementwise` and `backward_prefetch` keys (a clear error names the choices).
+ElementwiseKind parse_elementwise_kind(const YamlMap& map);
+BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 

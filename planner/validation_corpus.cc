@@ -100,15 +100,8 @@ CorpusSpec load_corpus_spec(const std::string& path) {
     if (entry.has("fp8_weights")) spec.machines.back().fp8_weights = parse_fp8_weights(entry);
     if (entry.has("loss")) spec.machines.back().loss = parse_loss_kind(entry);
     if (entry.has("selective")) spec.machines.back().selective = parse_selective_kind(entry);
-    if (entry.has("elementwise")) {
-      spec.machines.back().elementwise = entry.get_choice("elementwise", {"fused", "eager"}) == "eager"
-                                             ? ElementwiseKind::eager
-                                             : ElementwiseKind::fused;
-    }
-    if (entry.has("backward_prefetch")) {
-      spec.machines.back().backward_prefetch =
-          entry.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
-    }
+    if (entry.has("elementwise")) spec.machines.back().elementwise = parse_elementwise_kind(entry);
+    if (entry.has("backward_prefetch")) spec.machines.back().backward_prefetch = parse_backward_prefetch(entry);
     entry.reject_unknown_keys();
   }
   if (map.has("recipes")) {
