@@ -177,7 +177,8 @@ std::string flag(const std::string& name, int64_t value) {
   return "  " + name + " " + std::to_string(value) + "\n";
 }
 
-std::string recompute_flags(const ParallelConfig& c) {
+// The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines.
+static std::string recompute_flags(const ParallelConfig& c) {
   switch (c.recompute) {
     case Recompute::full:
       return flag("--recompute-granularity full") + flag("--recompute-method uniform") +
@@ -188,6 +189,19 @@ std::string recompute_flags(const ParallelConfig& c) {
       break;
   }
   return "";
+}
+
+std::string batch_and_shape_flags(const TransformerSpec& spec, const ParallelConfig& c) {
+  std::string text;
+  if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
+  text += recompute_flags(c);
+  text += flag("--micro-batch-size", c.microbatch);
+  text += flag("--global-batch-size", spec.global_batch);
+  text += flag("--num-layers", spec.layers);
+  text += flag("--hidden-size", spec.hidden);
+  text += flag("--ffn-hidden-size", spec.ffn_hidden);
+  text += flag("--num-attention-heads", spec.heads);
+  return text;
 }
 
 std::string one_dimensional_tensor_problem(const ParallelConfig& c) {

@@ -96,8 +96,10 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
 // One line of a Megatron-style bash argument array: "  NAME\n" or "  NAME VALUE\n".
 std::string flag(const std::string& name);
 std::string flag(const std::string& name, int64_t value);
-// The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines.
-std::string recompute_flags(const ParallelConfig& c);
+// The flags Megatron-LM and Megatron-DeepSpeed share, in the order both write
+// them: sequence parallelism, recompute, the batch and the model's shape up to
+// its attention heads (their key/value heads' flags differ).
+std::string batch_and_shape_flags(const TransformerSpec& spec, const ParallelConfig& c);
 
 // Megatron-LM's and DeepSpeed's tensor parallelism is one-dimensional (axo's y):
 // why a plan with x > 1 or z > 1 cannot be expressed there, or "" when it can.

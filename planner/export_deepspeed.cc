@@ -150,14 +150,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   text += flag("--tensor-model-parallel-size", c.y);
   text += flag("--pipeline-model-parallel-size", c.pipeline);
   if (c.pipeline == 1) text += flag("--no-pipeline-parallel");
-  if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
-  text += recompute_flags(c);
-  text += flag("--micro-batch-size", c.microbatch);
-  text += flag("--global-batch-size", spec.global_batch);
-  text += flag("--num-layers", spec.layers);
-  text += flag("--hidden-size", spec.hidden);
-  text += flag("--ffn-hidden-size", spec.ffn_hidden);
-  text += flag("--num-attention-heads", spec.heads);
+  text += batch_and_shape_flags(spec, c);
   text += flag("--seq-length", spec.seq_len);
   text += flag("--max-position-embeddings", spec.seq_len);
   if (spec.kv_heads != spec.heads) text += flag("--num-key-value-heads", spec.kv_heads);

@@ -141,14 +141,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
     text += flag("--decoder-last-pipeline-num-layers", ends.last);
   }
   if (tp_pp_dp) text += flag("--use-tp-pp-dp-mapping");
-  if (c.sequence_parallel && c.y > 1) text += flag("--sequence-parallel");
-  text += recompute_flags(c);
-  text += flag("--micro-batch-size", c.microbatch);
-  text += flag("--global-batch-size", spec.global_batch);
-  text += flag("--num-layers", spec.layers);
-  text += flag("--hidden-size", spec.hidden);
-  text += flag("--ffn-hidden-size", spec.ffn_hidden);
-  text += flag("--num-attention-heads", spec.heads);
+  text += batch_and_shape_flags(spec, c);
   if (spec.kv_heads != spec.heads) {
     text += flag("--group-query-attention");
     text += flag("--num-query-groups", spec.kv_heads);
