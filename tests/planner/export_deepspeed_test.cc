@@ -7,30 +7,16 @@
 
 #include "model/error.h"
 #include "planner/export.h"
+#include "tests/planner/export_fixtures.h"
 
 namespace axo {
 namespace {
 
-// GPT-3 13B as in Narayanan et al. (SC'21) Table 1 / Brown et al. 2020.
-TransformerSpec gpt3_13b() {
-  TransformerSpec s;
-  s.name = "gpt3-13b";
-  s.layers = 40, s.hidden = 5120, s.heads = 40, s.kv_heads = 40, s.ffn_hidden = 20480;
-  s.seq_len = 2048, s.vocab = 51200, s.global_batch = 1024, s.precision = Precision::bf16;
-  return s;
-}
+MachineProfile selene() { return gpu_machine("selene", 8); }
 
-MachineProfile selene() {
-  MachineProfile m;
-  m.name = "selene";
-  m.gpus_per_node = 8;
-  return m;
-}
-
+// Megatron-DeepSpeed's one-dimensional tensor parallelism: x = z = 1.
 ParallelConfig grid(int64_t pipeline, int64_t data, int64_t y, int64_t microbatch) {
-  ParallelConfig c;
-  c.pipeline = pipeline, c.data = data, c.y = y, c.microbatch = microbatch;
-  return c;
+  return axo::grid(pipeline, data, 1, y, 1, microbatch);
 }
 
 nlohmann::json ds_config(const TransformerSpec& spec, const ParallelConfig& c) {

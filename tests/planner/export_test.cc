@@ -15,6 +15,7 @@
 
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/planner/export_fixtures.h"
 
 namespace axo {
 namespace {
@@ -57,15 +58,6 @@ void expect_golden(const std::string& name, const std::string& actual) {
                 << "Whole output: diff -u " << path << " " << actual_path;
 }
 
-// GPT-3 13B as in Narayanan et al. (SC'21) Table 1 / Brown et al. 2020.
-TransformerSpec gpt3_13b() {
-  TransformerSpec s;
-  s.name = "gpt3-13b";
-  s.layers = 40, s.hidden = 5120, s.heads = 40, s.kv_heads = 40, s.ffn_hidden = 20480;
-  s.seq_len = 2048, s.vocab = 51200, s.global_batch = 1024, s.precision = Precision::bf16;
-  return s;
-}
-
 // Llama 3 8B's shape (grouped-query attention, SwiGLU, RMSNorm, RoPE, no bias, untied).
 TransformerSpec llama3_8b() {
   TransformerSpec s;
@@ -75,20 +67,6 @@ TransformerSpec llama3_8b() {
   s.bias = false, s.tied_embeddings = false;
   s.seq_len = 8192, s.vocab = 128256, s.global_batch = 256, s.precision = Precision::bf16;
   return s;
-}
-
-MachineProfile gpu_machine(const std::string& name, int64_t gpus_per_node) {
-  MachineProfile m;
-  m.name = name;
-  m.gpus_per_node = gpus_per_node;
-  return m;
-}
-
-ParallelConfig grid(int64_t pipeline, int64_t data, int64_t x, int64_t y, int64_t z,
-                    int64_t microbatch) {
-  ParallelConfig c;
-  c.pipeline = pipeline, c.data = data, c.x = x, c.y = y, c.z = z, c.microbatch = microbatch;
-  return c;
 }
 
 ExportContext context() {
