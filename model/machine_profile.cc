@@ -77,6 +77,23 @@ BackwardPrefetch parse_backward_prefetch(const YamlMap& map) {
   return map.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
 }
 
+StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
+  StackSettings s;
+  s.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
+  if (map.has("weight_gather")) {
+    s.weight_gather = map.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block"
+                          ? WeightGather::per_block
+                          : WeightGather::per_linear;
+  }
+  if (map.has("fp8_weights")) s.fp8_weights = parse_fp8_weights(map);
+  if (map.has("loss")) s.loss = parse_loss_kind(map);
+  if (map.has("selective")) s.selective = parse_selective_kind(map);
+  if (map.has("optimizer_state")) s.optimizer_state = parse_optimizer_state(map);
+  if (map.has("elementwise")) s.elementwise = parse_elementwise_kind(map);
+  if (map.has("backward_prefetch")) s.backward_prefetch = parse_backward_prefetch(map);
+  return s;
+}
+
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {
   if (text == "flash") return AttentionKind::flash;
   if (text == "flash3") return AttentionKind::flash3;
@@ -190,18 +207,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
 
   if (map.has("stack")) {
     const YamlMap stack(map.get_node("stack"), source, "stack");
-    p.attention = parse_attention_kind(stack.get_choice("attention", {"flash", "flash3", "materialized"}), source);
-    if (stack.has("weight_gather")) {
-      p.weight_gather = stack.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block"
-                            ? WeightGather::per_block
-                            : WeightGather::per_linear;
-    }
-    if (stack.has("fp8_weights")) p.fp8_weights = parse_fp8_weights(stack);
-    if (stack.has("loss")) p.loss = parse_loss_kind(stack);
-    if (stack.has("selective")) p.selective = parse_selective_kind(stack);
-    if (stack.has("optimizer_state")) p.optimizer_state = parse_optimizer_state(stack);
-    if (stack.has("elementwise")) p.elementwise = parse_elementwise_kind(stack);
-    if (stack.has("backward_prefetch")) p.backward_prefetch = parse_backward_prefetch(stack);
+    static_cast<StackSettings&>(p) = read_stack_settings(stack, source);
     stack.reject_unknown_keys();
   }
 

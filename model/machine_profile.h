@@ -144,7 +144,24 @@ struct CollectiveFit {
 // 419 / (54 days · 24 h · 16,384 GPUs) = 1.973e-5 interruptions per GPU-hour.
 inline constexpr double kLlama3FailuresPerGpuHour = 419.0 / (54.0 * 24.0 * 16384.0);
 
-struct MachineProfile {
+// The training stack's settings (a profile's `stack` section, a validation
+// corpus machine entry): what the software does that changes time or memory,
+// each default Megatron-LM's or axo's own executor's (see each enum above).
+struct StackSettings {
+  AttentionKind attention = AttentionKind::materialized;        // stack.attention
+  WeightGather weight_gather = WeightGather::per_linear;        // stack.weight_gather
+  Fp8Weights fp8_weights = Fp8Weights::cached;                  // stack.fp8_weights
+  LossKind loss = LossKind::fp32_copy;                          // stack.loss
+  SelectiveKind selective = SelectiveKind::attention;           // stack.selective
+  OptimizerState optimizer_state = OptimizerState::fp32;        // stack.optimizer_state
+  ElementwiseKind elementwise = ElementwiseKind::fused;         // stack.elementwise
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
+};
+// A mapping's stack keys (attention required, the others over the defaults);
+// a wrong choice names the key and its choices.
+StackSettings read_stack_settings(const YamlMap& map, const std::string& source);
+
+struct MachineProfile : StackSettings {
   std::string name;
   std::string source;
   std::string backend = "gpu";    // gpu or cpu: which executor backend it describes
@@ -169,22 +186,14 @@ struct MachineProfile {
   // small dimensions under-fill the device's tiles (a roofline refinement).
   double gemm_half_efficiency_dim = 32;
   std::vector<GemmSample> gemm_table;
-  // The training stack's attention (stack.attention) and, for flash, the
-  // fraction of the peak its fused kernel reaches on useful FLOPs
+  // The training stack (StackSettings, the base) and, for flash attention,
+  // the fraction of the peak its fused kernel reaches on useful FLOPs
   // (gemm.attention_efficiency; FlashAttention-2 reaches 50-73% of A100's
   // peak forward, less backward: Dao 2023, section 4.1).
-  AttentionKind attention = AttentionKind::materialized;
   double attention_efficiency = 0.5;
   // How much faster a flash3 stack's kernel runs than FlashAttention-2 on this
   // GPU (gemm.flash3_speedup): 1 where the GPU lacks Hopper's wgmma and TMA.
   double flash3_speedup = 1.0;
-  WeightGather weight_gather = WeightGather::per_linear;  // stack.weight_gather
-  Fp8Weights fp8_weights = Fp8Weights::cached;           // stack.fp8_weights
-  LossKind loss = LossKind::fp32_copy;                   // stack.loss
-  SelectiveKind selective = SelectiveKind::attention;    // stack.selective
-  OptimizerState optimizer_state = OptimizerState::fp32; // stack.optimizer_state
-  ElementwiseKind elementwise = ElementwiseKind::fused;   // stack.elementwise
-  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // stack.backward_prefetch
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;

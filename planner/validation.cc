@@ -151,14 +151,7 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.model = c.model;
       e.config = c.config;
       e.profile = machines.at(c.machine);
-      e.profile.attention = c.attention;
-      e.profile.weight_gather = c.weight_gather;
-      e.profile.fp8_weights = c.fp8_weights;
-      e.profile.loss = c.loss;
-      e.profile.selective = c.selective;
-      e.profile.optimizer_state = c.optimizer_state;
-      e.profile.elementwise = c.elementwise;
-      e.profile.backward_prefetch = c.backward_prefetch;
+      static_cast<StackSettings&>(e.profile) = c.stack;
       e.why_not = precision_problem(e.model.precision, e.profile);
       if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
       if (e.expressed()) cost_entry(e);

@@ -52,13 +52,7 @@ struct Family {
 
 struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
-  AttentionKind attention = AttentionKind::materialized;
-  WeightGather weight_gather = WeightGather::per_linear;
-  Fp8Weights fp8_weights = Fp8Weights::cached;
-  LossKind loss = LossKind::fp32_copy;
-  SelectiveKind selective = SelectiveKind::attention;
-  ElementwiseKind elementwise = ElementwiseKind::fused;
-  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
+  StackSettings stack;  // the optimizer state is a recipe's (recipes:), not a machine entry's
 };
 
 // A setting of the recipe some rows ran (the rows whose `source` cell contains `source_contains`).
@@ -89,19 +83,11 @@ CorpusSpec load_corpus_spec(const std::string& path) {
   }
   for (const YAML::Node& node : map.get_node("machines")) {
     const YamlMap entry(node, path, "machine entry");
-    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
-                             entry.get_string("machine"),
-                             parse_attention_kind(entry.get_choice("attention", {"flash", "flash3", "materialized"}), path)});
-    if (entry.has("weight_gather")) {
-      spec.machines.back().weight_gather =
-          entry.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block" ? WeightGather::per_block
-                                                                                         : WeightGather::per_linear;
+    if (entry.has("optimizer_state")) {
+      entry.fail("optimizer_state", "unknown field in the machine entry (a recipe's setting: recipes:)");
     }
-    if (entry.has("fp8_weights")) spec.machines.back().fp8_weights = parse_fp8_weights(entry);
-    if (entry.has("loss")) spec.machines.back().loss = parse_loss_kind(entry);
-    if (entry.has("selective")) spec.machines.back().selective = parse_selective_kind(entry);
-    if (entry.has("elementwise")) spec.machines.back().elementwise = parse_elementwise_kind(entry);
-    if (entry.has("backward_prefetch")) spec.machines.back().backward_prefetch = parse_backward_prefetch(entry);
+    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
+                             entry.get_string("machine"), read_stack_settings(entry, path)});
     entry.reject_unknown_keys();
   }
   if (map.has("recipes")) {
@@ -245,7 +231,7 @@ void set_config(const Row& row, CorpusCase& c) {
                       "(its memory is the per-op policy's: selective per_op)");
   }
   // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
-  if (compiled(row)) c.elementwise = ElementwiseKind::fused;
+  if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }
@@ -295,12 +281,10 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   set_measured(row, c);
   for (const MachineEntry& m : spec.machines) {
     if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
-    c.gpu = m.gpu, c.machine = m.machine, c.attention = m.attention, c.weight_gather = m.weight_gather;
-    c.fp8_weights = m.fp8_weights, c.loss = m.loss, c.selective = m.selective;
-    c.elementwise = m.elementwise, c.backward_prefetch = m.backward_prefetch;
+    c.gpu = m.gpu, c.machine = m.machine, c.stack = m.stack;
   }
   for (const RecipeEntry& r : spec.recipes) {
-    if (contains(row["source"], r.source_contains)) c.optimizer_state = r.optimizer_state;
+    if (contains(row["source"], r.source_contains)) c.stack.optimizer_state = r.optimizer_state;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

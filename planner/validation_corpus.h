@@ -38,14 +38,9 @@ struct CorpusCase {
   // Empty when expressed; otherwise why axo cannot cost it (yet).
   std::string why_not;
   std::string machine;  // preset name
-  AttentionKind attention = AttentionKind::materialized;  // the source's stack (public-runs.yaml)
-  WeightGather weight_gather = WeightGather::per_linear;  // FSDP stacks: per_block
-  Fp8Weights fp8_weights = Fp8Weights::cached;            // how the stack holds fp8 weight copies
-  LossKind loss = LossKind::fp32_copy;                    // whether the stack's loss is fused
-  SelectiveKind selective = SelectiveKind::attention;     // what selective recompute keeps
-  OptimizerState optimizer_state = OptimizerState::fp32;  // the recipe's optimizer state (public-runs.yaml recipes)
-  ElementwiseKind elementwise = ElementwiseKind::fused;   // eager PyTorch stacks: eager (fused under torch.compile)
-  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Composer's FSDP: post
+  // The source's stack (public-runs.yaml machines; eager stacks fused under torch.compile), with the
+  // recipe's optimizer state (recipes:).
+  StackSettings stack;
   int64_t gpus = 0;
   TransformerSpec model;
   ParallelConfig config;

@@ -69,19 +69,19 @@ TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
   EXPECT_DOUBLE_EQ(c.measured_s, 8.91);
   EXPECT_EQ(c.measured_from, "iter_time_s");
   EXPECT_EQ(c.memory_caveat, "");  // the memory model shards the optimizer state as the run did
-  EXPECT_EQ(c.attention, AttentionKind::flash3);  // Transformer Engine's cuDNN kernel on Hopper
-  EXPECT_EQ(c.weight_gather, WeightGather::per_linear);
-  EXPECT_EQ(c.elementwise, ElementwiseKind::fused);  // Megatron-Core: Transformer Engine's fused kernels
+  EXPECT_EQ(c.stack.attention, AttentionKind::flash3);  // Transformer Engine's cuDNN kernel on Hopper
+  EXPECT_EQ(c.stack.weight_gather, WeightGather::per_linear);
+  EXPECT_EQ(c.stack.elementwise, ElementwiseKind::fused);  // Megatron-Core: Transformer Engine's fused kernels
 }
 
 TEST(ValidationCorpus, MosaicFullShardIsZ) {
   const CorpusCase& c = find("mpt_70b_h100_80gb_512gpu_seq2048_gbs4096_amp_bf16");
   ASSERT_TRUE(c.expressed()) << c.why_not;
   EXPECT_EQ(c.machine, "dgx-h100");
-  EXPECT_EQ(c.attention, AttentionKind::flash);            // FlashAttention-2 on the same GPU
-  EXPECT_EQ(c.weight_gather, WeightGather::per_block);     // FSDP: one gather per MPTBlock
-  EXPECT_EQ(c.elementwise, ElementwiseKind::eager);         // llm-foundry runs eager PyTorch
-  EXPECT_EQ(c.backward_prefetch, BackwardPrefetch::post);   // Composer's FSDP default: BACKWARD_POST
+  EXPECT_EQ(c.stack.attention, AttentionKind::flash);            // FlashAttention-2 on the same GPU
+  EXPECT_EQ(c.stack.weight_gather, WeightGather::per_block);     // FSDP: one gather per MPTBlock
+  EXPECT_EQ(c.stack.elementwise, ElementwiseKind::eager);         // llm-foundry runs eager PyTorch
+  EXPECT_EQ(c.stack.backward_prefetch, BackwardPrefetch::post);   // Composer's FSDP default: BACKWARD_POST
   EXPECT_EQ(c.model.vocab, 50368);
   EXPECT_FALSE(c.model.bias);
   EXPECT_TRUE(c.model.tied_embeddings);
@@ -103,8 +103,8 @@ TEST(ValidationCorpus, MosaicShardGradOpIsZeroTwoOverData) {
   expected.zero = 2;
   expected.microbatch = 8;  // per replica, grad accum 1
   EXPECT_EQ(c.config, expected);
-  EXPECT_EQ(c.loss, LossKind::fused);                // llm-foundry's fused_crossentropy
-  EXPECT_EQ(c.fp8_weights, Fp8Weights::transient);  // te.Linear without a weight cache
+  EXPECT_EQ(c.stack.loss, LossKind::fused);                // llm-foundry's fused_crossentropy
+  EXPECT_EQ(c.stack.fp8_weights, Fp8Weights::transient);  // te.Linear without a weight cache
 }
 
 // GB200 NVL72 runs are priced on the NVL72 preset; NeMo's fp8 plugin keeps fp8 primary weights.
@@ -113,7 +113,7 @@ TEST(ValidationCorpus, GB200RowsRunOnTheNvl72Preset) {
   ASSERT_TRUE(c.expressed()) << c.why_not;
   EXPECT_EQ(c.machine, "gb200-nvl72");
   EXPECT_EQ(c.gpu, "GB200");
-  EXPECT_EQ(c.fp8_weights, Fp8Weights::primary);
+  EXPECT_EQ(c.stack.fp8_weights, Fp8Weights::primary);
   EXPECT_EQ(c.config.gpus(), 128);
 }
 
@@ -125,15 +125,15 @@ TEST(ValidationCorpus, TorchtitanFsdpWithContextShardsOverContext) {
   EXPECT_EQ(c.config.z, 2);
   EXPECT_EQ(c.config.zero, 2);
   EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").config.zero, 0);  // no CP: z alone
-  EXPECT_EQ(c.selective, SelectiveKind::per_op);  // torchtitan's op-level policy
+  EXPECT_EQ(c.stack.selective, SelectiveKind::per_op);  // torchtitan's op-level policy
 }
 
 // The Nemotron-4 340B recipe's distributed_fused_adam keeps its state in bf16; other recipes fp32.
 TEST(ValidationCorpus, RecipeSettingsMatchTheSourceCell) {
-  EXPECT_EQ(find("dgxc_nemotron4_340b_bf16_128xH100").optimizer_state, OptimizerState::bf16);
-  EXPECT_EQ(find("dgxc_nemotron4_340b_fp8_128xH100").optimizer_state, OptimizerState::bf16);
-  EXPECT_EQ(find("dgxc_nemotron4_340b_bf16_256xH100_v25.05.05").optimizer_state, OptimizerState::fp32);
-  EXPECT_EQ(find("dgxc_llama31_405b_fp8_576xH100").optimizer_state, OptimizerState::fp32);
+  EXPECT_EQ(find("dgxc_nemotron4_340b_bf16_128xH100").stack.optimizer_state, OptimizerState::bf16);
+  EXPECT_EQ(find("dgxc_nemotron4_340b_fp8_128xH100").stack.optimizer_state, OptimizerState::bf16);
+  EXPECT_EQ(find("dgxc_nemotron4_340b_bf16_256xH100_v25.05.05").stack.optimizer_state, OptimizerState::fp32);
+  EXPECT_EQ(find("dgxc_llama31_405b_fp8_576xH100").stack.optimizer_state, OptimizerState::fp32);
 }
 
 TEST(ValidationCorpus, TorchtitanFsdpRowsTakeTimeFromTokens) {
@@ -174,13 +174,13 @@ TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
 // torchtitan runs eager unless the row ran under torch.compile: it says so, or
 // it needs it (async TP; float8 linears).
 TEST(ValidationCorpus, TorchCompileFusesTheElementwiseOps) {
-  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").elementwise, ElementwiseKind::eager);
-  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").backward_prefetch, BackwardPrefetch::pre);  // FSDP2
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.backward_prefetch, BackwardPrefetch::pre);  // FSDP2
   for (const char* name : {"torchtitan_dec24_llama31_8b_8xH100_fsdp_compile", "torchtitan_jun25_l8_64xH100_bf16_vanillaTP",
                            "torchtitan_llama31_405b_128xH100_float8_asyncTP", "torchtitan_llama31_405b_128xH100_float8"}) {
-    EXPECT_EQ(find(name).elementwise, ElementwiseKind::fused) << name;
+    EXPECT_EQ(find(name).stack.elementwise, ElementwiseKind::fused) << name;
   }
-  EXPECT_EQ(find("torchtitan_llama31_405b_128xH100_none").elementwise, ElementwiseKind::eager);
+  EXPECT_EQ(find("torchtitan_llama31_405b_128xH100_none").stack.elementwise, ElementwiseKind::eager);
 }
 
 // fp8, amp_fp8 and torchtitan's float8 linears are the model's precision fp8; bf16 rows stay bf16.
