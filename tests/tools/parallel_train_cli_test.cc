@@ -1,6 +1,9 @@
 // `axo train` under mpirun: a plan the planner made for this machine runs as
 // written on 4 ranks, and a launch that does not match the plan is refused.
+// Serial: a run's timed components must account for its step, which another
+// suite's ranks on the same cores would stretch with untimed waits.
 // axo-test-long
+// axo-test-serial
 #include <gtest/gtest.h>
 #include <unistd.h>
 
