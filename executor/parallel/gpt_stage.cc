@@ -45,10 +45,10 @@ struct GptStage::Gradients {
 
 GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
                    const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
-                   Precision precision)
+                   Precision precision, BucketGradients* buckets)
     : layout_(layout),
       grid_(grid),
-      params_(layout, parameters, gradients, memory),
+      params_(layout, parameters, gradients, memory, buckets),
       recompute_(recompute),
       precision_(precision),
       times_(times),
@@ -292,7 +292,12 @@ void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool fi
   norm_.backward(d.output(), params_.fp32_gradient(GptTensor::lnfw), params_.fp32_gradient(GptTensor::lnfb), d.lnf,
                  a.output(), params_.fp32(GptTensor::lnfw), a.lnf_mean, a.lnf_rstd, m, Cx_);
   params_.commit();
-  if (final && on_final_) on_final_(layout_.shape().layers);
+  gradients_done(layout_.shape().layers, final);
+}
+
+void GptStage::gradients_done(int64_t layer, bool final) {
+  if (on_microbatch_) on_microbatch_(layer);
+  if (final && on_final_) on_final_(layer);
 }
 
 void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput, float* dinput) {
@@ -343,15 +348,15 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
     LayerLinears& w = linears[i];
     backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
-    if (final) {
+    if (final || on_microbatch_) {
       for (Linear4d* linear : {w.qkv.get(), w.attproj.get(), w.fc.get(), w.fcproj.get()}) linear->finish_gradient();
-      if (on_final_) on_final_(first + int64_t(i));
+      gradients_done(first + int64_t(i), final);
     }
   }
   if (model_first(chunk)) {
     head_.embed_backward(params_.gradient(GptTensor::wte), params_.gradient(GptTensor::wpe), d.input,
                          all_tokens(inputs_, microbatch), rows_, first_row_, chunks_);
-    if (final && on_final_) on_final_(-1);
+    gradients_done(-1, final);
   } else {
     std::copy_n(d.input, m * Cx_, dinput);
   }

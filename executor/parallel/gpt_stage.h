@@ -67,9 +67,10 @@ class GptStage : public PipelineStage {
   // elements, fp32, or bf16 or fp16 in mixed precision: stage_parameters.h); they
   // must outlive the stage, as must `memory`, where the
   // stage books its activations and its layers' communication buffers.
+  // With `buckets` (ZeRO stage 2) the gradients go into its buckets instead (stage_parameters.h).
   GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
            const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
-           Precision precision = Precision::fp32);
+           Precision precision = Precision::fp32, BucketGradients* buckets = nullptr);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
   // [sequences·T], split into microbatches of `microbatch` sequences.
@@ -82,6 +83,11 @@ class GptStage : public PipelineStage {
   // gradients of `layer` are final on this rank (-1: the embedding; the
   // model's layer count: the head).
   void on_gradients_final(std::function<void(int64_t layer)> callback) { on_final_ = std::move(callback); }
+  // Called during every microbatch's backward once its gradients of `layer`
+  // are complete on this rank (Linear4d's reduce-scatter over Z included),
+  // before on_gradients_final's call for the last microbatch: ZeRO stage 2
+  // hands each microbatch's buckets over here.
+  void on_microbatch_gradients(std::function<void(int64_t layer)> callback) { on_microbatch_ = std::move(callback); }
 
   int64_t boundary_size() const override { return stream_rows_ * Cx_; }
   void forward(int64_t chunk, int64_t microbatch, const float* input, float* output) override;
@@ -119,6 +125,8 @@ class GptStage : public PipelineStage {
                       const float* in, float* din);
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
+  // `layer`'s gradients are done for this microbatch (`final`: the last one): the callbacks.
+  void gradients_done(int64_t layer, bool final);
   // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
   // bf16 or fp16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
@@ -163,7 +171,7 @@ class GptStage : public PipelineStage {
   mutable DeviceFloats scores_;
   DeviceFloats rolling_;  // bf16 or fp16: the rolling fp32 views
   VocabParallelHead head_;
-  std::function<void(int64_t)> on_final_;
+  std::function<void(int64_t)> on_final_, on_microbatch_;
 };
 
 }  // namespace axo

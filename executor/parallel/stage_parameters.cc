@@ -13,13 +13,14 @@ DeviceFloats window(DeviceMemory& memory, DeviceUse use) { return DeviceFloats({
 }  // namespace
 
 StageParameters::StageParameters(const ShardLayout& layout, ShardView parameters, ShardGrad gradients,
-                                 DeviceMemory& memory)
+                                 DeviceMemory& memory, BucketGradients* buckets)
     : layout_(layout),
       p_(parameters),
       g_(gradients),
+      buckets_(buckets),
       windows_{window(memory, DeviceUse::weights), window(memory, DeviceUse::weights),
                window(memory, DeviceUse::weights), window(memory, DeviceUse::weights)} {
-  if (bool(p_.half) != bool(g_.half) || (p_.half && p_.format != g_.format)) {
+  if (!buckets_ && (bool(p_.half) != bool(g_.half) || (p_.half && p_.format != g_.format))) {
     throw std::invalid_argument("StageParameters: weights and gradients in one precision");
   }
   for (int i = 0; i < 2; ++i) gradient_windows_.push_back(window(memory, DeviceUse::gradients));
