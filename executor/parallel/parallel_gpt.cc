@@ -35,15 +35,18 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
     throw InputError("precision fp8: the CPU executor trains in fp32, bf16 or fp16");
   }
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
-  if (half()) {
-    parameters16_.assign(n, cpu::Half{}), gradients16_.assign(n, cpu::Half{});
-  } else {
-    parameters_.assign(n, 0.0f), gradients_.assign(n, 0.0f);
+  // Zero 2: no local gradient buffer, the buckets in backward (bucket_gradients.h) and the optimizer's shard.
+  if (shards && c.zero >= 2) {
+    bucketed_ = std::make_unique<BucketGradients>(*layout_, half(), half() ? format() : cpu::HalfFormat::bf16, device_);
   }
+  half() ? parameters16_.assign(n, cpu::Half{}) : parameters_.assign(n, 0.0f);
+  if (!bucketed_) half() ? gradients16_.assign(n, cpu::Half{}) : gradients_.assign(n, 0.0f);
   const ShardView weights = half() ? ShardView(parameters16_.data(), format()) : ShardView(parameters_.data());
-  const ShardGrad gradients = half() ? ShardGrad(gradients16_.data(), format()) : ShardGrad(gradients_.data());
+  const ShardGrad gradients = bucketed_ ? ShardGrad()
+                              : half()  ? ShardGrad(gradients16_.data(), format())
+                                        : ShardGrad(gradients_.data());
   stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap, options.recompute, times_,
-                                      device_, options.precision);
+                                      device_, options.precision, bucketed_.get());
   if (shards) {
     GridCoords owner = grid.coords();
     owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once
@@ -52,6 +55,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
         half() ? ShardGrad(parameters16_.data(), format()) : ShardGrad(parameters_.data());
     zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, stored_weights, gradients, device_, host_,
                                             times_, options.optimizer_threads);
+    if (bucketed_) stage_->on_microbatch_gradients([this](int64_t layer) { hand_over_microbatch(layer); });
     return;
   }
   m_.assign(n, 0.0f);
@@ -142,6 +146,7 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
   std::fill(gradients16_.begin(), gradients16_.end(), cpu::Half{});
   half_gradient_factor_ = 1;
+  if (zero_) zero_->start_step();
   stage_->set_batch(inputs, targets, sequences, T, microbatch, loss_scale / tokens);
   // Data-parallel buckets start reducing as soon as their gradients are final (overlapping the rest of backward).
   const std::vector<GradientBucket>& buckets = layout_->buckets();
@@ -153,7 +158,7 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
       const GradientBucket& b = buckets[k];
       if (b.layer != layer) continue;
       if (zero_) {
-        zero_->start_bucket(k);
+        if (!bucketed_) zero_->start_bucket(k);  // zero 2 has handed every microbatch over already
         continue;
       }
       Communicator& group = b.group == GradientGroup::data         ? grid_.data_and_context()
@@ -209,6 +214,17 @@ double ParallelGpt::forward_backward(const int* inputs, const int* targets, int6
   double loss = 0;
   timed(times_.optimizer, [&] { loss = global_loss(tokens); });
   return loss;
+}
+
+void ParallelGpt::hand_over_microbatch(int64_t layer) {
+  const std::vector<GradientBucket>& buckets = layout_->buckets();
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    if (buckets[k].layer != layer) continue;
+    // A bucket this microbatch left untouched still takes part: every replica reduces the same sequence.
+    if (!bucketed_->held(k)) bucketed_->at(buckets[k].offset);
+    zero_->reduce_microbatch(k, bucketed_->bucket(k));
+    bucketed_->release(k);
+  }
 }
 
 double ParallelGpt::evaluate(const int* inputs, const int* targets, int64_t sequences, int64_t T, int64_t microbatch) {

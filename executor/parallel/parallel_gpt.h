@@ -32,7 +32,9 @@
 // With the plan's `zero` at 1 or 2 and data > 1, the gradients are
 // reduce-scattered and the optimizer state sharded over the data ranks
 // (zero_optimizer.h), in fp32 or bf16 (there the fp32 masters sharded with
-// the moments); with one data rank, zero changes nothing.
+// the moments); zero 2 reduce-scatters every microbatch's gradients into a
+// gradient shard and keeps no whole gradient buffer (bucket_gradients.h);
+// with one data rank, zero changes nothing.
 //
 // Every operation is collective over the world; the results (loss, norm,
 // gathered tensors) are the same on every rank.
@@ -44,6 +46,7 @@
 
 #include "executor/cpu/adamw.h"
 #include "executor/memory/device_memory.h"
+#include "executor/parallel/bucket_gradients.h"
 #include "executor/parallel/gpt_stage.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/pipeline_schedule.h"
@@ -133,6 +136,9 @@ class ParallelGpt {
   DeviceFloats& updated_weights() { return offload() || half() ? master_ : parameters_; }
   // Offload's host-link copies of a range [offset, offset + size).
   void copy_gradients_down(int64_t offset, int64_t size);
+  // Zero 2: one microbatch's gradients of `layer` are complete; its buckets go to the optimizer's
+  // reduce-scatter and are freed.
+  void hand_over_microbatch(int64_t layer);
   void copy_weights_up(int64_t offset, int64_t size);
   // AdamW over the tensors within [begin, end) of the local arrays; `gradients` holds element begin's gradient.
   void adamw_range(int64_t begin, int64_t end, const float* gradients, long step, double lr, double weight_decay);
@@ -168,6 +174,8 @@ class ParallelGpt {
   // zero >= 1: the optimizer sharded over the data ranks (it owns the moments and master weights).
   std::unique_ptr<ShardLayout> owner_layout_;
   std::unique_ptr<ZeroOptimizer> zero_;
+  // zero 2: the gradient buckets in backward, in place of the local gradient buffer (stage_ writes into them).
+  std::unique_ptr<BucketGradients> bucketed_;
 };
 
 }  // namespace axo

@@ -72,6 +72,10 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
       grid_(grid),
       parameters_(parameters),
       gradients_(gradients),
+      per_microbatch_(grid.config().zero >= 2),
+      reduced_(gradients),
+      shard_f32_({device, DeviceUse::gradients}),
+      shard_half_({device, DeviceUse::gradients}),
       device_(device),
       host_(host),
       times_(times),
@@ -85,11 +89,20 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
   if (grid.config().sequence_parallel && grid.config().z != 1) {
     throw std::logic_error("ZeroOptimizer: sequence parallelism runs with z = 1");
   }
-  if (bool(parameters.f32) != bool(gradients.f32)) {
+  if (!per_microbatch_ && bool(parameters.f32) != bool(gradients.f32)) {
     throw std::logic_error("ZeroOptimizer: weights and gradients in one format");
   }
   units_ = zero_units(layout, grid.embedding() != nullptr, grid.data_and_context().rank(), grid.data_and_context().size());
   shard_size_ = units_.empty() ? 0 : units_.back().shard_offset + units_.back().piece;
+  if (per_microbatch_) {
+    // The gradient shard in the weights' storage format: e bytes per shard element, as the memory model charges.
+    if (parameters.f32) {
+      shard_f32_.assign(size_t(shard_size_), 0.0f), reduced_ = ShardGrad(shard_f32_.data());
+    } else {
+      shard_half_.assign(size_t(shard_size_), cpu::Half{}), reduced_ = ShardGrad(shard_half_.data(), parameters.format);
+    }
+    make_chunk_groups();
+  }
   m_.assign(size_t(shard_size_), 0.0f);
   v_.assign(size_t(shard_size_), 0.0f);
   if (offload_ || !parameters.f32) master_.assign(size_t(shard_size_), 0.0f);
@@ -117,11 +130,65 @@ void ZeroOptimizer::stage_unit(Pending& p) {
   p.source = p.send.data();
 }
 
-void ZeroOptimizer::start_reduce_scatter(Pending& p) {
+void ZeroOptimizer::start_reduce_scatter(Pending& p, Communicator& group) {
   const ZeroUnit& u = units_[p.unit];
   p.received.assign(size_t(u.piece), 0.0f);
-  p.request = grid_.data_and_context().start_reduce_scatter(p.source, p.received.data(), size_t(u.piece));
+  p.request = group.start_reduce_scatter(p.source, p.received.data(), size_t(u.piece));
   p.scatter_next = false;
+}
+
+// Every data × context replica runs the same sequence of backwards within one
+// chunk (microbatch after microbatch, its layers from the top: pipeline_schedule.h),
+// but two chunks' backwards may interleave differently on two replicas under
+// the message-driven schedule; a communicator per chunk keeps the k-th
+// reduce-scatter of a chunk matched with the k-th on every replica.
+void ZeroOptimizer::make_chunk_groups() {
+  const std::vector<LayerRange>& chunks = layout_.chunks();
+  Communicator& group = grid_.data_and_context();
+  for (size_t c = 0; c < chunks.size(); ++c) chunk_groups_.push_back(group.split(0, group.rank()));
+  for (const GradientBucket& b : layout_.buckets()) {
+    size_t chunk = b.layer < 0 ? 0 : chunks.size() - 1;  // the embedding: the first chunk; the head: the last
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      if (b.layer >= chunks[c].begin && b.layer < chunks[c].end) chunk = c;
+    }
+    bucket_chunk_.push_back(chunk);
+  }
+}
+
+void ZeroOptimizer::start_step() {
+  std::fill(shard_f32_.begin(), shard_f32_.end(), 0.0f);
+  std::fill(shard_half_.begin(), shard_half_.end(), cpu::Half{});
+}
+
+void ZeroOptimizer::reduce_microbatch(size_t bucket, ShardGrad gradients) {
+  const int D = grid_.data_and_context().size();
+  const int64_t bucket_offset = layout_.buckets()[bucket].offset;
+  timed(times_.dp_comm, [&] {
+    for (size_t i = 0; i < units_.size(); ++i) {
+      const ZeroUnit& u = units_[i];
+      if (u.bucket != bucket) continue;
+      const DeviceAllocator<float> buffers(device_, DeviceUse::comm_buffers);
+      pending_.push_back({i, nullptr, false, DeviceFloats(buffers), DeviceFloats(buffers), nullptr});
+      Pending& p = pending_.back();
+      // A copy in fp32, padded to D pieces: the bucket's buffer goes back on return.
+      p.send.assign(size_t(u.piece * D), 0.0f);
+      storage_to_fp32(gradients, u.offset - bucket_offset, u.size, p.send.data());
+      p.source = p.send.data();
+      // The Z or Y part first, blocking: that group's ranks run this stage's backwards in one order.
+      if (Communicator* part = other_part(u.group)) part->all_reduce(p.source, size_t(u.piece * D));
+      start_reduce_scatter(p, *chunk_groups_[bucket_chunk_[bucket]]);
+    }
+    // The arrived pieces, oldest first (so each unit's microbatches add in order); never waiting here,
+    // since a replica may be running another chunk's backward first.
+    size_t done = 0;
+    while (done < pending_.size() && pending_[done].request->test()) add_to_shard(pending_[done++]);
+    pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(done));
+  });
+}
+
+void ZeroOptimizer::add_to_shard(const Pending& p) {
+  const ZeroUnit& u = units_[p.unit];
+  add_to(reduced_ + u.shard_offset, p.received.data(), u.end - u.begin);
 }
 
 void ZeroOptimizer::start_bucket(size_t bucket) {
@@ -136,7 +203,7 @@ void ZeroOptimizer::start_bucket(size_t bucket) {
         p.request = part->start_all_reduce(p.source, size_t(units_[i].piece * grid_.data_and_context().size()));
         p.scatter_next = true;
       } else {
-        start_reduce_scatter(p);
+        start_reduce_scatter(p, grid_.data_and_context());
       }
     }
   });
@@ -144,11 +211,12 @@ void ZeroOptimizer::start_bucket(size_t bucket) {
 
 void ZeroOptimizer::finish_reduction() {
   piece_factor_ = 1;  // this step's pieces, not yet scaled
+  if (per_microbatch_) return finish_shard();
   timed(times_.dp_comm, [&] {
     for (Pending& p : pending_) {
       if (!p.scatter_next) continue;
       p.request->wait();
-      start_reduce_scatter(p);
+      start_reduce_scatter(p, grid_.data_and_context());
     }
     Communicator* embedding = grid_.embedding();
     for (Pending& p : pending_) {
@@ -162,12 +230,30 @@ void ZeroOptimizer::finish_reduction() {
   });
 }
 
+// Zero 2: the last microbatches' pieces, then the tied embedding's sum between the first and last stage.
+void ZeroOptimizer::finish_shard() {
+  timed(times_.dp_comm, [&] {
+    for (Pending& p : pending_) p.request->wait(), add_to_shard(p);
+    pending_.clear();
+    Communicator* embedding = grid_.embedding();
+    if (!embedding) return;
+    std::vector<float> piece;
+    for (const ZeroUnit& u : units_) {
+      if (!u.tied) continue;
+      piece.assign(size_t(u.piece), 0.0f);
+      storage_to_fp32(reduced_, u.shard_offset, u.end - u.begin, piece.data());
+      embedding->all_reduce(piece.data(), piece.size());
+      fp32_to_storage(piece.data(), u.end - u.begin, reduced_, u.shard_offset);
+    }
+  });
+}
+
 // The fp32 gradients of u's piece: the buffer itself in fp32 on the device, else a copy in `window`
 // (widened from 2-byte storage; with offload, brought down to the host).
 const float* ZeroOptimizer::piece_gradients(const ZeroUnit& u, DeviceFloats& window) const {
-  if (gradients_.f32 && !offload_) return gradients_.f32 + u.begin;
+  if (reduced_.f32 && !offload_) return reduced_.f32 + piece_offset(u);
   window.resize(size_t(u.end - u.begin));
-  storage_to_fp32(gradients_, u.begin, u.end - u.begin, window.data());
+  storage_to_fp32(reduced_, piece_offset(u), u.end - u.begin, window.data());
   if (piece_factor_ != 1) {
     for (float& g : window) g *= piece_factor_;
   }
@@ -187,16 +273,17 @@ bool ZeroOptimizer::pieces_overflow() const {
 // 2^-14 would lose bits and those below 2^-24 become zero (as ParallelGpt's
 // half_gradient_factor_ without zero).
 void ZeroOptimizer::scale_pieces(float factor) {
-  if (!gradients_.f32) return (void)(piece_factor_ *= factor);
+  if (!reduced_.f32) return (void)(piece_factor_ *= factor);
   for (const ZeroUnit& u : units_) {
-    for (int64_t i = u.begin; i < u.end; ++i) gradients_.f32[i] *= factor;
+    float* piece = reduced_.f32 + piece_offset(u);
+    for (int64_t i = 0; i < u.end - u.begin; ++i) piece[i] *= factor;
   }
 }
 
 void ZeroOptimizer::inject_overflow() {
   const float inf = std::numeric_limits<float>::infinity();
   for (const ZeroUnit& u : units_) {
-    if (u.begin < u.end) return fp32_to_storage(&inf, 1, gradients_, u.begin);
+    if (u.begin < u.end) return fp32_to_storage(&inf, 1, reduced_, piece_offset(u));
   }
 }
 
@@ -304,7 +391,7 @@ std::vector<float> ZeroOptimizer::local_master_weights() const {
 // Each element is in one data rank's piece: the others add zeros.
 std::vector<float> ZeroOptimizer::local_gradients() const {
   std::vector<float> local(size_t(layout_.size()), 0.0f);
-  for (const ZeroUnit& u : units_) storage_to_fp32(gradients_, u.begin, u.end - u.begin, local.data() + u.begin);
+  for (const ZeroUnit& u : units_) storage_to_fp32(reduced_, piece_offset(u), u.end - u.begin, local.data() + u.begin);
   for (float& g : local) g *= piece_factor_;
   grid_.data_and_context().all_reduce(local.data(), local.size());
   return local;

@@ -11,9 +11,10 @@
 //   gradients: reduce-scattered over the data group in fp32 (a unit summed
 //     over Z or Y as well is first all-reduced over that part, in fp32), so
 //     rank d receives the summed piece d and stores it into its own elements
-//     of the local gradient buffer (in the storage format: rounded to bf16
-//     in mixed precision, as zero 0 stores its reduced buckets); the tied
-//     embedding's pieces are summed between the first and last stage first;
+//     of the local gradient buffer under zero 1, adds it into its gradient
+//     shard under zero 2 (below; in the storage format: rounded to bf16 in
+//     mixed precision, as zero 0 stores its reduced buckets); the tied
+//     embedding's pieces are then summed between the first and last stage;
 //   clipping: the norm sums each owned element once, over the pieces;
 //   AdamW: rank d updates the fp32 master weights of its pieces with its
 //     shard of the Adam moments, writes them into its pieces of the stored
@@ -24,24 +25,34 @@
 // parameter with the moments, the memory model's mixed-precision figure),
 // on the host with offload.
 //
-// Stages 1 and 2 run the same operations: the backward accumulates every
-// microbatch's gradient into the whole local buffer (GptStage), so the
-// gradient is e bytes per local parameter under both and the reduced
-// pieces live inside it; the weights under zero 1 and 2 are equal bit for
-// bit. With D = 2 and no Z or Y part a reduce-scatter adds the same two
-// numbers as the all-reduce of zero 0, so they equal zero 0's as well, in
-// fp32 and in bf16.
+// Zero 1 reduces once, after backward: the backward accumulates every
+// microbatch's gradient into the whole local buffer (GptStage), start_bucket
+// starts a bucket's units once its last microbatch is done, and the reduced
+// pieces are stored inside that buffer: e bytes of gradient per local
+// parameter, what the memory model charges for zero 1. With D = 2 and no Z
+// or Y part a reduce-scatter adds the same two numbers as the all-reduce of
+// zero 0, so its weights equal zero 0's, in fp32 and in bf16.
 //
-// Zero 1 books what the memory model charges (e·n of gradients, the
-// optimizer state over D). Zero 2 does not yet: the model charges e·n/D of
-// gradients (ZeRO's 2 + 14/N, model/memory_model.cc) and a reduce-scatter
-// after every microbatch (model/cost_data_parallel.cc), which needs a
-// backward that hands each microbatch's bucket over and frees it:
-// per-microbatch gradient views in StageParameters, Linear4d's
-// reduce-scatter over Z finished each microbatch, and the data group's
-// collectives issued in one order on every replica (the message-driven
-// schedule may run two chunks' backwards in different orders on two
-// replicas).
+// Zero 2 (§5.2) reduces after every microbatch: there is no local gradient
+// buffer, only the buckets the backward is filling (bucket_gradients.h).
+// Once a microbatch's backward of a layer is done (Linear4d's reduce-scatter
+// over Z finished with it: GptStage::on_microbatch_gradients),
+// reduce_microbatch copies each unit of the layer's buckets into fp32, sums
+// its Z or Y part (blocking: that group's ranks run this stage's backwards
+// in one order), starts its reduce-scatter over data × context, and the
+// bucket is given back; pieces that have arrived are added into the gradient
+// shard, oldest first, and finish_reduction waits for the rest. The shard
+// is in the weights' storage format (e bytes per shard element: the model's
+// e·n/D of gradients, model/memory_model.cc; a 2-byte shard rounds each
+// microbatch's sum), beside the fp32 copies of the reduce-scatters in flight
+// (communication buffers). The reduce-scatters never wait in backward: one
+// chunk's backwards run in the same order on every replica (microbatch after
+// microbatch, layers from the top: pipeline_schedule.h, under both
+// schedules), but two chunks' may interleave differently on two replicas
+// under the message-driven schedule, so each chunk reduces over a
+// communicator of its own and its k-th reduce-scatter meets the k-th on
+// every replica. The sums run in another order than zero 0's and 1's: equal
+// to 1e-6 in fp32, to the format's round-off in bf16 and fp16.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +62,7 @@
 
 #include "executor/comm/communicator.h"
 #include "executor/memory/device_memory.h"
+#include "executor/parallel/activation_stash.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/process_grid.h"
 #include "executor/parallel/shard_layout.h"
@@ -77,7 +89,9 @@ class ZeroOptimizer {
  public:
   // `parameters` and `gradients` are the rank's local buffers (layout.size()
   // elements, both fp32 or both in one 2-byte format: ShardGrad is a writable view); the
-  // shards are booked in `device` (or `host` with offload).
+  // shards are booked in `device` (or `host` with offload). Under zero 2
+  // there is no local gradient buffer (`gradients` is unused): the reduced
+  // gradients accumulate in a shard of their own, in the weights' format.
   ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout, const ProcessGrid& grid,
                 ShardGrad parameters, ShardGrad gradients, DeviceMemory& device, DeviceMemory& host,
                 PhaseTimes& times, int threads);
@@ -85,8 +99,15 @@ class ZeroOptimizer {
   int64_t shard_size() const { return shard_size_; }
   const std::vector<ZeroUnit>& units() const { return units_; }
 
-  // Backward: bucket `bucket`'s gradients are final; starts its units' reductions.
+  // Before a step's backward: the zero 2 gradient shard back to zeros.
+  void start_step();
+  // Zero 1, backward: bucket `bucket`'s gradients are final; starts its units' reductions.
   void start_bucket(size_t bucket);
+  // Zero 2, backward: one microbatch's gradients of bucket `bucket` (its buffer,
+  // bucket_gradients.h) copied into fp32 and their reduce-scatter started (the
+  // bucket's buffer may be released on return); the pieces of earlier ones
+  // that have arrived are added into the shard.
+  void reduce_microbatch(size_t bucket, ShardGrad gradients);
   // After backward: completes the reductions (and the tied embedding's sum).
   void finish_reduction();
   // Loss scaling: whether this rank's reduced pieces hold an inf or a NaN
@@ -122,7 +143,14 @@ class ZeroOptimizer {
   };
   Communicator* other_part(GradientGroup group) const;
   void stage_unit(Pending& pending);
-  void start_reduce_scatter(Pending& pending);
+  void start_reduce_scatter(Pending& pending, Communicator& group);
+  void finish_shard();
+  // Zero 2: the data × context group of each of the rank's chunks, and of each bucket's chunk.
+  void make_chunk_groups();
+  // Zero 2: a completed reduce-scatter's piece added into the shard.
+  void add_to_shard(const Pending& pending);
+  // Where unit u's reduced piece lies in reduced_: the shard under zero 2, else the local buffer.
+  int64_t piece_offset(const ZeroUnit& u) const { return per_microbatch_ ? u.shard_offset : u.begin; }
   // This rank's pieces of the local fp32 gradients (a copy in bf16), for the optimizer.
   const float* piece_gradients(const ZeroUnit& u, DeviceFloats& window) const;
   std::vector<float> gather_local(const float* shard) const;
@@ -132,6 +160,12 @@ class ZeroOptimizer {
   const ShardLayout& owner_layout_;  // the same layout as data rank 0 holds it: whose copies count in norms
   const ProcessGrid& grid_;
   ShardGrad parameters_, gradients_;  // the local buffers in their storage format
+  bool per_microbatch_;               // zero 2: each microbatch reduce-scattered into the shard
+  ShardGrad reduced_;                 // where the reduced pieces are: gradients_, or the shard under zero 2
+  DeviceFloats shard_f32_;            // zero 2: the gradient shard (shard_size_ elements) in fp32,
+  DeviceHalves shard_half_;           // or in the 2-byte format
+  std::vector<std::unique_ptr<Communicator>> chunk_groups_;
+  std::vector<size_t> bucket_chunk_;
   DeviceMemory& device_, &host_;
   PhaseTimes& times_;
   int threads_;
