@@ -25,7 +25,7 @@
 // 2: 2 bytes of gradient per shard element) and 12 of masters and moments
 // over D (on the host with offload); zero 1 and 2 agree with the memory
 // model (model/memory_model.h) by category.
-// axo-test-ranks: 2 4
+// axo-test-ranks: 2 4 8
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -180,6 +180,7 @@ std::vector<Case> cases() {
       {"data4", 1, 4, 1, 1, 1},
       {"context2", 1, 1, 1, 1, 1, false, "xyzcdp", 2},  // context ranks share the shards as data ranks do
       {"data2_context2", 1, 2, 1, 1, 1, false, "xyzcdp", 2},
+      {"pipe2_data4", 2, 4, 1, 1, 1, false, "dpxyz"},
   };
 }
 
@@ -249,7 +250,8 @@ TEST(ZeroOptimizerTest, ZeroTwoWithInterleavedStagesTrainsAsZeroZero) {
   cpu::set_gemm_threads(1);
   const std::vector<Case> grids = {{"data2_interleave2", 1, 2, 1, 1, 1},
                                    {"pipe2_data2_interleave2", 2, 2, 1, 1, 1, false, "dpxyz"},
-                                   {"data4_interleave2", 1, 4, 1, 1, 1}};
+                                   {"data4_interleave2", 1, 4, 1, 1, 1},
+                                   {"pipe2_data4_interleave2", 2, 4, 1, 1, 1, false, "dpxyz"}};
   int ran = 0;
   for (const Case& c : grids) {
     if (c.pipeline * c.data != world_size()) continue;
@@ -333,7 +335,9 @@ TEST(ZeroOptimizerTest, ZeroTwoMatchesEachChunksReduceScattersWhateverTheChunkOr
 // beside the fp32 master shard; offload changes no number.
 TEST(ZeroOptimizerTest, TheOptimizerStateIsBookedPerShard) {
   cpu::set_gemm_threads(1);
-  const Case c = world_size() == 2 ? Case{"data2", 1, 2, 1, 1, 1} : Case{"pipe2_data2", 2, 2, 1, 1, 1, false, "dpxyz"};
+  const Case c = world_size() == 2   ? Case{"data2", 1, 2, 1, 1, 1}
+                 : world_size() == 4 ? Case{"pipe2_data2", 2, 2, 1, 1, 1, false, "dpxyz"}
+                                     : Case{"pipe2_data4", 2, 4, 1, 1, 1, false, "dpxyz"};
   using U = DeviceUse;
   for (int zero : {1, 2}) {
     SCOPED_TRACE("zero " + std::to_string(zero));
