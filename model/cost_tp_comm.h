@@ -11,10 +11,11 @@
 // With the stack's weight_gather per_block (FSDP), the Z collectives are one
 // per block instead: all-gather the block's weights in forward and again in
 // backward (shared with a full recompute), reduce-scatter its gradients.
-// With sequence parallelism (x = z = 1, Megatron-LM) the partial-sum
+// With sequence parallelism (x = 1, Megatron-LM) the partial-sum
 // all-reduce becomes an all-gather of the input before the plain layers and
 // a reduce-scatter after the transposed ones, and backward re-gathers the
-// input for dW under the dX GEMM. Each LayerNorm over a hidden split across X
+// input for dW under the dX GEMM. With z > 1 these move the rows of this Z
+// rank's sequences (tokens per rank already divides by z), over Y alone. Each LayerNorm over a hidden split across X
 // all-reduces its mean and variance (fp32) over X.
 //
 // Exposed, with overlap on: the collectives on the critical path, plus each

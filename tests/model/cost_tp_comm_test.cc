@@ -70,6 +70,34 @@ TEST(CostTpComm, SequenceParallelismGathersAndScattersOverY) {
   EXPECT_EQ(partial_all_reduces, 0);
 }
 
+// With z > 1 the Y group gathers and scatters the rows of this Z rank's
+// sequences (microbatch/z of them), beside the Z group's weight traffic.
+TEST(CostTpComm, SequenceParallelismWithZMovesEachZRanksRowsOverY) {
+  Case t;
+  t.config.y = 4, t.config.z = 2, t.config.microbatch = 4, t.config.sequence_parallel = true;
+  std::vector<CostItem> items;
+  t.run(&items);
+  int y_gathers = 0, y_scatters = 0, z_items = 0, all_reduces = 0;
+  for (const CostItem& item : items) {
+    z_items += item.group == GridDim::z;
+    all_reduces += item.name.rfind("all_reduce", 0) == 0 && item.group != GridDim::x;
+    if (item.name == "all_gather sequence-parallel input (qkv)") {
+      ++y_gathers;
+      EXPECT_EQ(item.group, GridDim::y);
+      EXPECT_DOUBLE_EQ(item.bytes, 2 * 2048.0 * 5120 * 2);  // two sequences' [2T, h] input, bf16
+    }
+    if (item.name == "reduce_scatter partial sums (attn_out)") {
+      ++y_scatters;
+      EXPECT_EQ(item.group, GridDim::y);
+      EXPECT_DOUBLE_EQ(item.bytes, 2 * 2048.0 * 5120 * 2);
+    }
+  }
+  EXPECT_EQ(y_gathers, 1);
+  EXPECT_EQ(y_scatters, 1);
+  EXPECT_GT(z_items, 0);
+  EXPECT_EQ(all_reduces, 0);
+}
+
 TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
   Case t;
   t.config.z = 4, t.config.microbatch = 4, t.config.recompute = Recompute::full, t.config.overlap = false;
