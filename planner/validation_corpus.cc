@@ -221,11 +221,10 @@ void set_config(const Row& row, CorpusCase& c) {
   config.microbatch = per_rank_microbatch * config.z;
   config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
   config.recompute = parse_recompute(row["recompute"]);
-  config.sequence_parallel = row["sequence_parallel"] == "yes";
-  if (fsdp && config.y > 1) {
-    c.notes.push_back("TP with FSDP (torchtitan) shards norms over the sequence; axo's sequence "
-                      "parallelism needs z=1, so TP is priced without it");
-  }
+  // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
+  // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
+  // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.
+  config.sequence_parallel = row["sequence_parallel"] == "yes" || (c.source == "torchtitan" && config.y > 1);
   if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
     c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
                       "(its memory is the per-op policy's: selective per_op)");
