@@ -22,8 +22,10 @@
 // OAR collective beyond its GEMM window, plus the pooled prefetch and async
 // traffic beyond the forward GEMMs (forward) or the rest of backward
 // (backward); hiding is scaled by the machine's overlap_efficiency. With
-// overlap off, everything. The layer's ring attention over the context group
-// (cost_context.h) adds its exposed part to each pass.
+// stack.tp_collectives exposed (eager DTensor TP), the OAR collectives are on
+// the critical path too: their full time. With overlap off, everything. The
+// layer's ring attention over the context group (cost_context.h) adds its
+// exposed part to each pass.
 #pragma once
 
 #include "model/cost_collective.h"

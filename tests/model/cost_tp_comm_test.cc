@@ -151,5 +151,46 @@ TEST(CostTpComm, BackwardGatherAfterTheGradientsIsExposed) {
   EXPECT_NEAR(post - pre, post_s - pre_exposed, 1e-9 * post_s);
 }
 
+// Eager DTensor TP (stack.tp_collectives exposed) puts each backward TP
+// collective Megatron-LM hides under a GEMM on the critical path: the same
+// collectives, each exposed in full; the forward is unchanged.
+TEST(CostTpComm, ExposedTpCollectivesCostTheirFullTimeInBackward) {
+  for (const bool sequence_parallel : {false, true}) {
+    Case t;
+    t.machine = load_machine("dgx-h100");
+    t.config.y = 8, t.config.z = 4, t.config.microbatch = 4, t.config.sequence_parallel = sequence_parallel;
+    std::vector<CostItem> overlapped_items, exposed_items;
+    const LayerComm overlapped = t.run(&overlapped_items);
+    t.machine.tp_collectives = TpCollectives::exposed;
+    const LayerComm exposed = t.run(&exposed_items);
+    ASSERT_EQ(exposed_items.size(), overlapped_items.size());
+    double hidden_y = 0;
+    for (size_t i = 0; i < exposed_items.size(); ++i) {
+      const CostItem &before = overlapped_items[i], &after = exposed_items[i];
+      EXPECT_EQ(after.name, before.name);
+      EXPECT_DOUBLE_EQ(after.seconds, before.seconds);
+      if (after.group == GridDim::y) {
+        EXPECT_DOUBLE_EQ(after.exposed, after.seconds) << after.name;
+        hidden_y += before.seconds - before.exposed;
+      }
+    }
+    EXPECT_GT(hidden_y, 0) << "overlapped hid some Y traffic";
+    EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
+    EXPECT_GT(exposed.backward, overlapped.backward);
+    EXPECT_NEAR(exposed.backward - overlapped.backward, hidden_y, 1e-9 * exposed.backward);
+  }
+}
+
+// Without tensor parallelism (y = 1) there is nothing to expose.
+TEST(CostTpComm, ExposedTpCollectivesChangeNothingWithoutTp) {
+  Case t;
+  t.config.z = 4, t.config.microbatch = 4, t.config.data = 2;
+  const LayerComm overlapped = t.run();
+  t.machine.tp_collectives = TpCollectives::exposed;
+  const LayerComm exposed = t.run();
+  EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
+  EXPECT_DOUBLE_EQ(exposed.backward, overlapped.backward);
+}
+
 }  // namespace
 }  // namespace axo
