@@ -192,13 +192,19 @@ std::string lower(std::string text) {
   return text;
 }
 
+// Whether the row ran torchtitan's async TP (--parallelism.enable_async_tensor_parallel):
+// its name or precision says so.
+bool async_tp(const Row& row) {
+  return contains(lower(row["name"]), "asynctp") || contains(lower(row["precision"]), "asynctp");
+}
+
 // Whether the row ran under torch.compile: it says so (name or precision), or
 // it needs it — torchtitan refuses async TP without --training.compile
 // (parallelize_llama's check), and its float8 linears (torchao Float8Linear)
 // rely on compile to fuse the dynamic scaling casts.
 bool compiled(const Row& row) {
   const std::string name = lower(row["name"]), precision = lower(row["precision"]);
-  if (contains(name, "compile") || contains(precision, "compile") || contains(name, "asynctp")) return true;
+  if (contains(name, "compile") || contains(precision, "compile") || async_tp(row)) return true;
   return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
 }
 
@@ -231,6 +237,9 @@ void set_config(const Row& row, CorpusCase& c) {
   }
   // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
   if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
+  // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the
+  // machine entries say exposed for torchtitan's eager DTensor TP).
+  if (async_tp(row)) c.stack.tp_collectives = TpCollectives::overlapped;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }
