@@ -54,10 +54,13 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
   }
   if (in.config.sequence_parallel && !l.full.transposed) {
     // Megatron-LM keeps only the sequence-split input and gathers it again
-    // for the weight gradient, under the dX GEMM (kept for every stack: eager
-    // DTensor under full recompute holds the recomputed gathered input instead).
-    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
-                     "input again for dW", name, tp, layer.linear_dx[i]});
+    // for the weight gradient, under the dX GEMM. Eager DTensor TP (exposed)
+    // does not: autograd saved the gathered input its forward redistributed
+    // (torchtitan's ColwiseParallel, input_layouts Shard(1) → Replicate()).
+    if (tp != Exposure::exposed) {
+      visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
+                       "input again for dW", name, tp, layer.linear_dx[i]});
+    }
     visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::y, tokens * double(l.full.in), e, "dX",
                      name, tp, layer.linear_dw[i]});
   } else if (in.config.sequence_parallel) {

@@ -110,7 +110,9 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
     for (const CostItem& item : items) {
       if (item.group != GridDim::z) continue;
       ++count, bytes += item.phase == CostPhase::recompute ? 0 : item.bytes, seconds += item.seconds;
-      if (gather == WeightGather::per_block) EXPECT_NE(item.phase, CostPhase::recompute) << item.name;
+      if (gather == WeightGather::per_block) {
+        EXPECT_NE(item.phase, CostPhase::recompute) << item.name;
+      }
     }
     return count;
   };
@@ -155,10 +157,10 @@ TEST(CostTpComm, BackwardGatherAfterTheGradientsIsExposed) {
 // collective Megatron-LM hides under a GEMM on the critical path: the same
 // collectives, each exposed in full; the forward is unchanged.
 TEST(CostTpComm, ExposedTpCollectivesCostTheirFullTimeInBackward) {
-  for (const bool sequence_parallel : {false, true}) {
+  {
     Case t;
     t.machine = load_machine("dgx-h100");
-    t.config.y = 8, t.config.z = 4, t.config.microbatch = 4, t.config.sequence_parallel = sequence_parallel;
+    t.config.y = 8, t.config.z = 4, t.config.microbatch = 4;
     std::vector<CostItem> overlapped_items, exposed_items;
     const LayerComm overlapped = t.run(&overlapped_items);
     t.machine.tp_collectives = TpCollectives::exposed;
@@ -179,6 +181,33 @@ TEST(CostTpComm, ExposedTpCollectivesCostTheirFullTimeInBackward) {
     EXPECT_GT(exposed.backward, overlapped.backward);
     EXPECT_NEAR(exposed.backward - overlapped.backward, hidden_y, 1e-9 * exposed.backward);
   }
+}
+
+// With sequence parallelism eager DTensor keeps the gathered input its forward
+// made, so its backward has no second gather for dW; the dX reduce-scatter is
+// exposed in full.
+TEST(CostTpComm, ExposedSequenceParallelBackwardHasNoSecondGather) {
+  Case t;
+  t.machine = load_machine("dgx-h100");
+  t.config.y = 8, t.config.z = 4, t.config.microbatch = 4, t.config.sequence_parallel = true;
+  std::vector<CostItem> overlapped_items, exposed_items;
+  const LayerComm overlapped = t.run(&overlapped_items);
+  t.machine.tp_collectives = TpCollectives::exposed;
+  const LayerComm exposed = t.run(&exposed_items);
+  auto count = [](const std::vector<CostItem>& items, const std::string& prefix) {
+    int n = 0;
+    for (const CostItem& item : items) n += item.name.rfind(prefix, 0) == 0;
+    return n;
+  };
+  EXPECT_GT(count(overlapped_items, "all_gather input again for dW"), 0);
+  EXPECT_EQ(count(exposed_items, "all_gather input again for dW"), 0);
+  EXPECT_EQ(count(exposed_items, "reduce_scatter dX"), count(overlapped_items, "reduce_scatter dX"));
+  for (const CostItem& item : exposed_items) {
+    if (item.group == GridDim::y) {
+      EXPECT_DOUBLE_EQ(item.exposed, item.seconds) << item.name;
+    }
+  }
+  EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
 }
 
 // Without tensor parallelism (y = 1) there is nothing to expose.
