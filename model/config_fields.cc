@@ -118,7 +118,8 @@ void choices_when(const ConfigField& field, const SearchSpace& space, const Para
   else out.push_back(field.default_value());
 }
 bool tensor_parallel(const ParallelConfig& c) { return c.x * c.y * c.z > 1; }
-bool megatron_1d(const ParallelConfig& c) { return c.x == 1 && c.z == 1 && c.y > 1; }
+// Sequence parallelism: tensor parallelism over Y alone (Z may shard the weights and split the rows).
+bool sequence_parallel_grid(const ParallelConfig& c) { return c.x == 1 && c.y > 1; }
 // ZeRO shards over data × context (memory_model.h zero_shards).
 bool zero_group(const ParallelConfig& c) { return c.data * c.context > 1; }
 
@@ -184,10 +185,10 @@ std::vector<ConfigField> make_table() {
        .header = "ovl", .width = 3, .optional = true,
        .search = {S::setting, 110, choices_when<tensor_parallel>, kOncePerGrid}},
       {.name = "sequence_parallel", .alias = "sp", .kind = K::on_off,
-       .help = "Megatron sequence parallelism; needs x=1, z=1, y>1",
+       .help = "Megatron sequence parallelism; needs x=1, y>1",
        .get = get_member<&P::sequence_parallel>, .set = set_member<&P::sequence_parallel>,
        .header = "sp", .width = 3, .optional = true, .late_column = true,
-       .search = {S::setting, 80, choices_when<megatron_1d>, kOncePerGrid}},
+       .search = {S::setting, 80, choices_when<sequence_parallel_grid>, kOncePerGrid}},
       {.name = "interleave", .kind = K::count, .help = "virtual pipeline chunks per stage",
        .get = get_member<&P::interleave>, .set = set_member<&P::interleave>,
        .header = "il", .width = 3, .optional = true,

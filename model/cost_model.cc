@@ -311,9 +311,12 @@ std::string CostModel::check(const ParallelConfig& c) const {
 }
 
 std::string CostModel::check_schedule(const ParallelConfig& c) const {
-  if (c.sequence_parallel && (c.x != 1 || c.z != 1 || c.y == 1)) {
-    return "sequence parallelism needs x=1, z=1 and y>1 (Megatron-style 1D tensor parallelism), not x=" +
-           std::to_string(c.x) + ", z=" + std::to_string(c.z) + ", y=" + std::to_string(c.y);
+  // Megatron's sequence parallelism splits the rows of the residual stream over Y; Z shards the
+  // weights and splits the microbatch's sequences, so with z > 1 each Z rank's rows split over Y
+  // again (torchtitan's FSDP + TP with SequenceParallel). A split channel axis (x > 1) has no such layout.
+  if (c.sequence_parallel && (c.x != 1 || c.y == 1)) {
+    return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=" +
+           std::to_string(c.x) + ", y=" + std::to_string(c.y);
   }
   if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
   if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {

@@ -32,6 +32,13 @@ void linear_forward_collectives(const CostInputs& in, const LocalLinear& l, Cost
   }
 }
 
+// How a backward TP collective that could hide under a GEMM of its layer is
+// exposed: under it (OAR), or on the critical path with stack.tp_collectives
+// exposed (eager DTensor TP, machine_profile.h).
+Exposure backward_tp_exposure(const CostInputs& in) {
+  return in.machine.tp_collectives == TpCollectives::exposed ? Exposure::exposed : Exposure::oar;
+}
+
 // The collectives of linear layer `i` in backward.
 template <class Visit>
 void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer, size_t i, Visit& visit) {
@@ -39,6 +46,7 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
   const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
   const char* name = l.full.name;
   constexpr CostPhase bwd = CostPhase::backward;
+  const Exposure tp = backward_tp_exposure(in);
   const bool per_linear = in.machine.weight_gather == WeightGather::per_linear;
   if (per_linear) {
     visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
@@ -46,17 +54,21 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
   }
   if (in.config.sequence_parallel && !l.full.transposed) {
     // Megatron-LM keeps only the sequence-split input and gathers it again
-    // for the weight gradient, under the dX GEMM.
-    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
-                     "input again for dW", name, Exposure::oar, layer.linear_dx[i]});
+    // for the weight gradient, under the dX GEMM. Eager DTensor TP (exposed)
+    // does not: autograd saved the gathered input its forward redistributed
+    // (torchtitan's ColwiseParallel, input_layouts Shard(1) → Replicate()).
+    if (tp != Exposure::exposed) {
+      visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
+                       "input again for dW", name, tp, layer.linear_dx[i]});
+    }
     visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::y, tokens * double(l.full.in), e, "dX",
-                     name, Exposure::oar, layer.linear_dw[i]});
+                     name, tp, layer.linear_dw[i]});
   } else if (in.config.sequence_parallel) {
     visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.out), e,
                      "output gradient", name});
   } else {
     visit(Collective{kLayer, bwd, CollectiveOp::all_reduce, l.out_dim, tokens * double(l.full.in) / l.in_split, e,
-                     "dX", name, Exposure::oar, layer.linear_dw[i]});
+                     "dX", name, tp, layer.linear_dw[i]});
   }
   if (per_linear) {
     visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::z, l.block, e, "dW", name,

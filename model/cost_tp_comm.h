@@ -11,18 +11,21 @@
 // With the stack's weight_gather per_block (FSDP), the Z collectives are one
 // per block instead: all-gather the block's weights in forward and again in
 // backward (shared with a full recompute), reduce-scatter its gradients.
-// With sequence parallelism (x = z = 1, Megatron-LM) the partial-sum
+// With sequence parallelism (x = 1, Megatron-LM) the partial-sum
 // all-reduce becomes an all-gather of the input before the plain layers and
 // a reduce-scatter after the transposed ones, and backward re-gathers the
-// input for dW under the dX GEMM. Each LayerNorm over a hidden split across X
+// input for dW under the dX GEMM. With z > 1 these move the rows of this Z
+// rank's sequences (tokens per rank already divides by z), over Y alone. Each LayerNorm over a hidden split across X
 // all-reduces its mean and variance (fp32) over X.
 //
 // Exposed, with overlap on: the collectives on the critical path, plus each
 // OAR collective beyond its GEMM window, plus the pooled prefetch and async
 // traffic beyond the forward GEMMs (forward) or the rest of backward
 // (backward); hiding is scaled by the machine's overlap_efficiency. With
-// overlap off, everything. The layer's ring attention over the context group
-// (cost_context.h) adds its exposed part to each pass.
+// stack.tp_collectives exposed (eager DTensor TP), the OAR collectives are on
+// the critical path too: their full time. With overlap off, everything. The
+// layer's ring attention over the context group (cost_context.h) adds its
+// exposed part to each pass.
 #pragma once
 
 #include "model/cost_collective.h"

@@ -77,6 +77,15 @@ BackwardPrefetch parse_backward_prefetch(const YamlMap& map) {
   return map.get_choice("backward_prefetch", {"pre", "post"}) == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
 }
 
+const char* to_string(TpCollectives collectives) {
+  return collectives == TpCollectives::exposed ? "exposed" : "overlapped";
+}
+
+TpCollectives parse_tp_collectives(const YamlMap& map) {
+  return map.get_choice("tp_collectives", {"overlapped", "exposed"}) == "exposed" ? TpCollectives::exposed
+                                                                                  : TpCollectives::overlapped;
+}
+
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
   StackSettings s;
   s.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
@@ -91,6 +100,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("optimizer_state")) s.optimizer_state = parse_optimizer_state(map);
   if (map.has("elementwise")) s.elementwise = parse_elementwise_kind(map);
   if (map.has("backward_prefetch")) s.backward_prefetch = parse_backward_prefetch(map);
+  if (map.has("tp_collectives")) s.tp_collectives = parse_tp_collectives(map);
   return s;
 }
 
@@ -282,6 +292,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["optimizer_state"] = to_string(p.optimizer_state);
   node["stack"]["elementwise"] = to_string(p.elementwise);
   node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
+  node["stack"]["tp_collectives"] = to_string(p.tp_collectives);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -110,10 +110,27 @@ enum class ElementwiseKind { fused, eager };
 // overlap but requires less memory usage").
 enum class BackwardPrefetch { pre, post };
 const char* to_string(BackwardPrefetch prefetch);
+// How the training stack runs the tensor-parallel collectives of the backward
+// pass: `overlapped`, each dX all-reduce (or sequence-parallel reduce-scatter
+// and input re-gather) issued asynchronously under the same layer's other
+// backward GEMM (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication,
+// Megatron-Core's tensor_parallel API guide; torchtitan's async TP); `exposed`,
+// each on the critical path, the next GEMM waiting for it: eager PyTorch
+// DTensor TP, whose Colwise/Rowwise/SequenceParallel redistributions
+// all-gather before and reduce-scatter after the GEMMs that depend on them.
+// Hiding them needs torch.compile's micro-pipelined async TP over
+// SymmetricMemory (torchtitan --parallelism.enable_async_tensor_parallel), up
+// to ~8% end to end on Llama3 7B and 70B ("[Distributed w/ TorchTitan]
+// Introducing Async Tensor Parallelism in PyTorch", PyTorch dev-discuss 2024,
+// https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487).
+// The forward's TP collectives are on the critical path either way (model/cost_tp_comm.h).
+enum class TpCollectives { overlapped, exposed };
+const char* to_string(TpCollectives collectives);
 const char* to_string(ElementwiseKind kind);
-// The stack mapping's `elementwise` and `backward_prefetch` keys (a clear error names the choices).
+// The stack mapping's `elementwise`, `backward_prefetch` and `tp_collectives` keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
+TpCollectives parse_tp_collectives(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -156,6 +173,7 @@ struct StackSettings {
   OptimizerState optimizer_state = OptimizerState::fp32;        // stack.optimizer_state
   ElementwiseKind elementwise = ElementwiseKind::fused;         // stack.elementwise
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
+  TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

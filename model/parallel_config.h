@@ -6,7 +6,8 @@
 // around the 4D layer"): context splits each sequence over its ranks (ring
 // attention, model/cost_context.h). Megatron-LM's 1D tensor
 // parallelism is x = z = 1 (y = its tensor-parallel size), optionally with
-// sequence parallelism.
+// sequence parallelism; torchtitan's FSDP + TP is x = 1 with z its FSDP
+// degree, its TP always sequence-parallel.
 //
 // model/config_fields.h declares the fields once (names, text, --fix, the
 // search); equality and the YAML below walk that table.
@@ -41,7 +42,7 @@ struct ParallelConfig {
   Recompute recompute = Recompute::none;
   bool offload = false;            // optimizer state in host memory
   bool overlap = true;             // overlap tensor-parallel collectives (OAR, ORS, OAG)
-  bool sequence_parallel = false;  // Megatron sequence parallelism (x = z = 1 only)
+  bool sequence_parallel = false;  // Megatron sequence parallelism (x = 1, y > 1; any z)
   int64_t interleave = 1;          // virtual pipeline chunks per stage
   // ZeRO stage over the data group: 1 shards the optimizer state, 2 the
   // gradients too (Rajbhandari et al., SC'20; Megatron's distributed optimizer is 1).

@@ -84,7 +84,7 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
   }
   if (c.y > 1 && !c.sequence_parallel) {
     return "its tensor parallelism always shards norms and activations along the sequence "
-           "(SequenceParallel), so y>1 needs sequence_parallel=on, which axo models with z=1";
+           "(SequenceParallel), so y>1 needs sequence_parallel=on";
   }
   if (c.z > 1 && !c.overlap) {
     return "FSDP always prefetches the weight all-gather and reduce-scatters gradients "

@@ -192,13 +192,19 @@ std::string lower(std::string text) {
   return text;
 }
 
+// Whether the row ran torchtitan's async TP (--parallelism.enable_async_tensor_parallel):
+// its name or precision says so.
+bool async_tp(const Row& row) {
+  return contains(lower(row["name"]), "asynctp") || contains(lower(row["precision"]), "asynctp");
+}
+
 // Whether the row ran under torch.compile: it says so (name or precision), or
 // it needs it — torchtitan refuses async TP without --training.compile
 // (parallelize_llama's check), and its float8 linears (torchao Float8Linear)
 // rely on compile to fuse the dynamic scaling casts.
 bool compiled(const Row& row) {
   const std::string name = lower(row["name"]), precision = lower(row["precision"]);
-  if (contains(name, "compile") || contains(precision, "compile") || contains(name, "asynctp")) return true;
+  if (contains(name, "compile") || contains(precision, "compile") || async_tp(row)) return true;
   return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
 }
 
@@ -221,17 +227,19 @@ void set_config(const Row& row, CorpusCase& c) {
   config.microbatch = per_rank_microbatch * config.z;
   config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
   config.recompute = parse_recompute(row["recompute"]);
-  config.sequence_parallel = row["sequence_parallel"] == "yes";
-  if (fsdp && config.y > 1) {
-    c.notes.push_back("TP with FSDP (torchtitan) shards norms over the sequence; axo's sequence "
-                      "parallelism needs z=1, so TP is priced without it");
-  }
+  // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
+  // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
+  // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.
+  config.sequence_parallel = row["sequence_parallel"] == "yes" || (c.source == "torchtitan" && config.y > 1);
   if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
     c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
                       "(its memory is the per-op policy's: selective per_op)");
   }
   // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
   if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
+  // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the
+  // machine entries say exposed for torchtitan's eager DTensor TP).
+  if (async_tp(row)) c.stack.tp_collectives = TpCollectives::overlapped;
   if (contains(row["precision"], "fp8 FSDP all-gather")) {
     c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
   }

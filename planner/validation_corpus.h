@@ -15,6 +15,7 @@
 //             whole weights, gradients and optimizer state sharded over the data group
 //   microbatch sequences per microbatch per replica: the row's microbatch, times z
 //   interleave the row's VP; recompute and sequence parallelism as the row states
+//             (torchtitan's TP is always sequence-parallel, also beside FSDP's z)
 //   measured   iter_time_s where given, else global_batch·seq_len / tokens_per_s
 #pragma once
 

@@ -27,8 +27,9 @@
 // in the stash as soon as it is computed; backward widens a layer back into
 // the slot just before it needs it (the end of gpt_stage.cc).
 //
-// With Megatron's sequence parallelism (x = z = 1) the residual stream, the
-// norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C];
+// With Megatron's sequence parallelism (x = 1) the residual stream, the
+// norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C]
+// (with z > 1, of this Z rank's m = Bz·T rows: the Y group shares z);
 // the plain layers all-gather their input's rows (kept for backward as
 // ln1_rows, ln2_rows) and the transposed layers reduce-scatter their output
 // rows (linear_4d.h).

@@ -12,7 +12,8 @@
 // prefetch() starts the next layer's all-gather early (OAG).
 // A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
 //
-// Megatron's sequence parallelism (x = z = 1): the all-reduces become
+// Megatron's sequence parallelism (x = 1; with z > 1, of the rows of this Z
+// rank's sequences, which its whole Y group shares): the all-reduces become
 // reduce-scatters of rows. A transposed layer reduce-scatters its output to
 // [m/Gy, n] rows and, in backward, all-gathers dY's rows first; a plain
 // layer reduce-scatters dX to [m/Gy, k] rows (its caller all-gathers X's rows

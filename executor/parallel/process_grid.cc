@@ -52,6 +52,7 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
   data_and_context_ = world.split(colour_without({GridDim::data, GridDim::context}), rank);
   z_and_data_ = world.split(colour_without({GridDim::z, GridDim::context, GridDim::data}), rank);
   y_z_and_data_ = world.split(colour_without({GridDim::y, GridDim::z, GridDim::context, GridDim::data}), rank);
+  y_and_z_ = world.split(colour_without({GridDim::y, GridDim::z}), rank);
   // Every rank takes part in the split; the middle stages' groups are dropped.
   const bool shares_embedding = first_stage() || last_stage();
   auto embedding = world.split(shares_embedding ? colour_without({GridDim::pipeline}) : config.gpus() + rank, c.pipeline);

@@ -54,6 +54,9 @@ class ProcessGrid {
   // parallelism the norms and embeddings see only this rank's rows, so they
   // sum over Y too.
   Communicator& y_z_and_data() const { return *y_z_and_data_; }
+  // Ranks differing only in y and z: the Y × Z part of y_z_and_data (the
+  // sharded optimizer sums it before reduce-scattering over data × context).
+  Communicator& y_and_z() const { return *y_and_z_; }
   // The first and the last stage of one (data, z, y, x): they share the
   // tied embedding. Null with one stage.
   Communicator* embedding() const { return embedding_.get(); }
@@ -66,7 +69,7 @@ class ProcessGrid {
   ParallelConfig config_;
   GridCoords coords_;
   std::unique_ptr<Communicator> x_, y_, z_, context_, data_, pipeline_, tensor_, data_and_context_, z_and_data_,
-      y_z_and_data_, embedding_;
+      y_z_and_data_, y_and_z_, embedding_;
 };
 
 }  // namespace axo

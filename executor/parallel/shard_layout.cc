@@ -43,9 +43,10 @@ void check_grid(const GptShape& g, const ParallelConfig& config) {
     throw InputError("y = " + std::to_string(config.y) + " does not divide the model's " + std::to_string(g.heads) +
                      " heads (attention is split by heads over Y)");
   }
-  if (config.sequence_parallel && (config.x != 1 || config.z != 1)) {
-    throw InputError("sequence parallelism is Megatron's, for x = z = 1 (got x = " + std::to_string(config.x) +
-                     ", z = " + std::to_string(config.z) + ")");
+  // Each Z rank's rows split over Y; a channel split over X has no row layout (model/cost_model.cc check_schedule).
+  if (config.sequence_parallel && config.x != 1) {
+    throw InputError("sequence parallelism splits the rows over Y with the channels whole: it needs x = 1 (got x = " +
+                     std::to_string(config.x) + ")");
   }
   if (g.channels % config.x != 0) {
     throw InputError("x = " + std::to_string(config.x) + " does not divide the model's " +

@@ -22,8 +22,9 @@
 // partial sums of it: linear shards over data (their Z partial sums are
 // reduce-scattered inside the layer), the rest over z and data, and the
 // tied wte also between the first and the last stage. With sequence
-// parallelism (x = z = 1) the norms and wpe work on this rank's rows of the
-// sequence, so their gradients are summed over y as well.
+// parallelism (x = 1) the norms and wpe work on this rank's rows of the
+// sequence, so their gradients are summed over y as well (over y, z and
+// data: they stay whole on every Z rank, which holds other sequences).
 // Context ranks hold the same shards as data ranks do and compute on other
 // tokens of the sequence, so every "over data" above is over data × context
 // (the groups of process_grid.h), and context rank 0 owns the copy.

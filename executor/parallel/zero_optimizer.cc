@@ -86,9 +86,6 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
       // With offload the masters are the host's weights; in 2-byte storage on the device, optimizer state.
       master_(offload_ ? DeviceAllocator<float>(host, DeviceUse::weights)
                        : DeviceAllocator<float>(device, DeviceUse::optimizer)) {
-  if (grid.config().sequence_parallel && grid.config().z != 1) {
-    throw std::logic_error("ZeroOptimizer: sequence parallelism runs with z = 1");
-  }
   if (!per_microbatch_ && bool(parameters.f32) != bool(gradients.f32)) {
     throw std::logic_error("ZeroOptimizer: weights and gradients in one format");
   }
@@ -108,10 +105,10 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
   if (offload_ || !parameters.f32) master_.assign(size_t(shard_size_), 0.0f);
 }
 
-// A unit summed over Z (or, with sequence parallelism, Y) besides data: that part's group.
+// A unit summed over Z (or, with sequence parallelism, Y × Z) besides data: that part's group.
 Communicator* ZeroOptimizer::other_part(GradientGroup group) const {
   Communicator* part = group == GradientGroup::z_and_data     ? &grid_.z()
-                       : group == GradientGroup::y_z_and_data ? &grid_.y()
+                       : group == GradientGroup::y_z_and_data ? &grid_.y_and_z()
                                                               : nullptr;
   return part != nullptr && part->size() > 1 ? part : nullptr;
 }

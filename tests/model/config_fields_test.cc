@@ -250,6 +250,9 @@ TEST(ConfigFields, SearchCandidates) {
   EXPECT_EQ(candidates(config_field("zero"), spec, 64, c), (std::vector<FieldValue>{0, 1, 2}));
   EXPECT_EQ(candidates(config_field("recompute"), spec, 64, c), (std::vector<FieldValue>{0, 1, 2}));
   EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1, 0}));
+  // Sequence parallelism needs x = 1 and y > 1, with any z (z = 2 here).
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0, 1}));
+  c.x = 2;
   EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0}));
   c.x = c.z = 1;
   EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 64, c), (std::vector<FieldValue>{0, 1}));

@@ -90,7 +90,35 @@ TEST(CostModel, CheckSaysWhatDoesNotDivide) {
   c = ParallelConfig{};
   c.x = 2, c.sequence_parallel = true;
   EXPECT_NE(model.check(c).find("sequence parallelism needs"), std::string::npos);
-  EXPECT_NE(model.check(c).find("not x=2, z=1, y=1"), std::string::npos);
+  EXPECT_NE(model.check(c).find("not x=2, y=1"), std::string::npos);
+  // With z > 1 (torchtitan's FSDP beside sequence-parallel TP): each Z rank's rows split over Y.
+  c = ParallelConfig{};
+  c.y = 8, c.z = 2, c.microbatch = 2, c.sequence_parallel = true;
+  EXPECT_EQ(model.check(c), "");
+  c.y = 1;
+  EXPECT_NE(model.check(c).find("not x=1, y=1"), std::string::npos);
+}
+
+// Sequence parallelism with z > 1 prices the rows each Z rank holds: a Z rank
+// of z = 2 with a microbatch of 2 holds one sequence, so its layer costs and
+// activations are those of z = 1 with a microbatch of 1; only the Z weight
+// traffic and the model state differ. Without sequence parallelism it holds
+// more activation memory and more tensor-parallel time.
+TEST(CostModel, SequenceParallelWithZPricesEachZRanksRows) {
+  const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
+  ParallelConfig one;
+  one.y = 8, one.data = 4, one.microbatch = 1, one.sequence_parallel = true, one.recompute = Recompute::selective;
+  one.overlap = false;  // every collective counted: Z's traffic cannot hide
+  ParallelConfig two = one;
+  two.z = 2, two.data = 2, two.microbatch = 2;
+  ASSERT_EQ(model.check(two), "");
+  const Breakdown b1 = model.evaluate(one), b2 = model.evaluate(two);
+  EXPECT_DOUBLE_EQ(b2.memory.activations, b1.memory.activations);
+  EXPECT_NEAR(b2.compute, b1.compute, 1e-9 * b1.compute);
+  EXPECT_GT(b2.tp_comm, b1.tp_comm);  // the Z weight all-gathers and reduce-scatters besides Y's
+  ParallelConfig without = two;
+  without.sequence_parallel = false;
+  EXPECT_GT(model.evaluate(without).memory.activations, b2.memory.activations);
 }
 
 TEST(CostModel, UnequalStagesArePricedByTheSlowest) {

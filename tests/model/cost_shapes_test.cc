@@ -37,6 +37,10 @@ TEST(CostShapes, SequenceParallelismSplitsHiddenSpaceTokensOverY) {
   ParallelConfig c;
   c.y = 8, c.sequence_parallel = true;
   EXPECT_EQ(local_shapes(spec, c).hidden_elems, 2048.0 * 5120 / 8);
+  // With z = 4 each Z rank holds microbatch/z = 2 sequences, their rows split over Y.
+  c.z = 4, c.microbatch = 8;
+  EXPECT_EQ(local_shapes(spec, c).tokens, 2 * 2048.0);
+  EXPECT_EQ(local_shapes(spec, c).hidden_elems, 2 * 2048.0 * 5120 / 8);
 }
 
 TEST(CostShapes, MemoryOpsRunAtTheEffectiveBandwidthPlusLaunches) {

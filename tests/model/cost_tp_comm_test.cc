@@ -70,6 +70,34 @@ TEST(CostTpComm, SequenceParallelismGathersAndScattersOverY) {
   EXPECT_EQ(partial_all_reduces, 0);
 }
 
+// With z > 1 the Y group gathers and scatters the rows of this Z rank's
+// sequences (microbatch/z of them), beside the Z group's weight traffic.
+TEST(CostTpComm, SequenceParallelismWithZMovesEachZRanksRowsOverY) {
+  Case t;
+  t.config.y = 4, t.config.z = 2, t.config.microbatch = 4, t.config.sequence_parallel = true;
+  std::vector<CostItem> items;
+  t.run(&items);
+  int y_gathers = 0, y_scatters = 0, z_items = 0, all_reduces = 0;
+  for (const CostItem& item : items) {
+    z_items += item.group == GridDim::z;
+    all_reduces += item.name.rfind("all_reduce", 0) == 0 && item.group != GridDim::x;
+    if (item.name == "all_gather sequence-parallel input (qkv)") {
+      ++y_gathers;
+      EXPECT_EQ(item.group, GridDim::y);
+      EXPECT_DOUBLE_EQ(item.bytes, 2 * 2048.0 * 5120 * 2);  // two sequences' [2T, h] input, bf16
+    }
+    if (item.name == "reduce_scatter partial sums (attn_out)") {
+      ++y_scatters;
+      EXPECT_EQ(item.group, GridDim::y);
+      EXPECT_DOUBLE_EQ(item.bytes, 2 * 2048.0 * 5120 * 2);
+    }
+  }
+  EXPECT_EQ(y_gathers, 1);
+  EXPECT_EQ(y_scatters, 1);
+  EXPECT_GT(z_items, 0);
+  EXPECT_EQ(all_reduces, 0);
+}
+
 TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
   Case t;
   t.config.z = 4, t.config.microbatch = 4, t.config.recompute = Recompute::full, t.config.overlap = false;
@@ -82,7 +110,9 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
     for (const CostItem& item : items) {
       if (item.group != GridDim::z) continue;
       ++count, bytes += item.phase == CostPhase::recompute ? 0 : item.bytes, seconds += item.seconds;
-      if (gather == WeightGather::per_block) EXPECT_NE(item.phase, CostPhase::recompute) << item.name;
+      if (gather == WeightGather::per_block) {
+        EXPECT_NE(item.phase, CostPhase::recompute) << item.name;
+      }
     }
     return count;
   };
@@ -121,6 +151,74 @@ TEST(CostTpComm, BackwardGatherAfterTheGradientsIsExposed) {
   EXPECT_LT(pre_exposed, 0.5 * pre_s);
   EXPECT_DOUBLE_EQ(post_exposed, post_s);
   EXPECT_NEAR(post - pre, post_s - pre_exposed, 1e-9 * post_s);
+}
+
+// Eager DTensor TP (stack.tp_collectives exposed) puts each backward TP
+// collective Megatron-LM hides under a GEMM on the critical path: the same
+// collectives, each exposed in full; the forward is unchanged.
+TEST(CostTpComm, ExposedTpCollectivesCostTheirFullTimeInBackward) {
+  {
+    Case t;
+    t.machine = load_machine("dgx-h100");
+    t.config.y = 8, t.config.z = 4, t.config.microbatch = 4;
+    std::vector<CostItem> overlapped_items, exposed_items;
+    const LayerComm overlapped = t.run(&overlapped_items);
+    t.machine.tp_collectives = TpCollectives::exposed;
+    const LayerComm exposed = t.run(&exposed_items);
+    ASSERT_EQ(exposed_items.size(), overlapped_items.size());
+    double hidden_y = 0;
+    for (size_t i = 0; i < exposed_items.size(); ++i) {
+      const CostItem &before = overlapped_items[i], &after = exposed_items[i];
+      EXPECT_EQ(after.name, before.name);
+      EXPECT_DOUBLE_EQ(after.seconds, before.seconds);
+      if (after.group == GridDim::y) {
+        EXPECT_DOUBLE_EQ(after.exposed, after.seconds) << after.name;
+        hidden_y += before.seconds - before.exposed;
+      }
+    }
+    EXPECT_GT(hidden_y, 0) << "overlapped hid some Y traffic";
+    EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
+    EXPECT_GT(exposed.backward, overlapped.backward);
+    EXPECT_NEAR(exposed.backward - overlapped.backward, hidden_y, 1e-9 * exposed.backward);
+  }
+}
+
+// With sequence parallelism eager DTensor keeps the gathered input its forward
+// made, so its backward has no second gather for dW; the dX reduce-scatter is
+// exposed in full.
+TEST(CostTpComm, ExposedSequenceParallelBackwardHasNoSecondGather) {
+  Case t;
+  t.machine = load_machine("dgx-h100");
+  t.config.y = 8, t.config.z = 4, t.config.microbatch = 4, t.config.sequence_parallel = true;
+  std::vector<CostItem> overlapped_items, exposed_items;
+  const LayerComm overlapped = t.run(&overlapped_items);
+  t.machine.tp_collectives = TpCollectives::exposed;
+  const LayerComm exposed = t.run(&exposed_items);
+  auto count = [](const std::vector<CostItem>& items, const std::string& prefix) {
+    int n = 0;
+    for (const CostItem& item : items) n += item.name.rfind(prefix, 0) == 0;
+    return n;
+  };
+  EXPECT_GT(count(overlapped_items, "all_gather input again for dW"), 0);
+  EXPECT_EQ(count(exposed_items, "all_gather input again for dW"), 0);
+  EXPECT_EQ(count(exposed_items, "reduce_scatter dX"), count(overlapped_items, "reduce_scatter dX"));
+  for (const CostItem& item : exposed_items) {
+    if (item.group == GridDim::y) {
+      EXPECT_DOUBLE_EQ(item.exposed, item.seconds) << item.name;
+    }
+  }
+  EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
+}
+
+// Without tensor parallelism (y = 1) there is nothing to expose.
+TEST(CostTpComm, ExposedTpCollectivesChangeNothingWithoutTp) {
+  Case t;
+  t.config.z = 4, t.config.microbatch = 4, t.config.data = 2;
+  const LayerComm overlapped = t.run();
+  t.machine.tp_collectives = TpCollectives::exposed;
+  const LayerComm exposed = t.run();
+  EXPECT_DOUBLE_EQ(exposed.forward, overlapped.forward);
+  EXPECT_DOUBLE_EQ(exposed.backward, overlapped.backward);
 }
 
 }  // namespace

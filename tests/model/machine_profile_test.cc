@@ -171,6 +171,24 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   again << node;
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(again.c_str(), "rt"), "rt").backward_prefetch,
             BackwardPrefetch::post);
+  EXPECT_EQ(selene.tp_collectives, TpCollectives::overlapped);  // Megatron-LM's async dX all-reduce: the default
+  EXPECT_EQ(node["stack"]["tp_collectives"].as<std::string>(), "overlapped");
+  node["stack"]["tp_collectives"] = "exposed";
+  YAML::Emitter third;
+  third << node;
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(third.c_str(), "rt"), "rt").tp_collectives,
+            TpCollectives::exposed);
+  node["stack"]["tp_collectives"] = "blocking";
+  try {
+    machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;  // file and line
+    EXPECT_NE(message.find("tp_collectives"), std::string::npos) << message;
+    EXPECT_NE(message.find("overlapped, exposed"), std::string::npos) << message;
+  }
+  node["stack"]["tp_collectives"] = "exposed";
   node["stack"]["elementwise"] = "unfused";
   try {
     machine_profile_from_yaml(node, "m.yaml");

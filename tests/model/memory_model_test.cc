@@ -46,6 +46,20 @@ TEST(MemoryModel, ActivationsFollowKorthikantiTable2) {
               in_flight * layers * 2 * sbh + sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1);
 }
 
+// Sequence parallelism with z > 1: each Z rank holds microbatch/z sequences
+// and splits their rows over Y, so Table 2's 34·sbh/t holds per Z rank
+// (z = 2 and b = 2: one sequence each, as b = 1 without Z).
+TEST(MemoryModel, SequenceParallelWithZSplitsEachZRanksRowsOverY) {
+  TransformerSpec spec = load_model("megatron-1t");  // fp16, dropout
+  const double s = 2048, h = 25600, t = 8;
+  const double sbh = s * 1 * h, layers = 2, in_flight = 64;
+  ParallelConfig c = megatron(64, 8, 2, Recompute::selective, true);
+  c.z = 2;
+  EXPECT_NEAR(memory_per_device(spec, c).activations, in_flight * layers * 34 * sbh / t, 1);
+  c.sequence_parallel = false;  // the layer norms' and dropouts' rows whole on every Y rank: 10 + 24/t
+  EXPECT_NEAR(memory_per_device(spec, c).activations, in_flight * layers * sbh * (10 + 24 / t), 1);
+}
+
 TEST(MemoryModel, FlashAttentionDropsTheFiveAsOverHTerm) {
   TransformerSpec spec = load_model("megatron-1t");  // fp16, dropout
   const double s = 2048, b = 1, h = 25600, a = 160, t = 8;

@@ -244,6 +244,21 @@ TEST(ExportTorchtitan, HybridShardedDataParallel) {
                 export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
 }
 
+// torchtitan's 2D parallelism: FSDP (axo's z) beside sequence-parallel TP (y),
+// as its Llama 3.1 70B and 405B runs train.
+TEST(ExportTorchtitan, FsdpWithSequenceParallelTensorParallelism) {
+  ParallelConfig c = grid(1, 1, 1, 4, 2, 4);
+  c.sequence_parallel = true;
+  c.order = parse_order("xyczdp", "test");
+  const std::string text = export_torchtitan(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
+  EXPECT_NE(text.find("data_parallel_shard_degree = 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor_parallel_degree = 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("local_batch_size = 2\n"), std::string::npos) << text;  // microbatch 4 over z = 2
+  c.sequence_parallel = false;
+  EXPECT_NE(torchtitan_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("sequence_parallel=on"),
+            std::string::npos);
+}
+
 TEST(ExportTorchtitan, ContextParallelDegree) {
   ParallelConfig c = grid(1, 1, 1, 1, 4, 4);
   c.context = 4;

@@ -159,8 +159,8 @@ TEST(ValidationCorpus, TorchtitanFsdpRowsTakeTimeFromTokens) {
   EXPECT_EQ(tp.config.y, 8);
   EXPECT_EQ(tp.config.z, 16);
   EXPECT_EQ(tp.config.microbatch, 32);
-  EXPECT_FALSE(tp.config.sequence_parallel);
-  EXPECT_FALSE(tp.notes.empty());
+  EXPECT_TRUE(tp.config.sequence_parallel);  // torchtitan's TP is sequence-parallel, beside FSDP's z
+  for (const std::string& note : tp.notes) EXPECT_EQ(note.find("priced without"), std::string::npos) << note;
 }
 
 TEST(ValidationCorpus, ContextParallelRowsAreExpressed) {
@@ -181,6 +181,20 @@ TEST(ValidationCorpus, TorchCompileFusesTheElementwiseOps) {
     EXPECT_EQ(find(name).stack.elementwise, ElementwiseKind::fused) << name;
   }
   EXPECT_EQ(find("torchtitan_llama31_405b_128xH100_none").stack.elementwise, ElementwiseKind::eager);
+}
+
+// torchtitan's eager DTensor TP exposes its backward TP collectives; its async TP
+// (the row says so) micro-pipelines them with the GEMMs, as Megatron-LM hides them.
+TEST(ValidationCorpus, TorchtitanTpCollectivesAreExposedUnlessAsync) {
+  for (const char* name : {"torchtitan_llama31_405b_128xH100_none", "torchtitan_llama31_405b_128xH100_float8",
+                           "torchtitan_dec24_llama31_70b_256xH100_2d", "torchtitan_jun25_l8_64xH100_bf16_vanillaTP"}) {
+    EXPECT_EQ(find(name).stack.tp_collectives, TpCollectives::exposed) << name;
+  }
+  for (const char* name : {"torchtitan_llama31_405b_128xH100_float8_asyncTP", "torchtitan_dec24_llama31_70b_256xH100_2d_asynctp",
+                           "torchtitan_jun25_l70_256xH100_bf16_asyncTP"}) {
+    EXPECT_EQ(find(name).stack.tp_collectives, TpCollectives::overlapped) << name;
+  }
+  EXPECT_EQ(find("dgxc_llama31_70b_bf16_64xH100").stack.tp_collectives, TpCollectives::overlapped);  // Megatron-Core
 }
 
 // fp8, amp_fp8 and torchtitan's float8 linears are the model's precision fp8; bf16 rows stay bf16.

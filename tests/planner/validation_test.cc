@@ -71,19 +71,19 @@ TEST(Validation, CorpusEntriesCarryTheirMachineAndMemory) {
   EXPECT_GT(expressed, 150);
 }
 
-// Every published run ran, so the memory model must fit it on its GPUs. The one exception
-// left is torchtitan's FSDP with tensor parallelism (y > 1 and z > 1): its TP shards norms and
-// layer inputs over the sequence, which axo cannot express with z > 1 (sequence parallelism
-// needs z = 1), so their activations are counted whole.
+// Every published run ran, so the memory model must fit it on its GPUs: torchtitan's FSDP
+// with tensor parallelism (y > 1 and z > 1) too, its TP sequence-parallel over each Z rank's rows.
 TEST(Validation, PublishedRunsFitTheirGpus) {
   const auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
-  int checked = 0;
+  int checked = 0, sequence_parallel_with_z = 0;
   for (const ValidationEntry& e : entries) {
-    if (!e.expressed() || (e.config.y > 1 && e.config.z > 1)) continue;
+    if (!e.expressed()) continue;
     ++checked;
+    if (e.config.sequence_parallel && e.config.z > 1) ++sequence_parallel_with_z;
     EXPECT_TRUE(e.fits) << e.name << ": " << e.memory_GiB << " GiB > " << e.usable_GiB << " GiB usable";
   }
   EXPECT_GT(checked, 300);
+  EXPECT_GE(sequence_parallel_with_z, 7);  // torchtitan's 2D rows: Llama 3.1 70B and 405B
 }
 
 // Issue 16's progress on the published runs, held: each source's mean |error|
@@ -93,7 +93,7 @@ TEST(Validation, PublishedRunsFitTheirGpus) {
 TEST(Validation, CorpusMeanErrorsStayUnderTheirCeilings) {
   const auto groups = summarize(validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml")));
   const std::map<std::pair<std::string, std::string>, double> ceilings = {
-      {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 10.5}, {{"torchtitan", "H100-96-HBM2e"}, 10.5},
+      {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 10.5}, {{"torchtitan", "H100-96-HBM2e"}, 9.5},
       {{"mpt", "H100-80"}, 13.0},          {{"mpt", "A100-80"}, 7.5},         {{"mpt", "A100-40"}, 9.0}};
   int checked = 0;
   for (const GroupStats& g : groups) {

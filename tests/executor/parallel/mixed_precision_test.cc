@@ -168,6 +168,7 @@ std::vector<Grid> grids() {
   return {
       {"x2", 1, 1, 1, 1, 2},
       {"y2_sequence_parallel", 1, 1, 1, 2, 1, Recompute::none, true},
+      {"y2z2_sequence_parallel", 1, 1, 2, 2, 1, Recompute::none, true},
       {"z2", 1, 1, 2, 1, 1},
       {"pipe2", 2, 1, 1, 1, 1},
       {"pipe2_full_recompute", 2, 1, 1, 1, 1, Recompute::full},

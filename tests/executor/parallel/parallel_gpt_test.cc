@@ -218,6 +218,14 @@ std::vector<Case> cases() {
       {"x2z2_oar_only", 1, 1, 2, 1, 2, S::message_driven, "zxydp", Overlap{true, false, false}},
       {"pipe2_y2_sequence_parallel_recompute", 2, 1, 1, 2, 1, S::one_f_one_b, "yxzdp", Overlap{}, Recompute::full, true},
       {"pipe2_data2_y2_sequence_parallel", 2, 2, 1, 2, 1, S::message_driven, "ypdxz", Overlap{}, Recompute::none, true},
+      // Sequence parallelism with z > 1 (torchtitan's FSDP + TP): each Z rank's rows split over Y.
+      {"y2z2_sequence_parallel", 1, 1, 2, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, true},
+      {"z2y2_sequence_parallel_no_overlap_recompute", 1, 1, 2, 2, 1, S::message_driven, "zyxdp", Overlap::none(),
+       Recompute::full, true},
+      {"pipe2_y2z2_sequence_parallel_1f1b", 2, 1, 2, 2, 1, S::one_f_one_b, "yzxdp", Overlap{}, Recompute::none, true},
+      {"data2_y2z2_sequence_parallel", 1, 2, 2, 2, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, true},
+      {"y4z2_sequence_parallel_selective", 1, 1, 2, 4, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::selective,
+       true},
       // Interleaved stages (chunk k = c·P + s) and unequal splits (stage_partition.h).
       {"pipe2_interleave2_message_driven", 2, 1, 1, 1, 1, S::message_driven, "xyzdp", Overlap{}, Recompute::none, false, 2},
       {"pipe2_interleave2_1f1b", 2, 1, 1, 1, 1, S::one_f_one_b, "xyzdp", Overlap{}, Recompute::none, false, 2},

@@ -8,6 +8,7 @@
 
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "model/error.h"
 
@@ -97,6 +98,52 @@ TEST(ShardLayoutTest, RejectsASplitThatIsNotThePlans) {
   EXPECT_THROW(ShardLayout(shape, grid_of(2, 3, 1, 1, 1, 1), GridCoords{}, split), std::logic_error);
   EXPECT_THROW(ShardLayout(shape_of(6), grid_of(1, 1, 1, 3, 1, 1), GridCoords{}, split_pipeline(gpt_spec(shape, 8), 1, 1)),
                InputError);
+}
+
+// Sequence parallelism with z > 1 (torchtitan's FSDP + sequence-parallel TP):
+// the norms and wpe see this (y, z) rank's rows only, so their gradients sum
+// over y, z and data; they stay whole on every Z rank, the linears' Z chunks
+// as without it; the owned shards still cover the model once. A split
+// channel axis (x > 1) has no row layout and is refused, naming x.
+TEST(ShardLayoutTest, SequenceParallelWithZSumsTheRowParametersOverYAndZ) {
+  const GptShape shape = shape_of(4);
+  ParallelConfig config = grid_of(2, 1, 1, 2, 2, 2);
+  config.sequence_parallel = true;
+  const PipelineSplit split = split_pipeline(gpt_spec(shape, 8), 2, 1);
+  const ParallelConfig plain = grid_of(2, 1, 1, 2, 2, 2);
+  const int64_t count = gpt_parameter_count(shape);
+  std::vector<float> full(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) full[size_t(i)] = float(i % 97) - 48;
+  std::vector<float> sum(static_cast<size_t>(count), 0.0f);
+  for (int rank = 0; rank < config.gpus(); ++rank) {
+    const GridCoords at = grid_coords(config, rank);
+    const ShardLayout layout(shape, config, at, split), without(shape, plain, at, split);
+    ASSERT_EQ(layout.size(), without.size());
+    for (const LocalTensor& t : layout.tensors()) {
+      const bool row = t.kind == GptTensor::ln1w || t.kind == GptTensor::ln1b || t.kind == GptTensor::ln2w ||
+                       t.kind == GptTensor::ln2b || t.kind == GptTensor::lnfw || t.kind == GptTensor::lnfb ||
+                       t.kind == GptTensor::wpe;
+      const LocalTensor* same = without.find(t.kind, t.layer);
+      ASSERT_NE(same, nullptr);
+      EXPECT_EQ(t.size, same->size);
+      EXPECT_EQ(t.group, row ? GradientGroup::y_z_and_data : same->group) << int(t.kind) << " layer " << t.layer;
+      if (row) {
+        EXPECT_EQ(t.size, t.kind == GptTensor::wpe ? shape.max_seq * shape.channels : shape.channels);
+      }
+    }
+    std::vector<float> local(size_t(layout.size()), 0.0f);
+    layout.scatter(full.data(), local.data());
+    layout.add_owned(local.data(), sum.data());
+  }
+  EXPECT_EQ(sum, full);
+  ParallelConfig x2 = grid_of(1, 1, 2, 2, 2, 1);
+  x2.sequence_parallel = true;
+  try {
+    ShardLayout(shape, x2, GridCoords{}, split_pipeline(gpt_spec(shape, 8), 1, 1));
+    ADD_FAILURE() << "x = 2 with sequence parallelism accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x = 2"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

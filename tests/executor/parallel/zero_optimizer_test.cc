@@ -177,6 +177,7 @@ std::vector<Case> cases() {
       {"data2_z2", 1, 2, 2, 1, 1, false, "zxydp"},           // the norms' Z part, then the data shards
       {"pipe2_data2", 2, 2, 1, 1, 1, false, "dpxyz"},        // the tied embedding between the stages
       {"data2_y2_sequence_parallel", 1, 2, 1, 2, 1, true},  // the norms' Y part
+      {"data2_y2z2_sequence_parallel", 1, 2, 2, 2, 1, true, "yzxdp"},  // their Y × Z part (8 ranks)
       {"data4", 1, 4, 1, 1, 1},
       {"context2", 1, 1, 1, 1, 1, false, "xyzcdp", 2},  // context ranks share the shards as data ranks do
       {"data2_context2", 1, 2, 1, 1, 1, false, "xyzcdp", 2},
