@@ -55,11 +55,25 @@ struct MachineEntry {
   StackSettings stack;  // the optimizer state is a recipe's (recipes:), not a machine entry's
 };
 
-// A setting of the recipe some rows ran (the rows whose `source` cell contains `source_contains`).
+// Settings of the recipe some rows ran (the rows whose `source` cell contains `source_contains`):
+// the optimizer state, and the recompute / sequence_parallel cells a row leaves "not stated"
+// (empty when the recipe entry does not set them).
 struct RecipeEntry {
   std::string source_contains;
   OptimizerState optimizer_state = OptimizerState::fp32;
+  std::string recompute, sequence_parallel;
 };
+
+RecipeEntry read_recipe_entry(const YamlMap& entry) {
+  RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", ""};
+  if (entry.has("optimizer_state")) recipe.optimizer_state = parse_optimizer_state(entry);
+  if (entry.has("recompute")) recipe.recompute = entry.get_choice("recompute", {"none", "selective", "full"});
+  if (entry.has("sequence_parallel")) {
+    recipe.sequence_parallel = entry.get_choice("sequence_parallel", {"yes", "no"});
+  }
+  entry.reject_unknown_keys();
+  return recipe;
+}
 
 struct CorpusSpec {
   std::string csv_path;
@@ -92,9 +106,7 @@ CorpusSpec load_corpus_spec(const std::string& path) {
   }
   if (map.has("recipes")) {
     for (const YAML::Node& node : map.get_node("recipes")) {
-      const YamlMap entry(node, path, "recipe entry");
-      spec.recipes.push_back({entry.get_string("source_contains"), parse_optimizer_state(entry)});
-      entry.reject_unknown_keys();
+      spec.recipes.push_back(read_recipe_entry(YamlMap(node, path, "recipe entry")));
     }
   }
   map.reject_unknown_keys();
@@ -344,10 +356,36 @@ std::vector<CorpusRecord> read_csv_records(const std::string& path) {
   return records;
 }
 
+namespace {
+
+// The row with its "not stated" recompute / sequence_parallel cells filled from the recipe it ran
+// (recipes:); a value the row states itself is kept.
+CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
+  auto cell = [&record](const std::string& column) -> std::string* {
+    for (auto& [name, value] : record) {
+      if (name == column) return &value;
+    }
+    return nullptr;
+  };
+  const std::string* source = cell("source");
+  if (!source) return record;
+  for (const RecipeEntry& r : spec.recipes) {
+    if (!contains(*source, r.source_contains)) continue;
+    for (const auto& [column, value] : {std::pair{"recompute", r.recompute}, {"sequence_parallel", r.sequence_parallel}}) {
+      std::string* text = cell(column);
+      if (text && !value.empty() && contains(*text, "not stated")) *text = value;
+    }
+  }
+  return record;
+}
+
+}  // namespace
+
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   const CorpusSpec spec = load_corpus_spec(yaml_path);
   std::vector<CorpusCase> cases;
-  const auto records = read_csv_records(spec.csv_path);
+  std::vector<CorpusRecord> records = read_csv_records(spec.csv_path);
+  for (CorpusRecord& record : records) record = with_recipe_cells(std::move(record), spec);
   for (size_t i = 0; i < records.size(); ++i) {
     cases.push_back(express_row(Row(records[i], spec.csv_path + ":" + std::to_string(i + 2)), spec));
   }

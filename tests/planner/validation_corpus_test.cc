@@ -136,6 +136,17 @@ TEST(ValidationCorpus, RecipeSettingsMatchTheSourceCell) {
   EXPECT_EQ(find("dgxc_llama31_405b_fp8_576xH100").stack.optimizer_state, OptimizerState::fp32);
 }
 
+// The dgxc v25.05.05 Llama 3.1 405B rows leave recompute and sequence parallelism "not stated";
+// the NeMo performance recipe they ran (recipes:) fills them: no recompute, sequence parallel.
+TEST(ValidationCorpus, RecipeFillsCellsTheRowLeavesNotStated) {
+  for (const char* name : {"dgxc_llama31_405b_bf16_512xH100_v25.05.05", "dgxc_llama31_405b_bf16_128xGB200_v25.05.05"}) {
+    const CorpusCase& c = find(name);
+    ASSERT_TRUE(c.expressed()) << name << ": " << c.why_not;
+    EXPECT_EQ(c.config.recompute, Recompute::none) << name;
+    EXPECT_TRUE(c.config.sequence_parallel) << name;
+  }
+}
+
 TEST(ValidationCorpus, TorchtitanFsdpRowsTakeTimeFromTokens) {
   const CorpusCase& c = find("torchtitan_llama213b_64xA100_lbs2_none");
   ASSERT_TRUE(c.expressed()) << c.why_not;
@@ -212,7 +223,6 @@ TEST(ValidationCorpus, Fp8RowsAreExpressedInFp8) {
 
 TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"dgxc_llama31_405b_bf16_128xGB200_v25.05.05", "recompute not stated"},
       {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},
       {"torchtitan_trainy_llama31_8b_32xH200_float8", "recompute not stated"},
       {"torchtitan_dec24_llama31_405b_512xH100_1f1b", "microbatches the row does not state"},
@@ -279,6 +289,28 @@ TEST_F(CorpusFixture, MalformedRowsNameTheLine) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A recipe entry fills only the cells a row leaves "not stated"; a row's own statement is kept.
+TEST_F(CorpusFixture, RecipeFillsOnlyCellsNotStated) {
+  std::ofstream(dir_ / "c.yaml", std::ios::app)
+      << "recipes:\n  - {source_contains: recipe-x, recompute: selective, sequence_parallel: \"yes\"}\n";
+  std::ofstream(dir_ / "runs.csv")
+      << "name,source,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
+         "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
+         "confidence\n"
+         "t_a,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,not stated,bf16,1.5,,exact\n"
+         "t_b,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,full,no,bf16,1.5,,exact\n"
+         "t_c,other,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,no,bf16,1.5,,exact\n";
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 3u);
+  ASSERT_TRUE(cases[0].expressed()) << cases[0].why_not;
+  EXPECT_EQ(cases[0].config.recompute, Recompute::selective);
+  EXPECT_TRUE(cases[0].config.sequence_parallel);
+  ASSERT_TRUE(cases[1].expressed()) << cases[1].why_not;
+  EXPECT_EQ(cases[1].config.recompute, Recompute::full);
+  EXPECT_FALSE(cases[1].config.sequence_parallel);
+  EXPECT_NE(cases[2].why_not.find("recompute not stated"), std::string::npos) << cases[2].why_not;
 }
 
 }  // namespace
