@@ -387,7 +387,10 @@ void expect_zero_trains_as_zero_zero(Precision precision, double ulp) {
       for (int s = 0; s < kSteps; ++s) {
         EXPECT_NEAR(sharded.losses[size_t(s)], plain.losses[size_t(s)], 1e-3 * plain.losses[size_t(s)]);
       }
-      expect_close(sharded.gradients, plain.gradients, ulp, 0, "gradients after step 1");
+      // Zero 0 and 1 round each rank's microbatch sums before the reduction, zero 2 rounds the reduced sum of
+      // each microbatch into its shard: both one rounding per microbatch (kSequencesPerReplica / kMicrobatch = 2),
+      // at different places, so zero 2 is within two ulps (measured 1.06, data2_y2z2_sequence_parallel in bf16).
+      expect_close(sharded.gradients, plain.gradients, (zero == 1 ? 1 : 2) * ulp, 0, "gradients after step 1");
       // Two steps' gradients enter the moment, each to one ulp under zero 1 (its reduced sum rounded once): two
       // ulps of its largest. Zero 2 rounds each microbatch's sum into its shard at the size of the partial sum,
       // several times the final one's where microbatches cancel (a norm's bias), and its step-2 gradients are
