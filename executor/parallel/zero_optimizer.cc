@@ -175,10 +175,14 @@ void ZeroOptimizer::reduce_microbatch(size_t bucket, ShardGrad gradients) {
       if (Communicator* part = other_part(u.group)) part->all_reduce(p.source, size_t(u.piece * D));
       start_reduce_scatter(p, *chunk_groups_[bucket_chunk_[bucket]]);
     }
-    // The arrived pieces, oldest first (so each unit's microbatches add in order); never waiting here,
-    // since a replica may be running another chunk's backward first.
+    // The arrived pieces, oldest first (so each unit's microbatches add in order). With one chunk per stage
+    // every replica issues the same sequence of reduce-scatters, so waiting is safe and keeps one bucket's
+    // fp32 copies in flight; with interleaved chunks a replica may be running another chunk's backward
+    // first, so only the pieces that have arrived are taken.
+    const bool wait = chunk_groups_.size() == 1;
+    auto arrived = [wait](Pending& p) { return wait ? (p.request->wait(), true) : p.request->test(); };
     size_t done = 0;
-    while (done < pending_.size() && pending_[done].request->test()) add_to_shard(pending_[done++]);
+    while (done < pending_.size() && arrived(pending_[done])) add_to_shard(pending_[done++]);
     pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(done));
   });
 }

@@ -45,13 +45,16 @@
 // is in the weights' storage format (e bytes per shard element: the model's
 // e·n/D of gradients, model/memory_model.cc; a 2-byte shard rounds each
 // microbatch's sum), beside the fp32 copies of the reduce-scatters in flight
-// (communication buffers). The reduce-scatters never wait in backward: one
-// chunk's backwards run in the same order on every replica (microbatch after
-// microbatch, layers from the top: pipeline_schedule.h, under both
-// schedules), but two chunks' may interleave differently on two replicas
-// under the message-driven schedule, so each chunk reduces over a
-// communicator of its own and its k-th reduce-scatter meets the k-th on
-// every replica. The sums run in another order than zero 0's and 1's: equal
+// (communication buffers). One chunk's backwards run in the same order on
+// every replica (microbatch after microbatch, layers from the top:
+// pipeline_schedule.h, under both schedules), so with one chunk per stage
+// each layer's reduce-scatter is waited for at once (one bucket's fp32 copy
+// in flight; left to arrive, a step's copies piled up to 5x the whole
+// model's gradients in the demo). Two chunks' backwards may interleave
+// differently on two replicas under the message-driven schedule, so each
+// chunk reduces over a communicator of its own, its k-th reduce-scatter
+// meets the k-th on every replica, and with interleaved chunks the
+// reduce-scatters never wait in backward. The sums run in another order than zero 0's and 1's: equal
 // to 1e-6 in fp32, to the format's round-off in bf16 and fp16.
 #pragma once
 
