@@ -247,6 +247,10 @@ void set_config(const Row& row, CorpusCase& c) {
     c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
                       "(its memory is the per-op policy's: selective per_op)");
   }
+  // Composer's FSDP `mixed_precision: DEFAULT` keeps fp32 parameters under autocast (PURE: the
+  // compute precision), the MPT rows' "FSDP mixed precision" (llm-foundry benchmarking README's
+  // MP Mode column).
+  if (contains(other, "mixed precision DEFAULT")) c.stack.param_dtype = ParamDtype::fp32;
   // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
   if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
   // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the

@@ -3,14 +3,17 @@
 // source and GPU type the count, mean |error|, worst and signed bias; the runs
 // axo cannot express and why; the runs the memory model says do not fit.
 // --csv writes every entry; --fit fits each GPU type's efficiencies and
-// reports leave-one-source-out errors and the error band.
+// reports leave-one-source-out errors and the error band; --explain NAME
+// prints where one run's predicted time goes, cost by cost.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include "model/atomic_file.h"
+#include "model/error.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
+#include "planner/explain.h"
 #include "planner/validation.h"
 #include "planner/validation_fit.h"
 #include "planner/validation_summary.h"
@@ -27,6 +30,7 @@ struct ValidateOptions {
   std::string machine;            // overrides the sets' machine
   std::string csv;
   bool fit = false;
+  std::string explain;  // a point or corpus row's name
 };
 
 void print_set(const ValidationSet& set, const std::vector<ValidationEntry>& entries) {
@@ -77,6 +81,19 @@ void find_inputs(ValidateOptions& options) {
   }
 }
 
+// The named entry's prediction, cost by cost (the first quantity of a point
+// whose name several entries share); an unknown or unexpressed name is a usage error.
+void print_explanation(const std::vector<ValidationEntry>& entries, const std::string& name) {
+  const auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; });
+  if (it == entries.end()) {
+    throw InputError("validate --explain: no validation point or corpus row is named '" + name + "'");
+  }
+  if (!it->expressed()) throw InputError("validate --explain: '" + name + "' is not expressible: " + it->why_not);
+  std::printf("%s (%s, %s on %s): %s measured %.4g, predicted %.4g (%+.1f%%)\n\n%s\n", it->name.c_str(),
+              it->source.c_str(), it->gpu.c_str(), it->machine.c_str(), to_string(it->quantity), it->measured,
+              it->predicted, it->error_pct, explain_text(CostModel(it->model, it->profile), it->config).c_str());
+}
+
 void run_validate(ValidateOptions options) {
   find_inputs(options);
   std::vector<ValidationEntry> entries;
@@ -84,11 +101,12 @@ void run_validate(ValidateOptions options) {
     const ValidationSet set = load_validation_set(path);
     const MachineProfile machine = load_machine(options.machine.empty() ? set.machine : options.machine);
     const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string());
-    print_set(set, set_entries);
+    if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }
   const auto corpus = validate_corpus(load_corpus(options.corpus));
   entries.insert(entries.end(), corpus.begin(), corpus.end());
+  if (!options.explain.empty()) return print_explanation(entries, options.explain);
   const auto expressed = std::count_if(corpus.begin(), corpus.end(), [](const auto& e) { return e.expressed(); });
   std::printf("Published runs (%s): %ld of %zu expressed; error = (predicted - measured) / measured\n"
               "of the iteration time (positive: predicted too slow)\n\n%s\n",
@@ -119,6 +137,8 @@ void add_validate_command(CLI::App& app) {
   validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
   validate->add_flag("--fit", options->fit,
                      "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
+  validate->add_option("--explain", options->explain,
+                       "Explain one validation point's or corpus row's prediction, cost by cost (its name)");
   validate->callback([options] { run_validate(*options); });
 }
 

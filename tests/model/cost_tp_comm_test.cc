@@ -124,6 +124,29 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
   EXPECT_LT(block_s, linear_s);
 }
 
+// fp32 parameters (stack.param_dtype fp32): FSDP all-gathers 4-byte weights and reduce-scatters
+// the gradients in the compute precision (Composer's DEFAULT: reduce_dtype the autocast dtype).
+TEST(CostTpComm, Fp32ParametersDoubleTheGatheredBytesNotTheReduceScatter) {
+  Case t;
+  t.config.z = 4, t.config.microbatch = 4;
+  t.machine.weight_gather = WeightGather::per_block;
+  auto z_bytes = [&t](const std::string& op) {
+    std::vector<CostItem> items;
+    t.run(&items);
+    double bytes = 0;
+    for (const CostItem& item : items) {
+      bytes += item.group == GridDim::z && item.name.rfind(op, 0) == 0 ? item.bytes : 0;
+    }
+    return bytes;
+  };
+  const double gather = z_bytes("all_gather"), scatter = z_bytes("reduce_scatter");
+  ASSERT_GT(gather, 0);
+  ASSERT_GT(scatter, 0);
+  t.machine.param_dtype = ParamDtype::fp32;
+  EXPECT_DOUBLE_EQ(z_bytes("all_gather"), 2 * gather);  // a bf16 model's 2 bytes become 4
+  EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), scatter);
+}
+
 // FSDP's BACKWARD_POST gathers the next block's weights only after the current
 // block's gradients: nothing to hide under, so the whole gather is exposed;
 // BACKWARD_PRE hides it under the backward compute.

@@ -198,6 +198,27 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   }
 }
 
+// stack.param_dtype: compute (the default) or fp32 (Composer's FSDP DEFAULT mixed precision).
+TEST(MachineProfile, ParamDtypeReadsAndRoundTrips) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.param_dtype, ParamDtype::compute);
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["param_dtype"].as<std::string>(), "compute");
+  node["stack"]["param_dtype"] = "fp32";
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").param_dtype,
+            ParamDtype::fp32);
+  node["stack"]["param_dtype"] = "fp16";
+  try {
+    machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;
+    EXPECT_NE(message.find("param_dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("compute, fp32"), std::string::npos) << message;
+  }
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);

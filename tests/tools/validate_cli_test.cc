@@ -44,6 +44,28 @@ TEST(ValidateCli, SummaryCsvAndFit) {
             std::string::npos);
 }
 
+// --explain NAME: one run's prediction cost by cost, with its measured time; an unknown or
+// unexpressible name is a usage error that says which.
+TEST(ValidateCli, ExplainsOneRunCostByCost) {
+  const auto r = axo::testing::run_axo("validate --explain mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* expected : {"mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16 (mpt, H100-80 on dgx-h100): iteration (s) measured 0.631",
+                               "Configuration: pipeline=1 data=1", "z=8", "autocast weight casts (fp32 parameters)",
+                               "Iteration breakdown", "Memory per GPU"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("Korthikanti et al. 2022, Table 5"), std::string::npos);  // only the one run
+  EXPECT_NE(axo::testing::run_axo("validate --explain \"175B full\"").output.find("iteration (s)"), std::string::npos);
+  const auto unknown = axo::testing::run_axo("validate --explain no_such_run");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("no validation point or corpus row is named 'no_such_run'"), std::string::npos)
+      << unknown.output;
+  const auto unexpressed = axo::testing::run_axo("validate --explain torchtitan_llama38b_64xA100_lbs1_selective");
+  EXPECT_EQ(unexpressed.code, 2);
+  EXPECT_NE(unexpressed.output.find("is not expressible: torchtitan per-layer"), std::string::npos)
+      << unexpressed.output;
+}
+
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
   const auto r = axo::testing::run_axo("validate --corpus /nonexistent/corpus.yaml");
   EXPECT_EQ(r.code, 2) << r.output;
