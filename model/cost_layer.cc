@@ -1,12 +1,14 @@
 // One layer's compute on one rank (see cost_layer.h).
 #include "model/cost_layer.h"
 
+#include <array>
 #include <string>
 
 #include "model/cost_attention.h"
 #include "model/cost_elementwise.h"
 #include "model/cost_fp8.h"
 #include "model/gemm_model.h"
+#include "model/per_op_checkpoint.h"
 
 namespace axo {
 
@@ -16,6 +18,7 @@ constexpr CostScope kLayer = CostScope::layer;
 
 struct Gemms {
   double forward = 0, backward = 0;
+  std::array<double, 4> forward_each{};  // per linear layer
 };
 
 // Forward [T × k]·[k × n], dX [T × n]·[n × k] and dW [n × T]·[T × k] of each linear layer.
@@ -32,6 +35,7 @@ Gemms linear_gemms(const CostInputs& in, const CostRecorder& record, LayerComput
     const double dw = record.gemm(kLayer, CostPhase::backward, name + " dW", l.n, l.k, l.m,
                                   linear_gemm_seconds(in.machine, p, l.n, l.k, l.m));
     sum.forward += fwd;
+    sum.forward_each[i] = fwd;
     sum.backward += dx + dw;
     layer.linear_dw[i] = dw;
     layer.linear_dx[i] = dx;
@@ -113,6 +117,19 @@ MemoryOps memory_bound_ops(const CostInputs& in, const CostRecorder& record) {
   return ops;
 }
 
+// torchtitan's per-op selective recompute (per_op_checkpoint.h): in backward the matmuls whose
+// outputs the policy did not keep run forward again, each its share of its fused linear's
+// forward GEMM (wk of qkv, wo, w3 of SwiGLU's w1|w3 or GeLU's w2), with every memory-bound
+// forward op; the attention kernel's output is kept.
+double per_op_recompute_seconds(const CostInputs& in, const Gemms& linear, const MemoryOps& memory) {
+  double seconds = memory.forward - memory.softmax;
+  for (const CheckpointedMatmul& m : per_op_matmuls(in.spec)) {
+    if (m.saved) continue;
+    seconds += linear.forward_each[m.linear] * m.width / double(in.shapes.linears[m.linear].full.out);
+  }
+  return seconds;
+}
+
 }  // namespace
 
 LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
@@ -128,12 +145,14 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
   if (in.config.recompute == Recompute::full) {
     layer.recompute = layer.forward;
   } else if (in.config.recompute == Recompute::selective) {
-    layer.recompute = attention.forward + memory.softmax;
+    layer.recompute = in.machine.selective == SelectiveKind::per_op ? per_op_recompute_seconds(in, linear, memory)
+                                                                     : attention.forward + memory.softmax;
   }
   if (layer.recompute > 0) {
-    record.memory(kLayer, CostPhase::recompute,
-                  in.config.recompute == Recompute::full ? "whole layer forward again" : "attention core forward again",
-                  0, layer.recompute);
+    const char* what = in.config.recompute == Recompute::full              ? "whole layer forward again"
+                       : in.machine.selective == SelectiveKind::per_op ? "unsaved matmuls and memory-bound ops again"
+                                                                         : "attention core forward again";
+    record.memory(kLayer, CostPhase::recompute, what, 0, layer.recompute);
   }
   double oar_windows = 0;
   for (double dw : layer.linear_dw) oar_windows += dw;

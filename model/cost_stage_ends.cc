@@ -73,7 +73,7 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});
   head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
   head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, e, "lm head dX"});
-  head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, e, "lm head dW"});
+  head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, reduced_gradient_bytes(in), "lm head dW"});
   return {embedding.seconds, head.seconds, head_backward.seconds};
 }
 

@@ -71,8 +71,8 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
                      "dX", name, tp, layer.linear_dw[i]});
   }
   if (per_linear) {
-    visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::z, l.block, e, "dW", name,
-                     Exposure::async_bwd});
+    visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::z, l.block, reduced_gradient_bytes(in), "dW",
+                     name, Exposure::async_bwd});
   }
 }
 
@@ -88,15 +88,15 @@ void block_weight_collectives(const CostInputs& in, Visit& visit) {
   if (in.machine.weight_gather != WeightGather::per_block) return;
   double block = 0;
   for (const LocalLinear& l : in.shapes.linears) block += l.block;
-  const double e = in.shapes.element_bytes, weight = parameter_bytes(in);
+  const double weight = parameter_bytes(in);
   const char* all = "all linear layers";
   visit(Collective{kLayer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, block, weight, "block weights",
                    all, Exposure::prefetch_fwd});
   const bool after_gradients = in.machine.backward_prefetch == BackwardPrefetch::post;
   visit(Collective{kLayer, CostPhase::backward, CollectiveOp::all_gather, GridDim::z, block, weight, "block weights", all,
                    after_gradients ? Exposure::exposed : Exposure::async_bwd});
-  visit(Collective{kLayer, CostPhase::backward, CollectiveOp::reduce_scatter, GridDim::z, block, e, "block dW", all,
-                   Exposure::async_bwd});
+  visit(Collective{kLayer, CostPhase::backward, CollectiveOp::reduce_scatter, GridDim::z, block,
+                   reduced_gradient_bytes(in), "block dW", all, Exposure::async_bwd});
 }
 
 // Every collective of one layer, in a fixed order (the explanation's).

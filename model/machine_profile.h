@@ -139,13 +139,19 @@ const char* to_string(TpCollectives collectives);
 // gradients in the compute precision (model/cost_elementwise.h, cost_tp_comm.h).
 enum class ParamDtype { compute, fp32 };
 const char* to_string(ParamDtype dtype);
+// The dtype an FSDP stack reduce-scatters its gradients over Z in (MixedPrecision
+// reduce_dtype): `compute`, the model's precision (Composer's PURE and DEFAULT: "reduce_dtype
+// = autocast precision"; AxoNN's executor); `fp32` (torchtitan's
+// training.mixed_precision_reduce, default "float32": FSDP2 upcasts each gradient before its
+// reduce-scatter), 4 bytes per element.
+using ReduceDtype = ParamDtype;
 const char* to_string(ElementwiseKind kind);
-// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives` and `param_dtype` keys
-// (a clear error names the choices).
+// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `param_dtype` and
+// `reduce_dtype` keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
-ParamDtype parse_param_dtype(const YamlMap& map);
+ParamDtype parse_param_dtype(const YamlMap& map, const char* key);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -190,6 +196,7 @@ struct StackSettings {
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
   TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
   ParamDtype param_dtype = ParamDtype::compute;                 // stack.param_dtype
+  ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

@@ -7,6 +7,7 @@
 #include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
+#include "model/per_op_checkpoint.h"
 
 namespace axo {
 
@@ -43,27 +44,15 @@ double local_heads(const TransformerSpec& spec, const ParallelConfig& c) {
   return double(c.microbatch / c.z) * double(spec.heads / c.y) / double(c.context);
 }
 
-// torchtitan's op-level selective checkpointing (SelectiveKind::per_op) keeps
-// the block's input, the attention kernel's output and log-sum-exp, and the
-// outputs of the odd-numbered matmuls in forward order (its policy saves every
-// aten.mm "except every second mm"): of wq, wk, wv, wo, w1, w3 (SwiGLU), w2,
-// those of wq, wv, w1 and w2. Column outputs are [T, width/y]; wo's and w2's
-// are hidden-space, like the block input.
+// torchtitan's op-level selective checkpointing (SelectiveKind::per_op, per_op_checkpoint.h)
+// keeps the block's input, the attention kernel's output and the matmul outputs its policy
+// saves. Column outputs are [T, width/y]; wo's and w2's are hidden-space, like the block input.
 double per_op_saved_elements(const TransformerSpec& spec, const ParallelConfig& c, double tokens,
                              double hidden_elems) {
-  const double column = tokens / double(c.y), d = double(spec.head_dim());
-  struct Matmul {
-    double width;  // output elements per token before the tensor split
-    bool hidden_space;
-  };
-  std::vector<Matmul> matmuls = {{double(spec.heads) * d, false}, {double(spec.kv_heads) * d, false},
-                                 {double(spec.kv_heads) * d, false}, {double(spec.hidden), true},
-                                 {double(spec.ffn_hidden), false}};
-  if (spec.mlp == MlpKind::swiglu) matmuls.push_back({double(spec.ffn_hidden), false});
-  matmuls.push_back({double(spec.hidden), true});
+  const double column = tokens / double(c.y);
   double saved = hidden_elems + column * double(spec.hidden);  // block input, attention output
-  for (size_t i = 0; i < matmuls.size(); i += 2) {
-    saved += matmuls[i].hidden_space ? hidden_elems : column * matmuls[i].width;
+  for (const CheckpointedMatmul& m : per_op_matmuls(spec)) {
+    if (m.saved) saved += m.hidden_space ? hidden_elems : column * m.width;
   }
   return saved;
 }

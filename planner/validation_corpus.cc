@@ -243,10 +243,6 @@ void set_config(const Row& row, CorpusCase& c) {
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
   // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.
   config.sequence_parallel = row["sequence_parallel"] == "yes" || (c.source == "torchtitan" && config.y > 1);
-  if (c.source == "torchtitan" && config.recompute == Recompute::selective) {  // per-op: the per-layer kind is refused
-    c.notes.push_back("torchtitan's per-op selective checkpointing timed as Megatron's selective recompute "
-                      "(its memory is the per-op policy's: selective per_op)");
-  }
   // Composer's FSDP `mixed_precision: DEFAULT` keeps fp32 parameters under autocast (PURE: the
   // compute precision), the MPT rows' "FSDP mixed precision" (llm-foundry benchmarking README's
   // MP Mode column).

@@ -62,6 +62,35 @@ TEST(CostLayer, SelectiveRecomputeIsTheAttentionCoreAndWindowsExcludeDw) {
   EXPECT_LT(selective.forward_gemm, selective.forward);
 }
 
+// torchtitan's per-op selective recompute: the matmuls whose outputs its policy dropped (wk of
+// qkv, wo, w3 of SwiGLU's fused w1|w3) and every memory-bound forward op run again; the
+// attention kernel does not (its output is kept).
+TEST(CostLayer, PerOpSelectiveRecomputesTheUnsavedMatmulsAndMemoryOps) {
+  const TransformerSpec spec = load_model("llama3-8b");  // SwiGLU, 8 KV heads
+  MachineProfile machine = load_machine("dgx-h100");
+  machine.attention = AttentionKind::flash, machine.selective = SelectiveKind::per_op;
+  ParallelConfig c;
+  c.z = 8, c.microbatch = 8, c.recompute = Recompute::selective;
+  const LocalShapes shapes = local_shapes(spec, c);
+  std::vector<CostItem> items;
+  const LayerCompute layer = layer_compute({spec, machine, c, shapes}, CostRecorder(&items, 1, 1));
+  double gemm[4] = {}, memory_forward = 0;
+  for (const CostItem& item : items) {
+    if (item.phase != CostPhase::forward) continue;
+    if (item.kind == CostKind::memory) memory_forward += item.seconds;
+    for (int i = 0; i < 4; ++i) {
+      if (item.name.rfind(std::string(shapes.linears[i].full.name) + " [", 0) == 0) gemm[i] = item.seconds;
+    }
+  }
+  const double d = double(spec.head_dim());
+  const double wk = gemm[0] * double(spec.kv_heads) * d / (double(spec.heads + 2 * spec.kv_heads) * d);
+  EXPECT_NEAR(layer.recompute, memory_forward + wk + gemm[1] + gemm[2] / 2, 1e-12 * layer.recompute);
+  EXPECT_DOUBLE_EQ(sum_seconds(items, CostPhase::recompute), layer.recompute);
+  machine.selective = SelectiveKind::attention;  // Megatron's: the attention core alone
+  EXPECT_DOUBLE_EQ(layer_compute({spec, machine, c, shapes}, CostRecorder()).recompute,
+                   layer.attention_forward);
+}
+
 }  // namespace
 }  // namespace axo
 

@@ -125,8 +125,9 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
 }
 
 // fp32 parameters (stack.param_dtype fp32): FSDP all-gathers 4-byte weights and reduce-scatters
-// the gradients in the compute precision (Composer's DEFAULT: reduce_dtype the autocast dtype).
-TEST(CostTpComm, Fp32ParametersDoubleTheGatheredBytesNotTheReduceScatter) {
+// the gradients in the compute precision (Composer's DEFAULT: reduce_dtype the autocast dtype)
+// unless stack.reduce_dtype says fp32.
+TEST(CostTpComm, Fp32ParametersGatherFourBytesAndFp32ReduceScattersFour) {
   Case t;
   t.config.z = 4, t.config.microbatch = 4;
   t.machine.weight_gather = WeightGather::per_block;
@@ -145,6 +146,8 @@ TEST(CostTpComm, Fp32ParametersDoubleTheGatheredBytesNotTheReduceScatter) {
   t.machine.param_dtype = ParamDtype::fp32;
   EXPECT_DOUBLE_EQ(z_bytes("all_gather"), 2 * gather);  // a bf16 model's 2 bytes become 4
   EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), scatter);
+  t.machine.reduce_dtype = ReduceDtype::fp32;  // torchtitan's FSDP2 reduces in fp32
+  EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), 2 * scatter);
 }
 
 // FSDP's BACKWARD_POST gathers the next block's weights only after the current

@@ -198,8 +198,9 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   }
 }
 
-// stack.param_dtype: compute (the default) or fp32 (Composer's FSDP DEFAULT mixed precision).
-TEST(MachineProfile, ParamDtypeReadsAndRoundTrips) {
+// stack.param_dtype and reduce_dtype: compute (the defaults) or fp32 (Composer's FSDP DEFAULT
+// mixed precision keeps fp32 parameters; torchtitan's FSDP2 reduces in fp32).
+TEST(MachineProfile, ParamAndReduceDtypesReadAndRoundTrip) {
   const MachineProfile selene = load_machine("selene");
   EXPECT_EQ(selene.param_dtype, ParamDtype::compute);
   YAML::Node node = to_yaml(selene);
@@ -207,6 +208,10 @@ TEST(MachineProfile, ParamDtypeReadsAndRoundTrips) {
   node["stack"]["param_dtype"] = "fp32";
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").param_dtype,
             ParamDtype::fp32);
+  EXPECT_EQ(selene.reduce_dtype, ReduceDtype::compute);
+  node["stack"]["reduce_dtype"] = "fp32";
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").reduce_dtype,
+            ReduceDtype::fp32);
   node["stack"]["param_dtype"] = "fp16";
   try {
     machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");

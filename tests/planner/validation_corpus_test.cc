@@ -202,6 +202,10 @@ TEST(ValidationCorpus, FsdpDefaultMixedPrecisionKeepsFp32Parameters) {
   EXPECT_EQ(find("mpt_70b_a100_80gb_32gpu_seq2048_gbs1024_bf16").stack.param_dtype, ParamDtype::compute);
   EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1").stack.param_dtype, ParamDtype::compute);
   EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.param_dtype, ParamDtype::compute);
+  // torchtitan's FSDP2 reduce-scatters in fp32 (mixed_precision_reduce), Composer's in bf16.
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.reduce_dtype, ReduceDtype::fp32);
+  EXPECT_EQ(find("torchtitan_llama38b_64xA100_lbs1_selective_op").stack.reduce_dtype, ReduceDtype::fp32);
+  EXPECT_EQ(find("mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16").stack.reduce_dtype, ReduceDtype::compute);
 }
 
 // torchtitan's eager DTensor TP exposes its backward TP collectives; its async TP
