@@ -8,33 +8,20 @@ namespace {
 constexpr double kFp32 = 4;  // bytes of the fp32 intermediates eager RMSNorm and rotary make
 
 ElementwiseOp norms(const CostInputs& in, bool eager) {
-  const double e = in.shapes.element_bytes, hidden = in.shapes.hidden_elems, r = residual_stream_bytes(in);
+  const double e = in.shapes.element_bytes, hidden = in.shapes.hidden_elems;
   if (eager && in.spec.norm == NormKind::rmsnorm) {
     // Six full-size kernels and two on the row statistics (+ eps, rsqrt) per norm.
-    return {"norms (eager RMSNorm)", 2 * hidden * (6 * kFp32 + 2 * e + r + e), 2 * 8};
+    return {"norms (eager RMSNorm)", 2 * hidden * (6 * kFp32 + 4 * e), 2 * 8};
   }
-  if (eager && r != e) {  // the stream cast down first (llm-foundry's LPLayerNorm), then normalized
-    return {"norms (eager: fp32 stream cast down, then normalized)", 2 * hidden * (r + e + 2 * e), 2 * 2};
-  }
-  return {"norms", 2 * hidden * (r + e), 2};
+  return {"norms", 2 * 2 * hidden * e, 2};
 }
 
-// Each add reads the stream (r bytes) and the branch's output (e) and writes the stream.
 ElementwiseOp residuals(const CostInputs& in, bool eager) {
-  const double e = in.shapes.element_bytes, hidden = in.shapes.hidden_elems, r = residual_stream_bytes(in);
-  const double adds = 2 * (2 * r + e) * hidden;
+  const double e = in.shapes.element_bytes, hidden = in.shapes.hidden_elems;
+  const double adds = 2 * 3 * hidden * e;
   if (!in.spec.dropout) return {"residual adds", adds, 2};
   if (eager) return {"residual adds and dropout", adds + 2 * hidden * (2 * e + 1), 4};
   return {"residual adds", adds + 2 * hidden, 2};  // dropout fused into the add, its 1-byte mask
-}
-
-// fp32 parameters under autocast: each linear layer's gathered weight read in fp32 and
-// written in the compute precision, at every call.
-ElementwiseOp weight_casts(const CostInputs& in) {
-  double weights = 0;
-  for (const LocalLinear& l : in.shapes.linears) weights += l.block;
-  return {"autocast weight casts (fp32 parameters)", weights * (parameter_bytes(in) + in.shapes.element_bytes),
-          double(in.shapes.linears.size())};
 }
 
 ElementwiseOp activation(const CostInputs& in, bool eager) {
@@ -72,7 +59,6 @@ std::vector<ElementwiseOp> layer_elementwise_ops(const CostInputs& in) {
   std::vector<ElementwiseOp> ops = {norms(in, eager), residuals(in, eager), activation(in, eager)};
   if (in.spec.positions == PositionKind::rope) ops.push_back(rotary(in, eager));
   if (eager && fused(in.machine.attention)) ops.push_back(attention_layout(in));
-  if (in.machine.param_dtype == ParamDtype::fp32) ops.push_back(weight_casts(in));
   return ops;
 }
 

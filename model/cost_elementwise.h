@@ -9,10 +9,6 @@
 //   two residual adds, read two write one: 2·3·T·h·e (+ 1-byte dropout masks);
 //   the MLP activation, GeLU read f write f, SwiGLU read 2f write f (f = T·ffn/y);
 //   rotary embedding, read and write q and k once.
-// The residual stream is in the model's precision, or in fp32 beside fp32
-// parameters (stack.param_dtype fp32: the adds read r = 4 bytes and the
-// branch's e and write 4; a norm reads 4 and writes e), and autocast then casts
-// every linear layer's gathered weight to the compute precision at each call.
 // eager (PyTorch without compilation: llm-foundry's MPTBlock, torchtitan's Llama)
 // adds what its operators move one at a time —
 //   RMSNorm as the reference module writes it (torchtitan models/norms.py,
@@ -23,8 +19,6 @@
 //   rotary as torchtitan's apply_rotary_emb: q and k upcast to fp32, the complex
 //   multiply, the cast back: (e+4) + (4+4) + (4+e) = 16 + 2e bytes per element;
 //   dropout as its own kernel (nn.Dropout): read e, write e and the 1-byte mask;
-//   an fp32 stream cast down before the norm (llm-foundry's LPLayerNorm casts its
-//   input to the autocast dtype, then normalizes in it);
 //   the fused attention kernel's layout: q, k and v copied in and the output
 //   copied out (llm-foundry flash_attn_fn's index_first_axis and pad_input;
 //   torchtitan's repeat_kv and the output's transpose(1, 2).contiguous()).

@@ -63,18 +63,10 @@ struct CostInputs {
   const LocalShapes& shapes;
 };
 
-// Bytes per element of the parameters as the stack computes with them (stack.param_dtype):
-// what a Z all-gather of weights moves and what autocast casts from.
-inline double parameter_bytes(const CostInputs& in) {
-  return in.machine.param_dtype == ParamDtype::fp32 ? 4.0 : in.shapes.element_bytes;
-}
 // Bytes per element of the gradients an FSDP stack reduce-scatters over Z (stack.reduce_dtype).
 inline double reduced_gradient_bytes(const CostInputs& in) {
   return in.machine.reduce_dtype == ReduceDtype::fp32 ? 4.0 : in.shapes.element_bytes;
 }
-// Bytes per element of the residual stream: fp32 beside fp32 parameters (the embeddings'
-// output), else the model's precision.
-inline double residual_stream_bytes(const CostInputs& in) { return parameter_bytes(in); }
 
 // Seconds of a memory-bound op moving `bytes` in `kernels` launches:
 // bytes / (HBM bandwidth · memory_bound_efficiency) + kernels · launch.

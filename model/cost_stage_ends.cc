@@ -68,8 +68,8 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   using Op = CollectiveOp;
   ExposedSum embedding{in, record}, head{in, record}, head_backward{in, record};
   embedding({first, fwd, Op::all_reduce, GridDim::y, activation, e, "embedding output"});
-  embedding({first, fwd, Op::all_gather, GridDim::z, head_block, parameter_bytes(in), "embedding weights"});
-  head({last, fwd, Op::all_gather, GridDim::z, head_block, parameter_bytes(in), "lm head weights"});
+  embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
+  head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
   head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});
   head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
   head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, e, "lm head dX"});

@@ -86,10 +86,10 @@ TpCollectives parse_tp_collectives(const YamlMap& map) {
                                                                                   : TpCollectives::overlapped;
 }
 
-const char* to_string(ParamDtype dtype) { return dtype == ParamDtype::fp32 ? "fp32" : "compute"; }
+const char* to_string(ReduceDtype dtype) { return dtype == ReduceDtype::fp32 ? "fp32" : "compute"; }
 
-ParamDtype parse_param_dtype(const YamlMap& map, const char* key) {
-  return map.get_choice(key, {"compute", "fp32"}) == "fp32" ? ParamDtype::fp32 : ParamDtype::compute;
+ReduceDtype parse_reduce_dtype(const YamlMap& map) {
+  return map.get_choice("reduce_dtype", {"compute", "fp32"}) == "fp32" ? ReduceDtype::fp32 : ReduceDtype::compute;
 }
 
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
@@ -107,8 +107,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("elementwise")) s.elementwise = parse_elementwise_kind(map);
   if (map.has("backward_prefetch")) s.backward_prefetch = parse_backward_prefetch(map);
   if (map.has("tp_collectives")) s.tp_collectives = parse_tp_collectives(map);
-  if (map.has("param_dtype")) s.param_dtype = parse_param_dtype(map, "param_dtype");
-  if (map.has("reduce_dtype")) s.reduce_dtype = parse_param_dtype(map, "reduce_dtype");
+  if (map.has("reduce_dtype")) s.reduce_dtype = parse_reduce_dtype(map);
   return s;
 }
 
@@ -301,7 +300,6 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["elementwise"] = to_string(p.elementwise);
   node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["stack"]["tp_collectives"] = to_string(p.tp_collectives);
-  node["stack"]["param_dtype"] = to_string(p.param_dtype);
   node["stack"]["reduce_dtype"] = to_string(p.reduce_dtype);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;

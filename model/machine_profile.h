@@ -126,32 +126,22 @@ const char* to_string(BackwardPrefetch prefetch);
 // The forward's TP collectives are on the critical path either way (model/cost_tp_comm.h).
 enum class TpCollectives { overlapped, exposed };
 const char* to_string(TpCollectives collectives);
-// The dtype the training stack keeps its parameters in while it computes
-// (PyTorch FSDP's MixedPrecision param_dtype): `compute`, the model's precision
-// (Megatron's bf16 weights; Composer's `mixed_precision: PURE`, torchtitan's
-// FSDP2 param_dtype bf16); `fp32`, fp32 parameters under torch.autocast
-// (Composer's `mixed_precision: DEFAULT`: "param_dtype=torch.float32,
-// reduce_dtype=<autocast precision>, buffer_dtype=torch.float32"). With fp32
-// parameters the embeddings are looked up in fp32, so the residual stream is
-// fp32: every residual add reads fp32 and the branch's bf16 output and writes
-// fp32, and each norm reads it in fp32; autocast casts each weight to bf16 at
-// every linear call; FSDP all-gathers the fp32 weights and reduce-scatters the
-// gradients in the compute precision (model/cost_elementwise.h, cost_tp_comm.h).
-enum class ParamDtype { compute, fp32 };
-const char* to_string(ParamDtype dtype);
-// The dtype an FSDP stack reduce-scatters its gradients over Z in (MixedPrecision
-// reduce_dtype): `compute`, the model's precision (Composer's PURE and DEFAULT: "reduce_dtype
-// = autocast precision"; AxoNN's executor); `fp32` (torchtitan's
-// training.mixed_precision_reduce, default "float32": FSDP2 upcasts each gradient before its
-// reduce-scatter), 4 bytes per element.
-using ReduceDtype = ParamDtype;
+// The dtype an FSDP stack reduce-scatters its gradients over Z in (PyTorch FSDP's
+// MixedPrecision reduce_dtype): `compute`, the model's precision (Composer's `mixed_precision:
+// PURE`; AxoNN's executor); `fp32`, 4 bytes per element: torchtitan's
+// training.mixed_precision_reduce (default "float32"), and Composer's `DEFAULT` from 0.16.4
+// (composer/trainer/mosaic_fsdp_utils.py: "param_dtype = <precision>, reduce_dtype =
+// torch.float32, buffer_dtype = <precision>"), the version llm-foundry pinned when it published
+// its H100 and A100-80 tables (setup.py @b2a43a14: mosaicml>=0.16.4,<0.17).
+enum class ReduceDtype { compute, fp32 };
+const char* to_string(ReduceDtype dtype);
 const char* to_string(ElementwiseKind kind);
-// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `param_dtype` and
-// `reduce_dtype` keys (a clear error names the choices).
+// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives` and `reduce_dtype` keys
+// (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
-ParamDtype parse_param_dtype(const YamlMap& map, const char* key);
+ReduceDtype parse_reduce_dtype(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -195,7 +185,6 @@ struct StackSettings {
   ElementwiseKind elementwise = ElementwiseKind::fused;         // stack.elementwise
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
   TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
-  ParamDtype param_dtype = ParamDtype::compute;                 // stack.param_dtype
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
 };
 // A mapping's stack keys (attention required, the others over the defaults);

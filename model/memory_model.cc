@@ -117,16 +117,14 @@ struct StageMemoryParts {
 // stack gathers per block (double-buffered when prefetched), with a pipeline
 // the point-to-point send and receive buffers, and with context parallelism the ring's two key/value receive blocks
 // (double-buffered: one computed on while the next arrives).
-double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
+double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, WeightGather gather) {
   const double e = bytes_per_element(spec.precision);
-  const double weight = stack.param_dtype == ParamDtype::fp32 ? 4.0 : e;  // what FSDP gathers
-  const WeightGather gather = stack.weight_gather;
   const double tokens = tokens_per_rank(spec, c);
   const double largest_linear = double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
                                                  spec.ffn_hidden * spec.hidden}));
   const double gathered =
       (gather == WeightGather::per_block ? double(spec.params_per_layer()) : largest_linear) / double(c.x * c.y);
-  double buffers = c.z > 1 ? gathered * weight * (c.overlap ? 2 : 1) : 0;
+  double buffers = c.z > 1 ? gathered * e * (c.overlap ? 2 : 1) : 0;
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }
@@ -156,7 +154,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   // softmax reads unless the loss is fused (LossKind).
   const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
-  parts.buffers = comm_buffer_bytes(spec, c, stack);
+  parts.buffers = comm_buffer_bytes(spec, c, stack.weight_gather);
   parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1);
   parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);

@@ -36,11 +36,7 @@
 // layer (AxoNN), or one transformer block (FSDP: the current FlatParameter
 // and the prefetched next one, Zhao et al. 2023, arXiv 2304.11277, section
 // 3.3; never the whole model). Context parallelism adds the ring's two key/value receive
-// blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. With fp32 parameters
-// under autocast (stack.param_dtype fp32) FSDP gathers 4-byte weights; the
-// fp32 residual stream's activations are still counted at e bytes (charging
-// them puts 5+ published MPT runs over their GPUs' memory: something else is
-// over-counted there, not yet found). Selective
+// blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. Selective
 // recompute drops the attention matrices; full recompute keeps only each
 // layer's input plus one layer's working set. Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
@@ -79,7 +75,6 @@ struct MemoryStack {
   WeightGather weight_gather = WeightGather::per_linear;
   SelectiveKind selective = SelectiveKind::attention;
   OptimizerState optimizer_state = OptimizerState::fp32;
-  ParamDtype param_dtype = ParamDtype::compute;
   MemoryStack(AttentionKind attention_kind = AttentionKind::materialized)  // NOLINT: implicit on purpose
       : attention(attention_kind) {}
 };
@@ -87,7 +82,6 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
   MemoryStack stack(machine.attention);
   stack.fp8_weights = machine.fp8_weights, stack.loss = machine.loss, stack.weight_gather = machine.weight_gather;
   stack.selective = machine.selective, stack.optimizer_state = machine.optimizer_state;
-  stack.param_dtype = machine.param_dtype;
   return stack;
 }
 

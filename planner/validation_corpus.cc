@@ -243,10 +243,10 @@ void set_config(const Row& row, CorpusCase& c) {
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
   // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.
   config.sequence_parallel = row["sequence_parallel"] == "yes" || (c.source == "torchtitan" && config.y > 1);
-  // Composer's FSDP `mixed_precision: DEFAULT` keeps fp32 parameters under autocast (PURE: the
-  // compute precision), the MPT rows' "FSDP mixed precision" (llm-foundry benchmarking README's
-  // MP Mode column).
-  if (contains(other, "mixed precision DEFAULT")) c.stack.param_dtype = ParamDtype::fp32;
+  // Composer's FSDP `mixed_precision: DEFAULT` reduce-scatters the gradients in fp32 (PURE: in
+  // bf16), the MPT rows' "FSDP mixed precision" (the llm-foundry benchmarking README's MP Mode;
+  // machine_profile.h's ReduceDtype says which Composer).
+  if (contains(other, "mixed precision DEFAULT")) c.stack.reduce_dtype = ReduceDtype::fp32;
   // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
   if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
   // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the

@@ -109,32 +109,5 @@ TEST(CostElementwise, EagerDropoutIsItsOwnKernel) {
   EXPECT_EQ(eager.kernels, 4);
 }
 
-// fp32 parameters under autocast (stack.param_dtype fp32): the residual stream is fp32, so
-// each add reads 4 + e and writes 4 bytes, an eager norm first casts the stream down (read 4,
-// write e), and autocast casts every gathered weight (read 4, write e) once per forward.
-TEST(CostElementwise, Fp32ParametersMakeTheStreamFp32AndCastTheWeights) {
-  Case c{load_model("gpt3-13b"), load_machine("dgx-h100"), ParallelConfig{}, {}};
-  c.spec.dropout = false;
-  c.config.z = 8, c.config.microbatch = 16;
-  c.shapes = local_shapes(c.spec, c.config);
-  const double hidden = c.shapes.hidden_elems, e = c.shapes.element_bytes;
-  const auto compute = c.ops(ElementwiseKind::eager);
-  c.machine.param_dtype = ParamDtype::fp32;
-  const auto fp32 = c.ops(ElementwiseKind::eager);
-  ASSERT_EQ(fp32.size(), compute.size() + 1);
-  EXPECT_DOUBLE_EQ(compute[0].bytes, 2 * hidden * 2 * e);
-  EXPECT_DOUBLE_EQ(fp32[0].bytes, 2 * hidden * ((4 + e) + 2 * e));
-  EXPECT_EQ(fp32[0].kernels, 4);
-  EXPECT_DOUBLE_EQ(compute[1].bytes, 2 * hidden * 3 * e);
-  EXPECT_DOUBLE_EQ(fp32[1].bytes, 2 * hidden * (4 + e + 4));
-  double gathered = 0;
-  for (const LocalLinear& l : c.shapes.linears) gathered += l.block;
-  EXPECT_DOUBLE_EQ(gathered, double(c.spec.linear_weights_per_layer()));  // z gathers the whole block
-  EXPECT_DOUBLE_EQ(fp32.back().bytes, gathered * (4 + e));
-  EXPECT_EQ(fp32.back().kernels, 4);
-  // Fused: the norm kernel reads the fp32 stream itself, no separate cast.
-  EXPECT_DOUBLE_EQ(c.ops(ElementwiseKind::fused)[0].bytes, 2 * hidden * (4 + e));
-}
-
 }  // namespace
 }  // namespace axo

@@ -124,10 +124,9 @@ TEST(CostTpComm, PerBlockGatherMovesTheSameBytesInAQuarterOfTheCollectives) {
   EXPECT_LT(block_s, linear_s);
 }
 
-// fp32 parameters (stack.param_dtype fp32): FSDP all-gathers 4-byte weights and reduce-scatters
-// the gradients in the compute precision (Composer's DEFAULT: reduce_dtype the autocast dtype)
-// unless stack.reduce_dtype says fp32.
-TEST(CostTpComm, Fp32ParametersGatherFourBytesAndFp32ReduceScattersFour) {
+// stack.reduce_dtype fp32 (torchtitan's FSDP2, Composer's DEFAULT): the Z reduce-scatters of
+// the gradients move 4-byte elements; the weight all-gathers keep the model's precision.
+TEST(CostTpComm, Fp32ReductionDoublesTheReduceScatterNotTheGather) {
   Case t;
   t.config.z = 4, t.config.microbatch = 4;
   t.machine.weight_gather = WeightGather::per_block;
@@ -143,11 +142,9 @@ TEST(CostTpComm, Fp32ParametersGatherFourBytesAndFp32ReduceScattersFour) {
   const double gather = z_bytes("all_gather"), scatter = z_bytes("reduce_scatter");
   ASSERT_GT(gather, 0);
   ASSERT_GT(scatter, 0);
-  t.machine.param_dtype = ParamDtype::fp32;
-  EXPECT_DOUBLE_EQ(z_bytes("all_gather"), 2 * gather);  // a bf16 model's 2 bytes become 4
-  EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), scatter);
-  t.machine.reduce_dtype = ReduceDtype::fp32;  // torchtitan's FSDP2 reduces in fp32
-  EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), 2 * scatter);
+  t.machine.reduce_dtype = ReduceDtype::fp32;
+  EXPECT_DOUBLE_EQ(z_bytes("reduce_scatter"), 2 * scatter);  // a bf16 model's 2 bytes become 4
+  EXPECT_DOUBLE_EQ(z_bytes("all_gather"), gather);
 }
 
 // FSDP's BACKWARD_POST gathers the next block's weights only after the current

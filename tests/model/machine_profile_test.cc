@@ -198,28 +198,23 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   }
 }
 
-// stack.param_dtype and reduce_dtype: compute (the defaults) or fp32 (Composer's FSDP DEFAULT
-// mixed precision keeps fp32 parameters; torchtitan's FSDP2 reduces in fp32).
-TEST(MachineProfile, ParamAndReduceDtypesReadAndRoundTrip) {
+// stack.reduce_dtype: compute (the default) or fp32 (torchtitan's FSDP2, Composer's DEFAULT).
+TEST(MachineProfile, ReduceDtypeReadsAndRoundTrips) {
   const MachineProfile selene = load_machine("selene");
-  EXPECT_EQ(selene.param_dtype, ParamDtype::compute);
-  YAML::Node node = to_yaml(selene);
-  EXPECT_EQ(node["stack"]["param_dtype"].as<std::string>(), "compute");
-  node["stack"]["param_dtype"] = "fp32";
-  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").param_dtype,
-            ParamDtype::fp32);
   EXPECT_EQ(selene.reduce_dtype, ReduceDtype::compute);
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["reduce_dtype"].as<std::string>(), "compute");
   node["stack"]["reduce_dtype"] = "fp32";
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").reduce_dtype,
             ReduceDtype::fp32);
-  node["stack"]["param_dtype"] = "fp16";
+  node["stack"]["reduce_dtype"] = "fp16";
   try {
     machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
     FAIL();
   } catch (const InputError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;
-    EXPECT_NE(message.find("param_dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("reduce_dtype"), std::string::npos) << message;
     EXPECT_NE(message.find("compute, fp32"), std::string::npos) << message;
   }
 }

@@ -194,18 +194,15 @@ TEST(ValidationCorpus, TorchCompileFusesTheElementwiseOps) {
   EXPECT_EQ(find("torchtitan_llama31_405b_128xH100_none").stack.elementwise, ElementwiseKind::eager);
 }
 
-// The MPT rows' FSDP mixed precision: DEFAULT keeps fp32 parameters under autocast, PURE
-// keeps them in bf16 (llm-foundry benchmarking README, MP Mode); the other stacks compute.
-TEST(ValidationCorpus, FsdpDefaultMixedPrecisionKeepsFp32Parameters) {
-  EXPECT_EQ(find("mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16").stack.param_dtype, ParamDtype::fp32);
-  EXPECT_EQ(find("mpt_7b_a100_40gb_8gpu_seq2048_gbs384_bf16").stack.param_dtype, ParamDtype::compute);
-  EXPECT_EQ(find("mpt_70b_a100_80gb_32gpu_seq2048_gbs1024_bf16").stack.param_dtype, ParamDtype::compute);
-  EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1").stack.param_dtype, ParamDtype::compute);
-  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.param_dtype, ParamDtype::compute);
-  // torchtitan's FSDP2 reduce-scatters in fp32 (mixed_precision_reduce), Composer's in bf16.
+// FSDP's gradient reduction dtype: torchtitan's FSDP2 reduces in fp32 (mixed_precision_reduce),
+// Composer's DEFAULT in fp32 and its PURE in bf16 (the MPT rows' MP Mode); Megatron's rows compute.
+TEST(ValidationCorpus, FsdpReduceDtypeFollowsTheStackAndTheRow) {
+  EXPECT_EQ(find("mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16").stack.reduce_dtype, ReduceDtype::fp32);
+  EXPECT_EQ(find("mpt_7b_a100_40gb_8gpu_seq2048_gbs384_bf16").stack.reduce_dtype, ReduceDtype::compute);
+  EXPECT_EQ(find("mpt_70b_a100_80gb_32gpu_seq2048_gbs1024_bf16").stack.reduce_dtype, ReduceDtype::compute);
   EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.reduce_dtype, ReduceDtype::fp32);
   EXPECT_EQ(find("torchtitan_llama38b_64xA100_lbs1_selective_op").stack.reduce_dtype, ReduceDtype::fp32);
-  EXPECT_EQ(find("mpt_1b_h100_80gb_8gpu_seq2048_gbs112_amp_bf16").stack.reduce_dtype, ReduceDtype::compute);
+  EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1").stack.reduce_dtype, ReduceDtype::compute);
 }
 
 // torchtitan's eager DTensor TP exposes its backward TP collectives; its async TP

