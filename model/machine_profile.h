@@ -128,7 +128,7 @@ enum class TpCollectives { overlapped, exposed };
 const char* to_string(TpCollectives collectives);
 // The dtype an FSDP stack reduce-scatters its gradients over Z in (PyTorch FSDP's
 // MixedPrecision reduce_dtype): `compute`, the model's precision (Composer's `mixed_precision:
-// PURE`; AxoNN's executor); `fp32`, 4 bytes per element: torchtitan's
+// PURE`); `fp32`, 4 bytes per element: torchtitan's
 // training.mixed_precision_reduce (default "float32"), and Composer's `DEFAULT` from 0.16.4
 // (composer/trainer/mosaic_fsdp_utils.py: "param_dtype = <precision>, reduce_dtype =
 // torch.float32, buffer_dtype = <precision>"), the version llm-foundry pinned when it published
