@@ -1,13 +1,16 @@
 // The per-GPU-type fit on real entries: it sets only the fitted figures, it
 // does no worse in sample than the presets, and a single source has no LOSO
-// error and no band.
+// error and no band; each GPU type's leave-one-source-out error stays under
+// where the physics brought it.
 #include "planner/validation_fit.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "model/presets.h"
+#include "planner/validation_summary.h"
 
 namespace axo {
 namespace {
@@ -45,6 +48,30 @@ TEST(ValidationFit, OneSourceFitsNoWorseThanThePresetAndHasNoBand) {
   for (const ValidationEntry& e : entries) preset_errors.push_back(e.error_pct);
   EXPECT_LE(mean_squared_log_error(s.in_sample_pct), mean_squared_log_error(preset_errors) + 1e-12);
   EXPECT_NE(fit_table(fits).find("band: none"), std::string::npos);
+}
+
+// Issue 16's honest number, held: each source of a GPU type predicted with the figures fitted on
+// the others, mean |error| over all of that type's runs (configs/validation/README.md: A100-80
+// 11.0% over 85 runs, H100-80 13.7% over 155; the issue's target is 10%). A ceiling, never raised.
+TEST(ValidationFit, LeaveOneSourceOutStaysUnderItsCeilings) {
+  const std::map<std::string, double> ceilings = {{"A100-80", 11.5}, {"H100-80", 14.0}};
+  auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
+  for (const char* table : {"korthikanti2022_table4", "korthikanti2022_table5"}) {  // as `axo validate --fit`
+    const ValidationSet set = load_validation_set(config_dir() + "/validation/" + table + ".yaml");
+    const auto points = validate_set(set, load_machine(set.machine), table);
+    entries.insert(entries.end(), points.begin(), points.end());
+  }
+  int checked = 0;
+  for (const GpuFit& fit : fit_by_gpu(entries)) {
+    const auto ceiling = ceilings.find(fit.gpu);
+    if (ceiling == ceilings.end()) continue;
+    std::vector<double> loso;
+    for (const SourceResult& s : fit.loso.sources) loso.insert(loso.end(), s.loso_pct.begin(), s.loso_pct.end());
+    EXPECT_GT(loso.size(), 60u) << fit.gpu;
+    EXPECT_LT(error_stats(loso).mean_abs_pct, ceiling->second) << fit.gpu;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 }  // namespace
