@@ -113,18 +113,21 @@ Communicator* ZeroOptimizer::other_part(GradientGroup group) const {
   return part != nullptr && part->size() > 1 ? part : nullptr;
 }
 
-// The unit in fp32, padded to D whole pieces: the fp32 buffer itself when it needs no padding, else a copy
-// (widened from 2-byte storage: the reductions run in fp32).
-void ZeroOptimizer::stage_unit(Pending& p) {
-  const ZeroUnit& u = units_[p.unit];
+// The unit in fp32, padded to D whole pieces (widened from 2-byte storage: the reductions run in fp32).
+ZeroOptimizer::Pending& ZeroOptimizer::stage_unit(size_t unit, ShardGrad source, int64_t offset, bool may_alias) {
+  const DeviceAllocator<float> buffers(device_, DeviceUse::comm_buffers);
+  pending_.push_back({unit, nullptr, false, DeviceFloats(buffers), DeviceFloats(buffers), nullptr});
+  Pending& p = pending_.back();
+  const ZeroUnit& u = units_[unit];
   const int D = grid_.data_and_context().size();
-  if (gradients_.f32 && u.piece * D == u.size) {
-    p.source = gradients_.f32 + u.offset;
-    return;
+  if (may_alias && source.f32 && u.piece * D == u.size) {
+    p.source = source.f32 + offset;
+    return p;
   }
   p.send.assign(size_t(u.piece * D), 0.0f);
-  storage_to_fp32(gradients_, u.offset, u.size, p.send.data());
+  storage_to_fp32(source, offset, u.size, p.send.data());
   p.source = p.send.data();
+  return p;
 }
 
 void ZeroOptimizer::start_reduce_scatter(Pending& p, Communicator& group) {
@@ -164,13 +167,8 @@ void ZeroOptimizer::reduce_microbatch(size_t bucket, ShardGrad gradients) {
     for (size_t i = 0; i < units_.size(); ++i) {
       const ZeroUnit& u = units_[i];
       if (u.bucket != bucket) continue;
-      const DeviceAllocator<float> buffers(device_, DeviceUse::comm_buffers);
-      pending_.push_back({i, nullptr, false, DeviceFloats(buffers), DeviceFloats(buffers), nullptr});
-      Pending& p = pending_.back();
-      // A copy in fp32, padded to D pieces: the bucket's buffer goes back on return.
-      p.send.assign(size_t(u.piece * D), 0.0f);
-      storage_to_fp32(gradients, u.offset - bucket_offset, u.size, p.send.data());
-      p.source = p.send.data();
+      // Always a copy: the bucket's buffer goes back on return.
+      Pending& p = stage_unit(i, gradients, u.offset - bucket_offset, false);
       // The Z or Y part first, blocking: that group's ranks run this stage's backwards in one order.
       if (Communicator* part = other_part(u.group)) part->all_reduce(p.source, size_t(u.piece * D));
       start_reduce_scatter(p, *chunk_groups_[bucket_chunk_[bucket]]);
@@ -196,10 +194,7 @@ void ZeroOptimizer::start_bucket(size_t bucket) {
   timed(times_.dp_comm, [&] {
     for (size_t i = 0; i < units_.size(); ++i) {
       if (units_[i].bucket != bucket) continue;
-      const DeviceAllocator<float> buffers(device_, DeviceUse::comm_buffers);
-      pending_.push_back({i, nullptr, false, DeviceFloats(buffers), DeviceFloats(buffers), nullptr});
-      Pending& p = pending_.back();
-      stage_unit(p);
+      Pending& p = stage_unit(i, gradients_, units_[i].offset, true);
       if (Communicator* part = other_part(units_[i].group)) {
         p.request = part->start_all_reduce(p.source, size_t(units_[i].piece * grid_.data_and_context().size()));
         p.scatter_next = true;

@@ -145,7 +145,9 @@ class ZeroOptimizer {
     float* source;          // what the reductions read: send, or the fp32 buffer itself
   };
   Communicator* other_part(GradientGroup group) const;
-  void stage_unit(Pending& pending);
+  // A new pending reduction of unit `unit`: its gradients at `offset` of `source` in fp32, padded
+  // to D pieces; `may_alias`: the fp32 source itself when it needs no padding, else always a copy.
+  Pending& stage_unit(size_t unit, ShardGrad source, int64_t offset, bool may_alias);
   void start_reduce_scatter(Pending& pending, Communicator& group);
   void finish_shard();
   // Zero 2: the data × context group of each of the rank's chunks, and of each bucket's chunk.
