@@ -156,6 +156,21 @@ TEST(MachineProfile, GB200Nvl72IsOneNvlinkDomain) {
   EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth_GBps, 8000);            // 576 TB/s / 72
 }
 
+// `profile` with stack.`key` set to `bad` is refused with the file and line, the key and its choices.
+void expect_bad_stack_choice(const YAML::Node& profile, const char* key, const char* bad, const char* choices) {
+  YAML::Node node = YAML::Clone(profile);
+  node["stack"][key] = bad;
+  try {
+    machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
+    FAIL() << key;
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;  // file and line
+    EXPECT_NE(message.find(key), std::string::npos) << message;
+    EXPECT_NE(message.find(choices), std::string::npos) << message;
+  }
+}
+
 TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   const MachineProfile selene = load_machine("selene");
   EXPECT_EQ(selene.elementwise, ElementwiseKind::fused);  // Megatron-LM's fused kernels: the default
@@ -178,17 +193,7 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   third << node;
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(third.c_str(), "rt"), "rt").tp_collectives,
             TpCollectives::exposed);
-  node["stack"]["tp_collectives"] = "blocking";
-  try {
-    machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
-    FAIL();
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;  // file and line
-    EXPECT_NE(message.find("tp_collectives"), std::string::npos) << message;
-    EXPECT_NE(message.find("overlapped, exposed"), std::string::npos) << message;
-  }
-  node["stack"]["tp_collectives"] = "exposed";
+  expect_bad_stack_choice(node, "tp_collectives", "blocking", "overlapped, exposed");
   node["stack"]["elementwise"] = "unfused";
   try {
     machine_profile_from_yaml(node, "m.yaml");
@@ -207,16 +212,7 @@ TEST(MachineProfile, ReduceDtypeReadsAndRoundTrips) {
   node["stack"]["reduce_dtype"] = "fp32";
   EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").reduce_dtype,
             ReduceDtype::fp32);
-  node["stack"]["reduce_dtype"] = "fp16";
-  try {
-    machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
-    FAIL();
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("m.yaml:"), std::string::npos) << message;
-    EXPECT_NE(message.find("reduce_dtype"), std::string::npos) << message;
-    EXPECT_NE(message.find("compute, fp32"), std::string::npos) << message;
-  }
+  expect_bad_stack_choice(node, "reduce_dtype", "fp16", "compute, fp32");
 }
 
 TEST(MachineProfile, FailureAndCheckpointFields) {
