@@ -134,11 +134,15 @@ void add_validate_command(CLI::App& app) {
                        "Published-runs corpus description (default: configs/validation/public-runs.yaml)")
       ->check(CLI::ExistingFile);
   validate->add_option("--machine", options->machine, "Use this machine profile instead of each set's");
-  validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
-  validate->add_flag("--fit", options->fit,
-                     "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
-  validate->add_option("--explain", options->explain,
-                       "Explain one validation point's or corpus row's prediction, cost by cost (its name)");
+  CLI::Option* csv =
+      validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
+  CLI::Option* fit = validate->add_flag(
+      "--fit", options->fit, "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
+  validate
+      ->add_option("--explain", options->explain,
+                   "Explain one validation point's or corpus row's prediction, cost by cost (its name)")
+      ->excludes(csv)
+      ->excludes(fit);
   validate->callback([options] { run_validate(*options); });
 }
 

@@ -60,6 +60,9 @@ TEST(ValidateCli, ExplainsOneRunCostByCost) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.output.find("no validation point or corpus row is named 'no_such_run'"), std::string::npos)
       << unknown.output;
+  const auto with_fit = axo::testing::run_axo("validate --fit --explain \"175B full\"");  // one or the other
+  EXPECT_EQ(with_fit.code, 2);
+  EXPECT_NE(with_fit.output.find("--explain"), std::string::npos) << with_fit.output;
   const auto unexpressed = axo::testing::run_axo("validate --explain torchtitan_llama38b_64xA100_lbs1_selective");
   EXPECT_EQ(unexpressed.code, 2);
   EXPECT_NE(unexpressed.output.find("is not expressible: torchtitan per-layer"), std::string::npos)
