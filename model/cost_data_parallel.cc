@@ -45,7 +45,7 @@ double bucketed_exposed(const CostInputs& in, double t, double n, double per_lay
 void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& layer, const CostRecorder& record,
                           DataParallelStep& dp) {
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
-                             dp.local_params, in.shapes.element_bytes, "gradients"};
+                             dp.local_params, reduced_gradient_bytes(in), "gradients"};
   const TimedCollective timed = time_collective(in, gradients);
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
@@ -64,7 +64,7 @@ void shard_over_data(const CostInputs& in, double n, const LayerCompute& layer, 
                      DataParallelStep& dp) {
   const double e = in.shapes.element_bytes;
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::reduce_scatter, GridDim::data,
-                             dp.local_params, e, "gradients"};
+                             dp.local_params, reduced_gradient_bytes(in), "gradients"};
   const Collective parameters{CostScope::step, CostPhase::step, CollectiveOp::all_gather, GridDim::data,
                               dp.local_params, e, "updated parameters"};
   const TimedCollective scatter = time_collective(in, gradients), gather = time_collective(in, parameters);

@@ -12,7 +12,8 @@
 // the updated parameters under the next forward of all but the last layer
 // (Megatron-LM's --overlap-grad-reduce and --overlap-param-gather). The
 // group, and the shard each rank updates, span data × context (zero_shards,
-// memory_model.h).
+// memory_model.h). The gradients move in the stack's reduce dtype (stack.reduce_dtype:
+// FSDP's fp32 reduction over data as over Z; the model's precision by default).
 #pragma once
 
 #include "model/cost_layer.h"

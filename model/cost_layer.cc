@@ -7,6 +7,7 @@
 #include "model/cost_attention.h"
 #include "model/cost_elementwise.h"
 #include "model/cost_fp8.h"
+#include "model/cost_fsdp_copies.h"
 #include "model/gemm_model.h"
 #include "model/per_op_checkpoint.h"
 
@@ -154,6 +155,9 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
                                                                          : "attention core forward again";
     record.memory(kLayer, CostPhase::recompute, what, 0, layer.recompute);
   }
+  double block = 0;
+  for (const LocalLinear& l : in.shapes.linears) block += l.block;
+  layer.backward += fsdp_copy_seconds(in, record, kLayer, block, 2);
   double oar_windows = 0;
   for (double dw : layer.linear_dw) oar_windows += dw;
   layer.backward_window = layer.backward + layer.recompute - oar_windows;

@@ -2,6 +2,7 @@
 #include "model/cost_stage_ends.h"
 
 #include "model/cost_fp8.h"
+#include "model/cost_fsdp_copies.h"
 #include "model/gemm_model.h"
 
 namespace axo {
@@ -34,7 +35,8 @@ void head_compute(const CostInputs& in, const CostRecorder& record, StageEndComp
   const double loss = record.memory(last, CostPhase::forward, "cross-entropy", loss_bytes,
                                     memory_op_seconds(in.machine, loss_bytes, 2));
   ends.last_forward = head + loss + norm;
-  ends.last_backward = head_dx + head_dw + loss + 2 * norm;
+  const double copies = fsdp_copy_seconds(in, record, last, x.hidden_local * x.vocab_local, 1);
+  ends.last_backward = head_dx + head_dw + loss + 2 * norm + copies;
 }
 
 // Sums exposed collectives and records each whole.

@@ -92,6 +92,21 @@ ReduceDtype parse_reduce_dtype(const YamlMap& map) {
   return map.get_choice("reduce_dtype", {"compute", "fp32"}) == "fp32" ? ReduceDtype::fp32 : ReduceDtype::compute;
 }
 
+const char* to_string(FsdpCopies copies) {
+  switch (copies) {
+    case FsdpCopies::none: return "none";
+    case FsdpCopies::flat_parameter: return "flat_parameter";
+    case FsdpCopies::per_parameter: return "per_parameter";
+  }
+  return "none";
+}
+
+FsdpCopies parse_fsdp_copies(const YamlMap& map) {
+  const std::string text = map.get_choice("fsdp_copies", {"none", "flat_parameter", "per_parameter"});
+  if (text == "flat_parameter") return FsdpCopies::flat_parameter;
+  return text == "per_parameter" ? FsdpCopies::per_parameter : FsdpCopies::none;
+}
+
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
   StackSettings s;
   s.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
@@ -108,6 +123,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("backward_prefetch")) s.backward_prefetch = parse_backward_prefetch(map);
   if (map.has("tp_collectives")) s.tp_collectives = parse_tp_collectives(map);
   if (map.has("reduce_dtype")) s.reduce_dtype = parse_reduce_dtype(map);
+  if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
   return s;
 }
 
@@ -301,6 +317,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["stack"]["tp_collectives"] = to_string(p.tp_collectives);
   node["stack"]["reduce_dtype"] = to_string(p.reduce_dtype);
+  node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -136,12 +136,22 @@ const char* to_string(TpCollectives collectives);
 enum class ReduceDtype { compute, fp32 };
 const char* to_string(ReduceDtype dtype);
 const char* to_string(ElementwiseKind kind);
-// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives` and `reduce_dtype` keys
-// (a clear error names the choices).
+// The copies an FSDP stack makes through HBM around its collectives, outside the GEMMs, every
+// microbatch (model/cost_fsdp_copies.h prices them): `none`, the collectives read and write the
+// buffers the GEMMs use (Megatron's distributed optimizer, AxoNN, DeepSpeed ZeRO);
+// `flat_parameter`, PyTorch FSDP1's FlatParameter (llm-foundry's Composer): the parameters'
+// gradients concatenated into the flat gradient, cast to the reduce dtype and pre-divided;
+// `per_parameter`, FSDP2's per-parameter DTensor shards (torchtitan): each all-gather copied
+// out into the parameters, the gradients copied into the reduce-scatter buffer.
+enum class FsdpCopies { none, flat_parameter, per_parameter };
+const char* to_string(FsdpCopies copies);
+// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype` and
+// `fsdp_copies` keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
 ReduceDtype parse_reduce_dtype(const YamlMap& map);
+FsdpCopies parse_fsdp_copies(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -186,6 +196,7 @@ struct StackSettings {
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
   TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
+  FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

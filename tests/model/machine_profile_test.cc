@@ -215,6 +215,19 @@ TEST(MachineProfile, ReduceDtypeReadsAndRoundTrips) {
   expect_bad_stack_choice(node, "reduce_dtype", "fp16", "compute, fp32");
 }
 
+// stack.fsdp_copies: none (the default), flat_parameter (FSDP1) or per_parameter (FSDP2).
+TEST(MachineProfile, FsdpCopiesReadsAndRoundTrips) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.fsdp_copies, FsdpCopies::none);
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["fsdp_copies"].as<std::string>(), "none");
+  for (const FsdpCopies copies : {FsdpCopies::flat_parameter, FsdpCopies::per_parameter}) {
+    node["stack"]["fsdp_copies"] = to_string(copies);
+    EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").fsdp_copies, copies);
+  }
+  expect_bad_stack_choice(node, "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);
