@@ -36,8 +36,10 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
 namespace {
 
 // Of a collective of `t` seconds that hides under `n` layers of `per_layer`
-// compute in buckets, what stays exposed: the last layer's bucket always.
+// compute in buckets, what stays exposed: the last layer's bucket always; all
+// of it where the stack reduces after the backward (stack.grad_reduce).
 double bucketed_exposed(const CostInputs& in, double t, double n, double per_layer) {
+  if (in.machine.grad_reduce == GradReduce::after_backward) return t;
   return t - hidden_seconds(in.machine, t * (n - 1) / n, per_layer * (n - 1));
 }
 

@@ -107,6 +107,13 @@ FsdpCopies parse_fsdp_copies(const YamlMap& map) {
   return text == "per_parameter" ? FsdpCopies::per_parameter : FsdpCopies::none;
 }
 
+const char* to_string(GradReduce reduce) { return reduce == GradReduce::after_backward ? "after_backward" : "overlapped"; }
+
+GradReduce parse_grad_reduce(const YamlMap& map) {
+  return map.get_choice("grad_reduce", {"overlapped", "after_backward"}) == "after_backward" ? GradReduce::after_backward
+                                                                                            : GradReduce::overlapped;
+}
+
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
   StackSettings s;
   s.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
@@ -124,6 +131,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("tp_collectives")) s.tp_collectives = parse_tp_collectives(map);
   if (map.has("reduce_dtype")) s.reduce_dtype = parse_reduce_dtype(map);
   if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
+  if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   return s;
 }
 
@@ -318,6 +326,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["tp_collectives"] = to_string(p.tp_collectives);
   node["stack"]["reduce_dtype"] = to_string(p.reduce_dtype);
   node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
+  node["stack"]["grad_reduce"] = to_string(p.grad_reduce);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -145,13 +145,23 @@ const char* to_string(ElementwiseKind kind);
 // out into the parameters, the gradients copied into the reduce-scatter buffer.
 enum class FsdpCopies { none, flat_parameter, per_parameter };
 const char* to_string(FsdpCopies copies);
-// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype` and
-// `fsdp_copies` keys (a clear error names the choices).
+// When the stack reduces the data-parallel gradients: `overlapped`, bucket by bucket as the last
+// microbatch's backward finishes each layer (PyTorch DDP's buckets, FSDP, Megatron-Core's
+// --overlap-grad-reduce and --overlap-param-gather, NeMo's overlap_grad_sync); `after_backward`,
+// once the whole backward is done, on the critical path, the distributed optimizer's parameter
+// all-gather after the step as well (Megatron-LM before Megatron-Core's overlap, Narayanan et al.
+// 2021 and Korthikanti et al. 2022: megatron/training.py's train_step calls the model's
+// allreduce_gradients, later optimizer.reduce_model_grads, after forward_backward_func returns).
+enum class GradReduce { overlapped, after_backward };
+const char* to_string(GradReduce reduce);
+// The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype`,
+// `fsdp_copies` and `grad_reduce` keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
 ReduceDtype parse_reduce_dtype(const YamlMap& map);
 FsdpCopies parse_fsdp_copies(const YamlMap& map);
+GradReduce parse_grad_reduce(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -197,6 +207,7 @@ struct StackSettings {
   TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
   FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
+  GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

@@ -11,9 +11,17 @@
 namespace axo {
 namespace {
 
+// Selene with the data-parallel reduction overlapped (its preset reduces after the backward, as
+// Megatron-LM did: tested on its own below).
+MachineProfile overlapped_selene() {
+  MachineProfile selene = load_machine("selene");
+  selene.grad_reduce = GradReduce::overlapped;
+  return selene;
+}
+
 struct Case {
   TransformerSpec spec = load_model("gpt3-13b");  // tied embeddings
-  MachineProfile machine = load_machine("selene");
+  MachineProfile machine = overlapped_selene();
   ParallelConfig config;
   DataParallelStep run(double layers, std::vector<CostItem>* items = nullptr) const {
     const LocalShapes shapes = local_shapes(spec, config);
@@ -42,6 +50,25 @@ TEST(CostDataParallel, AllButTheLastLayersShareHidesUnderBackward) {
   EXPECT_GE(many.exposed, many.all_reduce / 40 * (1 - 1e-12));  // the last bucket stays exposed
   t.machine.overlap_efficiency = 0;
   EXPECT_DOUBLE_EQ(t.run(40).exposed, t.run(40).all_reduce);
+}
+
+// stack.grad_reduce after_backward (Megatron-LM's train_step): the all-reduce, or the distributed
+// optimizer's reduce-scatter and all-gather, waits for the whole backward and hides under nothing.
+TEST(CostDataParallel, AfterTheBackwardNothingHides) {
+  Case t;
+  t.config.data = 8, t.config.y = 8;
+  const DataParallelStep overlapped = t.run(40);
+  t.machine.grad_reduce = GradReduce::after_backward;
+  const DataParallelStep after = t.run(40);
+  EXPECT_DOUBLE_EQ(after.all_reduce, overlapped.all_reduce);
+  EXPECT_LT(overlapped.exposed, overlapped.all_reduce);
+  EXPECT_DOUBLE_EQ(after.exposed, after.all_reduce);
+  t.config.zero = 1;
+  std::vector<CostItem> items;
+  const DataParallelStep zero = t.run(40, &items);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(zero.exposed, items[0].seconds + items[1].seconds);
+  EXPECT_EQ(load_machine("selene").grad_reduce, GradReduce::after_backward);
 }
 
 TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {

@@ -228,6 +228,19 @@ TEST(MachineProfile, FsdpCopiesReadsAndRoundTrips) {
   expect_bad_stack_choice(node, "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
 }
 
+// stack.grad_reduce: overlapped (the default) or after_backward (selene's Megatron-LM).
+TEST(MachineProfile, GradReduceReadsAndRoundTrips) {
+  EXPECT_EQ(load_machine("dgx-h100").grad_reduce, GradReduce::overlapped);
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.grad_reduce, GradReduce::after_backward);
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["grad_reduce"].as<std::string>(), "after_backward");
+  node["stack"]["grad_reduce"] = "overlapped";
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").grad_reduce,
+            GradReduce::overlapped);
+  expect_bad_stack_choice(node, "grad_reduce", "never", "overlapped, after_backward");
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);
