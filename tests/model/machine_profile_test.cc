@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "model/error.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
@@ -215,30 +217,27 @@ TEST(MachineProfile, ReduceDtypeReadsAndRoundTrips) {
   expect_bad_stack_choice(node, "reduce_dtype", "fp16", "compute, fp32");
 }
 
-// stack.fsdp_copies: none (the default), flat_parameter (FSDP1) or per_parameter (FSDP2).
-TEST(MachineProfile, FsdpCopiesReadsAndRoundTrips) {
-  const MachineProfile selene = load_machine("selene");
-  EXPECT_EQ(selene.fsdp_copies, FsdpCopies::none);
-  YAML::Node node = to_yaml(selene);
-  EXPECT_EQ(node["stack"]["fsdp_copies"].as<std::string>(), "none");
-  for (const FsdpCopies copies : {FsdpCopies::flat_parameter, FsdpCopies::per_parameter}) {
-    node["stack"]["fsdp_copies"] = to_string(copies);
-    EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").fsdp_copies, copies);
+// stack.`key` set to each of `choices` is read and written back as given.
+void expect_stack_choices_round_trip(const char* key, std::initializer_list<const char*> choices) {
+  YAML::Node node = to_yaml(load_machine("selene"));
+  for (const char* choice : choices) {
+    node["stack"][key] = choice;
+    const MachineProfile read = machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt");
+    EXPECT_EQ(to_yaml(read)["stack"][key].as<std::string>(), choice) << key;
   }
-  expect_bad_stack_choice(node, "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
 }
 
+// stack.fsdp_copies: none (the default), flat_parameter (FSDP1) or per_parameter (FSDP2);
 // stack.grad_reduce: overlapped (the default) or after_backward (selene's Megatron-LM).
-TEST(MachineProfile, GradReduceReadsAndRoundTrips) {
-  EXPECT_EQ(load_machine("dgx-h100").grad_reduce, GradReduce::overlapped);
+TEST(MachineProfile, FsdpCopiesAndGradReduceReadAndRoundTrip) {
   const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.fsdp_copies, FsdpCopies::none);
   EXPECT_EQ(selene.grad_reduce, GradReduce::after_backward);
-  YAML::Node node = to_yaml(selene);
-  EXPECT_EQ(node["stack"]["grad_reduce"].as<std::string>(), "after_backward");
-  node["stack"]["grad_reduce"] = "overlapped";
-  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").grad_reduce,
-            GradReduce::overlapped);
-  expect_bad_stack_choice(node, "grad_reduce", "never", "overlapped, after_backward");
+  EXPECT_EQ(load_machine("dgx-h100").grad_reduce, GradReduce::overlapped);
+  expect_stack_choices_round_trip("fsdp_copies", {"none", "flat_parameter", "per_parameter"});
+  expect_stack_choices_round_trip("grad_reduce", {"overlapped", "after_backward"});
+  expect_bad_stack_choice(to_yaml(selene), "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
+  expect_bad_stack_choice(to_yaml(selene), "grad_reduce", "never", "overlapped, after_backward");
 }
 
 TEST(MachineProfile, FailureAndCheckpointFields) {
