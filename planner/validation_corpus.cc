@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -62,11 +63,15 @@ struct RecipeEntry {
   std::string source_contains;
   OptimizerState optimizer_state = OptimizerState::fp32;
   std::string recompute, sequence_parallel;
+  std::optional<AttentionKind> attention;  // the attention kernel the recipe selected, over the machine entry's
 };
 
 RecipeEntry read_recipe_entry(const YamlMap& entry) {
-  RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", ""};
+  RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", "", std::nullopt};
   if (entry.has("optimizer_state")) recipe.optimizer_state = parse_optimizer_state(entry);
+  if (entry.has("attention")) {
+    recipe.attention = parse_attention_kind(entry.get_choice("attention", {"flash", "flash3", "materialized"}), "");
+  }
   if (entry.has("recompute")) recipe.recompute = entry.get_choice("recompute", {"none", "selective", "full"});
   if (entry.has("sequence_parallel")) {
     recipe.sequence_parallel = entry.get_choice("sequence_parallel", {"yes", "no"});
@@ -304,7 +309,9 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
     c.gpu = m.gpu, c.machine = m.machine, c.stack = m.stack;
   }
   for (const RecipeEntry& r : spec.recipes) {
-    if (contains(row["source"], r.source_contains)) c.stack.optimizer_state = r.optimizer_state;
+    if (!contains(row["source"], r.source_contains)) continue;
+    c.stack.optimizer_state = r.optimizer_state;
+    if (r.attention) c.stack.attention = *r.attention;
   }
   if (c.machine.empty()) {
     c.gpu = c.gpu_type;

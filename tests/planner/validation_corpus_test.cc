@@ -69,7 +69,7 @@ TEST(ValidationCorpus, MegatronRowIsDataTensorPipeline) {
   EXPECT_DOUBLE_EQ(c.measured_s, 8.91);
   EXPECT_EQ(c.measured_from, "iter_time_s");
   EXPECT_EQ(c.memory_caveat, "");  // the memory model shards the optimizer state as the run did
-  EXPECT_EQ(c.stack.attention, AttentionKind::flash3);  // Transformer Engine's cuDNN kernel on Hopper
+  EXPECT_EQ(c.stack.attention, AttentionKind::flash);  // its launcher turned TE's cuDNN kernel off (recipes:)
   EXPECT_EQ(c.stack.weight_gather, WeightGather::per_linear);
   EXPECT_EQ(c.stack.elementwise, ElementwiseKind::fused);  // Megatron-Core: Transformer Engine's fused kernels
 }
@@ -134,6 +134,16 @@ TEST(ValidationCorpus, RecipeSettingsMatchTheSourceCell) {
   EXPECT_EQ(find("dgxc_nemotron4_340b_fp8_128xH100").stack.optimizer_state, OptimizerState::bf16);
   EXPECT_EQ(find("dgxc_nemotron4_340b_bf16_256xH100_v25.05.05").stack.optimizer_state, OptimizerState::fp32);
   EXPECT_EQ(find("dgxc_llama31_405b_fp8_576xH100").stack.optimizer_state, OptimizerState::fp32);
+}
+
+// Recipes that set NVTE_FUSED_ATTN=0 run Transformer Engine's flash-attn backend (FlashAttention-2):
+// GPT-3 175B @35a9aecc and Nemotron-4 340B @1b9bb6b3; the others keep the machine entry's cuDNN kernel.
+TEST(ValidationCorpus, RecipeAttentionBackendOverridesTheMachineEntry) {
+  EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v24.11.1").stack.attention, AttentionKind::flash);
+  EXPECT_EQ(find("dgxc_nemotron4_340b_fp8_128xH100").stack.attention, AttentionKind::flash);
+  EXPECT_EQ(find("dgxc_gpt3_175b_bf16_128xH100_v25.02").stack.attention, AttentionKind::flash3);
+  EXPECT_EQ(find("dgxc_nemotron4_15b_bf16_16xH100").stack.attention, AttentionKind::flash3);
+  EXPECT_EQ(find("dgxc_llama31_405b_fp8_576xH100").stack.attention, AttentionKind::flash3);
 }
 
 // The dgxc v25.05.05 Llama 3.1 405B rows leave recompute and sequence parallelism "not stated";
