@@ -8,8 +8,11 @@ namespace axo {
 
 namespace {
 
-constexpr double kCastBytesPerElement = 2 + 1 + 1;  // read bf16, write fp8 and its transpose
-constexpr double kAmaxBytes = 4;                     // one fp32 amax per tensor
+constexpr double kFp8Bytes = 1;
+constexpr double kCastBytes = 2 + kFp8Bytes;                      // read bf16, write fp8
+constexpr double kTransposeBytes = kFp8Bytes + kFp8Bytes;        // read fp8, write its transpose
+constexpr double kCastBytesPerElement = kCastBytes + kFp8Bytes;  // cast and transpose in one kernel
+constexpr double kAmaxBytes = 4;                                 // one fp32 amax per tensor
 
 bool fp8(const TransformerSpec& spec) { return spec.precision == Precision::fp8; }
 
@@ -32,16 +35,38 @@ std::string precision_problem(Precision precision, const MachineProfile& machine
          to_string(precision) + " rate (peak_tflops." + to_string(precision) + " in its profile)";
 }
 
+double sequence_parallel_gather_bytes(const CostInputs& in) {
+  return fp8(in.spec) ? kFp8Bytes : in.shapes.element_bytes;
+}
+
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
   if (!fp8(in.spec)) return {};
-  double inputs = 0, gradients = 0;
-  for (const LocalLinear& l : in.shapes.linears) inputs += l.m * l.k, gradients += l.m * l.n;
-  const double in_bytes = inputs * kCastBytesPerElement, grad_bytes = gradients * kCastBytesPerElement;
+  const bool sp = in.config.sequence_parallel;
+  const double y = double(in.config.y);
+  // A tensor gathered over Y: cast on the local m/y rows, transposed once gathered.
+  const double local_cast = kCastBytes / y;
+  double forward = 0, backward = 0, forward_kernels = 0, backward_kernels = 0;
+  for (const LocalLinear& l : in.shapes.linears) {
+    const double inputs = l.m * l.k, gradients = l.m * l.n;
+    if (sp && !l.full.transposed) {
+      forward += inputs * local_cast, backward += inputs * kTransposeBytes;
+      forward_kernels += 1, backward_kernels += 1;
+    } else {
+      forward += inputs * kCastBytesPerElement, forward_kernels += 1;
+    }
+    if (sp && l.full.transposed) {
+      backward += gradients * (local_cast + kTransposeBytes), backward_kernels += 2;
+    } else {
+      backward += gradients * kCastBytesPerElement, backward_kernels += 1;
+    }
+  }
   Fp8LayerCost cost;
-  cost.forward = record.memory(CostScope::layer, CostPhase::forward, "fp8 casts of the 4 linear inputs", in_bytes,
-                               memory_op_seconds(in.machine, in_bytes, 4));
-  cost.backward = record.memory(CostScope::layer, CostPhase::backward, "fp8 casts of the 4 output gradients",
-                                grad_bytes, memory_op_seconds(in.machine, grad_bytes, 4));
+  cost.forward = record.memory(CostScope::layer, CostPhase::forward, "fp8 casts of the 4 linear inputs", forward,
+                               memory_op_seconds(in.machine, forward, forward_kernels));
+  cost.backward = record.memory(CostScope::layer, CostPhase::backward,
+                                sp ? "fp8 casts of the 4 output gradients, transposes of the gathered inputs"
+                                   : "fp8 casts of the 4 output gradients",
+                                backward, memory_op_seconds(in.machine, backward, backward_kernels));
   return cost;
 }
 

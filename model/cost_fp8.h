@@ -12,7 +12,25 @@
 //              read in bf16 (2 bytes) and written as fp8 plus its fp8
 //              transpose for the other GEMM (1 + 1 bytes): 4 bytes an element
 //              (Transformer Engine's fused cast-transpose, which also takes
-//              the amax)
+//              the amax). Under sequence parallelism the tensors a layer
+//              all-gathers over Y (the plain layers' X, the transposed
+//              layers' dY) are cast on the rank's own m/y rows before the
+//              gather (3 bytes a local element), and the gathered fp8 tensor
+//              is transposed after it (read 1, write 1): 3/y + 2 bytes an
+//              element of [m×k] or [m×n], the transpose in backward.
+//              Transformer Engine 1.13 module/layernorm_linear.py: the norm
+//              writes fp8 (ln_out uint8) and gather_along_first_dim(ln_out)
+//              or the userbuffers all-gather moves it, backward
+//              tex.fp8_transpose(ln_out_total); module/base.py
+//              grad_output_preprocess: "FP8 case with gather: ... cast,
+//              transpose for efficient gather" (cast_to_fp8 of the local
+//              rows, gather, fp8_transpose). torchao's Float8ColwiseParallel
+//              and Float8RowwiseParallel (float8_tensor_parallel.py, which
+//              torchtitan applies with tensorwise float8 and TP) cast before
+//              the redistribute as well.
+//   gathers    those sequence-parallel all-gathers move fp8, 1 byte an
+//              element, not bf16's 2 (sequence_parallel_gather_bytes; the
+//              same sources); the reduce-scatters stay bf16
 //   weights    cast once per iteration (Transformer Engine keeps the fp8
 //              weight and its transpose for the later microbatches:
 //              is_first_microbatch), 4 bytes per local linear weight element
@@ -47,6 +65,10 @@ struct Fp8LayerCost {
   double forward = 0;   // casts of the linear inputs and the forward amax all-reduce
   double backward = 0;  // casts of the output gradients and the backward amax all-reduce
 };
+// Bytes per element of the activations a sequence-parallel all-gather over Y
+// moves (a plain layer's input, forward and again for dW; a transposed
+// layer's output gradient): 1 under fp8, else the model's element bytes.
+double sequence_parallel_gather_bytes(const CostInputs& in);
 // One layer's fp8 casts for one microbatch (zero unless fp8).
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record);
 // One layer's exposed amax all-reduces over the tensor group (zero unless fp8).

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "model/cost_context.h"
+#include "model/cost_fp8.h"
 
 namespace axo {
 
@@ -21,8 +22,8 @@ void linear_forward_collectives(const CostInputs& in, const LocalLinear& l, Cost
                      Exposure::prefetch_fwd});
   }
   if (in.config.sequence_parallel && !l.full.transposed) {
-    visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
-                     "sequence-parallel input", name});
+    visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in),
+                     sequence_parallel_gather_bytes(in), "sequence-parallel input", name});
   } else if (in.config.sequence_parallel) {
     visit(Collective{kLayer, phase, CollectiveOp::reduce_scatter, GridDim::y, tokens * double(l.full.out), e,
                      "partial sums", name});
@@ -44,6 +45,7 @@ template <class Visit>
 void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer, size_t i, Visit& visit) {
   const LocalLinear& l = in.shapes.linears[i];
   const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
+  const double gathered = sequence_parallel_gather_bytes(in);  // fp8: 1 byte (cost_fp8.h)
   const char* name = l.full.name;
   constexpr CostPhase bwd = CostPhase::backward;
   const Exposure tp = backward_tp_exposure(in);
@@ -58,13 +60,13 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
     // does not: autograd saved the gathered input its forward redistributed
     // (torchtitan's ColwiseParallel, input_layouts Shard(1) → Replicate()).
     if (tp != Exposure::exposed) {
-      visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), e,
+      visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in), gathered,
                        "input again for dW", name, tp, layer.linear_dx[i]});
     }
     visit(Collective{kLayer, bwd, CollectiveOp::reduce_scatter, GridDim::y, tokens * double(l.full.in), e, "dX",
                      name, tp, layer.linear_dw[i]});
   } else if (in.config.sequence_parallel) {
-    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.out), e,
+    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.out), gathered,
                      "output gradient", name});
   } else {
     visit(Collective{kLayer, bwd, CollectiveOp::all_reduce, l.out_dim, tokens * double(l.full.in) / l.in_split, e,

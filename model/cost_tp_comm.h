@@ -14,7 +14,8 @@
 // With sequence parallelism (x = 1, Megatron-LM) the partial-sum
 // all-reduce becomes an all-gather of the input before the plain layers and
 // a reduce-scatter after the transposed ones, and backward re-gathers the
-// input for dW under the dX GEMM. With z > 1 these move the rows of this Z
+// input for dW under the dX GEMM; under fp8 those all-gathers move fp8, the
+// reduce-scatters bf16 (cost_fp8.h). With z > 1 these move the rows of this Z
 // rank's sequences (tokens per rank already divides by z), over Y alone. Each LayerNorm over a hidden split across X
 // all-reduces its mean and variance (fp32) over X.
 //

@@ -67,6 +67,35 @@ TEST(CostFp8, CastsMoveFourBytesPerInputAndGradientElement) {
   EXPECT_EQ(fp8_layer_casts({bf16, h100, c, shapes}, CostRecorder()).forward, 0);
 }
 
+// Under sequence parallelism a tensor the layer gathers over Y (the plain
+// layers' inputs, the transposed layers' output gradients) is cast on the
+// rank's own m/y rows (read bf16, write fp8: 3 bytes) and its gathered fp8
+// copy transposed in backward (read and write 1 byte); the rest as above.
+TEST(CostFp8, SequenceParallelCastsBeforeTheGatherAndTransposesAfter) {
+  const TransformerSpec spec = fp8_model("llama3-8b");
+  const MachineProfile h100 = load_machine("dgx-h100");
+  ParallelConfig c;
+  c.y = 8, c.sequence_parallel = true;
+  const LocalShapes shapes = local_shapes(spec, c);
+  std::vector<CostItem> items;
+  const Fp8LayerCost casts = fp8_layer_casts({spec, h100, c, shapes}, CostRecorder(&items, 1, 1));
+  const double T = 8192, y = 8;
+  const double gathered_inputs = T * (4096 + 4096);              // qkv, mlp_up: [T × h]
+  const double local_inputs = T * (4096 + 14336) / y;            // attn_out, mlp_down: [T × in/y]
+  const double gathered_gradients = T * (4096 + 4096);           // attn_out, mlp_down outputs: [T × h]
+  const double local_gradients = T * (6144 + 2 * 14336) / y;     // qkv, mlp_up outputs: [T × out/y]
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(items[0].bytes, 3 * gathered_inputs / y + 4 * local_inputs);
+  EXPECT_DOUBLE_EQ(items[1].bytes, 2 * gathered_inputs + (3 / y + 2) * gathered_gradients + 4 * local_gradients);
+  EXPECT_DOUBLE_EQ(casts.forward, memory_op_seconds(h100, items[0].bytes, 4));
+  EXPECT_DOUBLE_EQ(casts.backward, memory_op_seconds(h100, items[1].bytes, 6 + 2));
+  // Fewer bytes than casting every gathered tensor whole (4 bytes an element).
+  c.sequence_parallel = false;
+  const LocalShapes plain = local_shapes(spec, c);
+  const Fp8LayerCost whole = fp8_layer_casts({spec, h100, c, plain}, CostRecorder());
+  EXPECT_LT(casts.forward + casts.backward, whole.forward + whole.backward);
+}
+
 TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
   const TransformerSpec spec = fp8_model("llama3-8b");
   const MachineProfile h100 = load_machine("dgx-h100");

@@ -70,6 +70,28 @@ TEST(CostTpComm, SequenceParallelismGathersAndScattersOverY) {
   EXPECT_EQ(partial_all_reduces, 0);
 }
 
+// Under fp8 the sequence-parallel all-gathers move the fp8 tensors (Transformer
+// Engine's LayerNormLinear gathers its fp8 norm output and a row-parallel
+// layer its fp8 output gradient; torchao's Float8ColwiseParallel likewise):
+// one byte an element, half of bf16's; the reduce-scatters stay bf16.
+TEST(CostTpComm, Fp8SequenceParallelGathersMoveOneByteAnElement) {
+  Case t;
+  t.config.y = 4, t.config.sequence_parallel = true;
+  auto bytes = [&t](const std::string& op) {
+    std::vector<CostItem> items;
+    t.run(&items);
+    double sum = 0;
+    for (const CostItem& item : items) sum += item.group == GridDim::y && item.name.rfind(op, 0) == 0 ? item.bytes : 0;
+    return sum;
+  };
+  const double gather = bytes("all_gather"), scatter = bytes("reduce_scatter");
+  // bf16: forward inputs of qkv and mlp_up, again for dW, the output gradients of attn_out and mlp_down.
+  EXPECT_DOUBLE_EQ(gather, 2048.0 * 5120 * 2 * 6);
+  t.spec.precision = Precision::fp8;
+  EXPECT_DOUBLE_EQ(bytes("all_gather"), gather / 2);
+  EXPECT_DOUBLE_EQ(bytes("reduce_scatter"), scatter);
+}
+
 // With z > 1 the Y group gathers and scatters the rows of this Z rank's
 // sequences (microbatch/z of them), beside the Z group's weight traffic.
 TEST(CostTpComm, SequenceParallelismWithZMovesEachZRanksRowsOverY) {
