@@ -100,9 +100,7 @@ Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& recor
 
 double fp8_weight_casts(const CostInputs& in, double layers, const CostRecorder& record) {
   if (!fp8(in.spec)) return 0;
-  double elements = 0;
-  for (const LocalLinear& l : in.shapes.linears) elements += l.block;
-  const double bytes = layers * elements * kCastBytesPerElement;
+  const double bytes = layers * in.shapes.block_weights() * kCastBytesPerElement;
   return record.memory(CostScope::step, CostPhase::forward, "fp8 casts of the stage's linear weights (first microbatch)",
                        bytes, memory_op_seconds(in.machine, bytes, 4 * layers));
 }

@@ -48,6 +48,12 @@ struct LocalShapes {
   double query_seq = 0;          // queries per sequence on this rank: s/c
   std::array<LocalLinear, 4> linears{};
   double vocab_local = 0;  // V'/y rows of the LM head
+  // A block's linear weight elements per (x, y) rank before Z sharding: Σ linears' block.
+  double block_weights() const {
+    double sum = 0;
+    for (const LocalLinear& l : linears) sum += l.block;
+    return sum;
+  }
 };
 
 LocalShapes local_shapes(const TransformerSpec& spec, const ParallelConfig& config);

@@ -88,9 +88,7 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
 template <class Visit>
 void block_weight_collectives(const CostInputs& in, Visit& visit) {
   if (in.machine.weight_gather != WeightGather::per_block) return;
-  double block = 0;
-  for (const LocalLinear& l : in.shapes.linears) block += l.block;
-  const double e = in.shapes.element_bytes;
+  const double block = in.shapes.block_weights(), e = in.shapes.element_bytes;
   const char* all = "all linear layers";
   visit(Collective{kLayer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
                    Exposure::prefetch_fwd});

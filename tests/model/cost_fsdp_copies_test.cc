@@ -22,11 +22,7 @@ struct Case {
     shapes = local_shapes(spec, config);
   }
   CostInputs inputs() const { return {spec, machine, config, shapes}; }
-  double block() const {
-    double sum = 0;
-    for (const LocalLinear& l : shapes.linears) sum += l.block;
-    return sum;
-  }
+  double block() const { return shapes.block_weights(); }
 };
 
 // FSDP1 in bf16 reducing in fp32 (Composer's DEFAULT): concatenate 2+2, cast 2+4, pre-divide 4+4
