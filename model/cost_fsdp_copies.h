@@ -22,7 +22,8 @@
 // FSDP1's cast and pre-divide run on its post-backward stream, beside the backward GEMMs:
 // priced in series all the same, since a memory-bound kernel's CTAs take the SMs the GEMMs use.
 // A microbatch gathers a block twice (forward, and again for backward after resharding) and the
-// LM head once (FSDP keeps the root and torchtitan the output unsharded after forward).
+// LM head once (FSDP keeps the root and torchtitan the output unsharded after forward), and an
+// untied token embedding once (its own unit; a tied one is the head's).
 #pragma once
 
 #include "model/cost_item.h"

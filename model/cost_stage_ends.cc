@@ -16,6 +16,10 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
                                      memory_op_seconds(in.machine, bytes, 1));
   ends.first_backward = record.memory(first, CostPhase::backward, "embedding scatter-add", 2 * bytes,
                                       memory_op_seconds(in.machine, 2 * bytes, 1));
+  // An untied embedding is an FSDP unit of its own; a tied one is the LM head's (head_compute).
+  if (!in.spec.tied_embeddings) {
+    ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.hidden_local * in.shapes.vocab_local, 1);
+  }
 }
 
 void head_compute(const CostInputs& in, const CostRecorder& record, StageEndCompute& ends) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "model/cost_layer.h"
 #include "model/cost_stage_ends.h"
 #include "model/presets.h"
@@ -69,13 +71,25 @@ TEST(CostFsdpCopies, OnlyShardedWeightsAndGradientsAreCopied) {
   EXPECT_EQ(fsdp_copy_seconds(c.inputs(), CostRecorder(), CostScope::layer, c.block(), 2), 0);
 }
 
-// The LM head's FSDP unit is gathered once per microbatch: the last stage's backward grows by it.
-TEST(CostFsdpCopies, TheHeadIsCopiedOnTheLastStage) {
-  const Case none(FsdpCopies::none, ReduceDtype::compute), flat(FsdpCopies::flat_parameter, ReduceDtype::compute);
+// The LM head's FSDP unit is gathered once per microbatch: the last stage's backward grows by it;
+// a tied embedding is that unit (gpt3-13b), an untied one (llama3-8b) a unit of its own.
+TEST(CostFsdpCopies, TheHeadAndAnUntiedEmbeddingAreCopied) {
+  Case none(FsdpCopies::none, ReduceDtype::compute), flat(FsdpCopies::flat_parameter, ReduceDtype::compute);
+  auto grown = [&](const Case& a, const Case& b) {
+    const StageEndCompute with = stage_end_compute(a.inputs(), CostRecorder());
+    const StageEndCompute without = stage_end_compute(b.inputs(), CostRecorder());
+    return std::pair{with.first_backward - without.first_backward, with.last_backward - without.last_backward};
+  };
   const double head = flat.shapes.hidden_local * flat.shapes.vocab_local;
-  const double grown = stage_end_compute(flat.inputs(), CostRecorder()).last_backward -
-                       stage_end_compute(none.inputs(), CostRecorder()).last_backward;
-  EXPECT_NEAR(grown, memory_op_seconds(flat.machine, head * 8, 1), 1e-12);
+  EXPECT_NEAR(grown(flat, none).second, memory_op_seconds(flat.machine, head * 8, 1), 1e-12);
+  EXPECT_EQ(grown(flat, none).first, 0);  // tied: the head's unit
+  for (Case* c : {&none, &flat}) {
+    c->spec = load_model("llama3-8b");
+    c->spec.precision = Precision::bf16;
+    c->shapes = local_shapes(c->spec, c->config);
+  }
+  const double embedding = flat.shapes.hidden_local * flat.shapes.vocab_local;
+  EXPECT_NEAR(grown(flat, none).first, memory_op_seconds(flat.machine, embedding * 8, 1), 1e-12);
 }
 
 }  // namespace
