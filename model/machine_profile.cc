@@ -116,7 +116,7 @@ GradReduce parse_grad_reduce(const YamlMap& map) {
 
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
   StackSettings s;
-  s.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
+  s.attention = parse_attention(map, source);
   if (map.has("weight_gather")) {
     s.weight_gather = map.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block"
                           ? WeightGather::per_block
@@ -133,6 +133,10 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   return s;
+}
+
+AttentionKind parse_attention(const YamlMap& map, const std::string& source) {
+  return parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
 }
 
 AttentionKind parse_attention_kind(const std::string& text, const std::string& where) {

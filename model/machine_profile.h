@@ -82,6 +82,8 @@ const char* to_string(SelectiveKind kind);
 enum class OptimizerState { fp32, bf16 };
 const char* to_string(OptimizerState state);
 class YamlMap;
+// A mapping's `attention` key (a clear error names the choices; `source` names the file).
+AttentionKind parse_attention(const YamlMap& map, const std::string& source);
 // The stack mapping's `fp8_weights`, `loss`, `selective` and `optimizer_state`
 // keys (a clear error names the choices).
 Fp8Weights parse_fp8_weights(const YamlMap& map);

@@ -69,9 +69,7 @@ struct RecipeEntry {
 RecipeEntry read_recipe_entry(const YamlMap& entry) {
   RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", "", std::nullopt};
   if (entry.has("optimizer_state")) recipe.optimizer_state = parse_optimizer_state(entry);
-  if (entry.has("attention")) {
-    recipe.attention = parse_attention_kind(entry.get_choice("attention", {"flash", "flash3", "materialized"}), "");
-  }
+  if (entry.has("attention")) recipe.attention = parse_attention(entry, "recipe entry");
   if (entry.has("recompute")) recipe.recompute = entry.get_choice("recompute", {"none", "selective", "full"});
   if (entry.has("sequence_parallel")) {
     recipe.sequence_parallel = entry.get_choice("sequence_parallel", {"yes", "no"});
