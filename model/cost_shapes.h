@@ -54,6 +54,8 @@ struct LocalShapes {
     for (const LocalLinear& l : linears) sum += l.block;
     return sum;
   }
+  // The LM head's (or token embedding's) weight elements per (x, y) rank before Z sharding.
+  double head_weights() const { return hidden_local * vocab_local; }
 };
 
 LocalShapes local_shapes(const TransformerSpec& spec, const ParallelConfig& config);

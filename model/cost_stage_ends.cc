@@ -18,7 +18,7 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
                                       memory_op_seconds(in.machine, 2 * bytes, 1));
   // An untied embedding is an FSDP unit of its own; a tied one is the LM head's (head_compute).
   if (!in.spec.tied_embeddings) {
-    ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.hidden_local * in.shapes.vocab_local, 1);
+    ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.head_weights(), 1);
   }
 }
 
@@ -39,7 +39,7 @@ void head_compute(const CostInputs& in, const CostRecorder& record, StageEndComp
   const double loss = record.memory(last, CostPhase::forward, "cross-entropy", loss_bytes,
                                     memory_op_seconds(in.machine, loss_bytes, 2));
   ends.last_forward = head + loss + norm;
-  const double copies = fsdp_copy_seconds(in, record, last, x.hidden_local * x.vocab_local, 1);
+  const double copies = fsdp_copy_seconds(in, record, last, x.head_weights(), 1);
   ends.last_backward = head_dx + head_dw + loss + 2 * norm + copies;
 }
 
@@ -68,7 +68,7 @@ StageEndCompute stage_end_compute(const CostInputs& in, const CostRecorder& reco
 StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   const LocalShapes& x = in.shapes;
   const double e = x.element_bytes, activation = x.tokens * x.hidden_local;
-  const double head_block = x.hidden_local * x.vocab_local;  // weight elements per (x, y) rank
+  const double head_block = x.head_weights();
   constexpr CostScope first = CostScope::first_stage, last = CostScope::last_stage;
   constexpr CostPhase fwd = CostPhase::forward, bwd = CostPhase::backward;
   using Op = CollectiveOp;

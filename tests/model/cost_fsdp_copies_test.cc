@@ -80,7 +80,7 @@ TEST(CostFsdpCopies, TheHeadAndAnUntiedEmbeddingAreCopied) {
     const StageEndCompute without = stage_end_compute(b.inputs(), CostRecorder());
     return std::pair{with.first_backward - without.first_backward, with.last_backward - without.last_backward};
   };
-  const double head = flat.shapes.hidden_local * flat.shapes.vocab_local;
+  const double head = flat.shapes.head_weights();
   EXPECT_NEAR(grown(flat, none).second, memory_op_seconds(flat.machine, head * 8, 1), 1e-12);
   EXPECT_EQ(grown(flat, none).first, 0);  // tied: the head's unit
   for (Case* c : {&none, &flat}) {
@@ -88,7 +88,7 @@ TEST(CostFsdpCopies, TheHeadAndAnUntiedEmbeddingAreCopied) {
     c->spec.precision = Precision::bf16;
     c->shapes = local_shapes(c->spec, c->config);
   }
-  const double embedding = flat.shapes.hidden_local * flat.shapes.vocab_local;
+  const double embedding = flat.shapes.head_weights();
   EXPECT_NEAR(grown(flat, none).first, memory_op_seconds(flat.machine, embedding * 8, 1), 1e-12);
 }
 
