@@ -334,5 +334,20 @@ TEST_F(CorpusFixture, RecipeFillsOnlyCellsNotStated) {
   EXPECT_NE(cases[2].why_not.find("recompute not stated"), std::string::npos) << cases[2].why_not;
 }
 
+// A recipe's attention kernel that axo does not know is refused with the file, line and field.
+TEST_F(CorpusFixture, UnknownRecipeAttentionNamesTheField) {
+  std::ofstream(dir_ / "c.yaml", std::ios::app) << "recipes:\n  - {source_contains: recipe-x, attention: flash9}\n";
+  write_csv("");
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("c.yaml:"), std::string::npos) << message;
+    EXPECT_NE(message.find("field 'attention'"), std::string::npos) << message;
+    EXPECT_NE(message.find("flash9"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace axo
