@@ -1,6 +1,8 @@
 // The data-parallel gradient all-reduce (see cost_data_parallel.h).
 #include "model/cost_data_parallel.h"
 
+#include <algorithm>
+
 #include "model/cost_collective.h"
 #include "model/memory_model.h"
 
@@ -55,6 +57,19 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
   record_collective(in, record, gradients, timed, dp.exposed);
 }
 
+// Bytes per element of the updated parameters' all-gather. Kept in fp8
+// (stack.fp8_weights: primary), a block's linear weights are gathered in fp8,
+// 1 byte: Megatron-Core's --fp8-param-gather "keep[s] the compute param in fp8
+// ... and perform[s] the param all-gather in fp8" (megatron/training/
+// arguments.py), which NeMo's fp8 recipes turn on (fp8_param_gather). Norms,
+// biases and the embedding or LM head move the model's element bytes.
+double gathered_parameter_bytes(const CostInputs& in, double stage_layers, double local_params) {
+  const double e = in.shapes.element_bytes;
+  if (in.spec.precision != Precision::fp8 || in.machine.fp8_weights != Fp8Weights::primary) return e;
+  const double fp8_elements = std::min(local_params, stage_layers * in.shapes.block_weights() / double(in.config.z));
+  return (fp8_elements * 1.0 + (local_params - fp8_elements) * e) / local_params;
+}
+
 // ZeRO 1 and 2 (Megatron's --overlap-grad-reduce, --overlap-param-gather):
 // the gradients' reduce-scatter under the backward (with zero=1 once, under
 // the last microbatch's; with zero=2 after every microbatch, since no rank
@@ -62,13 +77,13 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
 // microbatch's forward and backward), and the updated parameters' all-gather
 // under the next iteration's first forward. Together the bytes of the
 // all-reduce (REFERENCE-DATA.md, "Sharded optimizer").
-void shard_over_data(const CostInputs& in, double n, const LayerCompute& layer, const CostRecorder& record,
-                     DataParallelStep& dp) {
-  const double e = in.shapes.element_bytes;
+void shard_over_data(const CostInputs& in, double n, double stage_layers, const LayerCompute& layer,
+                     const CostRecorder& record, DataParallelStep& dp) {
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::reduce_scatter, GridDim::data,
                              dp.local_params, reduced_gradient_bytes(in), "gradients"};
   const Collective parameters{CostScope::step, CostPhase::step, CollectiveOp::all_gather, GridDim::data,
-                              dp.local_params, e, "updated parameters"};
+                              dp.local_params, gathered_parameter_bytes(in, stage_layers, dp.local_params),
+                              "updated parameters"};
   const TimedCollective scatter = time_collective(in, gradients), gather = time_collective(in, parameters);
   if (scatter.seconds == 0) return;
   dp.all_reduce = scatter.seconds;
@@ -92,7 +107,8 @@ DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int6
   DataParallelStep dp;
   dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
   dp.updated_params = c.zero >= 1 ? dp.local_params / double(zero_shards(c)) : dp.local_params;
-  if (c.zero >= 1) shard_over_data(in, slowest_layers, layer, record, dp);
+  const double most_layers = double(*std::max_element(layers.begin(), layers.end()));
+  if (c.zero >= 1) shard_over_data(in, slowest_layers, most_layers, layer, record, dp);
   else all_reduce_gradients(in, slowest_layers, layer, record, dp);
   dp.exposed += tied_embedding_all_reduce(in, record);
   return dp;

@@ -13,7 +13,9 @@
 // (Megatron-LM's --overlap-grad-reduce and --overlap-param-gather). The
 // group, and the shard each rank updates, span data × context (zero_shards,
 // memory_model.h). The gradients move in the stack's reduce dtype (stack.reduce_dtype:
-// FSDP's fp32 reduction over data as over Z; the model's precision by default).
+// FSDP's fp32 reduction over data as over Z; the model's precision by default);
+// fp8 weights kept as the model's own (stack.fp8_weights: primary) are gathered
+// in fp8, 1 byte per linear weight (Megatron-Core's --fp8-param-gather).
 #pragma once
 
 #include "model/cost_layer.h"

@@ -116,6 +116,34 @@ TEST(CostDataParallel, ZeroReduceScattersAndAllGathers) {
   EXPECT_GE(t.run(40).exposed, zero.exposed);
 }
 
+// fp8 weights kept as the model's own (stack.fp8_weights: primary) are
+// all-gathered in fp8, 1 byte per linear weight (Megatron-Core's
+// --fp8-param-gather); the embedding, LM head and norms in bf16. Transient fp8
+// copies leave the gather in bf16; the gradients' reduce-scatter never changes.
+TEST(CostDataParallel, Fp8PrimaryWeightsAreGatheredInFp8) {
+  Case t;
+  t.spec = load_model("llama3-8b");
+  t.spec.precision = Precision::fp8;
+  t.machine = load_machine("dgx-h100");
+  t.config.data = 8, t.config.zero = 1;
+  std::vector<CostItem> transient, primary;
+  t.machine.fp8_weights = Fp8Weights::transient;
+  const DataParallelStep dp = t.run(32, &transient);
+  t.machine.fp8_weights = Fp8Weights::primary;
+  t.run(32, &primary);
+  ASSERT_EQ(transient.size(), 2u);
+  ASSERT_EQ(primary.size(), 2u);
+  EXPECT_DOUBLE_EQ(transient[1].bytes, dp.local_params * 2);
+  const double linear_weights = 32 * local_shapes(t.spec, t.config).block_weights();
+  EXPECT_NEAR(primary[1].bytes, dp.local_params * 2 - linear_weights, 1e-6 * primary[1].bytes);
+  EXPECT_LT(primary[1].seconds, transient[1].seconds);
+  EXPECT_DOUBLE_EQ(primary[0].bytes, transient[0].bytes);
+  t.spec.precision = Precision::bf16;  // bf16 training has no fp8 weights to gather
+  std::vector<CostItem> bf16;
+  t.run(32, &bf16);
+  EXPECT_DOUBLE_EQ(bf16[1].bytes, transient[1].bytes);
+}
+
 // The shard each rank updates spans data × context (Megatron's distributed
 // optimizer over the data-parallel group with context parallel), and so does
 // the reduce-scatter's group.
