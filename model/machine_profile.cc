@@ -135,6 +135,14 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   return s;
 }
 
+std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::string& source) {
+  if (!map.has("stack")) return std::nullopt;
+  const YamlMap stack(map.get_node("stack"), source, "stack");
+  const StackSettings settings = read_stack_settings(stack, source);
+  stack.reject_unknown_keys();
+  return settings;
+}
+
 AttentionKind parse_attention(const YamlMap& map, const std::string& source) {
   return parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), source);
 }
@@ -250,11 +258,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
   gemm.reject_unknown_keys();
 
-  if (map.has("stack")) {
-    const YamlMap stack(map.get_node("stack"), source, "stack");
-    static_cast<StackSettings&>(p) = read_stack_settings(stack, source);
-    stack.reject_unknown_keys();
-  }
+  if (const auto stack = read_stack_section(map, source)) static_cast<StackSettings&>(p) = *stack;
 
   const YamlMap intra(map.get_node("intra_node"), source, "intra_node link");
   p.intra_alpha_us = intra.get_double("alpha_us", 0, 1e9);

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,9 @@ struct StackSettings {
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.
 StackSettings read_stack_settings(const YamlMap& map, const std::string& source);
+// A mapping's optional `stack:` section (a machine profile's, a validation set's or point's):
+// its settings, unknown keys refused; nothing when the mapping has none.
+std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::string& source);
 
 struct MachineProfile : StackSettings {
   std::string name;

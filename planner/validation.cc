@@ -11,6 +11,49 @@
 
 namespace axo {
 
+namespace {
+
+// [forward_ms, backward_ms] of one layer, into the point.
+void read_layer_times(const YamlMap& point_map, ValidationPoint& point) {
+  const YAML::Node layer = point_map.get_node("measured_layer_ms");
+  if (!layer.IsSequence() || layer.size() != 2 || !layer[0].IsScalar() || !layer[1].IsScalar()) {
+    point_map.fail("measured_layer_ms", "expected [forward_ms, backward_ms]");
+  }
+  try {
+    point.measured_layer_forward_ms = layer[0].as<double>();
+    point.measured_layer_backward_ms = layer[1].as<double>();
+  } catch (const YAML::Exception&) {
+    point_map.fail("measured_layer_ms", "expected two numbers");
+  }
+  if (!(point.measured_layer_forward_ms > 0) || !(point.measured_layer_backward_ms > 0)) {
+    point_map.fail("measured_layer_ms", "expected two positive numbers");
+  }
+}
+
+ValidationPoint read_point(const YAML::Node& node, const std::string& path) {
+  const YamlMap point_map(node, path, "validation point");
+  ValidationPoint point;
+  point.name = point_map.get_string("name");
+  point.model = transformer_spec_from_yaml(point_map.get_node("model"), path);
+  validate(point.model, path);
+  point.gpus = point_map.get_int("gpus", 1, int64_t(1) << 30);
+  point.config = parallel_config_from_yaml(point_map.get_node("config"), path);
+  point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9, 0);
+  if (point_map.has("measured_layer_ms")) read_layer_times(point_map, point);
+  if (point.measured_s <= 0 && point.measured_layer_forward_ms <= 0) {
+    point_map.fail("", "needs measured_s or measured_layer_ms");
+  }
+  if (point.config.gpus() != point.gpus) {
+    point_map.fail("config", "grid product " + std::to_string(point.config.gpus()) +
+                                 " does not equal gpus " + std::to_string(point.gpus));
+  }
+  point.stack = read_stack_section(point_map, path);
+  point_map.reject_unknown_keys();
+  return point;
+}
+
+}  // namespace
+
 ValidationSet load_validation_set(const std::string& path) {
   const YamlMap map(load_yaml_file(path), path, "validation set");
   ValidationSet set;
@@ -18,45 +61,10 @@ ValidationSet load_validation_set(const std::string& path) {
   set.source = map.get_string("source");
   set.machine = map.get_string("machine");
   set.gpu = map.get_string("gpu");
-  if (map.has("attention")) {
-    set.attention = parse_attention_kind(map.get_choice("attention", {"flash", "flash3", "materialized"}), path);
-  }
+  set.stack = read_stack_section(map, path);
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
-  for (const YAML::Node& node : points) {
-    const YamlMap point_map(node, path, "validation point");
-    ValidationPoint point;
-    point.name = point_map.get_string("name");
-    point.model = transformer_spec_from_yaml(point_map.get_node("model"), path);
-    validate(point.model, path);
-    point.gpus = point_map.get_int("gpus", 1, int64_t(1) << 30);
-    point.config = parallel_config_from_yaml(point_map.get_node("config"), path);
-    point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9, 0);
-    if (point_map.has("measured_layer_ms")) {
-      const YAML::Node layer = point_map.get_node("measured_layer_ms");
-      if (!layer.IsSequence() || layer.size() != 2 || !layer[0].IsScalar() || !layer[1].IsScalar()) {
-        point_map.fail("measured_layer_ms", "expected [forward_ms, backward_ms]");
-      }
-      try {
-        point.measured_layer_forward_ms = layer[0].as<double>();
-        point.measured_layer_backward_ms = layer[1].as<double>();
-      } catch (const YAML::Exception&) {
-        point_map.fail("measured_layer_ms", "expected two numbers");
-      }
-      if (!(point.measured_layer_forward_ms > 0) || !(point.measured_layer_backward_ms > 0)) {
-        point_map.fail("measured_layer_ms", "expected two positive numbers");
-      }
-    }
-    if (point.measured_s <= 0 && point.measured_layer_forward_ms <= 0) {
-      point_map.fail("", "needs measured_s or measured_layer_ms");
-    }
-    if (point.config.gpus() != point.gpus) {
-      point_map.fail("config", "grid product " + std::to_string(point.config.gpus()) +
-                                   " does not equal gpus " + std::to_string(point.gpus));
-    }
-    point_map.reject_unknown_keys();
-    set.points.push_back(point);
-  }
+  for (const YAML::Node& node : points) set.points.push_back(read_point(node, path));
   map.reject_unknown_keys({"models"});
   return set;
 }
@@ -101,10 +109,10 @@ double predict(const ValidationEntry& entry, const MachineProfile& profile) {
 
 std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& preset,
                                           const std::string& source) {
-  MachineProfile machine = preset;
-  if (set.attention) machine.attention = *set.attention;
   std::vector<ValidationEntry> entries;
   for (const ValidationPoint& point : set.points) {
+    MachineProfile machine = preset;
+    if (const auto& stack = point.stack ? point.stack : set.stack) static_cast<StackSettings&>(machine) = *stack;
     const std::string problem = CostModel(point.model, machine).check(point.config);
     if (!problem.empty()) throw InputError(set.name + ": point '" + point.name + "': " + problem);
     ValidationEntry base;

@@ -30,6 +30,8 @@ struct ValidationPoint {
   double measured_s = 0;
   double measured_layer_forward_ms = 0;
   double measured_layer_backward_ms = 0;
+  // The point's own training stack, where it differs from the set's (`stack:`).
+  std::optional<StackSettings> stack;
 };
 
 struct ValidationSet {
@@ -37,8 +39,9 @@ struct ValidationSet {
   std::string source;   // the publication
   std::string machine;  // the machine preset all points use
   std::string gpu;      // its GPU type, as the corpus names them (e.g. A100-80)
-  // The publication's attention, when it states it; it replaces the preset's.
-  std::optional<AttentionKind> attention;
+  // The publication's training stack (`stack:`, every key the profile's `stack` takes, over
+  // Megatron-LM's defaults); it replaces the preset's. A point's own replaces it in turn.
+  std::optional<StackSettings> stack;
   std::vector<ValidationPoint> points;
 };
 

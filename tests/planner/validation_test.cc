@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 
+#include "model/error.h"
 #include "model/presets.h"
 #include "planner/validation_summary.h"
 
@@ -42,6 +44,52 @@ TEST(Validation, Korthikanti2022Table4PerLayer) {
   for (const ValidationEntry& e : entries) {
     EXPECT_NE(e.quantity, Quantity::iteration_s);
     EXPECT_LT(std::fabs(e.error_pct), 10.0) << e.name << " " << to_string(e.quantity);
+  }
+}
+
+// Narayanan et al. 2021 Table 1 (Megatron-LM of 2021 on Selene), priced with the settings of
+// NVIDIA's script for that table: held under where it stands (7.6% mean, every run too fast:
+// the 2021 code ran the same configuration about 8% slower than Korthikanti's 2022 code, which
+// selene's figures were chosen on), and every published run fits.
+TEST(Validation, Narayanan2021Table1) {
+  const auto entries = table("narayanan2021_table1");
+  ASSERT_EQ(entries.size(), 10u);
+  std::vector<double> errors;
+  for (const ValidationEntry& e : entries) {
+    EXPECT_EQ(e.group, "narayanan2021");
+    EXPECT_LT(std::fabs(e.error_pct), 12.0) << e.name;
+    EXPECT_TRUE(e.fits) << e.name;
+    errors.push_back(e.error_pct);
+  }
+  EXPECT_LT(error_stats(errors).mean_abs_pct, 8.5);
+}
+
+// A set's `stack` replaces the preset's; a point's own replaces the set's: the runs without a
+// pipeline ran PyTorch's DDP (--DDP-impl torch), whose all-reduce overlaps the backward.
+TEST(Validation, APointsStackReplacesTheSets) {
+  const auto entries = table("narayanan2021_table1");
+  for (const ValidationEntry& e : entries) {
+    const GradReduce expected = e.config.pipeline == 1 ? GradReduce::overlapped : GradReduce::after_backward;
+    EXPECT_EQ(e.profile.grad_reduce, expected) << e.name;
+    EXPECT_EQ(e.profile.attention, AttentionKind::materialized) << e.name;
+  }
+}
+
+// A wrong choice in a point's stack is refused naming the file, the field and the choices.
+TEST(Validation, ABadStackKeyNamesFileAndField) {
+  const std::string path = ::testing::TempDir() + "/bad_stack_set.yaml";
+  std::ofstream(path) << "name: x\nsource: y\nmachine: selene\ngpu: A100-80\npoints:\n"
+                         "  - {name: p, gpus: 8, measured_s: 1, stack: {attention: materialized, grad_reduce: later},\n"
+                         "     model: {name: m, layers: 2, hidden: 256, heads: 4, seq_len: 128, vocab: 1000, global_batch: 8},\n"
+                         "     config: {pipeline: 1, data: 1, x: 1, y: 8, z: 1, microbatch: 1}}\n";
+  try {
+    load_validation_set(path);
+    FAIL() << "a bad grad_reduce was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("grad_reduce"), std::string::npos) << what;
+    EXPECT_NE(what.find("after_backward"), std::string::npos) << what;
   }
 }
 

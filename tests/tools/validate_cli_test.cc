@@ -18,7 +18,7 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   const auto r = axo::testing::run_axo("validate --fit --csv " + csv.string());
   ASSERT_EQ(r.code, 0) << r.output;
   for (const char* expected : {"Korthikanti et al. 2022, Table 5", "Published runs (", "source", "mean |err|",
-                               "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "Not expressible yet",
+                               "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "narayanan2021_table1", "Not expressible yet",
                                "do not fit", "Fitted per GPU type",
                                "LOSO mean|e|", "band: "}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
@@ -29,8 +29,8 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   fs::remove(csv);
   const std::string content = text.str();
   EXPECT_EQ(content.rfind("name,source,gpu_type,machine,quantity,predicted,measured,measured_from,error_pct,", 0), 0u);
-  // A header, 18 comparisons of the two Korthikanti tables, 335 published runs.
-  EXPECT_EQ(std::count(content.begin(), content.end(), '\n'), 1 + 18 + 335);
+  // A header, 18 comparisons of the two Korthikanti tables, 10 of Narayanan's, 335 published runs.
+  EXPECT_EQ(std::count(content.begin(), content.end(), '\n'), 1 + 18 + 10 + 335);
   // fp8 rows are priced (expressed, with an error).
   EXPECT_NE(content.find("dgxc_gpt3_175b_fp8_128xH100_v25.02,dgxc,H100-80,dgx-h100,iteration (s),"), std::string::npos);
   EXPECT_EQ(content.find("fp8 GEMMs"), std::string::npos);
