@@ -27,10 +27,11 @@ class TopRows {
   // Keeps the configuration if it ranks among the best, or names it beside a
   // kept twin. Behind every kept row of a full table it is neither.
   void offer(double key, const ParallelConfig& config, const Breakdown& b) {
-    if (rows_.size() >= capacity_ && before(rows_.front().key, rows_.front().iter_time, key, b.iter_time)) return;
+    Ranked candidate{key, b.iter_time, PlanRow{config, b, {}, {}, {}}};
+    if (rows_.size() >= capacity_ && rows_.front() < candidate) return;
     if (fold_ && fold_into_twin(config, b)) return;
-    if (!worth_adding(key, b.iter_time)) return;
-    rows_.push_back({key, b.iter_time, PlanRow{config, b, {}, {}, {}}});
+    if (rows_.size() >= capacity_ && !(candidate < rows_.front())) return;
+    rows_.push_back(std::move(candidate));
     std::push_heap(rows_.begin(), rows_.end());
     if (rows_.size() > capacity_) {
       std::pop_heap(rows_.begin(), rows_.end());
@@ -50,7 +51,18 @@ class TopRows {
     double key;
     double iter_time;
     PlanRow row;
-    bool operator<(const Ranked& other) const { return before(key, iter_time, other); }
+    // (key, iteration time), then rows that tie there by memory and by their fields in
+    // config_fields() order: equal rows rank the same however the search meets them.
+    bool operator<(const Ranked& other) const {
+      if (key != other.key || iter_time != other.iter_time) return before(key, iter_time, other);
+      const double memory = row.breakdown.memory.total(), other_memory = other.row.breakdown.memory.total();
+      if (memory != other_memory) return memory < other_memory;
+      for (const ConfigField& field : config_fields()) {
+        const FieldValue a = field.get(row.config), b = field.get(other.row.config);
+        if (a != b) return a < b;
+      }
+      return false;
+    }
   };
 
   // (key, iteration time) in order: the key first, ties to the faster iteration.
