@@ -37,31 +37,34 @@ TEST(Validation, Korthikanti2022Table5) {
 }
 
 // Per-layer times of the 22B model (Table 4), a finer check of the same
-// profile: every forward and backward within 10%.
+// profile: every forward and backward within 4% (the figures are chosen on
+// both tables; before the 2022 code's backward overlap was priced, its
+// backwards were 5-8% slow).
 TEST(Validation, Korthikanti2022Table4PerLayer) {
   const auto entries = table("korthikanti2022_table4");
   ASSERT_EQ(entries.size(), 10u);
   for (const ValidationEntry& e : entries) {
     EXPECT_NE(e.quantity, Quantity::iteration_s);
-    EXPECT_LT(std::fabs(e.error_pct), 10.0) << e.name << " " << to_string(e.quantity);
+    EXPECT_LT(std::fabs(e.error_pct), 4.0) << e.name << " " << to_string(e.quantity);
   }
 }
 
 // Narayanan et al. 2021 Table 1 (Megatron-LM of 2021 on Selene), priced with the settings of
-// NVIDIA's script for that table: held under where it stands (7.6% mean, every run too fast:
-// the 2021 code ran the same configuration about 8% slower than Korthikanti's 2022 code, which
-// selene's figures were chosen on), and every published run fits.
+// NVIDIA's script for that table and nothing fitted to it: held under where it stands (4.8% mean,
+// every run too fast: the 2021 code ran the same configuration about 8% slower than Korthikanti's
+// 2022 code, which selene's figures were chosen on, and its synchronous tensor-parallel
+// all-reduces are a quarter of that), and every published run fits.
 TEST(Validation, Narayanan2021Table1) {
   const auto entries = table("narayanan2021_table1");
   ASSERT_EQ(entries.size(), 10u);
   std::vector<double> errors;
   for (const ValidationEntry& e : entries) {
     EXPECT_EQ(e.group, "narayanan2021");
-    EXPECT_LT(std::fabs(e.error_pct), 12.0) << e.name;
+    EXPECT_LT(std::fabs(e.error_pct), 10.0) << e.name;
     EXPECT_TRUE(e.fits) << e.name;
     errors.push_back(e.error_pct);
   }
-  EXPECT_LT(error_stats(errors).mean_abs_pct, 8.5);
+  EXPECT_LT(error_stats(errors).mean_abs_pct, 6.0);
 }
 
 // A set's `stack` replaces the preset's; a point's own replaces the set's: the runs without a
@@ -136,15 +139,16 @@ TEST(Validation, PublishedRunsFitTheirGpus) {
 
 // Issue 16's progress on the published runs, held: each source's mean |error|
 // per GPU type stays under where the physics brought it, FSDP's copies and the
-// H100-80 figures fitted on all that GPU type's runs, and GB200's GEMMs fitted
-// on its runs (one source: an in-sample figure, no leave-one-source-out) the latest
+// H100-80 figures fitted on all that GPU type's runs, GB200's GEMMs fitted on its
+// runs (one source: an in-sample figure, no leave-one-source-out) and the A100
+// figures chosen with Korthikanti's backward overlap priced the latest
 // (configs/validation/README.md's table, with headroom of about a point and a half
 // for rows other work makes expressible). The issue's target is 8% for each.
 TEST(Validation, CorpusMeanErrorsStayUnderTheirCeilings) {
   const auto groups = summarize(validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml")));
   const std::map<std::pair<std::string, std::string>, double> ceilings = {
-      {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 5.0},  {{"torchtitan", "H100-96-HBM2e"}, 9.0},
-      {{"mpt", "H100-80"}, 5.0},           {{"mpt", "A100-80"}, 7.5},         {{"mpt", "A100-40"}, 8.5},
+      {{"dgxc", "H100-80"}, 4.5},          {{"torchtitan", "A100-80"}, 4.0},  {{"torchtitan", "H100-96-HBM2e"}, 9.0},
+      {{"mpt", "H100-80"}, 5.0},           {{"mpt", "A100-80"}, 6.5},         {{"mpt", "A100-40"}, 6.0},
       {{"dgxc", "GB200"}, 2.5}};
   int checked = 0;
   for (const GroupStats& g : groups) {
