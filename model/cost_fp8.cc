@@ -16,6 +16,21 @@ constexpr double kAmaxBytes = 4;                                 // one fp32 ama
 
 bool fp8(const TransformerSpec& spec) { return spec.precision == Precision::fp8; }
 
+// block_linears' order: QKV, attention out, MLP up, MLP down.
+constexpr size_t kAttentionOut = 1, kMlpUp = 2;
+
+// With stack.fp8_casts fused, the norm writes the QKV and MLP-up inputs in fp8
+// and the activation the MLP-down input (each then transposed for its dW GEMM);
+// only the attention output is cast on its own (machine_profile.h's Fp8Casts).
+bool input_cast_fused(const CostInputs& in, size_t linear) {
+  return in.machine.fp8_casts == Fp8Casts::fused && linear != kAttentionOut;
+}
+// With stack.fp8_casts fused, the activation's backward casts and transposes
+// the MLP-up output gradient; the others are cast on their own.
+bool gradient_cast_fused(const CostInputs& in, size_t linear) {
+  return in.machine.fp8_casts == Fp8Casts::fused && linear == kMlpUp;
+}
+
 }  // namespace
 
 Precision tensor_precision(Precision precision) {
@@ -46,18 +61,22 @@ Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
   // A tensor gathered over Y: cast on the local m/y rows, transposed once gathered.
   const double local_cast = kCastBytes / y;
   double forward = 0, backward = 0, forward_kernels = 0, backward_kernels = 0;
-  for (const LocalLinear& l : in.shapes.linears) {
+  for (size_t i = 0; i < in.shapes.linears.size(); ++i) {
+    const LocalLinear& l = in.shapes.linears[i];
     const double inputs = l.m * l.k, gradients = l.m * l.n;
+    const double input_cast = input_cast_fused(in, i) ? 0 : 1, gradient_cast = gradient_cast_fused(in, i) ? 0 : 1;
     if (sp && !l.full.transposed) {
-      forward += inputs * local_cast, backward += inputs * kTransposeBytes;
-      forward_kernels += 1, backward_kernels += 1;
-    } else {
+      forward += inputs * local_cast * input_cast, backward += inputs * kTransposeBytes;
+      forward_kernels += input_cast, backward_kernels += 1;
+    } else if (input_cast > 0) {
       forward += inputs * kCastBytesPerElement, forward_kernels += 1;
+    } else {  // written in fp8 by its producer, transposed for dW (Transformer Engine's fp8_transpose)
+      backward += inputs * kTransposeBytes, backward_kernels += 1;
     }
     if (sp && l.full.transposed) {
       backward += gradients * (local_cast + kTransposeBytes), backward_kernels += 2;
     } else {
-      backward += gradients * kCastBytesPerElement, backward_kernels += 1;
+      backward += gradients * kCastBytesPerElement * gradient_cast, backward_kernels += gradient_cast;
     }
   }
   Fp8LayerCost cost;

@@ -12,7 +12,13 @@
 //              read in bf16 (2 bytes) and written as fp8 plus its fp8
 //              transpose for the other GEMM (1 + 1 bytes): 4 bytes an element
 //              (Transformer Engine's fused cast-transpose, which also takes
-//              the amax). Under sequence parallelism the tensors a layer
+//              the amax). With stack.fp8_casts fused (Transformer Engine's
+//              LayerNormLinear and LayerNormMLP) the norm and the activation
+//              write QKV's, MLP up's and MLP down's inputs in fp8, each only
+//              transposed for dW (2 bytes), and MLP up's dY leaves the
+//              activation's backward cast and transposed: the attention
+//              output and three output gradients stay cast on their own
+//              (machine_profile.h's Fp8Casts). Under sequence parallelism the tensors a layer
 //              all-gathers over Y (the plain layers' X, the transposed
 //              layers' dY) are cast on the rank's own m/y rows before the
 //              gather (3 bytes a local element), and the gathered fp8 tensor

@@ -42,11 +42,17 @@ const char* to_string(Fp8Weights weights) {
   return weights == Fp8Weights::primary ? "primary" : weights == Fp8Weights::transient ? "transient" : "cached";
 }
 
+const char* to_string(Fp8Casts casts) { return casts == Fp8Casts::separate ? "separate" : "fused"; }
+
 const char* to_string(LossKind loss) { return loss == LossKind::fused ? "fused" : "fp32_copy"; }
 
 Fp8Weights parse_fp8_weights(const YamlMap& map) {
   const std::string text = map.get_choice("fp8_weights", {"cached", "primary", "transient"});
   return text == "primary" ? Fp8Weights::primary : text == "transient" ? Fp8Weights::transient : Fp8Weights::cached;
+}
+
+Fp8Casts parse_fp8_casts(const YamlMap& map) {
+  return map.get_choice("fp8_casts", {"fused", "separate"}) == "separate" ? Fp8Casts::separate : Fp8Casts::fused;
 }
 
 LossKind parse_loss_kind(const YamlMap& map) {
@@ -123,6 +129,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
                           : WeightGather::per_linear;
   }
   if (map.has("fp8_weights")) s.fp8_weights = parse_fp8_weights(map);
+  if (map.has("fp8_casts")) s.fp8_casts = parse_fp8_casts(map);
   if (map.has("loss")) s.loss = parse_loss_kind(map);
   if (map.has("selective")) s.selective = parse_selective_kind(map);
   if (map.has("optimizer_state")) s.optimizer_state = parse_optimizer_state(map);
@@ -326,6 +333,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["attention"] = to_string(p.attention);
   node["stack"]["weight_gather"] = to_string(p.weight_gather);
   node["stack"]["fp8_weights"] = to_string(p.fp8_weights);
+  node["stack"]["fp8_casts"] = to_string(p.fp8_casts);
   node["stack"]["loss"] = to_string(p.loss);
   node["stack"]["selective"] = to_string(p.selective);
   node["stack"]["optimizer_state"] = to_string(p.optimizer_state);

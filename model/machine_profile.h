@@ -59,6 +59,19 @@ const char* to_string(WeightGather gather);
 // without is_first_microbatch, as llm-foundry's amp_fp8 does).
 enum class Fp8Weights { cached, primary, transient };
 const char* to_string(Fp8Weights weights);
+// Where the fp8 casts of a block's linear inputs and output gradients run
+// (precision fp8, model/cost_fp8.h): `fused`, in the kernel that produces the
+// tensor wherever one can write fp8: Transformer Engine's LayerNormLinear and
+// LayerNormMLP write the normalized qkv and fc1 inputs and the activated fc2
+// input in fp8, and fc1's output gradient leaves the activation's backward
+// cast and transposed (Megatron-Core's TE layer spec; torch.compile's Inductor
+// fuses torchao Float8Linear's casts into the producing pointwise ops the same
+// way), so only the attention output and the other output gradients are cast
+// on their own; `separate`, every input and output gradient cast by a kernel
+// of its own (Transformer Engine's te.Linear swapped in for nn.Linear beside
+// PyTorch's norms, as llm-foundry's amp_fp8 does).
+enum class Fp8Casts { fused, separate };
+const char* to_string(Fp8Casts casts);
 // How the stack's loss holds the logits: `fp32_copy`, the 2-byte logits plus an
 // fp32 copy for the softmax (Megatron-LM's vocab-parallel cross entropy on
 // logits.float(), torchtitan's F.cross_entropy(pred.float())); `fused`, a
@@ -85,9 +98,10 @@ const char* to_string(OptimizerState state);
 class YamlMap;
 // A mapping's `attention` key (a clear error names the choices; `source` names the file).
 AttentionKind parse_attention(const YamlMap& map, const std::string& source);
-// The stack mapping's `fp8_weights`, `loss`, `selective` and `optimizer_state`
+// The stack mapping's `fp8_weights`, `fp8_casts`, `loss`, `selective` and `optimizer_state`
 // keys (a clear error names the choices).
 Fp8Weights parse_fp8_weights(const YamlMap& map);
+Fp8Casts parse_fp8_casts(const YamlMap& map);
 LossKind parse_loss_kind(const YamlMap& map);
 SelectiveKind parse_selective_kind(const YamlMap& map);
 OptimizerState parse_optimizer_state(const YamlMap& map);
@@ -202,6 +216,7 @@ struct StackSettings {
   AttentionKind attention = AttentionKind::materialized;        // stack.attention
   WeightGather weight_gather = WeightGather::per_linear;        // stack.weight_gather
   Fp8Weights fp8_weights = Fp8Weights::cached;                  // stack.fp8_weights
+  Fp8Casts fp8_casts = Fp8Casts::fused;                         // stack.fp8_casts
   LossKind loss = LossKind::fp32_copy;                          // stack.loss
   SelectiveKind selective = SelectiveKind::attention;           // stack.selective
   OptimizerState optimizer_state = OptimizerState::fp32;        // stack.optimizer_state

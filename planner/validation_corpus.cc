@@ -250,8 +250,9 @@ void set_config(const Row& row, CorpusCase& c) {
   // bf16), the MPT rows' "FSDP mixed precision" (the llm-foundry benchmarking README's MP Mode;
   // machine_profile.h's ReduceDtype says which Composer).
   if (contains(other, "mixed precision DEFAULT")) c.stack.reduce_dtype = ReduceDtype::fp32;
-  // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels.
-  if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused;
+  // torch.compile's Inductor fuses the eager stack's elementwise chains into single kernels,
+  // float8's casts into the ops that produce their inputs.
+  if (compiled(row)) c.stack.elementwise = ElementwiseKind::fused, c.stack.fp8_casts = Fp8Casts::fused;
   // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the
   // machine entries say exposed for torchtitan's eager DTensor TP).
   if (async_tp(row)) c.stack.tp_collectives = TpCollectives::overlapped;

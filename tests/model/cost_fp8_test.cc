@@ -45,11 +45,13 @@ TEST(CostFp8, AMachineWithoutAnFp8RateRefusesIt) {
   EXPECT_EQ(precision_problem(Precision::bf16, load_machine("selene")), "");
 }
 
-// Each linear's input [T × in] forward and output gradient [T × out]
-// backward: read in bf16, written as fp8 and its fp8 transpose, 4 bytes an element.
+// Cast on their own (stack.fp8_casts separate), each linear's input [T × in]
+// forward and output gradient [T × out] backward: read in bf16, written as fp8
+// and its fp8 transpose, 4 bytes an element.
 TEST(CostFp8, CastsMoveFourBytesPerInputAndGradientElement) {
   const TransformerSpec spec = fp8_model("llama3-8b");  // h 4096, ffn 14336, 8 KV heads
-  const MachineProfile h100 = load_machine("dgx-h100");
+  MachineProfile h100 = load_machine("dgx-h100");
+  h100.fp8_casts = Fp8Casts::separate;
   ParallelConfig c;
   const LocalShapes shapes = local_shapes(spec, c);
   std::vector<CostItem> items;
@@ -73,7 +75,8 @@ TEST(CostFp8, CastsMoveFourBytesPerInputAndGradientElement) {
 // copy transposed in backward (read and write 1 byte); the rest as above.
 TEST(CostFp8, SequenceParallelCastsBeforeTheGatherAndTransposesAfter) {
   const TransformerSpec spec = fp8_model("llama3-8b");
-  const MachineProfile h100 = load_machine("dgx-h100");
+  MachineProfile h100 = load_machine("dgx-h100");
+  h100.fp8_casts = Fp8Casts::separate;
   ParallelConfig c;
   c.y = 8, c.sequence_parallel = true;
   const LocalShapes shapes = local_shapes(spec, c);
@@ -94,6 +97,32 @@ TEST(CostFp8, SequenceParallelCastsBeforeTheGatherAndTransposesAfter) {
   const LocalShapes plain = local_shapes(spec, c);
   const Fp8LayerCost whole = fp8_layer_casts({spec, h100, c, plain}, CostRecorder());
   EXPECT_LT(casts.forward + casts.backward, whole.forward + whole.backward);
+}
+
+// Fused (stack.fp8_casts, Transformer Engine's LayerNormLinear and LayerNormMLP):
+// the norm writes QKV's and MLP up's inputs in fp8, the activation MLP down's,
+// each transposed for its dW in backward (2 bytes an element); the attention
+// output is cast on its own (4 bytes), and so are the output gradients but MLP
+// up's, which leaves the activation's backward cast and transposed.
+TEST(CostFp8, FusedCastsLeaveTheAttentionOutputAndThreeGradients) {
+  const TransformerSpec spec = fp8_model("llama3-8b");
+  MachineProfile h100 = load_machine("dgx-h100");
+  EXPECT_EQ(h100.fp8_casts, Fp8Casts::fused);  // NeMo / Megatron-Core's TE layer spec
+  ParallelConfig c;
+  const LocalShapes shapes = local_shapes(spec, c);
+  std::vector<CostItem> items;
+  const Fp8LayerCost fused = fp8_layer_casts({spec, h100, c, shapes}, CostRecorder(&items, 1, 1));
+  const double T = 8192;
+  const double produced_in_fp8 = T * (4096 + 4096 + 14336);  // qkv, up, down inputs
+  const double cast_gradients = T * (6144 + 4096 + 4096);    // qkv, proj, down outputs
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(items[0].bytes, 4 * T * 4096);  // the attention output alone
+  EXPECT_DOUBLE_EQ(items[1].bytes, 2 * produced_in_fp8 + 4 * cast_gradients);
+  EXPECT_DOUBLE_EQ(fused.forward, memory_op_seconds(h100, items[0].bytes, 1));
+  EXPECT_DOUBLE_EQ(fused.backward, memory_op_seconds(h100, items[1].bytes, 3 + 3));
+  h100.fp8_casts = Fp8Casts::separate;
+  const Fp8LayerCost separate = fp8_layer_casts({spec, h100, c, shapes}, CostRecorder());
+  EXPECT_LT(fused.forward + fused.backward, separate.forward + separate.backward);
 }
 
 TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
