@@ -64,19 +64,19 @@ Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
   for (size_t i = 0; i < in.shapes.linears.size(); ++i) {
     const LocalLinear& l = in.shapes.linears[i];
     const double inputs = l.m * l.k, gradients = l.m * l.n;
-    const double input_cast = input_cast_fused(in, i) ? 0 : 1, gradient_cast = gradient_cast_fused(in, i) ? 0 : 1;
-    if (sp && !l.full.transposed) {
-      forward += inputs * local_cast * input_cast, backward += inputs * kTransposeBytes;
-      forward_kernels += input_cast, backward_kernels += 1;
-    } else if (input_cast > 0) {
-      forward += inputs * kCastBytesPerElement, forward_kernels += 1;
-    } else {  // written in fp8 by its producer, transposed for dW (Transformer Engine's fp8_transpose)
+    const bool input_fused = input_cast_fused(in, i);
+    if (sp && !l.full.transposed) {  // cast on the local rows unless its producer wrote fp8, transposed once gathered
+      if (!input_fused) forward += inputs * local_cast, forward_kernels += 1;
       backward += inputs * kTransposeBytes, backward_kernels += 1;
+    } else if (input_fused) {  // written in fp8 by its producer, transposed for dW (Transformer Engine's fp8_transpose)
+      backward += inputs * kTransposeBytes, backward_kernels += 1;
+    } else {
+      forward += inputs * kCastBytesPerElement, forward_kernels += 1;
     }
     if (sp && l.full.transposed) {
       backward += gradients * (local_cast + kTransposeBytes), backward_kernels += 2;
-    } else {
-      backward += gradients * kCastBytesPerElement * gradient_cast, backward_kernels += gradient_cast;
+    } else if (!gradient_cast_fused(in, i)) {
+      backward += gradients * kCastBytesPerElement, backward_kernels += 1;
     }
   }
   Fp8LayerCost cost;
