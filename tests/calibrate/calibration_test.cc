@@ -107,12 +107,14 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   for (const auto& [key, points] : busbw) {
     if (!kTimesMeanSomething) break;
     // From 1 KiB (latency-bound) to 1 MiB (bandwidth-bound) the bus bandwidth
-    // grows: the best of the larger half of the sizes beats the best of the
-    // smaller half (robust to one noisy point on a shared machine).
-    const size_t half = points.size() / 2;
-    double small = 0, large = 0;
-    for (size_t i = 0; i < points.size(); ++i) (i < half ? small : large) = std::max(i < half ? small : large, points[i].second);
-    EXPECT_GT(large, small) << key;
+    // grows: the best of the larger half of the sizes beats the smallest size.
+    // Not the best of the smaller half: shared memory sends up to its eager
+    // limit (4 KiB in Open MPI's sm transport) in one copy, so 4 KiB can run
+    // faster per byte than 8-64 KiB (CI measured reduce_scatter 3.08 GB/s at
+    // 4 KiB against 3.00 at best above 64 KiB).
+    double large = 0;
+    for (size_t i = points.size() / 2; i < points.size(); ++i) large = std::max(large, points[i].second);
+    EXPECT_GT(large, points.front().second) << key;
   }
   // Stated tolerance: on this shared machine, the median point within 35% of its fit.
   ASSERT_FALSE(errors.empty());
