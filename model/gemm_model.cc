@@ -6,10 +6,42 @@
 
 namespace axo {
 
+namespace {
+
+// Split-K: a GEMM whose output tiles cannot fill one wave of SMs splits its
+// k loop over up to kMaxSplitK CTAs per tile, each at least kMinSplitDepth deep
+// (CUTLASS's split-K, cuBLAS's heuristics for small m·n and long k); the
+// partial sums' reduction is not priced (m·n·split fp32 words, well under 1%).
+constexpr double kMaxSplitK = 8;
+constexpr double kMinSplitDepth = 1024;
+
+double most_useful_split(double tiles, int64_t sm_count, double k) {
+  if (tiles >= double(sm_count)) return 1;
+  return std::clamp(std::floor(k / kMinSplitDepth), 1.0, kMaxSplitK);
+}
+
+}  // namespace
+
+double gemm_wave_efficiency(int64_t sm_count, double m, double n, double k) {
+  if (sm_count <= 0) return 1.0;
+  const double slots = double(sm_count);
+  double best = 0;
+  for (const auto& [tile_m, tile_n] : kGemmTiles) {
+    const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
+    const double max_split = most_useful_split(tiles, sm_count, k);
+    for (double split = 1; split <= max_split; ++split) {
+      const double waves = std::ceil(tiles * split / slots);
+      best = std::max(best, m * n * split / (waves * slots * tile_m * tile_n));
+    }
+  }
+  return best;
+}
+
 double gemm_roofline_seconds(const MachineProfile& machine, Precision precision, double m,
                              double n, double k) {
   const double d_half = machine.gemm_half_efficiency_dim;
-  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + d_half));
+  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + d_half)) *
+                      gemm_wave_efficiency(machine.gemm_sm_count, m, n, k);
   const double flops_per_s = machine.peak_tflops(precision) * 1e12 * machine.gemm_max_efficiency * fill;
   const double bytes = (m * k + k * n + m * n) * bytes_per_element(precision);
   const double compute_s = 2.0 * m * n * k / flops_per_s;

@@ -1,7 +1,8 @@
 // Time of one GEMM on one device, from the machine profile.
 //
 // The roofline: time = max(2mnk / (peak · e), bytes / HBM) + launch, where the
-// compute efficiency e = max_efficiency · Π over m, n, k of d / (d + d½).
+// compute efficiency e = max_efficiency · Π over m, n, k of d / (d + d½) ·
+// gemm_wave_efficiency (the SMs' tiles; max_efficiency is a full wave's).
 // When the profile has measured samples for the precision, the roofline is
 // corrected by the measured/roofline time ratio of the nearby samples
 // (inverse-distance weighting in log2(m, n, k)), so a measured shape is
@@ -9,11 +10,24 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "model/machine_profile.h"
 
 namespace axo {
 
+// The output tiles a GEMM kernel computes, one per SM per wave: 128x128,
+// 128x256 and 256x128 (CUTLASS's bf16 CTA tiles on Ampere and Hopper, the
+// shapes cuBLAS's large-GEMM kernels use).
+inline constexpr std::pair<double, double> kGemmTiles[] = {{128, 128}, {128, 256}, {256, 128}};
+// Tile and wave quantization: the fraction of the SMs' tile slots an [m x n]
+// output keeps busy, m·n·split / (waves · SMs · tile_m · tile_n) with
+// waves = ⌈tiles · split / SMs⌉, for the best tile (a partial tile computes in
+// full; a last wave that fills a part of the SMs leaves the rest idle), k split
+// only when the tiles cannot fill one wave (gemm_model.cc). 1 for sm_count 0.
+// E.g. A100 (108 SMs), 4096 x 1792: 32 x 14 tiles of 128x128 = 448 = 4.15
+// waves -> 5; the best tile keeps 0.83 of the slots busy.
+double gemm_wave_efficiency(int64_t sm_count, double m, double n, double k);
 double gemm_roofline_seconds(const MachineProfile& machine, Precision precision, double m,
                              double n, double k);
 double gemm_seconds(const MachineProfile& machine, Precision precision, double m, double n,

@@ -260,6 +260,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   const YamlMap gemm(map.get_node("gemm"), source, "gemm");
   p.gemm_max_efficiency = gemm.get_double("max_efficiency", 1e-3, 1);
   p.gemm_half_efficiency_dim = gemm.get_double("half_efficiency_dim", 0, 1e6, 32);
+  p.gemm_sm_count = gemm.get_int("sm_count", 0, 100000, 0);
   p.attention_efficiency = gemm.get_double("attention_efficiency", 1e-3, 1, 0.5);
   p.flash3_speedup = gemm.get_double("flash3_speedup", 1, 10, 1.0);
   if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
@@ -318,6 +319,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["collective_slowdown"] = p.collective_slowdown;
   node["gemm"]["max_efficiency"] = p.gemm_max_efficiency;
   node["gemm"]["half_efficiency_dim"] = p.gemm_half_efficiency_dim;
+  if (p.gemm_sm_count > 0) node["gemm"]["sm_count"] = p.gemm_sm_count;
   node["gemm"]["attention_efficiency"] = p.attention_efficiency;
   node["gemm"]["flash3_speedup"] = p.flash3_speedup;
   for (const GemmSample& s : p.gemm_table) {

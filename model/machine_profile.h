@@ -258,6 +258,11 @@ struct MachineProfile : StackSettings {
   // A GEMM dimension d scales efficiency by d / (d + gemm_half_efficiency_dim):
   // small dimensions under-fill the device's tiles (a roofline refinement).
   double gemm_half_efficiency_dim = 32;
+  // Streaming multiprocessors (gemm.sm_count): a GEMM's output tiles run in
+  // waves of one tile per SM, and a last wave that fills only part of the SMs
+  // leaves the rest idle (wave quantization, model/gemm_model.h). 0: not a
+  // tiled device (CPU profiles), no quantization.
+  int64_t gemm_sm_count = 0;
   std::vector<GemmSample> gemm_table;
   // The training stack (StackSettings, the base) and, for flash attention,
   // the fraction of the peak its fused kernel reaches on useful FLOPs

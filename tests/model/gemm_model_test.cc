@@ -26,6 +26,30 @@ TEST(GemmModel, SmallDimensionsAreLessEfficient) {
   EXPECT_LT(rate(16, 8192, 8192), rate(8192, 8192, 8192));
 }
 
+// Wave quantization on A100's 108 SMs: 4096 x 1792 is 448 tiles of 128x128,
+// 4.15 waves run as 5 (the 128x256 and 256x128 tiles: 224 tiles, 3 waves).
+TEST(GemmModel, ALastPartialWaveIdlesTheRestOfTheSms) {
+  EXPECT_NEAR(gemm_wave_efficiency(108, 4096, 1792, 4096), 4096.0 * 1792 / (5 * 108 * 128 * 128), 1e-12);
+  EXPECT_DOUBLE_EQ(gemm_wave_efficiency(108, 108 * 128, 128, 4096), 1.0);  // one full wave
+  EXPECT_DOUBLE_EQ(gemm_wave_efficiency(0, 4096, 1792, 4096), 1.0);        // no SMs: no quantization
+  // The same output on H100's 132 SMs: 448 tiles in 4 waves (0.85), nearly whole.
+  EXPECT_GT(gemm_wave_efficiency(132, 4096, 1792, 4096), gemm_wave_efficiency(108, 4096, 1792, 4096));
+  // The time follows: 1792 columns take as long per FLOP as 2048 would not.
+  const MachineProfile a100 = load_machine("selene");
+  auto rate = [&](double n) { return 2 * 4096 * n * 4096 / gemm_seconds(a100, Precision::bf16, 4096, n, 4096); };
+  EXPECT_LT(rate(1792), 0.9 * rate(2048));
+}
+
+// A few output tiles and a long k: k is split so the tiles fill the SMs
+// (a dW GEMM of a small layer over many tokens).
+TEST(GemmModel, ALongKIsSplitWhenTheTilesCannotFillAWave) {
+  // 512 x 512: 16 tiles of 128x128 on 108 SMs; k = 65536 may split up to 8
+  // ways, and 6 fill the most: 96 CTAs in one wave (8 would be 128 in two).
+  EXPECT_NEAR(gemm_wave_efficiency(108, 512, 512, 65536), 16.0 * 6 / 108, 1e-12);
+  // The same output with k = 1024 cannot split: 16 of 108 SMs busy.
+  EXPECT_NEAR(gemm_wave_efficiency(108, 512, 512, 1024), 16.0 / 108, 1e-12);
+}
+
 TEST(GemmModel, SamplesAreReproducedAndInterpolated) {
   MachineProfile m = load_machine("selene");
   m.gemm_table = {{Precision::fp16, 1024, 1024, 1024, 100}, {Precision::fp16, 4096, 4096, 4096, 200}};

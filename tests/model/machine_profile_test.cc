@@ -34,6 +34,7 @@ TEST(MachineProfile, RoundTripWithFitsAndTable) {
   const MachineProfile back = machine_profile_from_yaml(load_yaml_text(out.c_str(), "rt"), "rt");
   EXPECT_EQ(back.name, m.name);
   EXPECT_DOUBLE_EQ(back.peak_tflops_bf16, 312);
+  EXPECT_EQ(back.gemm_sm_count, 108);  // A100
   ASSERT_EQ(back.gemm_table.size(), 1u);
   EXPECT_EQ(back.gemm_table[0].n, 2048);
   ASSERT_EQ(back.collectives.size(), 1u);
@@ -52,6 +53,20 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "m.yaml:5:21: field 'hbm_bandwidth_GBps': expected a number, got 'fast'");
   }
+}
+
+TEST(MachineProfile, SmCountIsAWholeNonNegativeNumber) {
+  YAML::Node node = to_yaml(load_machine("dgx-h100"));
+  EXPECT_EQ(node["gemm"]["sm_count"].as<int64_t>(), 132);
+  node["gemm"]["sm_count"] = 13.5;
+  try {
+    machine_profile_from_yaml(node, "m.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm_count"), std::string::npos) << e.what();
+  }
+  node["gemm"].remove("sm_count");  // CPU profiles: no SMs, no quantization
+  EXPECT_EQ(machine_profile_from_yaml(node, "m.yaml").gemm_sm_count, 0);
 }
 
 TEST(MachineProfile, OverlapAndSlowdownFactorsAreBounded) {

@@ -237,6 +237,7 @@ TEST(Search, NothingFitsGivesTheClosest) {
 TEST(Search, FoldingKeepsTheRanking) {
   MachineProfile cpu_like = load_machine("selene");
   cpu_like.overlap_efficiency = 0;
+  cpu_like.gemm_sm_count = 0;  // CPU ranks have no SMs to quantize over
   const CostModel model(load_model("gpt2-mini"), cpu_like);
   SearchOptions options;
   options.gpus = 4;
