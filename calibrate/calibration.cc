@@ -129,12 +129,13 @@ std::vector<GemmShape> model_gemm_shapes(const TransformerSpec& s) {
 
 MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,
-                             const std::vector<Measurement>& measurements, double memory_GiB) {
+                             const std::vector<Measurement>& measurements, const DeviceFacts& device) {
   MachineProfile p;
   p.name = name;
   p.backend = gpu ? "gpu" : "cpu";
   p.gpus_per_node = ranks_per_node;
-  p.device_memory_GiB = memory_GiB;
+  p.device_memory_GiB = device.memory_GiB;
+  p.gemm_sm_count = device.sm_count;
   auto best = [&](Precision precision) {
     double rate = 0;
     for (const GemmSample& s : gemms) {
@@ -207,6 +208,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("calibration needs at least 2 ranks: run it as mpirun -np N axo calibrate ...");
   }
   const int64_t launcher_per_node = launcher_ranks_per_node();
+  [[maybe_unused]] int cuda_device = -1;
   const int64_t per_node = o.ranks_per_node > 0 ? o.ranks_per_node : launcher_per_node;
   if (ranks % per_node != 0) {
     throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
@@ -220,7 +222,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     int local_rank = 0;
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
-    cuda::select_device(local_rank);
+    cuda_device = cuda::select_device(local_rank);
   }
 #else
   const bool gpu = false;
@@ -231,13 +233,15 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   const double max_bytes =
       o.max_bytes > 0 ? o.max_bytes : (gpu ? (o.quick ? 16.0 : 256.0) : (o.quick ? 4.0 : 64.0)) * (1 << 20);
   const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
-  double memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
+  DeviceFacts device;
+  device.memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
                       double(1ull << 30) / double(launcher_per_node);
 #ifdef AXO_WITH_CUDA
   if (gpu) {
     size_t free_bytes = 0, total_bytes = 0;
     cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    memory_GiB = double(total_bytes) / double(1ull << 30);
+    device.memory_GiB = double(total_bytes) / double(1ull << 30);
+    device.sm_count = cuda::sm_count(cuda_device);
   }
 #endif
 
@@ -256,7 +260,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
                                   ", bf16 GEMMs in oneDNN " + cpu::onednn_version() +
                                   ", fp16 GEMMs widened to fp32)";
   auto write_profile = [&](bool complete, const std::string& error) {
-    MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
+    MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, device);
     profile.overlap_efficiency = overlap.efficiency;
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
@@ -354,7 +358,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   }
   if (me == 0) progress("calibrate: done");
   if (me == 0 && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
-  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, gpu, per_node, gemms, memory, measurements, memory_GiB);
+  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, gpu, per_node, gemms, memory, measurements, device);
   return profile;
 }
 

@@ -42,10 +42,17 @@ struct CalibrationOptions {
 // the world).
 MachineProfile run_calibration(const CalibrationOptions& options);
 
+// What the calibrating rank's device is: its memory and, on a GPU, its SMs
+// (gemm.sm_count; 0 on CPU ranks).
+struct DeviceFacts {
+  double memory_GiB = 0;
+  int64_t sm_count = 0;
+};
+
 // Builds the profile from measurements (exposed for tests).
 MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,
-                             const std::vector<Measurement>& measurements, double memory_GiB);
+                             const std::vector<Measurement>& measurements, const DeviceFacts& device);
 
 // The all-local GEMM shapes of one layer of `spec` with microbatch 1 and no
 // tensor parallelism, forward, dX and dW.

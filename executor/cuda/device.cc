@@ -30,6 +30,12 @@ std::string device_name(int device) {
   return properties.name;
 }
 
+int sm_count(int device) {
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  return properties.multiProcessorCount;
+}
+
 void check(int status, const char* what) {
   if (status != cudaSuccess) {
     throw std::runtime_error(std::string("CUDA: ") + what + ": " +

@@ -13,6 +13,8 @@ int device_count();
 // Makes device local_rank % device_count() current; returns it.
 int select_device(int local_rank);
 std::string device_name(int device);
+// Streaming multiprocessors of `device` (a GEMM's tiles run in waves over them).
+int sm_count(int device);
 
 // Throws std::runtime_error naming `what` when `status` (a cudaError_t) is not success.
 void check(int status, const char* what);

@@ -140,14 +140,24 @@ TEST(Calibration, CpuPeaksPerPrecision) {
                                        {Precision::fp32, 1024, 1024, 1024, 0.20},
                                        {Precision::bf16, 1024, 1024, 1024, 0.45},
                                        {Precision::fp16, 1024, 1024, 1024, 0.17}};
-  const MachineProfile p = build_profile("cpu", false, 1, all, MemoryRates{}, {}, 16);
+  const MachineProfile p = build_profile("cpu", false, 1, all, MemoryRates{}, {}, {16, 0});
   EXPECT_DOUBLE_EQ(p.peak_tflops_fp32, 0.20);
   EXPECT_DOUBLE_EQ(p.peak_tflops_bf16, 0.45);
   EXPECT_DOUBLE_EQ(p.peak_tflops_fp16, 0.17);
   EXPECT_EQ(p.gemm_table.size(), 6u);
-  const MachineProfile fp32_only = build_profile("cpu", false, 1, {all[0], all[3]}, MemoryRates{}, {}, 16);
+  const MachineProfile fp32_only = build_profile("cpu", false, 1, {all[0], all[3]}, MemoryRates{}, {}, {16, 0});
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_bf16, 0.20);
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_fp16, 0.20);
+}
+
+// A GPU's SMs (calibrate reads them from the device) reach the profile, where
+// the GEMM model quantizes over them; CPU ranks have none.
+TEST(Calibration, TheDevicesMemoryAndSmsReachTheProfile) {
+  const std::vector<GemmSample> gemms = {{Precision::bf16, 4096, 4096, 4096, 700}};
+  const MachineProfile gpu = build_profile("gpu", true, 8, gemms, MemoryRates{}, {}, {79.2, 132});
+  EXPECT_EQ(gpu.gemm_sm_count, 132);
+  EXPECT_DOUBLE_EQ(gpu.device_memory_GiB, 79.2);
+  EXPECT_EQ(build_profile("cpu", false, 1, gemms, MemoryRates{}, {}, {16, 0}).gemm_sm_count, 0);
 }
 
 }  // namespace
