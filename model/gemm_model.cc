@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace axo {
 
 namespace {
+
+// The output tiles a GEMM kernel computes, one per SM per wave (gemm_model.h).
+constexpr std::pair<double, double> kGemmTiles[] = {{128, 128}, {128, 256}, {256, 128}};
 
 // Split-K: a GEMM whose output tiles cannot fill one wave of SMs splits its
 // k loop over up to kMaxSplitK CTAs per tile, each at least kMinSplitDepth deep

@@ -10,19 +10,16 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 
 #include "model/machine_profile.h"
 
 namespace axo {
 
-// The output tiles a GEMM kernel computes, one per SM per wave: 128x128,
-// 128x256 and 256x128 (CUTLASS's bf16 CTA tiles on Ampere and Hopper, the
-// shapes cuBLAS's large-GEMM kernels use).
-inline constexpr std::pair<double, double> kGemmTiles[] = {{128, 128}, {128, 256}, {256, 128}};
 // Tile and wave quantization: the fraction of the SMs' tile slots an [m x n]
-// output keeps busy, m·n·split / (waves · SMs · tile_m · tile_n) with
-// waves = ⌈tiles · split / SMs⌉, for the best tile (a partial tile computes in
+// output keeps busy with the best of the 128x128, 128x256 and 256x128 tiles
+// (CUTLASS's bf16 CTA tiles on Ampere and Hopper, the shapes cuBLAS's
+// large-GEMM kernels use), m·n·split / (waves · SMs · tile_m · tile_n) with
+// waves = ⌈tiles · split / SMs⌉ (a partial tile computes in
 // full; a last wave that fills a part of the SMs leaves the rest idle), k split
 // only when the tiles cannot fill one wave (gemm_model.cc). 1 for sm_count 0.
 // E.g. A100 (108 SMs), 4096 x 1792: 32 x 14 tiles of 128x128 = 448 = 4.15
