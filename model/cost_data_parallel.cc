@@ -2,6 +2,7 @@
 #include "model/cost_data_parallel.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/cost_collective.h"
 #include "model/memory_model.h"
@@ -37,12 +38,39 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
 
 namespace {
 
-// Of a collective of `t` seconds that hides under `n` layers of `per_layer`
-// compute in buckets, what stays exposed: the last layer's bucket always; all
-// of it where the stack reduces after the backward (stack.grad_reduce).
-double bucketed_exposed(const CostInputs& in, double t, double n, double per_layer) {
+// PyTorch DDP's default bucket_cap_mb (torch.nn.parallel.DistributedDataParallel).
+constexpr double kPytorchDdpBucketBytes = 25.0 * (1 << 20);
+
+// The collectives an overlapped reduction of the stage's gradients runs, each
+// paying the group's latency (stack.grad_buckets): one per block for FSDP
+// (weight_gather per_block), Megatron-Core's max(40M, 1M × data-parallel size)
+// parameters or PyTorch DDP's 25 MiB per bucket otherwise; one after the backward.
+double reduction_buckets(const CostInputs& in, double local_params, double layers) {
+  if (in.machine.grad_reduce == GradReduce::after_backward) return 1;
+  if (in.machine.weight_gather == WeightGather::per_block) return std::max(1.0, layers);
+  if (in.machine.grad_buckets == GradBuckets::pytorch_ddp) {
+    return std::ceil(local_params * reduced_gradient_bytes(in) / kPytorchDdpBucketBytes);
+  }
+  const double data_parallel = double(in.config.data * in.config.context);
+  return std::ceil(local_params / std::max(40e6, 1e6 * data_parallel));
+}
+
+// The collective run as `buckets` collectives of equal parts.
+TimedCollective time_in_buckets(const CostInputs& in, const Collective& c, double buckets) {
+  TimedCollective timed = time_collective(in, c);
+  if (timed.seconds > 0 && buckets > 1) {
+    timed.seconds = buckets * collective_seconds(in.machine, c.op, timed.group, timed.bytes / buckets);
+  }
+  return timed;
+}
+
+// Of a collective of `t` seconds in `buckets` under `window` seconds of
+// compute, what stays exposed: the last bucket always (it is ready only when
+// the window ends); all of it where the stack reduces after the backward.
+double bucketed_exposed(const CostInputs& in, double t, double buckets, double window) {
   if (in.machine.grad_reduce == GradReduce::after_backward) return t;
-  return t - hidden_seconds(in.machine, t * (n - 1) / n, per_layer * (n - 1));
+  const double all_but_last = (buckets - 1) / buckets;
+  return t - hidden_seconds(in.machine, t * all_but_last, window * all_but_last);
 }
 
 // Without ZeRO: the gradient all-reduce under the last microbatch's backward.
@@ -50,10 +78,11 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
                           DataParallelStep& dp) {
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
                              dp.local_params, reduced_gradient_bytes(in), "gradients"};
-  const TimedCollective timed = time_collective(in, gradients);
+  const double buckets = reduction_buckets(in, dp.local_params, n);
+  const TimedCollective timed = time_in_buckets(in, gradients, buckets);
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
-  dp.exposed = bucketed_exposed(in, timed.seconds, n, layer.backward + layer.recompute);
+  dp.exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
   record_collective(in, record, gradients, timed, dp.exposed);
 }
 
@@ -84,16 +113,18 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
   const Collective parameters{CostScope::step, CostPhase::step, CollectiveOp::all_gather, GridDim::data,
                               dp.local_params, gathered_parameter_bytes(in, stage_layers, dp.local_params),
                               "updated parameters"};
-  const TimedCollective scatter = time_collective(in, gradients), gather = time_collective(in, parameters);
+  const double buckets = reduction_buckets(in, dp.local_params, n);
+  const TimedCollective scatter = time_in_buckets(in, gradients, buckets);
+  const TimedCollective gather = time_in_buckets(in, parameters, buckets);
   if (scatter.seconds == 0) return;
   dp.all_reduce = scatter.seconds;
-  double scatter_exposed = bucketed_exposed(in, scatter.seconds, n, layer.backward + layer.recompute);
+  double scatter_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));
   if (in.config.zero >= 2) {
     const double m = double(in.spec.global_batch / (in.config.data * in.config.microbatch));
     const double microbatch_compute = n * layer.total();
     scatter_exposed += (m - 1) * (scatter.seconds - hidden_seconds(in.machine, scatter.seconds, microbatch_compute));
   }
-  const double gather_exposed = bucketed_exposed(in, gather.seconds, n, layer.forward);
+  const double gather_exposed = bucketed_exposed(in, gather.seconds, buckets, n * layer.forward);
   dp.exposed = scatter_exposed + gather_exposed;
   record_collective(in, record, gradients, scatter, scatter_exposed);
   record_collective(in, record, parameters, gather, gather_exposed);

@@ -115,6 +115,15 @@ FsdpCopies parse_fsdp_copies(const YamlMap& map) {
 
 const char* to_string(GradReduce reduce) { return reduce == GradReduce::after_backward ? "after_backward" : "overlapped"; }
 
+const char* to_string(GradBuckets buckets) {
+  return buckets == GradBuckets::pytorch_ddp ? "pytorch_ddp" : "megatron_core";
+}
+
+GradBuckets parse_grad_buckets(const YamlMap& map) {
+  return map.get_choice("grad_buckets", {"megatron_core", "pytorch_ddp"}) == "pytorch_ddp" ? GradBuckets::pytorch_ddp
+                                                                                          : GradBuckets::megatron_core;
+}
+
 GradReduce parse_grad_reduce(const YamlMap& map) {
   return map.get_choice("grad_reduce", {"overlapped", "after_backward"}) == "after_backward" ? GradReduce::after_backward
                                                                                             : GradReduce::overlapped;
@@ -139,6 +148,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("reduce_dtype")) s.reduce_dtype = parse_reduce_dtype(map);
   if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
+  if (map.has("grad_buckets")) s.grad_buckets = parse_grad_buckets(map);
   return s;
 }
 
@@ -345,6 +355,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["reduce_dtype"] = to_string(p.reduce_dtype);
   node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
   node["stack"]["grad_reduce"] = to_string(p.grad_reduce);
+  node["stack"]["grad_buckets"] = to_string(p.grad_buckets);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

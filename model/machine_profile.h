@@ -171,14 +171,25 @@ const char* to_string(FsdpCopies copies);
 // allreduce_gradients, later optimizer.reduce_model_grads, after forward_backward_func returns).
 enum class GradReduce { overlapped, after_backward };
 const char* to_string(GradReduce reduce);
+// How an overlapped data-parallel reduction cuts the gradients into collectives, each paying
+// the group's latency (model/cost_data_parallel.h): `megatron_core`, buckets of
+// max(40M, 1M × data-parallel size) parameters (Megatron-Core's DistributedDataParallel default
+// bucket_size, "larger DP sizes need larger buckets to ensure collectives do not become
+// latency-bound", megatron/core/distributed/distributed_data_parallel_config.py); `pytorch_ddp`,
+// buckets of 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel's bucket_cap_mb).
+// An FSDP stack (weight_gather per_block) reduces one unit, one block, at a time, whatever this
+// says; a reduction after the backward is one collective.
+enum class GradBuckets { megatron_core, pytorch_ddp };
+const char* to_string(GradBuckets buckets);
 // The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype`,
-// `fsdp_copies` and `grad_reduce` keys (a clear error names the choices).
+// `fsdp_copies`, `grad_reduce` and `grad_buckets` keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
 ReduceDtype parse_reduce_dtype(const YamlMap& map);
 FsdpCopies parse_fsdp_copies(const YamlMap& map);
 GradReduce parse_grad_reduce(const YamlMap& map);
+GradBuckets parse_grad_buckets(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -226,6 +237,7 @@ struct StackSettings {
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
   FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
   GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
+  GradBuckets grad_buckets = GradBuckets::megatron_core;        // stack.grad_buckets
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

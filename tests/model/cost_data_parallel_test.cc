@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/cost_collective.h"
 #include "model/cost_split.h"
 #include "model/memory_model.h"
@@ -39,12 +41,14 @@ TEST(CostDataParallel, OneReplicaAndOneStageSendNothing) {
   EXPECT_DOUBLE_EQ(dp.local_params, double(first_stage_params(t.spec, t.config)));
 }
 
-TEST(CostDataParallel, AllButTheLastLayersShareHidesUnderBackward) {
+// An FSDP stack reduces one block at a time: as many buckets as layers.
+TEST(CostDataParallel, AllButTheLastBucketHidesUnderBackward) {
   Case t;
+  t.machine.weight_gather = WeightGather::per_block;
   t.config.data = 8, t.config.y = 8;  // on one node: data ranks 8 apart span 8 nodes
   const DataParallelStep one_layer = t.run(1);
   EXPECT_GT(one_layer.all_reduce, 0);
-  EXPECT_DOUBLE_EQ(one_layer.exposed, one_layer.all_reduce);  // nothing to hide under
+  EXPECT_DOUBLE_EQ(one_layer.exposed, one_layer.all_reduce);  // one bucket: nothing to hide under
   const DataParallelStep many = t.run(40);
   EXPECT_LT(many.exposed, many.all_reduce);
   EXPECT_GE(many.exposed, many.all_reduce / 40 * (1 - 1e-12));  // the last bucket stays exposed
@@ -52,15 +56,46 @@ TEST(CostDataParallel, AllButTheLastLayersShareHidesUnderBackward) {
   EXPECT_DOUBLE_EQ(t.run(40).exposed, t.run(40).all_reduce);
 }
 
+// Each bucket pays the group's latency: the reduction takes buckets × the
+// time of one bucket's share. Megatron-Core's buckets hold max(40M, 1M × data)
+// parameters, PyTorch DDP's 25 MiB of gradients.
+TEST(CostDataParallel, EachBucketPaysTheLatency) {
+  Case t;
+  t.config.data = 8, t.config.y = 8;
+  const DataParallelStep dp = t.run(40);
+  const GroupPlacement group = collective_group(t.config, GridDim::data, t.machine.gpus_per_node);
+  const double bytes = dp.local_params * 2;  // bf16 gradients
+  auto in_buckets = [&](double buckets) {
+    return buckets * collective_seconds(t.machine, CollectiveOp::all_reduce, group, bytes / buckets);
+  };
+  EXPECT_NEAR(dp.all_reduce, in_buckets(std::ceil(dp.local_params / 40e6)), 1e-12);
+  EXPECT_GT(dp.all_reduce, in_buckets(1));  // more latency than one collective
+  t.machine.grad_buckets = GradBuckets::pytorch_ddp;
+  EXPECT_NEAR(t.run(40).all_reduce, in_buckets(std::ceil(bytes / (25.0 * (1 << 20)))), 1e-12);
+  // 64 data-parallel ranks: Megatron-Core's buckets grow to 64M parameters.
+  t.machine.grad_buckets = GradBuckets::megatron_core;
+  t.config.data = 64, t.config.y = 1;
+  const DataParallelStep wide = t.run(40);
+  const GroupPlacement wide_group = collective_group(t.config, GridDim::data, t.machine.gpus_per_node);
+  const double wide_buckets = std::ceil(wide.local_params / 64e6);
+  EXPECT_NEAR(wide.all_reduce,
+              wide_buckets * collective_seconds(t.machine, CollectiveOp::all_reduce, wide_group,
+                                                wide.local_params * 2 / wide_buckets),
+              1e-12);
+}
+
 // stack.grad_reduce after_backward (Megatron-LM's train_step): the all-reduce, or the distributed
-// optimizer's reduce-scatter and all-gather, waits for the whole backward and hides under nothing.
+// optimizer's reduce-scatter and all-gather, waits for the whole backward, one collective that
+// hides under nothing.
 TEST(CostDataParallel, AfterTheBackwardNothingHides) {
   Case t;
   t.config.data = 8, t.config.y = 8;
   const DataParallelStep overlapped = t.run(40);
   t.machine.grad_reduce = GradReduce::after_backward;
   const DataParallelStep after = t.run(40);
-  EXPECT_DOUBLE_EQ(after.all_reduce, overlapped.all_reduce);
+  const GroupPlacement group = collective_group(t.config, GridDim::data, t.machine.gpus_per_node);
+  EXPECT_DOUBLE_EQ(after.all_reduce, collective_seconds(t.machine, CollectiveOp::all_reduce, group, after.local_params * 2));
+  EXPECT_GT(overlapped.all_reduce, after.all_reduce);  // the buckets' latencies
   EXPECT_LT(overlapped.exposed, overlapped.all_reduce);
   EXPECT_DOUBLE_EQ(after.exposed, after.all_reduce);
   t.config.zero = 1;
