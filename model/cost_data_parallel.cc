@@ -42,17 +42,21 @@ namespace {
 constexpr double kPytorchDdpBucketBytes = 25.0 * (1 << 20);
 
 // The collectives an overlapped reduction of the stage's gradients runs, each
-// paying the group's latency (stack.grad_buckets): one per block for FSDP
-// (weight_gather per_block), Megatron-Core's max(40M, 1M × data-parallel size)
-// parameters or PyTorch DDP's 25 MiB per bucket otherwise; one after the backward.
+// paying the group's latency (stack.grad_buckets): one per layer, Megatron-Core's
+// max(40M, 1M × data-parallel size) parameters or PyTorch DDP's 25 MiB per
+// bucket; one after the backward.
 double reduction_buckets(const CostInputs& in, double local_params, double layers) {
   if (in.machine.grad_reduce == GradReduce::after_backward) return 1;
-  if (in.machine.weight_gather == WeightGather::per_block) return std::max(1.0, layers);
-  if (in.machine.grad_buckets == GradBuckets::pytorch_ddp) {
-    return std::ceil(local_params * reduced_gradient_bytes(in) / kPytorchDdpBucketBytes);
+  switch (in.machine.grad_buckets) {
+    case GradBuckets::megatron_core: {
+      const double data_parallel = double(in.config.data * in.config.context);
+      return std::ceil(local_params / std::max(40e6, 1e6 * data_parallel));
+    }
+    case GradBuckets::pytorch_ddp:
+      return std::ceil(local_params * reduced_gradient_bytes(in) / kPytorchDdpBucketBytes);
+    default:
+      return std::max(1.0, layers);
   }
-  const double data_parallel = double(in.config.data * in.config.context);
-  return std::ceil(local_params / std::max(40e6, 1e6 * data_parallel));
 }
 
 // The collective run as `buckets` collectives of equal parts.

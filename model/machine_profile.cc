@@ -116,12 +116,17 @@ FsdpCopies parse_fsdp_copies(const YamlMap& map) {
 const char* to_string(GradReduce reduce) { return reduce == GradReduce::after_backward ? "after_backward" : "overlapped"; }
 
 const char* to_string(GradBuckets buckets) {
-  return buckets == GradBuckets::pytorch_ddp ? "pytorch_ddp" : "megatron_core";
+  switch (buckets) {
+    case GradBuckets::megatron_core: return "megatron_core";
+    case GradBuckets::pytorch_ddp: return "pytorch_ddp";
+    default: return "per_layer";
+  }
 }
 
 GradBuckets parse_grad_buckets(const YamlMap& map) {
-  return map.get_choice("grad_buckets", {"megatron_core", "pytorch_ddp"}) == "pytorch_ddp" ? GradBuckets::pytorch_ddp
-                                                                                          : GradBuckets::megatron_core;
+  const std::string choice = map.get_choice("grad_buckets", {"per_layer", "megatron_core", "pytorch_ddp"});
+  if (choice == "megatron_core") return GradBuckets::megatron_core;
+  return choice == "pytorch_ddp" ? GradBuckets::pytorch_ddp : GradBuckets::per_layer;
 }
 
 GradReduce parse_grad_reduce(const YamlMap& map) {

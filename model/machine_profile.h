@@ -172,14 +172,15 @@ const char* to_string(FsdpCopies copies);
 enum class GradReduce { overlapped, after_backward };
 const char* to_string(GradReduce reduce);
 // How an overlapped data-parallel reduction cuts the gradients into collectives, each paying
-// the group's latency (model/cost_data_parallel.h): `megatron_core`, buckets of
+// the group's latency (model/cost_data_parallel.h): `per_layer`, one per transformer layer
+// (axo's own executor, executor/parallel/shard_layout.h's buckets; PyTorch FSDP's units, one
+// per wrapped block in llm-foundry and torchtitan); `megatron_core`, buckets of
 // max(40M, 1M × data-parallel size) parameters (Megatron-Core's DistributedDataParallel default
 // bucket_size, "larger DP sizes need larger buckets to ensure collectives do not become
-// latency-bound", megatron/core/distributed/distributed_data_parallel_config.py); `pytorch_ddp`,
-// buckets of 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel's bucket_cap_mb).
-// An FSDP stack (weight_gather per_block) reduces one unit, one block, at a time, whatever this
-// says; a reduction after the backward is one collective.
-enum class GradBuckets { megatron_core, pytorch_ddp };
+// latency-bound", megatron/core/distributed/distributed_data_parallel_config.py; NeMo runs it);
+// `pytorch_ddp`, buckets of 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel's
+// bucket_cap_mb). A reduction after the backward (grad_reduce) is one collective.
+enum class GradBuckets { per_layer, megatron_core, pytorch_ddp };
 const char* to_string(GradBuckets buckets);
 // The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype`,
 // `fsdp_copies`, `grad_reduce` and `grad_buckets` keys (a clear error names the choices).
@@ -237,7 +238,7 @@ struct StackSettings {
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
   FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
   GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
-  GradBuckets grad_buckets = GradBuckets::megatron_core;        // stack.grad_buckets
+  GradBuckets grad_buckets = GradBuckets::per_layer;            // stack.grad_buckets
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

@@ -41,10 +41,10 @@ TEST(CostDataParallel, OneReplicaAndOneStageSendNothing) {
   EXPECT_DOUBLE_EQ(dp.local_params, double(first_stage_params(t.spec, t.config)));
 }
 
-// An FSDP stack reduces one block at a time: as many buckets as layers.
+// One bucket per layer (axo's executor, FSDP's blocks: the default).
 TEST(CostDataParallel, AllButTheLastBucketHidesUnderBackward) {
   Case t;
-  t.machine.weight_gather = WeightGather::per_block;
+  EXPECT_EQ(t.machine.grad_buckets, GradBuckets::per_layer);
   t.config.data = 8, t.config.y = 8;  // on one node: data ranks 8 apart span 8 nodes
   const DataParallelStep one_layer = t.run(1);
   EXPECT_GT(one_layer.all_reduce, 0);
@@ -61,6 +61,7 @@ TEST(CostDataParallel, AllButTheLastBucketHidesUnderBackward) {
 // parameters, PyTorch DDP's 25 MiB of gradients.
 TEST(CostDataParallel, EachBucketPaysTheLatency) {
   Case t;
+  t.machine.grad_buckets = GradBuckets::megatron_core;
   t.config.data = 8, t.config.y = 8;
   const DataParallelStep dp = t.run(40);
   const GroupPlacement group = collective_group(t.config, GridDim::data, t.machine.gpus_per_node);
@@ -70,6 +71,8 @@ TEST(CostDataParallel, EachBucketPaysTheLatency) {
   };
   EXPECT_NEAR(dp.all_reduce, in_buckets(std::ceil(dp.local_params / 40e6)), 1e-12);
   EXPECT_GT(dp.all_reduce, in_buckets(1));  // more latency than one collective
+  t.machine.grad_buckets = GradBuckets::per_layer;
+  EXPECT_NEAR(t.run(40).all_reduce, in_buckets(40), 1e-12);
   t.machine.grad_buckets = GradBuckets::pytorch_ddp;
   EXPECT_NEAR(t.run(40).all_reduce, in_buckets(std::ceil(bytes / (25.0 * (1 << 20)))), 1e-12);
   // 64 data-parallel ranks: Megatron-Core's buckets grow to 64M parameters.

@@ -252,10 +252,11 @@ TEST(MachineProfile, FsdpCopiesAndGradReduceReadAndRoundTrip) {
   EXPECT_EQ(load_machine("dgx-h100").grad_buckets, GradBuckets::megatron_core);
   expect_stack_choices_round_trip("fsdp_copies", {"none", "flat_parameter", "per_parameter"});
   expect_stack_choices_round_trip("grad_reduce", {"overlapped", "after_backward"});
-  expect_stack_choices_round_trip("grad_buckets", {"megatron_core", "pytorch_ddp"});
+  expect_stack_choices_round_trip("grad_buckets", {"per_layer", "megatron_core", "pytorch_ddp"});
   expect_bad_stack_choice(to_yaml(selene), "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
   expect_bad_stack_choice(to_yaml(selene), "grad_reduce", "never", "overlapped, after_backward");
-  expect_bad_stack_choice(to_yaml(selene), "grad_buckets", "one", "megatron_core, pytorch_ddp");
+  expect_bad_stack_choice(to_yaml(selene), "grad_buckets", "one", "per_layer, megatron_core, pytorch_ddp");
+  EXPECT_EQ(selene.grad_buckets, GradBuckets::per_layer);
 }
 
 TEST(MachineProfile, FailureAndCheckpointFields) {
