@@ -34,10 +34,6 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
   return t;
 }
 
-}  // namespace
-
-namespace {
-
 // PyTorch DDP's default bucket_cap_mb (torch.nn.parallel.DistributedDataParallel).
 constexpr double kPytorchDdpBucketBytes = 25.0 * (1 << 20);
 
