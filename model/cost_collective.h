@@ -50,11 +50,12 @@ struct TimedCollective {
   double bytes = 0;
   double seconds = 0;  // 0 for a group of one rank
 };
-inline TimedCollective time_collective(const CostInputs& in, const Collective& c) {
+// Run as `parts` collectives of equal parts (a bucketed reduction), each pays the latency.
+inline TimedCollective time_collective(const CostInputs& in, const Collective& c, double parts = 1) {
   TimedCollective timed;
   timed.group = collective_group(in.config, c.dim, in.machine.gpus_per_node);
   timed.bytes = c.elements * c.element_bytes;
-  timed.seconds = collective_seconds(in.machine, c.op, timed.group, timed.bytes);
+  timed.seconds = parts * collective_seconds(in.machine, c.op, timed.group, timed.bytes / parts);
   return timed;
 }
 

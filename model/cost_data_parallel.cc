@@ -55,15 +55,6 @@ double reduction_buckets(const CostInputs& in, double local_params, double layer
   }
 }
 
-// The collective run as `buckets` collectives of equal parts.
-TimedCollective time_in_buckets(const CostInputs& in, const Collective& c, double buckets) {
-  TimedCollective timed = time_collective(in, c);
-  if (timed.seconds > 0 && buckets > 1) {
-    timed.seconds = buckets * collective_seconds(in.machine, c.op, timed.group, timed.bytes / buckets);
-  }
-  return timed;
-}
-
 // Of a collective of `t` seconds in `buckets` under `window` seconds of
 // compute, what stays exposed: the last bucket always (it is ready only when
 // the window ends); all of it where the stack reduces after the backward.
@@ -79,7 +70,7 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::all_reduce, GridDim::data,
                              dp.local_params, reduced_gradient_bytes(in), "gradients"};
   const double buckets = reduction_buckets(in, dp.local_params, n);
-  const TimedCollective timed = time_in_buckets(in, gradients, buckets);
+  const TimedCollective timed = time_collective(in, gradients, buckets);
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
   dp.exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
@@ -114,8 +105,8 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
                               dp.local_params, gathered_parameter_bytes(in, stage_layers, dp.local_params),
                               "updated parameters"};
   const double buckets = reduction_buckets(in, dp.local_params, n);
-  const TimedCollective scatter = time_in_buckets(in, gradients, buckets);
-  const TimedCollective gather = time_in_buckets(in, parameters, buckets);
+  const TimedCollective scatter = time_collective(in, gradients, buckets);
+  const TimedCollective gather = time_collective(in, parameters, buckets);
   if (scatter.seconds == 0) return;
   dp.all_reduce = scatter.seconds;
   double scatter_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));

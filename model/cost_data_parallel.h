@@ -5,10 +5,11 @@
 // data group, in buckets under the last microbatch's backward, each bucket a
 // collective that pays the group's latency (stack.grad_buckets: one per layer,
 // as axo's executor and FSDP's blocks; Megatron-Core's max(40M, 1M ×
-// data-parallel size) parameters; PyTorch DDP's 25 MiB): of its time, the share of all but the last bucket hides
-// under the backward of the slowest stage but the last bucket's share (scaled
-// by overlap_efficiency); the last bucket is always exposed. After the
-// backward (stack.grad_reduce) it is one collective, all exposed. With pipeline > 1 and tied embeddings the first and last stages
+// data-parallel size) parameters; PyTorch DDP's 25 MiB): of its time, the
+// share of all but the last bucket hides under the backward of the slowest
+// stage but the last bucket's share (scaled by overlap_efficiency); the last
+// bucket is always exposed. After the backward (stack.grad_reduce) it is one
+// collective, all exposed. With pipeline > 1 and tied embeddings the first and last stages
 // each hold the embedding and all-reduce its gradient (Megatron-LM), exposed.
 // With zero >= 1 the all-reduce is a reduce-scatter of the gradients (hidden
 // as the all-reduce is; with zero=2 one per microbatch) and an all-gather of
