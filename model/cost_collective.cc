@@ -13,11 +13,12 @@ void record_collective(const CostInputs& in, const CostRecorder& record, const C
   item.name = std::string(to_string(c.op)) + " " + c.what;
   if (c.layer) item.name += std::string(" (") + c.layer + ")";
   if (c.dim == GridDim::data && in.config.context > 1) item.name += " over data x context";
+  if (timed.parts > 1) item.name += " in " + std::to_string(int64_t(timed.parts)) + " buckets";
   item.group = c.dim;
   item.group_size = timed.group.size;
   item.ranks_per_node = timed.group.ranks_per_node;
   item.bytes = timed.bytes;
-  item.bandwidth_GBps = link_estimate(in.machine, c.op, timed.group, timed.bytes).bus_bandwidth_Bps / 1e9;
+  item.bandwidth_GBps = link_estimate(in.machine, c.op, timed.group, timed.bytes / timed.parts).bus_bandwidth_Bps / 1e9;
   item.seconds = timed.seconds;
   item.exposed = exposed;
   item.per_iteration = 1;

@@ -49,12 +49,14 @@ struct TimedCollective {
   GroupPlacement group;
   double bytes = 0;
   double seconds = 0;  // 0 for a group of one rank
+  double parts = 1;    // collectives it runs as (a bucketed reduction's buckets)
 };
 // Run as `parts` collectives of equal parts (a bucketed reduction), each pays the latency.
 inline TimedCollective time_collective(const CostInputs& in, const Collective& c, double parts = 1) {
   TimedCollective timed;
   timed.group = collective_group(in.config, c.dim, in.machine.gpus_per_node);
   timed.bytes = c.elements * c.element_bytes;
+  timed.parts = parts;
   timed.seconds = parts * collective_seconds(in.machine, c.op, timed.group, timed.bytes / parts);
   return timed;
 }

@@ -69,8 +69,14 @@ TEST(CostDataParallel, EachBucketPaysTheLatency) {
   auto in_buckets = [&](double buckets) {
     return buckets * collective_seconds(t.machine, CollectiveOp::all_reduce, group, bytes / buckets);
   };
-  EXPECT_NEAR(dp.all_reduce, in_buckets(std::ceil(dp.local_params / 40e6)), 1e-12);
+  const double buckets = std::ceil(dp.local_params / 40e6);
+  EXPECT_NEAR(dp.all_reduce, in_buckets(buckets), 1e-12);
   EXPECT_GT(dp.all_reduce, in_buckets(1));  // more latency than one collective
+  std::vector<CostItem> items;  // the explanation says how many
+  t.run(40, &items);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].name, "all_reduce gradients in " + std::to_string(int64_t(buckets)) + " buckets");
+  EXPECT_GT(buckets, 1);
   t.machine.grad_buckets = GradBuckets::per_layer;
   EXPECT_NEAR(t.run(40).all_reduce, in_buckets(40), 1e-12);
   t.machine.grad_buckets = GradBuckets::pytorch_ddp;
@@ -115,7 +121,7 @@ TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
   std::vector<CostItem> items;
   const DataParallelStep dp = t.run(20, &items);
   ASSERT_EQ(items.size(), 2u);
-  EXPECT_EQ(items[0].name, "all_reduce gradients");
+  EXPECT_EQ(items[0].name, "all_reduce gradients in 20 buckets");  // one per layer of the stage
   EXPECT_EQ(items[1].name, "all_reduce tied embedding gradient (first and last stage)");
   EXPECT_DOUBLE_EQ(items[1].bytes, 50257.0 * 5120 * 2);
   EXPECT_GT(items[1].seconds, 0);
@@ -136,10 +142,10 @@ TEST(CostDataParallel, ZeroReduceScattersAndAllGathers) {
   t.config.zero = 1;
   const DataParallelStep zero = t.run(40, &items);
   ASSERT_EQ(plain_items.size(), 1u);
-  EXPECT_EQ(plain_items[0].name, "all_reduce gradients");
+  EXPECT_EQ(plain_items[0].name, "all_reduce gradients in 40 buckets");  // one per layer
   ASSERT_EQ(items.size(), 2u);
-  EXPECT_EQ(items[0].name, "reduce_scatter gradients");
-  EXPECT_EQ(items[1].name, "all_gather updated parameters");
+  EXPECT_EQ(items[0].name, "reduce_scatter gradients in 40 buckets");
+  EXPECT_EQ(items[1].name, "all_gather updated parameters in 40 buckets");
   for (const CostItem& item : items) {
     EXPECT_EQ(item.group, GridDim::data);
     EXPECT_DOUBLE_EQ(item.bytes, plain_items[0].bytes);  // each moves the shard's whole gradient in its ring
