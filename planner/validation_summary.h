@@ -30,7 +30,8 @@ std::vector<GroupStats> summarize(const std::vector<ValidationEntry>& entries);
 std::string summary_table(const std::vector<GroupStats>& groups);
 // Unexpressed entries grouped by reason, each reason with its count and names.
 std::string unexpressed_list(const std::vector<ValidationEntry>& entries);
-// Expressed entries whose predicted memory exceeds the GPU's usable memory.
+// Expressed iteration-time entries (runs, not a set's per-layer timings) whose
+// predicted memory exceeds the GPU's usable memory.
 std::string memory_misses(const std::vector<ValidationEntry>& entries);
 
 }  // namespace axo

@@ -110,12 +110,12 @@ void add_calibrate_command(CLI::App& app) {
       cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)"),
       cmd->add_flag("--quick", a->options.quick, "A short sweep (messages up to 4 MiB, a smaller GEMM grid)"),
       cmd->add_option("--ops", a->ops, "Collectives: all_reduce,all_gather,reduce_scatter,broadcast,send_recv"),
-      cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(CLI::PositiveNumber),
-      cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(CLI::PositiveNumber),
-      cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(CLI::PositiveNumber),
-      cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(CLI::PositiveNumber),
+      cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(positive()),
+      cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(positive()),
+      cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(positive()),
+      cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(positive()),
       cmd->add_option("--model", a->model, "Also time this model's layer GEMM shapes"),
-      cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(CLI::PositiveNumber),
+      cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(positive()),
       cmd->add_option("--inject-fault", a->fault, "Testing only: corrupt (a wrong result) or hang:RANK")};
   CLI::Option* refine_runs = cmd->add_option(
       "--refine", a->refine_runs,

@@ -16,4 +16,10 @@ void add_train_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 
+// Checks for numeric options whose message names the user's value and the
+// rule ("--gpus: 0 is not a positive number"), in place of CLI11's
+// PositiveNumber and NonNegativeNumber, which spell out the double range.
+CLI::Validator positive();
+CLI::Validator non_negative();
+
 }  // namespace axo::tools

@@ -168,24 +168,24 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--plan", a->plan, "A plan.yaml from axo plan: its model, grid, microbatch, recompute and overlap (--model, if given, must name the same model)");
   cmd->add_option("--data", o.data, "Training token shards (glob)")->required();
   cmd->add_option("--val-data", o.val_data, "Validation token shards (glob)");
-  cmd->add_option("--steps", o.steps, "Optimizer steps")->check(CLI::PositiveNumber);
-  cmd->add_option("--stop-after", o.stop_after, "Stop this run at this step (resume later with --resume)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", o.steps, "Optimizer steps")->check(positive());
+  cmd->add_option("--stop-after", o.stop_after, "Stop this run at this step (resume later with --resume)")->check(positive());
   o.batch = 0, o.microbatch = 0;  // defaults: the model's global batch, the plan's microbatch
-  cmd->add_option("--batch", o.batch, "Sequences per step (default: the model's global batch)")->check(CLI::PositiveNumber);
-  cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward (default: the plan's, else the batch)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", o.lr, "Peak learning rate (0: evaluation only, nothing changes)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch", o.batch, "Sequences per step (default: the model's global batch)")->check(positive());
+  cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward (default: the plan's, else the batch)")->check(positive());
+  cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(positive());
+  cmd->add_option("--lr", o.lr, "Peak learning rate (0: evaluation only, nothing changes)")->check(non_negative());
   cmd->add_option("--lr-schedule", a->lr_schedule, "Learning rate after warm-up: cosine (to lr/10), linear (to lr/10) or constant")
       ->check(CLI::IsMember({"cosine", "linear", "constant"}));
-  cmd->add_option("--warmup", o.warmup, "Warm-up steps")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay on matrices")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm (0: off)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", o.warmup, "Warm-up steps")->check(non_negative());
+  cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay on matrices")->check(non_negative());
+  cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm (0: off)")->check(non_negative());
   cmd->add_option("--seed", o.seed, "Random seed of the initialisation");
-  cmd->add_option("--val-every", o.val_every, "Steps between validation losses")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--val-every", o.val_every, "Steps between validation losses")->check(non_negative());
   cmd->add_option("--init-from", o.init_from, "Start from an llm.c GPT-2 model file");
   cmd->add_option("--save-model", o.save_model, "Write the trained model as an llm.c file");
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Folder of training checkpoints");
-  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->check(non_negative());
   cmd->add_flag("--resume", o.resume, "Continue from the newest good checkpoint");
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule: message-driven (AxoNN) or 1f1b")
       ->check(CLI::IsMember({"message-driven", "1f1b"}));
@@ -210,7 +210,7 @@ void add_train_command(CLI::App& app) {
                   "more fails naming what did not fit");
   cmd->add_option("--optimizer-threads", a->optimizer_threads,
                   "Threads for AdamW (default: the node's cores shared among its ranks)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step), overflow:RANK:STEP (an inf gradient there)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
   cmd->callback([a] { run(*a); });

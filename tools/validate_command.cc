@@ -114,7 +114,8 @@ void run_validate(ValidateOptions options) {
   std::printf("Not expressible yet (%zu runs):\n%s\n", corpus.size() - size_t(expressed),
               unexpressed_list(corpus).c_str());
   const std::string misses = memory_misses(entries);
-  std::printf("Published runs the memory model says do not fit (each a model error):\n%s\n",
+  std::printf("Published runs the memory model says do not fit (each a model error; a set's per-layer\n"
+              "timings are of one layer, not runs, and the CSV's `fits` gives every point's):\n%s\n",
               misses.empty() ? "  none\n" : misses.c_str());
   if (!options.csv.empty()) write_file_atomically(options.csv, csv_text(entries));
   if (options.fit) {

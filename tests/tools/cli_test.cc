@@ -161,6 +161,15 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix colour=red");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("unknown key 'colour'"), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus 0 --machine selene");  // the value and the rule, not a range
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--gpus: 0 is not a positive number"), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus eight --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--gpus: 'eight' is not a number"), std::string::npos) << r.output;
+  r = axo("train --lr -1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--lr: -1 is not zero or more"), std::string::npos) << r.output;
   EXPECT_EQ(axo("frobnicate").code, 2);
 }
 

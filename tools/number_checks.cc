@@ -1,0 +1,39 @@
+// Checks for the numeric options of the subcommands (see commands.h).
+#include <cstdlib>
+#include <string>
+
+#include "tools/commands.h"
+
+namespace axo::tools {
+
+namespace {
+
+// `text` as a number, or false when it is not one (trailing characters included).
+bool parse_number(const std::string& text, double& value) {
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+// A check shown in --help as `name`, failing with "<value> is not <rule>".
+CLI::Validator number_check(const char* name, const char* rule, bool (*holds)(double)) {
+  return CLI::Validator(
+      [rule, holds](std::string& text) -> std::string {
+        double value = 0;
+        if (!parse_number(text, value)) return "'" + text + "' is not a number";
+        return holds(value) ? std::string() : text + " is not " + rule;
+      },
+      name);
+}
+
+}  // namespace
+
+CLI::Validator positive() {
+  return number_check("POSITIVE", "a positive number", [](double v) { return v > 0; });
+}
+
+CLI::Validator non_negative() {
+  return number_check("NONNEGATIVE", "zero or more", [](double v) { return v >= 0; });
+}
+
+}  // namespace axo::tools
