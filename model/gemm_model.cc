@@ -44,7 +44,8 @@ double gemm_wave_efficiency(int64_t sm_count, double m, double n, double k) {
 double gemm_roofline_seconds(const MachineProfile& machine, Precision precision, double m,
                              double n, double k) {
   const double d_half = machine.gemm_half_efficiency_dim;
-  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + d_half)) *
+  const double k_half = precision == Precision::fp8 ? 2 * d_half : d_half;  // gemm_model.h
+  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + k_half)) *
                       gemm_wave_efficiency(machine.gemm_sm_count, m, n, k);
   const double flops_per_s = machine.peak_tflops(precision) * 1e12 * machine.gemm_max_efficiency * fill;
   const double bytes = (m * k + k * n + m * n) * bytes_per_element(precision);

@@ -2,7 +2,13 @@
 //
 // The roofline: time = max(2mnk / (peak · e), bytes / HBM) + launch, where the
 // compute efficiency e = max_efficiency · Π over m, n, k of d / (d + d½) ·
-// gemm_wave_efficiency (the SMs' tiles; max_efficiency is a full wave's).
+// gemm_wave_efficiency (the SMs' tiles; max_efficiency is a full wave's). For
+// k, d½ is the depth a tile's fixed cost (its prologue, the epilogue writing
+// the output) is worth in the k loop: gemm.half_efficiency_dim for 16-bit
+// inputs, twice that for fp8, whose tensor-core instruction steps k 32
+// elements where 16-bit ones step 16 in the same time (PTX ISA, wgmma.mma_async
+// shapes: m64nNk16 for .f16 and .bf16, m64nNk32 for .e4m3 and .e5m2), while the
+// fixed cost stays: an fp8 GEMM needs twice the k to amortize it.
 // When the profile has measured samples for the precision, the roofline is
 // corrected by the measured/roofline time ratio of the nearby samples
 // (inverse-distance weighting in log2(m, n, k)), so a measured shape is

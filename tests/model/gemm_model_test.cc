@@ -51,6 +51,25 @@ TEST(GemmModel, ALongKIsSplitWhenTheTilesCannotFillAWave) {
   EXPECT_NEAR(gemm_wave_efficiency(108, 512, 512, 1024), 16.0 / 108, 1e-12);
 }
 
+// fp8 at twice bf16's peak needs twice the k to amortize a tile's fixed cost:
+// with k = 2048 on H100, fp8's GEMM takes about half bf16's time times
+// (2048 + 256) / (2048 + 128), and nearer half as k grows.
+TEST(GemmModel, Fp8NeedsTwiceTheKToAmortizeATile) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  const double d = h100.gemm_half_efficiency_dim;
+  auto ratio = [&](double k) {
+    return gemm_roofline_seconds(h100, Precision::fp8, 8192, 8192, k) /
+           gemm_roofline_seconds(h100, Precision::bf16, 8192, 8192, k);
+  };
+  const double launch = h100.kernel_launch_us * 1e-6;  // the same for both
+  const double fp8 = gemm_roofline_seconds(h100, Precision::fp8, 8192, 8192, 2048) - launch;
+  const double bf16 = gemm_roofline_seconds(h100, Precision::bf16, 8192, 8192, 2048) - launch;
+  const double peaks = h100.peak_tflops(Precision::bf16) / h100.peak_tflops(Precision::fp8);  // 989 / 1979
+  EXPECT_NEAR(fp8 / bf16, peaks * (2048 + 2 * d) / (2048 + d), 1e-12);
+  EXPECT_GT(ratio(2048), ratio(16384));
+  EXPECT_GT(ratio(16384), 0.5);
+}
+
 TEST(GemmModel, SamplesAreReproducedAndInterpolated) {
   MachineProfile m = load_machine("selene");
   m.gemm_table = {{Precision::fp16, 1024, 1024, 1024, 100}, {Precision::fp16, 4096, 4096, 4096, 200}};
