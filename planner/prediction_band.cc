@@ -14,10 +14,10 @@ namespace axo {
 
 namespace {
 
-// The expressed published iteration times on `gpu`: the corpus's rows and the
-// validation sets' points; `published` counts them expressed or not.
-std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, const std::string& dir,
-                                                       size_t& published) {
+// The expressed published entries on `gpu`, the corpus's rows and the
+// validation sets' points (per-layer times too: `axo validate --fit` fits the
+// GPU type on them all); `published` counts the iteration times, expressed or not.
+std::vector<ValidationEntry> published_entries(const std::string& gpu, const std::string& dir, size_t& published) {
   published = 0;
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -38,7 +38,7 @@ std::vector<ValidationEntry> published_iteration_times(const std::string& gpu, c
     }
     for (ValidationEntry& e : found) {
       if (e.quantity == Quantity::iteration_s) ++published;
-      if (e.expressed() && e.quantity == Quantity::iteration_s) entries.push_back(std::move(e));
+      if (e.expressed()) entries.push_back(std::move(e));
     }
   }
   return entries;
@@ -55,19 +55,21 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
     return result;
   }
   size_t published = 0;
-  const std::vector<ValidationEntry> runs = published_iteration_times(gpu_type, validation_dir, published);
+  const std::vector<ValidationEntry> runs = published_entries(gpu_type, validation_dir, published);
   if (published == 0) {
     result.no_band = "no band: no published runs on " + gpu_type;
     return result;
   }
-  if (runs.empty()) {
+  const auto costed = std::count_if(runs.begin(), runs.end(),
+                                    [](const ValidationEntry& e) { return e.quantity == Quantity::iteration_s; });
+  if (costed == 0) {
     result.no_band = "no band: none of the " + std::to_string(published) + " published " + gpu_type +
                      " runs can be costed yet (axo validate says why)";
     return result;
   }
   result.band = fit_by_gpu(runs).front().band;
   if (!result.band) {
-    result.no_band = "no band: the " + std::to_string(runs.size()) + " published " + gpu_type +
+    result.no_band = "no band: the " + std::to_string(costed) + " published " + gpu_type +
                      " runs come from one source (leave-one-source-out needs two)";
   }
   return result;

@@ -1,10 +1,10 @@
 // The error band `axo plan` puts on every prediction: the leave-one-source-out
 // band (error_band.h) of the machine's GPU type (MachineProfile::gpu_type),
-// from the published iteration times of that GPU type in configs/validation
-// (the Korthikanti sets and the public corpus, validation.h), fitted as
-// `axo validate --fit` fits a GPU type (validation_fit.h). Only iteration
-// times count: the band is put on iteration times (a set's per-layer times
-// are not runs).
+// from the published entries of that GPU type in configs/validation (the
+// Korthikanti sets and the public corpus, validation.h), fitted as `axo
+// validate --fit` fits a GPU type, on all of them (validation_fit.h): the band
+// it prints is this one. Only iteration times' residuals make the band, as it
+// is put on iteration times (a set's per-layer times are not runs).
 //
 // Where there is none the reason is given instead: the profile names no GPU
 // type (e.g. a calibrated CPU profile), no published run used that GPU type,

@@ -21,36 +21,23 @@ MachineProfile with_fitted_figures(MachineProfile profile, const std::vector<dou
   return profile;
 }
 
-std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
-  std::vector<GpuFit> fits;
-  for (const ValidationEntry& first : entries) {
-    if (!first.expressed()) continue;
-    bool seen = false;
-    for (const GpuFit& f : fits) seen = seen || f.gpu == first.gpu;
-    if (seen) continue;
-    GpuFit fit;
-    fit.gpu = first.gpu;
-    fit.theta_preset = {first.profile.gemm_max_efficiency, first.profile.memory_bound_efficiency,
-                        first.profile.attention_efficiency};
-    std::vector<FitCase> cases;
-    for (const ValidationEntry& e : entries) {
-      if (!e.expressed() || e.gpu != fit.gpu) continue;
-      cases.push_back({e.group, e.measured, [&e](const std::vector<double>& theta) {
-                         return predict(e, with_fitted_figures(e.profile, theta));
-                       }});
-    }
-    fit.loso = leave_one_source_out(gpu_fit_parameters(), fit.theta_preset, cases);
-    std::vector<double> residuals;
-    for (const SourceResult& s : fit.loso.sources) {
-      residuals.insert(residuals.end(), s.loso_pct.begin(), s.loso_pct.end());
-    }
-    fit.band = error_band(residuals, fit.gpu);
-    fits.push_back(fit);
-  }
-  return fits;
-}
-
 namespace {
+
+// The band's residuals: the leave-one-source-out errors of the iteration times
+// among `used` (the fit's entries, each source's in the order its errors
+// come), not of per-layer times, which no plan predicts.
+std::vector<double> iteration_residuals(const LosoResult& loso, const std::vector<const ValidationEntry*>& used) {
+  std::vector<double> residuals;
+  for (const SourceResult& s : loso.sources) {
+    size_t i = 0;
+    for (const ValidationEntry* e : used) {
+      if (e->group != s.source) continue;
+      if (i < s.loso_pct.size() && e->quantity == Quantity::iteration_s) residuals.push_back(s.loso_pct[i]);
+      ++i;
+    }
+  }
+  return residuals;
+}
 
 std::string stats_cells(const std::vector<double>& errors) {
   if (errors.empty()) return "      (no other source)       ";
@@ -67,7 +54,35 @@ std::string theta_text(const std::vector<double>& theta) {
   return text;
 }
 
+
 }  // namespace
+
+std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
+  std::vector<GpuFit> fits;
+  for (const ValidationEntry& first : entries) {
+    if (!first.expressed()) continue;
+    bool seen = false;
+    for (const GpuFit& f : fits) seen = seen || f.gpu == first.gpu;
+    if (seen) continue;
+    GpuFit fit;
+    fit.gpu = first.gpu;
+    fit.theta_preset = {first.profile.gemm_max_efficiency, first.profile.memory_bound_efficiency,
+                        first.profile.attention_efficiency};
+    std::vector<FitCase> cases;
+    std::vector<const ValidationEntry*> used;
+    for (const ValidationEntry& e : entries) {
+      if (!e.expressed() || e.gpu != fit.gpu) continue;
+      used.push_back(&e);
+      cases.push_back({e.group, e.measured, [&e](const std::vector<double>& theta) {
+                         return predict(e, with_fitted_figures(e.profile, theta));
+                       }});
+    }
+    fit.loso = leave_one_source_out(gpu_fit_parameters(), fit.theta_preset, cases);
+    fit.band = error_band(iteration_residuals(fit.loso, used), fit.gpu);
+    fits.push_back(fit);
+  }
+  return fits;
+}
 
 std::string fit_table(const std::vector<GpuFit>& fits) {
   std::string out;

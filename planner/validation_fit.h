@@ -31,7 +31,7 @@ struct GpuFit {
   std::string gpu;
   std::vector<double> theta_preset;  // the presets' figures (of the first entry's machine)
   LosoResult loso;
-  std::optional<ErrorBand> band;  // from every source's LOSO residuals
+  std::optional<ErrorBand> band;  // from every source's LOSO residuals of iteration times
 };
 
 // One fit per GPU type over the expressed entries, in order of first appearance.

@@ -6,7 +6,9 @@
 #include <set>
 
 #include "model/presets.h"
+#include "planner/validation.h"
 #include "planner/validation_corpus.h"
+#include "planner/validation_fit.h"
 
 namespace axo {
 namespace {
@@ -34,6 +36,35 @@ TEST(PredictionBand, H100RunsGiveABand) {
   EXPECT_GT(band.band->runs, 20);
   EXPECT_LT(band.band->low_pct, band.band->high_pct);
   EXPECT_NE(band.text().find("published H100-80 runs"), std::string::npos) << band.text();
+}
+
+// The band a plan carries is the one `axo validate --fit` prints for the GPU
+// type: the same fit, on every A100-80 entry (Korthikanti's per-layer times
+// too), whose band counts the iteration times' residuals only.
+TEST(PredictionBand, IsTheBandValidateFitPrints) {
+  std::vector<ValidationEntry> entries;
+  int layer_times = 0;
+  for (const char* set : {"korthikanti2022_table4", "korthikanti2022_table5", "narayanan2021_table1"}) {
+    const ValidationSet s = load_validation_set(validation_dir() + "/" + set + ".yaml");
+    for (ValidationEntry& e : validate_set(s, load_machine(s.machine), set)) {
+      layer_times += e.quantity != Quantity::iteration_s;
+      entries.push_back(std::move(e));
+    }
+  }
+  std::vector<CorpusCase> corpus = load_corpus(validation_dir() + "/public-runs.yaml");
+  std::erase_if(corpus, [](const CorpusCase& c) { return c.gpu != "A100-80"; });
+  for (ValidationEntry& e : validate_corpus(corpus)) entries.push_back(std::move(e));
+  const std::vector<GpuFit> fits = fit_by_gpu(entries);
+  ASSERT_EQ(fits.size(), 1u);
+  ASSERT_TRUE(fits[0].band);
+  const PredictionBand band = prediction_band("A100-80", validation_dir());
+  ASSERT_TRUE(band.band) << band.no_band;
+  EXPECT_EQ(band.text(), band_text(*fits[0].band));
+  EXPECT_GT(layer_times, 0);
+  const auto expressed = std::count_if(entries.begin(), entries.end(), [](const ValidationEntry& e) {
+    return e.expressed() && e.quantity == Quantity::iteration_s;
+  });
+  EXPECT_EQ(band.band->runs, expressed);  // the per-layer times are fitted on, not banded
 }
 
 TEST(PredictionBand, WithoutRunsOrTypeThereIsNoneAndItSaysWhy) {
