@@ -54,7 +54,6 @@ std::string theta_text(const std::vector<double>& theta) {
   return text;
 }
 
-
 }  // namespace
 
 std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
