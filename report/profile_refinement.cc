@@ -27,10 +27,12 @@ enum class Residuals { components, shares, total };
 
 // Residuals of one case: each component's error relative to itself (floored
 // at 1% of the iteration) or as a share of the measured iteration, or the
-// iteration's own error relative to the measured iteration.
+// iteration's own error relative to the measured iteration. A run whose
+// ranks shared cores gives its iteration only: it booked as communication
+// the time a rank waited for ranks that were not running (run_file.h).
 void append_residuals(const Breakdown& predicted, const MeasuredRun& run, Residuals kind, std::vector<double>& out) {
   const double iteration = std::max(run.iteration_s, 1e-12);
-  if (kind == Residuals::total) {
+  if (kind == Residuals::total || ranks_shared_cores(run)) {
     out.push_back((predicted.iter_time - run.iteration_s) / iteration);
     return;
   }
@@ -72,7 +74,9 @@ std::vector<double> iteration_errors(const std::vector<Breakdown>& predictions,
   return errors;
 }
 
-// Whether any prediction moves when factor `i` is halved or doubled.
+// Whether any prediction moves when factor `i` is halved or doubled, of the
+// runs that can tell it (all of them, but for a communication factor those
+// whose ranks had cores of their own).
 bool affects_predictions(const MachineProfile& profile, const std::vector<RefinementCase>& cases,
                          const std::vector<Breakdown>& base, size_t i) {
   for (double f : {0.5, 2.0}) {
@@ -80,6 +84,7 @@ bool affects_predictions(const MachineProfile& profile, const std::vector<Refine
     factors[i] = f;
     const std::vector<Breakdown> moved = predict_all(apply_refinement_factors(profile, factors), cases);
     for (size_t k = 0; k < cases.size(); ++k) {
+      if (communication_factor(i) && ranks_shared_cores(cases[k].run)) continue;
       const auto a = components(base[k]), b = components(moved[k]);
       for (size_t c = 0; c < a.size(); ++c) {
         if (std::abs(a[c] - b[c]) > 1e-12 * std::max(std::abs(a[c]), 1e-30)) return true;
@@ -90,6 +95,8 @@ bool affects_predictions(const MachineProfile& profile, const std::vector<Refine
 }
 
 }  // namespace
+
+bool communication_factor(size_t i) { return i == 2 || i == 4; }
 
 MachineProfile apply_refinement_factors(const MachineProfile& profile,
                                         const RefinementFactors& factors) {
@@ -129,6 +136,7 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
   if (profile.overlap_efficiency > 0) high[4] = std::min(high[4], std::log(1.0 / profile.overlap_efficiency));
   high[1] = std::min(high[1], std::log(1.0 / profile.memory_bound_efficiency));
   low[1] = std::max(low[1], std::log(kMinEfficiency / profile.memory_bound_efficiency));
+  for (const RefinementCase& c : cases) result.runs_sharing_cores += ranks_shared_cores(c.run);
   std::vector<size_t> free;
   for (size_t i = 0; i < kRefinementFactors; ++i) {
     result.constrained[i] = affects_predictions(profile, cases, before, i);

@@ -32,6 +32,14 @@
 // until the step is below 1e−5; the cost model's max() terms (overlap,
 // rooflines) make gradients unreliable, and five parameters are few. A
 // factor that changes no prediction of these runs stays at 1.
+//
+// A run whose ranks shared cores (run_file.h, ranks_shared_cores) booked as
+// communication the time a rank waited for ranks that were not running: it
+// gives every fit its iteration time only, and the communication factors
+// (network, overlap) are fitted only on runs whose ranks had cores of their
+// own. Fitted on such runs' components, the network factor had read their
+// waiting as collectives 13 times slower than calibrated, and the plans the
+// fit had not seen, with more communication, came out 18-26% slow.
 #pragma once
 
 #include <array>
@@ -58,6 +66,7 @@ struct RefinementCase {
 struct RefinementResult {
   RefinementFactors factors{1, 1, 1, 1, 1};       // in kRefinementFactorNames order
   std::array<bool, kRefinementFactors> constrained{};  // false: no run's prediction depends on it
+  int runs_sharing_cores = 0;  // runs that gave their iteration time only (above)
   // True where the fit stopped at a bound (1/20, 20, or an efficiency of 1):
   // the runs ask for more than the profile's schema allows (a profile of
   // another machine, or work the model charges at a rate the run beat).
@@ -68,6 +77,10 @@ struct RefinementResult {
   std::vector<double> iteration_error_before, iteration_error_after;
   int evaluations = 0;
 };
+
+// Whether factor `i` is one of communication (network, overlap), which runs
+// whose ranks shared cores cannot tell apart from compute (above).
+bool communication_factor(size_t i);
 
 // `profile` with `factors` applied (see above); efficiencies are clamped to 1.
 MachineProfile apply_refinement_factors(const MachineProfile& profile,

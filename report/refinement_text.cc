@@ -43,8 +43,10 @@ std::string refinement_text(const RefinementResult& result, const MachineProfile
   std::string text = "factor      value  profile\n";
   char line[512];
   for (size_t i = 0; i < kRefinementFactorNames.size(); ++i) {
+    const bool shared = result.runs_sharing_cores > 0 && communication_factor(i);
     std::string what = result.constrained[i] ? changed_fields(i, before, result.profile)
-                                             : "(no run depends on it: unchanged)";
+                       : shared ? "(no run with cores of its own depends on it: unchanged)"
+                                : "(no run depends on it: unchanged)";
     if (result.at_limit[i]) what += " (stopped at its bound: the runs ask for more)";
     std::snprintf(line, sizeof line, "%-8s %8.4f  %s\n", kRefinementFactorNames[i], result.factors[i],
                   what.c_str());
@@ -53,6 +55,13 @@ std::string refinement_text(const RefinementResult& result, const MachineProfile
   std::snprintf(line, sizeof line, "RMS relative component error: %.2f%% before, %.2f%% after (%d evaluations)\n",
                 100 * result.rms_error_before, 100 * result.rms_error_after, result.evaluations);
   text += line;
+  if (result.runs_sharing_cores > 0) {
+    std::snprintf(line, sizeof line,
+                  "%d run(s) whose ranks shared cores counted by their iteration time only: they book as\n"
+                  "communication the time a rank waited for ranks that were not running\n",
+                  result.runs_sharing_cores);
+    text += line;
+  }
   for (size_t k = 0; k < result.iteration_error_before.size(); ++k) {
     std::snprintf(line, sizeof line, "%s: iteration time error %+.2f%% before, %+.2f%% after\n",
                   k < labels.size() ? labels[k].c_str() : "run", 100 * result.iteration_error_before[k],

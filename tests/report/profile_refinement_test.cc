@@ -101,6 +101,33 @@ TEST(ProfileRefinement, FitsIterationTimesWhenNoFactorsFitTheComponents) {
   }
 }
 
+// Runs whose ranks shared cores book a rank's wait for the others as
+// communication: here a third of their compute. Fitted on those components,
+// the network factor read the wait as slow collectives; such runs give their
+// iteration time only, and the communication factors stay as calibrated.
+TEST(ProfileRefinement, RunsThatSharedCoresGiveTheirIterationOnly) {
+  const MachineProfile selene = load_machine("selene");
+  std::vector<RefinementCase> cases = cases_on(apply_refinement_factors(selene, {0.7, 1, 1, 1, 1}));
+  for (RefinementCase& c : cases) {
+    const double waited = c.run.components[0] / 3;
+    c.run.components[0] -= waited;  // compute
+    c.run.components[1] += waited;  // tensor-parallel communication
+  }
+  const RefinementResult clean = refine_profile(selene, cases);
+  EXPECT_TRUE(clean.constrained[2]);
+  EXPECT_LT(clean.factors[2], 0.9);  // the wait read as collectives slower than calibrated
+  EXPECT_EQ(clean.runs_sharing_cores, 0);
+  for (RefinementCase& c : cases) c.run.node_ranks = 8, c.run.node_cores = 4;
+  const RefinementResult shared = refine_profile(selene, cases);
+  EXPECT_EQ(shared.runs_sharing_cores, 2);
+  EXPECT_FALSE(shared.constrained[2]);
+  EXPECT_FALSE(shared.constrained[4]);
+  EXPECT_DOUBLE_EQ(shared.factors[2], 1.0);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    EXPECT_LT(std::abs(shared.iteration_error_after[k]), 0.01) << cases[k].label;
+  }
+}
+
 TEST(ProfileRefinement, RecoversHowMuchOverlapHides) {
   // Runs whose overlapped collectives hid only 40% of what the profile said (its efficiency 1).
   const MachineProfile selene = load_machine("selene");
