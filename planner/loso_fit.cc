@@ -81,6 +81,8 @@ LosoResult leave_one_source_out(const std::vector<FitParameter>& parameters, con
     if (!others.empty()) {
       r.theta_without = fit_parameters(parameters, start, others);
       r.loso_pct = errors_pct(held_out, r.theta_without);
+      result.loso_by_case.resize(cases.size());
+      for (size_t k = 0; k < held_out.size(); ++k) result.loso_by_case[size_t(held_out[k] - cases.data())] = r.loso_pct[k];
     }
     result.sources.push_back(r);
   }

@@ -46,6 +46,9 @@ struct SourceResult {
 struct LosoResult {
   std::vector<double> theta_all;
   std::vector<SourceResult> sources;  // in order of first appearance
+  // Each case's error under the figures fitted without its source, in the
+  // order of the cases given; empty where there is one source only.
+  std::vector<double> loso_by_case;
 };
 
 LosoResult leave_one_source_out(const std::vector<FitParameter>& parameters, const std::vector<double>& start,

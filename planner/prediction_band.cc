@@ -67,11 +67,13 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
                      " runs can be costed yet (axo validate says why)";
     return result;
   }
-  result.band = fit_by_gpu(runs).front().band;
-  if (!result.band) {
-    result.no_band = "no band: the " + std::to_string(costed) + " published " + gpu_type +
-                     " runs come from one source (leave-one-source-out needs two)";
-  }
+  const GpuFit fit = fit_by_gpu(runs).front();
+  result.band = fit.band;
+  if (result.band) return result;
+  result.no_band = "no band: the " + std::to_string(costed) + " published " + gpu_type +
+                   (fit.loso.sources.size() < 2
+                        ? " runs come from one source (leave-one-source-out needs two)"
+                        : " runs leave fewer than two iteration times with a leave-one-source-out error");
   return result;
 }
 

@@ -24,17 +24,12 @@ MachineProfile with_fitted_figures(MachineProfile profile, const std::vector<dou
 namespace {
 
 // The band's residuals: the leave-one-source-out errors of the iteration times
-// among `used` (the fit's entries, each source's in the order its errors
-// come), not of per-layer times, which no plan predicts.
+// among `used` (the fit's entries, in its cases' order), not of per-layer
+// times, which no plan predicts.
 std::vector<double> iteration_residuals(const LosoResult& loso, const std::vector<const ValidationEntry*>& used) {
   std::vector<double> residuals;
-  for (const SourceResult& s : loso.sources) {
-    size_t i = 0;
-    for (const ValidationEntry* e : used) {
-      if (e->group != s.source) continue;
-      if (i < s.loso_pct.size() && e->quantity == Quantity::iteration_s) residuals.push_back(s.loso_pct[i]);
-      ++i;
-    }
+  for (size_t k = 0; k < loso.loso_by_case.size(); ++k) {
+    if (used[k]->quantity == Quantity::iteration_s) residuals.push_back(loso.loso_by_case[k]);
   }
   return residuals;
 }
@@ -106,7 +101,9 @@ std::string fit_table(const std::vector<GpuFit>& fits) {
     std::snprintf(line, sizeof line, "  %-24s %5zu  %-28s  %s\n", "all sources", in_sample.size(),
                   stats_cells(in_sample).c_str(), stats_cells(loso).c_str());
     out += line;
-    out += "  band: " + (f.band ? band_text(*f.band) : std::string("none (LOSO needs two sources)")) + "\n\n";
+    const char* none = f.loso.sources.size() < 2 ? "none (LOSO needs two sources)"
+                                                 : "none (fewer than two iteration times with a LOSO error)";
+    out += "  band: " + (f.band ? band_text(*f.band) : std::string(none)) + "\n\n";
   }
   return out;
 }

@@ -96,7 +96,10 @@ bool affects_predictions(const MachineProfile& profile, const std::vector<Refine
 
 }  // namespace
 
-bool communication_factor(size_t i) { return i == 2 || i == 4; }
+bool communication_factor(size_t i) {
+  const std::string name = kRefinementFactorNames.at(i);
+  return name == "network" || name == "overlap";
+}
 
 MachineProfile apply_refinement_factors(const MachineProfile& profile,
                                         const RefinementFactors& factors) {

@@ -57,8 +57,8 @@ std::string refinement_text(const RefinementResult& result, const MachineProfile
   text += line;
   if (result.runs_sharing_cores > 0) {
     std::snprintf(line, sizeof line,
-                  "%d run(s) whose ranks shared cores counted by their iteration time only: they book as\n"
-                  "communication the time a rank waited for ranks that were not running\n",
+                  "(%d run(s) whose ranks shared cores counted by their iteration time only, in this\n"
+                  "error too: they book as communication the time a rank waited for ranks not running)\n",
                   result.runs_sharing_cores);
     text += line;
   }

@@ -32,18 +32,22 @@ axo=${1:-build/tools/axo}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# predicted_seconds MODEL GPUS BATCH MACHINE FIX: the iteration time of the best plan with FIX held.
+# predicted_seconds MODEL GPUS BATCH MACHINE FIX: the iteration time of the best plan with FIX held;
+# fails (and with it the script: the callers' `|| exit`) when axo plan does or prices no row.
 predicted_seconds() {
-  "$axo" plan --model "$1" --gpus "$2" --batch "$3" --machine "$4" --fix "$5" --top 1 --csv "$work/plan.csv" >/dev/null
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "iter_time_s") col = i } NR == 2 { print $col }' "$work/plan.csv"
+  rm -f "$work/plan.csv"
+  "$axo" plan --model "$1" --gpus "$2" --batch "$3" --machine "$4" --fix "$5" --top 1 --csv "$work/plan.csv" \
+    >/dev/null || return 1
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "iter_time_s") col = i }
+           NR == 2 && col { print $col; found = 1 } END { exit !found }' "$work/plan.csv"
 }
 
 # check NAME MODEL GPUS BATCH MACHINE STATED DEFAULTS MEASURED_S: one row, both ways; STATED are
 # the fields the table gives, DEFAULTS the stack's for some it leaves open.
 check() {
   local fixed free
-  fixed=$(predicted_seconds "$2" "$3" "$4" "$5" "$6,microbatch=1${7:+,$7}")
-  free=$(predicted_seconds "$2" "$3" "$4" "$5" "$6")
+  fixed=$(predicted_seconds "$2" "$3" "$4" "$5" "$6,microbatch=1${7:+,$7}") || exit 1
+  free=$(predicted_seconds "$2" "$3" "$4" "$5" "$6") || exit 1
   awk -v n="$1" -v g="$3" -v m="$8" -v a="$fixed" -v b="$free" 'BEGIN {
     printf "%-6s %5d GPUs  measured %8.3f s  mb 1: %8.3f s (%+5.1f%%)  planner: %8.3f s (%+5.1f%%)\n",
            n, g, m, a, 100 * (a - m) / m, b, 100 * (b - m) / m }'

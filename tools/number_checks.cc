@@ -1,4 +1,5 @@
 // Checks for the numeric options of the subcommands (see commands.h).
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -8,11 +9,12 @@ namespace axo::tools {
 
 namespace {
 
-// `text` as a number, or false when it is not one (trailing characters included).
+// `text` as a finite number, or false when it is not one (trailing
+// characters, inf, nan and overflow included).
 bool parse_number(const std::string& text, double& value) {
   char* end = nullptr;
   value = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size();
+  return !text.empty() && end == text.c_str() + text.size() && std::isfinite(value);
 }
 
 // A check shown in --help as `name`, failing with "<value> is not <rule>".
@@ -20,7 +22,7 @@ CLI::Validator number_check(const char* name, const char* rule, bool (*holds)(do
   return CLI::Validator(
       [rule, holds](std::string& text) -> std::string {
         double value = 0;
-        if (!parse_number(text, value)) return "'" + text + "' is not a number";
+        if (!parse_number(text, value)) return "'" + text + "' is not a finite number";
         return holds(value) ? std::string() : text + " is not " + rule;
       },
       name);

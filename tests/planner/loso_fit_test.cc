@@ -39,6 +39,18 @@ TEST(LosoFit, OneParameterFitIsTheGeometricMeanOfTheRatios) {
   EXPECT_NEAR(r.sources[1].in_sample_pct[0], 100 * (0.5 / theta - 1), 0.05);
 }
 
+// Each case's leave-one-source-out error in the cases' own order, sources
+// interleaved: a, b, a gives +60%, -37.5%, +60% (as above).
+TEST(LosoFit, ErrorsByCaseFollowTheCasesOrder) {
+  const std::vector<FitCase> cases = {efficiency_case("a", 8, 10), efficiency_case("b", 5, 10),
+                                      efficiency_case("a", 4, 5)};
+  const LosoResult r = leave_one_source_out(kEfficiency, {0.6}, cases);
+  ASSERT_EQ(r.loso_by_case.size(), 3u);
+  EXPECT_NEAR(r.loso_by_case[0], 60.0, 0.05);
+  EXPECT_NEAR(r.loso_by_case[1], -37.5, 0.05);
+  EXPECT_NEAR(r.loso_by_case[2], 60.0, 0.05);
+}
+
 TEST(LosoFit, TwoParametersAreRecoveredFromExactData) {
   // predicted = f/a + m/b (a GEMM part and a memory-bound part) with a = 0.7, b = 0.45.
   std::vector<FitCase> cases;
@@ -67,6 +79,7 @@ TEST(LosoFit, ASingleSourceHasNoLosoError) {
   ASSERT_EQ(r.sources.size(), 1u);
   EXPECT_TRUE(r.sources[0].loso_pct.empty());
   EXPECT_TRUE(r.sources[0].theta_without.empty());
+  EXPECT_TRUE(r.loso_by_case.empty());
   EXPECT_NEAR(r.sources[0].in_sample_pct[0], 0, 0.05);
 }
 

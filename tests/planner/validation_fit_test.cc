@@ -52,12 +52,12 @@ TEST(ValidationFit, OneSourceFitsNoWorseThanThePresetAndHasNoBand) {
 
 // Issue 16's honest number, held: each source of a GPU type predicted with the figures fitted on
 // the others, mean |error| over all of that type's runs (configs/validation/README.md: A100-80
-// 5.3% over 95 runs, H100-80 4.7% over 155, with GEMMs quantized over the SMs' waves and the
-// data-parallel buckets' latency priced; the issue's target is 10%). A ceiling, never raised above
-// where the corpus and the sets, as their stacks ran, put it (A100-80 8.5 before the waves, 9.0
-// before Narayanan joined; H100-80 6.5 before both).
+// 5.3% over 95 runs, H100-80 4.4% over 155, with GEMMs quantized over the SMs' waves, the
+// data-parallel buckets' latency priced and fp8's deeper k; the issue's target is 10%). A ceiling,
+// never raised above where the corpus and the sets, as their stacks ran, put it (A100-80 8.5 before
+// the waves, 9.0 before Narayanan joined; H100-80 6.5 before both, 5.5 before fp8's k).
 TEST(ValidationFit, LeaveOneSourceOutStaysUnderItsCeilings) {
-  const std::map<std::string, double> ceilings = {{"A100-80", 6.0}, {"H100-80", 5.5}};
+  const std::map<std::string, double> ceilings = {{"A100-80", 6.0}, {"H100-80", 5.0}};
   auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
   for (const char* table : {"korthikanti2022_table4", "korthikanti2022_table5", "narayanan2021_table1"}) {  // as `axo validate --fit`
     const ValidationSet set = load_validation_set(config_dir() + "/validation/" + table + ".yaml");

@@ -126,6 +126,10 @@ TEST(ProfileRefinement, RunsThatSharedCoresGiveTheirIterationOnly) {
   for (size_t k = 0; k < cases.size(); ++k) {
     EXPECT_LT(std::abs(shared.iteration_error_after[k]), 0.01) << cases[k].label;
   }
+  cases[0].run.node_ranks = cases[0].run.node_cores = 4;  // one run with cores of its own: free again
+  const RefinementResult mixed = refine_profile(selene, cases);
+  EXPECT_EQ(mixed.runs_sharing_cores, 1);
+  EXPECT_TRUE(mixed.constrained[2]);
 }
 
 TEST(ProfileRefinement, RecoversHowMuchOverlapHides) {

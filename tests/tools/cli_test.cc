@@ -166,7 +166,10 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_NE(r.output.find("--gpus: 0 is not a positive number"), std::string::npos) << r.output;
   r = axo("plan --model gpt3-13b --gpus eight --machine selene");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--gpus: 'eight' is not a number"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--gpus: 'eight' is not a finite number"), std::string::npos) << r.output;
+  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --tokens inf");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--tokens: 'inf' is not a finite number"), std::string::npos) << r.output;
   r = axo("train --lr -1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--lr: -1 is not zero or more"), std::string::npos) << r.output;

@@ -43,7 +43,7 @@ namespace {
 constexpr int64_t kT = 8, kSequencesPerReplica = 8, kMicrobatch = 2, kSteps = 2;
 constexpr double kTolerance = 2e-5;
 constexpr double kLr = 1e-3, kDecay = 0.1, kClip = 1.0;
-constexpr double kAdamEpsilon = 1e-8;  // AdamWSettings' (executor/cpu/adamw.h)
+const double kAdamEpsilon = cpu::AdamWSettings{}.epsilon;  // executor/cpu/adamw.h
 
 GptShape test_shape(int64_t layers = 4) {
   GptShape g;
