@@ -82,18 +82,23 @@ TEST(ProfileRefinement, RecoversKnownFactors) {
   EXPECT_NEAR(refinement_error(result.profile, cases), result.rms_error_after, 1e-12);
 }
 
-// Ranks sharing cores: each run's time splits between compute and waiting in
-// collectives differently from any profile's prediction (here a third of the
-// compute is booked as communication), so no factors fit the components; the
-// last fit still makes every iteration time right.
+// Each run's compute, a third of it booked as tensor-parallel communication:
+// what a rank that waited for ranks sharing its cores measures.
+void book_a_third_of_compute_as_waiting(std::vector<RefinementCase>& cases) {
+  for (RefinementCase& c : cases) {
+    const double waited = c.run.components[0] / 3;
+    c.run.components[0] -= waited;  // compute
+    c.run.components[1] += waited;  // tensor-parallel communication
+  }
+}
+
+// Each run's time splits between compute and waiting in collectives
+// differently from any profile's prediction, so no factors fit the
+// components; the last fit still makes every iteration time right.
 TEST(ProfileRefinement, FitsIterationTimesWhenNoFactorsFitTheComponents) {
   const MachineProfile selene = load_machine("selene");
   std::vector<RefinementCase> cases = cases_on(apply_refinement_factors(selene, {0.7, 0.8, 0.5, 1.0, 1.0}));
-  for (RefinementCase& c : cases) {
-    const double moved = c.run.components[0] / 3;
-    c.run.components[0] -= moved;  // compute
-    c.run.components[1] += moved;  // tensor-parallel communication
-  }
+  book_a_third_of_compute_as_waiting(cases);
   const RefinementResult result = refine_profile(selene, cases);
   for (size_t k = 0; k < cases.size(); ++k) {
     EXPECT_GT(std::abs(result.iteration_error_before[k]), 0.05) << cases[k].label;
@@ -108,11 +113,7 @@ TEST(ProfileRefinement, FitsIterationTimesWhenNoFactorsFitTheComponents) {
 TEST(ProfileRefinement, RunsThatSharedCoresGiveTheirIterationOnly) {
   const MachineProfile selene = load_machine("selene");
   std::vector<RefinementCase> cases = cases_on(apply_refinement_factors(selene, {0.7, 1, 1, 1, 1}));
-  for (RefinementCase& c : cases) {
-    const double waited = c.run.components[0] / 3;
-    c.run.components[0] -= waited;  // compute
-    c.run.components[1] += waited;  // tensor-parallel communication
-  }
+  book_a_third_of_compute_as_waiting(cases);
   const RefinementResult clean = refine_profile(selene, cases);
   EXPECT_TRUE(clean.constrained[2]);
   EXPECT_LT(clean.factors[2], 0.9);  // the wait read as collectives slower than calibrated
