@@ -37,9 +37,10 @@
 // communication the time a rank waited for ranks that were not running: it
 // gives every fit its iteration time only, and the communication factors
 // (network, overlap) are free only where a run whose ranks had cores of their
-// own depends on them (all runs, that one included, then fit them together). Fitted on such runs' components, the network factor had read their
-// waiting as collectives 13 times slower than calibrated, and the plans the
-// fit had not seen, with more communication, came out 18-26% slow.
+// own depends on them (all runs, that one included, then fit them together).
+// Fitted on such runs' components, the network factor had read their waiting
+// as collectives 13 times slower than calibrated, and the plans the fit had
+// not seen, with more communication, came out 18-26% slow.
 #pragma once
 
 #include <array>
