@@ -70,10 +70,7 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
   const GpuFit fit = fit_by_gpu(runs).front();
   result.band = fit.band;
   if (result.band) return result;
-  result.no_band = "no band: the " + std::to_string(costed) + " published " + gpu_type +
-                   (fit.loso.sources.size() < 2
-                        ? " runs come from one source (leave-one-source-out needs two)"
-                        : " runs leave fewer than two iteration times with a leave-one-source-out error");
+  result.no_band = "no band: the " + std::to_string(costed) + " published " + gpu_type + " runs " + no_band_reason(fit);
   return result;
 }
 

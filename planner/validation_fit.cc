@@ -51,6 +51,11 @@ std::string theta_text(const std::vector<double>& theta) {
 
 }  // namespace
 
+std::string no_band_reason(const GpuFit& fit) {
+  return fit.loso.sources.size() < 2 ? "come from one source (leave-one-source-out needs two)"
+                                     : "leave fewer than two iteration times with a leave-one-source-out error";
+}
+
 std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries) {
   std::vector<GpuFit> fits;
   for (const ValidationEntry& first : entries) {
@@ -101,9 +106,7 @@ std::string fit_table(const std::vector<GpuFit>& fits) {
     std::snprintf(line, sizeof line, "  %-24s %5zu  %-28s  %s\n", "all sources", in_sample.size(),
                   stats_cells(in_sample).c_str(), stats_cells(loso).c_str());
     out += line;
-    const char* none = f.loso.sources.size() < 2 ? "none (LOSO needs two sources)"
-                                                 : "none (fewer than two iteration times with a LOSO error)";
-    out += "  band: " + (f.band ? band_text(*f.band) : std::string(none)) + "\n\n";
+    out += "  band: " + (f.band ? band_text(*f.band) : "none: its runs " + no_band_reason(f)) + "\n\n";
   }
   return out;
 }

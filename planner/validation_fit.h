@@ -34,6 +34,11 @@ struct GpuFit {
   std::optional<ErrorBand> band;  // from every source's LOSO residuals of iteration times
 };
 
+// Why a fit has no band, to follow "its runs": "come from one source
+// (leave-one-source-out needs two)" or "leave fewer than two iteration times
+// with a leave-one-source-out error".
+std::string no_band_reason(const GpuFit& fit);
+
 // One fit per GPU type over the expressed entries, in order of first appearance.
 std::vector<GpuFit> fit_by_gpu(const std::vector<ValidationEntry>& entries);
 
