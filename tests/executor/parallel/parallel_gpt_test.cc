@@ -152,21 +152,34 @@ Result run_parallel(const ParallelConfig& config, const ParallelOptions& options
   return r;
 }
 
+// Calls visit(i, begin, end) with each llm.c tensor's range of the flat vectors, in llm.c order.
+template <class Visit>
+void for_each_tensor(int64_t layers, Visit visit) {
+  const auto sizes = gpt_tensor_sizes(test_shape(layers));
+  size_t begin = 0;
+  for (int i = 0; i < kGptTensors; ++i) {
+    const size_t end = begin + size_t(sizes[size_t(i)]);
+    visit(i, begin, end);
+    begin = end;
+  }
+}
+
+// The largest |v[j]| over [begin, end).
+double largest(const std::vector<float>& v, size_t begin, size_t end) {
+  double scale = 0;
+  for (size_t j = begin; j < end; ++j) scale = std::max(scale, double(std::fabs(v[j])));
+  return scale;
+}
+
 // Per llm.c tensor, the largest difference relative to the tensor's largest value.
 void expect_close(const std::vector<float>& parallel, const std::vector<float>& serial, const std::string& what,
                   int64_t layers) {
   ASSERT_EQ(parallel.size(), serial.size());
-  const auto sizes = gpt_tensor_sizes(test_shape(layers));
-  size_t offset = 0;
-  for (int i = 0; i < kGptTensors; ++i) {
-    double scale = 0, worst = 0;
-    for (size_t j = offset; j < offset + size_t(sizes[size_t(i)]); ++j) {
-      scale = std::max(scale, double(std::fabs(serial[j])));
-      worst = std::max(worst, double(std::fabs(parallel[j] - serial[j])));
-    }
-    EXPECT_LE(worst, kTolerance * scale) << what << ", tensor " << i << " (llm.c order)";
-    offset += size_t(sizes[size_t(i)]);
-  }
+  for_each_tensor(layers, [&](int i, size_t begin, size_t end) {
+    double worst = 0;
+    for (size_t j = begin; j < end; ++j) worst = std::max(worst, double(std::fabs(parallel[j] - serial[j])));
+    EXPECT_LE(worst, kTolerance * largest(serial, begin, end)) << what << ", tensor " << i << " (llm.c order)";
+  });
 }
 
 // Per llm.c tensor, per weight: within kTolerance of the tensor's scale, plus
@@ -176,24 +189,15 @@ void expect_weights_close(const std::vector<float>& parallel, const std::vector<
                           const std::vector<float>& gradients, int64_t layers) {
   ASSERT_EQ(parallel.size(), serial.size());
   ASSERT_EQ(gradients.size(), serial.size());
-  const auto sizes = gpt_tensor_sizes(test_shape(layers));
-  size_t offset = 0;
-  for (int i = 0; i < kGptTensors; ++i) {
-    const size_t end = offset + size_t(sizes[size_t(i)]);
-    double scale = 0, gradient_scale = 0;
-    for (size_t j = offset; j < end; ++j) {
-      scale = std::max(scale, double(std::fabs(serial[j])));
-      gradient_scale = std::max(gradient_scale, double(std::fabs(gradients[j])));
-    }
-    const double delta = kTolerance * gradient_scale;
+  for_each_tensor(layers, [&](int i, size_t begin, size_t end) {
+    const double scale = largest(serial, begin, end), delta = kTolerance * largest(gradients, begin, end);
     int outside = 0;
-    for (size_t j = offset; j < end; ++j) {
+    for (size_t j = begin; j < end; ++j) {
       const double adam = kSteps * kLr * std::min(2.0, delta / (std::fabs(gradients[j]) + kAdamEpsilon));
       outside += std::fabs(parallel[j] - serial[j]) > kTolerance * scale + adam;
     }
     EXPECT_EQ(outside, 0) << "weights after step 2, tensor " << i << " (llm.c order)";
-    offset = end;
-  }
+  });
 }
 
 void expect_matches_serial(const Result& parallel, const Result& serial, int64_t layers) {
