@@ -148,31 +148,25 @@ TEST_F(Cli, ListsAndValidates) {
   EXPECT_NE(v.output.find("mean |error|"), std::string::npos);
 }
 
+// `arguments` exit 2 with `message` in the output.
+void expect_usage_error(const std::string& arguments, const std::string& message) {
+  const Result r = axo(arguments);
+  EXPECT_EQ(r.code, 2) << arguments;
+  EXPECT_NE(r.output.find(message), std::string::npos) << arguments << "\n" << r.output;
+}
+
 TEST_F(Cli, UsageErrorsExitTwo) {
-  Result r = axo("plan --model gpt3-13b --machine selene");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--gpus is required"), std::string::npos) << r.output;
-  r = axo("plan --model gpt-7 --gpus 8 --machine selene");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("'gpt-7' is neither a file nor a model preset"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,context=1,x=1,y=1,z=1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("pipeline*data*context*z*y*x = 4 does not equal --gpus 8"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --fix colour=red");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("unknown key 'colour'"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus 0 --machine selene");  // the value and the rule, not a range
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--gpus: 0 is not a positive number"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus eight --machine selene");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--gpus: 'eight' is not a finite number"), std::string::npos) << r.output;
-  r = axo("plan --model gpt3-13b --gpus 8 --machine selene --tokens inf");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--tokens: 'inf' is not a finite number"), std::string::npos) << r.output;
-  r = axo("train --lr -1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--lr: -1 is not zero or more"), std::string::npos) << r.output;
+  expect_usage_error("plan --model gpt3-13b --machine selene", "--gpus is required");
+  expect_usage_error("plan --model gpt-7 --gpus 8 --machine selene", "'gpt-7' is neither a file nor a model preset");
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,context=1,x=1,y=1,z=1",
+                     "pipeline*data*context*z*y*x = 4 does not equal --gpus 8");
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --fix colour=red", "unknown key 'colour'");
+  // Numbers: the value and the rule, not a range.
+  expect_usage_error("plan --model gpt3-13b --gpus 0 --machine selene", "--gpus: 0 is not a positive number");
+  expect_usage_error("plan --model gpt3-13b --gpus eight --machine selene", "--gpus: 'eight' is not a finite number");
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --tokens inf",
+                     "--tokens: 'inf' is not a finite number");
+  expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
   EXPECT_EQ(axo("frobnicate").code, 2);
 }
 
