@@ -57,18 +57,21 @@ struct MachineEntry {
 };
 
 // Settings of the recipe some rows ran (the rows whose `source` cell contains `source_contains`):
-// the optimizer state, and the recompute / sequence_parallel cells a row leaves "not stated"
-// (empty when the recipe entry does not set them).
+// the optimizer state, the recompute / sequence_parallel cells a row leaves "not stated"
+// (empty when the recipe entry does not set them), and the pipeline microbatches per iteration
+// no row states (0: not set).
 struct RecipeEntry {
   std::string source_contains;
   OptimizerState optimizer_state = OptimizerState::fp32;
   std::string recompute, sequence_parallel;
   std::optional<AttentionKind> attention;  // the attention kernel the recipe selected, over the machine entry's
+  int64_t pipeline_microbatches = 0;
 };
 
 RecipeEntry read_recipe_entry(const YamlMap& entry) {
-  RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", "", std::nullopt};
+  RecipeEntry recipe{entry.get_string("source_contains"), OptimizerState::fp32, "", "", std::nullopt, 0};
   if (entry.has("optimizer_state")) recipe.optimizer_state = parse_optimizer_state(entry);
+  if (entry.has("pipeline_microbatches")) recipe.pipeline_microbatches = entry.get_int("pipeline_microbatches", 1, 1 << 20);
   if (entry.has("attention")) recipe.attention = parse_attention(entry, "recipe entry");
   if (entry.has("recompute")) recipe.recompute = entry.get_choice("recompute", {"none", "selective", "full"});
   if (entry.has("sequence_parallel")) {
@@ -145,6 +148,12 @@ class Row {
     }
     return value;
   }
+  bool has(const std::string& column) const {
+    for (const auto& [name, value] : record_) {
+      if (name == column) return true;
+    }
+    return false;
+  }
   const std::string& where() const { return where_; }
 
  private:
@@ -166,9 +175,15 @@ std::string unexpressible_reason(const Row& row) {
   const std::string& recompute = row["recompute"];
   if (contains(recompute, "not stated")) return "recompute not stated ('" + recompute + "')";
   if (row["name"].rfind("torchtitan", 0) == 0 && row.integer("PP") > 1) {
-    return "torchtitan's pipeline splits each rank's local batch of " + row["microbatch"] +
-           " sequences into microbatches the row does not state (pipeline_parallel_microbatches), "
-           "not one microbatch of " + row["microbatch"];
+    if (!row.has("pipeline_microbatches")) {
+      return "torchtitan's pipeline splits each rank's local batch of " + row["microbatch"] +
+             " sequences into microbatches the row does not state (pipeline_parallel_microbatches), "
+             "not one microbatch of " + row["microbatch"];
+    }
+    if (row.integer("microbatch") % row.integer("pipeline_microbatches") != 0) {
+      return "the local batch of " + row["microbatch"] + " sequences does not divide into " +
+             row["pipeline_microbatches"] + " pipeline microbatches (recipes:)";
+    }
   }
   if (contains(recompute, "per-layer")) {
     return "torchtitan per-layer selective checkpointing (every 2nd layer in full) is "
@@ -223,6 +238,27 @@ bool compiled(const Row& row) {
   return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
 }
 
+// FSDP2 under torchtitan's pipeline (its 405B rows, configs @9dec370) gathers each stage's
+// weights once per iteration and reduces its gradients once: apply_fsdp passes
+// reshard_after_forward=False under PP ("to avoid per-microbatch all-gathers",
+// parallelisms/parallelize_llama.py), and PyTorch's PipelineStage turns gradient sync off
+// for every microbatch's backward but the last, after which it runs each block's
+// post_backward, the reduce-scatters, in turn (torch/distributed/pipelining/stage.py,
+// backward_maybe_with_nosync). That is a sharded optimizer over data × context (zero = 1)
+// reducing after the backward, not AxoNN's per-microbatch Z. The schedule's
+// Interleaved1F1B runs two stages per rank when no split points are given
+// (pipelining_utils.py generate_split_points).
+void fsdp_under_pipeline(const Row& row, CorpusCase& c) {
+  ParallelConfig& config = c.config;
+  config.data = row.integer("DP"), config.z = 1, config.zero = 1;
+  // Each rank's local batch (the row's microbatch) split into the recipe's pipeline microbatches.
+  config.microbatch = row.integer("microbatch") / row.integer("pipeline_microbatches");
+  if (contains(lower(row["name"]), "interleaved")) config.interleave = 2;  // the schedule, in the row's name
+  c.stack.grad_reduce = GradReduce::after_backward;
+  c.notes.push_back("FSDP under the pipeline priced as zero=1 (weights gathered once per iteration); " +
+                    row["pipeline_microbatches"] + " pipeline microbatches per iteration (recipes:)");
+}
+
 // The grid and schedule of the row (see the header for the rules).
 void set_config(const Row& row, CorpusCase& c) {
   const std::string& other = row["other_parallel"];
@@ -261,6 +297,7 @@ void set_config(const Row& row, CorpusCase& c) {
   }
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
   if (grad_op) config.zero = 2;
+  if (fsdp && config.pipeline > 1) return fsdp_under_pipeline(row, c);
   // torchtitan with context parallelism applies FSDP over the dp_shard and cp mesh dimensions
   // together (torchtitan parallelize_llama.py: fully_shard on the "dp_shard_cp" mesh): the CP
   // ranks shard gradients and optimizer state too. axo's z shards over DP only, so the rest
@@ -365,7 +402,8 @@ std::vector<CorpusRecord> read_csv_records(const std::string& path) {
 namespace {
 
 // The row with its "not stated" recompute / sequence_parallel cells filled from the recipe it ran
-// (recipes:); a value the row states itself is kept.
+// (recipes:), a value the row states itself kept, and a `pipeline_microbatches` cell where the
+// recipe gives one.
 CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
   auto cell = [&record](const std::string& column) -> std::string* {
     for (auto& [name, value] : record) {
@@ -373,14 +411,15 @@ CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
     }
     return nullptr;
   };
-  const std::string* source = cell("source");
-  if (!source) return record;
+  if (!cell("source")) return record;
+  const std::string source = *cell("source");
   for (const RecipeEntry& r : spec.recipes) {
-    if (!contains(*source, r.source_contains)) continue;
+    if (!contains(source, r.source_contains)) continue;
     for (const auto& [column, value] : {std::pair{"recompute", r.recompute}, {"sequence_parallel", r.sequence_parallel}}) {
       std::string* text = cell(column);
       if (text && !value.empty() && contains(*text, "not stated")) *text = value;
     }
+    if (r.pipeline_microbatches > 0) record.emplace_back("pipeline_microbatches", std::to_string(r.pipeline_microbatches));
   }
   return record;
 }

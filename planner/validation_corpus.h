@@ -12,8 +12,12 @@
 //             AxoNN's Z shards weights, gradients and optimizer state and gathers
 //             weights per layer, which is FSDP's FULL_SHARD (ARCHITECTURE.md);
 //             FSDP SHARD_GRAD_OP (MosaicML's H100 rows): data = DP, zero = 2 —
-//             whole weights, gradients and optimizer state sharded over the data group
-//   microbatch sequences per microbatch per replica: the row's microbatch, times z
+//             whole weights, gradients and optimizer state sharded over the data group;
+//             FSDP under torchtitan's pipeline: data = DP, zero = 1 — weights gathered
+//             and gradients reduced once per iteration, after the backward
+//   microbatch sequences per microbatch per replica: the row's microbatch, times z;
+//             under torchtitan's pipeline the row's local batch over the recipe's
+//             pipeline_microbatches
 //   interleave the row's VP; recompute and sequence parallelism as the row states
 //             (torchtitan's TP is always sequence-parallel, also beside FSDP's z)
 //   measured   iter_time_s where given, else global_batch·seq_len / tokens_per_s

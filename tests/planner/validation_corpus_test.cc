@@ -242,16 +242,41 @@ TEST(ValidationCorpus, Fp8RowsAreExpressedInFp8) {
   EXPECT_GT(fp8, 40);
 }
 
+// torchtitan's 405B pipeline runs: FSDP2 under PP gathers weights and reduces gradients once per
+// iteration (zero = 1 over data × context, after the backward), each rank's local batch split
+// into the recipe's 8 pipeline microbatches; the interleaved schedule runs 2 chunks per stage.
+TEST(ValidationCorpus, TorchtitanPipelineRowsShardOncePerIteration) {
+  const CorpusCase& c = find("torchtitan_dec24_llama31_405b_512xH100_1f1b");
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.config.pipeline, 8);
+  EXPECT_EQ(c.config.data, 8);
+  EXPECT_EQ(c.config.z, 1);
+  EXPECT_EQ(c.config.zero, 1);
+  EXPECT_EQ(c.config.microbatch, 4);  // local batch 32 over 8 microbatches
+  EXPECT_EQ(c.config.interleave, 1);
+  EXPECT_EQ(c.stack.grad_reduce, GradReduce::after_backward);
+  EXPECT_EQ(find("torchtitan_dec24_llama31_405b_512xH100_interleaved1f1b").config.interleave, 2);
+  const CorpusCase& cp = find("torchtitan_dec24_llama31_405b_512xH100_cp2_seq65536");
+  ASSERT_TRUE(cp.expressed()) << cp.why_not;
+  EXPECT_EQ(cp.config.context, 2);
+  EXPECT_EQ(cp.config.data, 4);
+  EXPECT_EQ(cp.config.microbatch, 1);  // local batch 8 over 8 microbatches
+  EXPECT_EQ(cp.config.zero, 1);
+  // FSDP without a pipeline stays AxoNN's Z, reducing under the backward.
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.grad_reduce, GradReduce::overlapped);
+}
+
+// The Trainy H200 runs ran llama3_8b.toml's selective (per-op) checkpointing (recipes:).
+TEST(ValidationCorpus, TrainyRowsRunTheTomlsCheckpointing) {
+  const CorpusCase& c = find("torchtitan_trainy_llama31_8b_32xH200_float8");
+  ASSERT_TRUE(c.expressed()) << c.why_not;
+  EXPECT_EQ(c.config.recompute, Recompute::selective);
+  EXPECT_EQ(c.stack.selective, SelectiveKind::per_op);
+}
+
 TEST(ValidationCorpus, UnexpressibleRowsSayWhy) {
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"torchtitan_llama38b_64xA100_lbs1_selective", "per-layer selective"},
-      {"torchtitan_trainy_llama31_8b_32xH200_float8", "recompute not stated"},
-      {"torchtitan_dec24_llama31_405b_512xH100_1f1b", "microbatches the row does not state"},
-  };
-  for (const auto& [name, reason] : expected) {
-    const CorpusCase& c = find(name);
-    EXPECT_NE(c.why_not.find(reason), std::string::npos) << name << ": " << c.why_not;
-  }
+  const CorpusCase& c = find("torchtitan_llama38b_64xA100_lbs1_selective");
+  EXPECT_NE(c.why_not.find("per-layer selective"), std::string::npos) << c.why_not;
   int no_preset = 0;
   for (const CorpusCase& c : corpus()) no_preset += c.why_not.find("no machine preset") != std::string::npos;
   EXPECT_EQ(no_preset, 0);
@@ -332,6 +357,30 @@ TEST_F(CorpusFixture, RecipeFillsOnlyCellsNotStated) {
   EXPECT_EQ(cases[1].config.recompute, Recompute::full);
   EXPECT_FALSE(cases[1].config.sequence_parallel);
   EXPECT_NE(cases[2].why_not.find("recompute not stated"), std::string::npos) << cases[2].why_not;
+}
+
+// A torchtitan pipeline row is expressed only with the recipe's pipeline microbatches, and only
+// when its local batch divides into them.
+TEST_F(CorpusFixture, TorchtitanPipelineNeedsTheRecipesMicrobatches) {
+  std::ofstream(dir_ / "c.yaml", std::ios::app)
+      << "  - {source: torchtitan, gpu_type: A100-80, gpu: A100-80, machine: selene, attention: flash}\n"
+         "recipes:\n  - {source_contains: recipe-x, pipeline_microbatches: 4}\n";
+  std::ofstream(dir_ / "runs.csv")
+      << "name,source,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
+         "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
+         "confidence\n"
+         "torchtitan_a,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
+         "torchtitan_b,other,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
+         "torchtitan_c,recipe-x,GPT x,4,512,8,,2048,,1024,24,A100-80,16,2,2,4,FSDP2 over DP,6,full,,bf16,1.5,,exact\n";
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 3u);
+  ASSERT_TRUE(cases[0].expressed()) << cases[0].why_not;
+  EXPECT_EQ(cases[0].config.microbatch, 4);
+  EXPECT_EQ(cases[0].config.zero, 1);
+  EXPECT_NE(cases[1].why_not.find("microbatches the row does not state"), std::string::npos) << cases[1].why_not;
+  EXPECT_NE(cases[2].why_not.find("local batch of 6 sequences does not divide into 4 pipeline microbatches"),
+            std::string::npos)
+      << cases[2].why_not;
 }
 
 // A recipe's attention kernel that axo does not know is refused with the file, line and field.
