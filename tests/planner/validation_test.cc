@@ -139,17 +139,18 @@ TEST(Validation, PublishedRunsFitTheirGpus) {
 
 // Issue 16's progress on the published runs, held: each source's mean |error|
 // per GPU type stays under where the physics brought it, FSDP's copies and the
-// H100-80 figures fitted on all that GPU type's runs, GB200's GEMMs fitted on its
-// runs (one source: an in-sample figure, no leave-one-source-out), the A100
+// H100-80 figures fitted on all that GPU type's runs, GB200's and the 500 W H100-96's GEMMs
+// fitted on their runs (one source: an in-sample figure, no leave-one-source-out), the A100
 // figures chosen with Korthikanti's backward overlap priced, and GEMMs quantized
 // over the SMs' waves the latest (configs/validation/README.md's table, with headroom of about a point and a half
-// for rows other work makes expressible). The issue's target is 8% for each.
+// for rows other work makes expressible). The issue's target is 8% for each; H200's two
+// Trainy runs are not there yet (configs/validation/README.md, "What is left").
 TEST(Validation, CorpusMeanErrorsStayUnderTheirCeilings) {
   const auto groups = summarize(validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml")));
   const std::map<std::pair<std::string, std::string>, double> ceilings = {
-      {{"dgxc", "H100-80"}, 4.0},          {{"torchtitan", "A100-80"}, 3.5},  {{"torchtitan", "H100-96-HBM2e"}, 8.0},
+      {{"dgxc", "H100-80"}, 4.0},          {{"torchtitan", "A100-80"}, 3.5},  {{"torchtitan", "H100-96-HBM2e"}, 6.5},
       {{"mpt", "H100-80"}, 3.5},           {{"mpt", "A100-80"}, 6.0},         {{"mpt", "A100-40"}, 6.0},
-      {{"dgxc", "GB200"}, 2.0}};
+      {{"dgxc", "GB200"}, 2.0},            {{"torchtitan", "H200"}, 11.0}};
   int checked = 0;
   for (const GroupStats& g : groups) {
     const auto ceiling = ceilings.find({g.source, g.gpu});
