@@ -123,11 +123,10 @@ class Row {
  public:
   Row(const CorpusRecord& record, std::string where) : record_(record), where_(std::move(where)) {}
   const std::string& operator[](const std::string& column) const {
-    for (const auto& [name, value] : record_) {
-      if (name == column) return value;
-    }
+    if (const std::string* value = find(column)) return *value;
     throw InputError(where_ + ": no column '" + column + "'");
   }
+  bool has(const std::string& column) const { return find(column) != nullptr; }
   int64_t integer(const std::string& column) const {
     const std::string& text = (*this)[column];
     try {
@@ -148,15 +147,15 @@ class Row {
     }
     return value;
   }
-  bool has(const std::string& column) const {
-    for (const auto& [name, value] : record_) {
-      if (name == column) return true;
-    }
-    return false;
-  }
   const std::string& where() const { return where_; }
 
  private:
+  const std::string* find(const std::string& column) const {
+    for (const auto& [name, value] : record_) {
+      if (name == column) return &value;
+    }
+    return nullptr;
+  }
   const CorpusRecord& record_;
   std::string where_;
 };
@@ -297,7 +296,7 @@ void set_config(const Row& row, CorpusCase& c) {
   }
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
   if (grad_op) config.zero = 2;
-  if (fsdp && config.pipeline > 1) return fsdp_under_pipeline(row, c);
+  if (fsdp && config.pipeline > 1 && c.source == "torchtitan") return fsdp_under_pipeline(row, c);
   // torchtitan with context parallelism applies FSDP over the dp_shard and cp mesh dimensions
   // together (torchtitan parallelize_llama.py: fully_shard on the "dp_shard_cp" mesh): the CP
   // ranks shard gradients and optimizer state too. axo's z shards over DP only, so the rest
