@@ -300,6 +300,14 @@ class CorpusFixture : public ::testing::Test {
            "confidence\n"
         << rows;
   }
+  // The same with a `source` cell after the name, which recipes: match.
+  void write_sourced_csv(const std::string& rows) const {
+    std::ofstream(dir_ / "runs.csv")
+        << "name,source,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
+           "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
+           "confidence\n"
+        << rows;
+  }
   std::filesystem::path dir_;
 };
 
@@ -341,13 +349,10 @@ TEST_F(CorpusFixture, MalformedRowsNameTheLine) {
 TEST_F(CorpusFixture, RecipeFillsOnlyCellsNotStated) {
   std::ofstream(dir_ / "c.yaml", std::ios::app)
       << "recipes:\n  - {source_contains: recipe-x, recompute: selective, sequence_parallel: \"yes\"}\n";
-  std::ofstream(dir_ / "runs.csv")
-      << "name,source,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
-         "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
-         "confidence\n"
-         "t_a,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,not stated,bf16,1.5,,exact\n"
-         "t_b,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,full,no,bf16,1.5,,exact\n"
-         "t_c,other,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,no,bf16,1.5,,exact\n";
+  write_sourced_csv(
+      "t_a,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,not stated,bf16,1.5,,exact\n"
+      "t_b,recipe-x,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,full,no,bf16,1.5,,exact\n"
+      "t_c,other,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,no,bf16,1.5,,exact\n");
   const auto cases = load_corpus(yaml());
   ASSERT_EQ(cases.size(), 3u);
   ASSERT_TRUE(cases[0].expressed()) << cases[0].why_not;
@@ -365,13 +370,10 @@ TEST_F(CorpusFixture, TorchtitanPipelineNeedsTheRecipesMicrobatches) {
   std::ofstream(dir_ / "c.yaml", std::ios::app)
       << "  - {source: torchtitan, gpu_type: A100-80, gpu: A100-80, machine: selene, attention: flash}\n"
          "recipes:\n  - {source_contains: recipe-x, pipeline_microbatches: 4}\n";
-  std::ofstream(dir_ / "runs.csv")
-      << "name,source,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
-         "gpus,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,"
-         "confidence\n"
-         "torchtitan_a,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
-         "torchtitan_b,other,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
-         "torchtitan_c,recipe-x,GPT x,4,512,8,,2048,,1024,24,A100-80,16,2,2,4,FSDP2 over DP,6,full,,bf16,1.5,,exact\n";
+  write_sourced_csv(
+      "torchtitan_a,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
+      "torchtitan_b,other,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
+      "torchtitan_c,recipe-x,GPT x,4,512,8,,2048,,1024,24,A100-80,16,2,2,4,FSDP2 over DP,6,full,,bf16,1.5,,exact\n");
   const auto cases = load_corpus(yaml());
   ASSERT_EQ(cases.size(), 3u);
   ASSERT_TRUE(cases[0].expressed()) << cases[0].why_not;
