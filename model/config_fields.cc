@@ -110,6 +110,12 @@ void every_choice(const ConfigField& field, const SearchSpace&, const ParallelCo
   }
 }
 
+// The default alone: a field the search leaves to --fix (recompute_layers: which layers to
+// recompute trades memory for time layer by layer; the search's choices are none, selective and full).
+void default_only(const ConfigField& field, const SearchSpace&, const ParallelConfig&, std::vector<FieldValue>& out) {
+  out.push_back(field.default_value());
+}
+
 // Every value where `matters` holds for the grid; elsewhere the default alone.
 template <bool (*matters)(const ParallelConfig&)>
 void choices_when(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
@@ -130,7 +136,7 @@ void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelCon
 
 // The fields, in the order of --fix, plan.yaml and the printed table. The
 // search's nesting: pipeline, data, context, z, y, x, then microbatch, interleave,
-// sequence_parallel, recompute, offload, zero, overlap, then the rank order.
+// sequence_parallel, recompute, recompute_layers, offload, zero, overlap, then the rank order.
 std::vector<ConfigField> make_table() {
   constexpr bool kOncePerGrid = true;
   using K = FieldKind;
@@ -171,6 +177,12 @@ std::vector<ConfigField> make_table() {
        .get = get_member<&P::recompute>, .set = set_member<&P::recompute>,
        .header = "recompute", .width = 9, .optional = true,
        .search = {S::setting, 90, every_choice, kOncePerGrid}},
+      {.name = "recompute_layers", .kind = K::count,
+       .help = "with recompute=full, the layers of each pipeline chunk recomputed, its first ones "
+               "(Megatron-LM's --recompute-method block); 0: every layer",
+       .get = get_member<&P::recompute_layers>, .set = set_member<&P::recompute_layers>,
+       .header = "rc_l", .width = 4, .optional = true, .late_column = true, .minimum = 0,
+       .search = {S::setting, 95, default_only, kOncePerGrid}},
       {.name = "offload", .kind = K::on_off, .help = "optimizer state in host memory",
        .get = get_member<&P::offload>, .set = set_member<&P::offload>,
        .header = "off", .width = 3, .optional = true,
@@ -276,7 +288,7 @@ std::string ConfigField::text(FieldValue value) const {
 
 std::string ConfigField::allowed() const {
   switch (kind) {
-    case FieldKind::count: return "a whole number from 1 to 2^30";
+    case FieldKind::count: return "a whole number from " + std::to_string(minimum) + " to 2^30";
     case FieldKind::choice: return join_or(choices);
     case FieldKind::on_off: return "on or off";
     case FieldKind::order: return "the six letters x, y, z, c, d, p once each, innermost first";
@@ -298,7 +310,7 @@ FieldValue ConfigField::parse(const std::string& key, const std::string& text,
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used == 0 || used != text.size() || value < 1 || value > kLargestCount) return fail();
+      if (used == 0 || used != text.size() || value < minimum || value > kLargestCount) return fail();
       return value;
     }
     case FieldKind::choice:

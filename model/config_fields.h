@@ -105,6 +105,7 @@ struct ConfigField {
   int width;                 // and width
   bool optional = false;     // plan.yaml may omit it (then it is the default)
   bool late_column = false;  // CSV/JSON: after the time columns (see the recipe above)
+  int64_t minimum = 1;       // FieldKind::count: the least value allowed
   FieldSearch search;
   // Filled in by config_fields(): the position in the table, and the default
   // (the member's initializer, read from ParallelConfig{}).
@@ -117,7 +118,7 @@ struct ConfigField {
   // The --fix text back to a value; throws InputError "SOURCE: KEY=TEXT:
   // expected ALLOWED" (an order: "SOURCE: order 'TEXT': expected ...").
   FieldValue parse(const std::string& key, const std::string& text, const std::string& source) const;
-  // The allowed values in words: "a whole number from 1 to 2^30",
+  // The allowed values in words: "a whole number from 1 to 2^30" (from the field's minimum),
   // "none, selective or full", "on or off", "the six letters ...".
   std::string allowed() const;
   // Left-aligned in the printed table (names) or right-aligned (numbers, on/off).

@@ -23,9 +23,9 @@ const char* group_name(GridDim dim) {
   return names[static_cast<int>(dim)];
 }
 
-double CostRecorder::runs(CostScope scope) const {
+double CostRecorder::runs(CostScope scope, CostPhase phase) const {
   switch (scope) {
-    case CostScope::layer: return layer_runs_;
+    case CostScope::layer: return phase == CostPhase::recompute ? recompute_runs_ : layer_runs_;
     case CostScope::first_stage:
     case CostScope::last_stage: return microbatches_;
     case CostScope::step: return 1;
@@ -35,7 +35,7 @@ double CostRecorder::runs(CostScope scope) const {
 
 void CostRecorder::add(CostItem item) const {
   if (!items_) return;
-  item.per_iteration *= runs(item.scope);
+  item.per_iteration *= runs(item.scope, item.phase);
   items_->push_back(std::move(item));
 }
 

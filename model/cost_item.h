@@ -47,13 +47,17 @@ struct CostItem {
 
 // Collects items when given a list; every method is a no-op without one.
 // An item recorded `n` times per microbatch runs n · (runs of its scope) times
-// per iteration: layer items layers-of-the-slowest-stage · m times, first and
-// last stage items m times, step items once.
+// per iteration: layer items layers-of-the-slowest-stage · m times (its
+// recomputed layers · m for the recompute phase's, fewer under partial
+// recompute), first and last stage items m times, step items once.
 class CostRecorder {
  public:
   CostRecorder() = default;  // records nothing
+  CostRecorder(std::vector<CostItem>* items, double layer_runs, double microbatches, double recompute_runs)
+      : items_(items), layer_runs_(layer_runs), microbatches_(microbatches), recompute_runs_(recompute_runs) {}
+  // Every layer recomputes, if the configuration recomputes at all.
   CostRecorder(std::vector<CostItem>* items, double layer_runs, double microbatches)
-      : items_(items), layer_runs_(layer_runs), microbatches_(microbatches) {}
+      : CostRecorder(items, layer_runs, microbatches, layer_runs) {}
 
   bool recording() const { return items_ != nullptr; }
   // `gemms` GEMMs of 2mnk flops each (the first [m×k]·[k×n]) that took
@@ -66,11 +70,12 @@ class CostRecorder {
   void add(CostItem item) const;
 
  private:
-  double runs(CostScope scope) const;
+  double runs(CostScope scope, CostPhase phase) const;
 
   std::vector<CostItem>* items_ = nullptr;
-  double layer_runs_ = 0;    // layers of the slowest stage · microbatches
-  double microbatches_ = 0;  // microbatches per iteration
+  double layer_runs_ = 0;      // layers of the slowest stage · microbatches
+  double microbatches_ = 0;    // microbatches per iteration
+  double recompute_runs_ = 0;  // the slowest stage's recomputed layers · microbatches
 };
 
 }  // namespace axo

@@ -207,11 +207,33 @@ const PipelineSplit& CostModel::pipeline_split(const ParallelConfig& c) const {
   return remembered_split(spec_, c.pipeline, c.interleave).split;
 }
 
-// A priced configuration and the layers of its slowest stage.
+// A priced configuration and the layers of its slowest stage (and of them, those that recompute).
 struct CostModel::Priced {
   Breakdown breakdown;
-  double paced_layers = 0;
+  double paced_layers = 0, paced_recomputed = 0;
 };
+
+namespace {
+
+// The configuration whose layers cost what partial recompute's kept layers cost.
+ParallelConfig without_recompute(ParallelConfig c) {
+  c.recompute = Recompute::none, c.recompute_layers = 0;
+  return c;
+}
+
+// The configurations whose layer costs `c`'s layers take: its own, and under partial recompute the kept layers'.
+std::vector<ParallelConfig> layer_variants(const ParallelConfig& c) {
+  if (!partial_recompute(c)) return {c};
+  return {c, without_recompute(c)};
+}
+
+// A layer's backward with its recompute and their exposed collectives.
+double layer_backward(const LayerCompute& layer, const LayerComm& comm) {
+  return layer.backward + layer.recompute + comm.recompute + comm.backward;
+}
+
+}  // namespace
+
 
 CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& record,
                                    const MemoryBreakdown* memory) const {
@@ -223,22 +245,35 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   const CostInputs in{spec_, machine_, c, local.shapes};
   const LocalComm fresh_comm = record.recording() ? local_comm(in, local.layer, record) : LocalComm{};
   const LocalComm& comm = record.recording() ? fresh_comm : memo_->comm(spec_, machine_, c, local);
-  const StageTime stage = slowest_stage(layers, {local.layer, comm.layer, local.ends, comm.ends});
+  StageParts parts{local.layer, comm.layer, local.ends, comm.ends};
+  if (partial_recompute(c)) {  // the kept layers cost as without recompute
+    const ParallelConfig kept = without_recompute(c);
+    const LocalCompute& kept_local = memo_->get(spec_, machine_, kept);
+    parts.kept = &kept_local.layer;
+    parts.kept_comm = &memo_->comm(spec_, machine_, kept, kept_local).layer;
+    for (int64_t s = 0; s < c.pipeline; ++s) parts.recomputed.push_back(recomputed_layers(c, pipeline_split(c), s));
+  }
+  const StageTime stage = slowest_stage(layers, parts);
+  // The slowest stage's layer on average: the recompute of the layers that recompute, over all.
+  const double recomputed_share = stage.recomputed / stage.layers;
+  LayerCompute paced = local.layer;
+  paced.recompute *= recomputed_share;
   Breakdown b;
   // fp8 weights are cast once per iteration, or per microbatch when Z gathers them anew.
   b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers * (c.z > 1 ? m : 1), record);
   b.tp_comm = m * stage.tp_comm;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
-  const DataParallelStep dp = data_parallel_step(in, layers, stage.layers, local.layer, record);
+  const DataParallelStep dp = data_parallel_step(in, layers, stage.layers, paced, record);
   b.dp_comm = dp.exposed;
   const OptimizerStep step = optimizer_step(in, dp, record);
   b.offload = step.offload;
   b.optimizer = step.optimizer;
   b.layer_forward = local.layer.forward + comm.layer.forward;
-  b.layer_backward = local.layer.backward + local.layer.recompute + comm.layer.recompute + comm.layer.backward;
+  b.layer_backward = recomputed_share * layer_backward(local.layer, comm.layer);
+  if (parts.kept) b.layer_backward += (1 - recomputed_share) * layer_backward(*parts.kept, *parts.kept_comm);
   finish(spec_, machine_, c, layers, memory, b);
-  return {b, stage.layers};
+  return {b, stage.layers, stage.recomputed};
 }
 
 Breakdown CostModel::evaluate(const ParallelConfig& config) const { return price(config, CostRecorder()).breakdown; }
@@ -247,13 +282,18 @@ Breakdown CostModel::evaluate(const ParallelConfig& config, const MemoryBreakdow
   return price(config, CostRecorder(), &memory).breakdown;
 }
 
+// Under partial recompute a layer costs either its own price or its kept layer's: the bounds take the
+// cheaper (a kept layer saves the recompute but has a shorter backward to hide collectives under).
 double CostModel::paced_lower_bound(const ParallelConfig& c) const {
-  const LocalCompute& local = memo_->get(spec_, machine_, c);
-  const LocalComm& comm = memo_->comm(spec_, machine_, c, local);
+  double per_layer = 0;
+  for (const ParallelConfig& variant : layer_variants(c)) {
+    const LocalCompute& local = memo_->get(spec_, machine_, variant);
+    const double cost = local.layer.total() + memo_->comm(spec_, machine_, variant, local).layer.total();
+    per_layer = per_layer == 0 ? cost : std::min(per_layer, cost);
+  }
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
   const double m = double(microbatches(c));
-  const double per_microbatch =
-      double(*std::max_element(layers.begin(), layers.end())) * (local.layer.total() + comm.layer.total());
+  const double per_microbatch = double(*std::max_element(layers.begin(), layers.end())) * per_layer;
   return (m + double(c.pipeline - 1) / double(c.interleave)) * per_microbatch;
 }
 
@@ -261,14 +301,18 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
   items.clear();
   // Layer items count their runs on the slowest stage, which a silent pricing finds first.
   const double m = double(microbatches(config));
-  const double layers = price(config, CostRecorder()).paced_layers;
-  return price(config, CostRecorder(&items, layers * m, m)).breakdown;
+  const Priced silent = price(config, CostRecorder());
+  return price(config, CostRecorder(&items, silent.paced_layers * m, m, silent.paced_recomputed * m)).breakdown;
 }
 
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
-  const LocalCompute& local = memo_->get(spec_, machine_, c);
+  double per_layer = 0;
+  for (const ParallelConfig& variant : layer_variants(c)) {
+    const LocalCompute& local = memo_->get(spec_, machine_, variant);
+    const double cost = local.layer.total() + local.fastest_ring;
+    per_layer = per_layer == 0 ? cost : std::min(per_layer, cost);
+  }
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
-  const double per_layer = local.layer.total() + local.fastest_ring;
   return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }
 
@@ -317,6 +361,10 @@ std::string CostModel::check_schedule(const ParallelConfig& c) const {
   if (c.sequence_parallel && (c.x != 1 || c.y == 1)) {
     return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=" +
            std::to_string(c.x) + ", y=" + std::to_string(c.y);
+  }
+  if (c.recompute_layers > 0 && c.recompute != Recompute::full) {
+    return "recompute_layers=" + std::to_string(c.recompute_layers) + " needs recompute=full (it names the layers of "
+           "each pipeline chunk that full recompute recomputes)";
   }
   if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
   if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {

@@ -7,8 +7,13 @@ StageTime stage_time(const std::vector<int64_t>& stage_layers, int64_t stage, co
   StageTime t;
   t.stage = stage;
   t.layers = double(stage_layers[size_t(stage)]);
-  t.compute = t.layers * parts.layer.total();
-  t.tp_comm = t.layers * parts.comm.total();
+  t.recomputed = parts.recomputed.empty() ? t.layers : double(parts.recomputed[size_t(stage)]);
+  t.compute = t.recomputed * parts.layer.total();
+  t.tp_comm = t.recomputed * parts.comm.total();
+  if (t.recomputed < t.layers) {
+    t.compute += (t.layers - t.recomputed) * parts.kept->total();
+    t.tp_comm += (t.layers - t.recomputed) * parts.kept_comm->total();
+  }
   if (stage == 0) {
     t.compute += parts.ends.first();
     t.tp_comm += parts.ends_comm.first;

@@ -6,6 +6,8 @@
 // communication, plus the embedding on the first stage and the final norm,
 // LM head and loss on the last (all of it when there is one stage):
 //   T_s = L_s · (layer compute + layer tp_comm) + [s = 0]·embedding + [s = p−1]·head
+// Under partial recompute the R_s layers it recomputes (recomputed_layers)
+// cost the layer and the other L_s − R_s the layer without recompute (`kept`).
 #pragma once
 
 #include "model/cost_layer.h"
@@ -21,6 +23,7 @@ struct StageTime {
   double compute = 0;  // per microbatch, recompute included
   double tp_comm = 0;  // exposed, per microbatch
   double layers = 0;   // transformer layers the stage runs
+  double recomputed = 0;  // of them, those that cost `layer` (all but partial recompute's kept layers)
   double total() const { return compute + tp_comm; }
 };
 
@@ -30,6 +33,10 @@ struct StageParts {
   const LayerComm& comm;
   const StageEndCompute& ends;
   const StageEndComm& ends_comm;
+  // Partial recompute: a layer that keeps its activations, and each stage's recomputed layers.
+  const LayerCompute* kept = nullptr;
+  const LayerComm* kept_comm = nullptr;
+  std::vector<int64_t> recomputed = {};  // empty: every layer costs `layer`
 };
 
 // Stage `stage` of stages running `stage_layers` layers each (layers_by_stage).

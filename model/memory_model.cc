@@ -105,6 +105,7 @@ struct StageMemoryParts {
   double optimizer_shards = 1;           // data·context with zero >= 1, else 1
   double gradient_shards = 1;            // data·context with zero = 2, else 1
   double per_layer = 0;                  // activations of one layer and microbatch
+  double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
   double buffers = 0;                    // communication buffers
@@ -148,6 +149,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
   parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
   parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
+  parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
   parts.working = recompute_working_bytes(spec, c, stack);
   const double tokens = tokens_per_rank(spec, c);
   // The logits [T, V'/y] in the training precision, plus the fp32 copy the
@@ -191,8 +193,11 @@ double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
   return count;
 }
 
-MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
-  double activations = in_flight(c, parts.microbatches, stage) * double(layers) * parts.per_layer;
+// Stage `stage` of `layers` layers, `recomputed` of them recomputed (recomputed_layers).
+MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers,
+                                int64_t recomputed, int64_t stage) {
+  const double per_microbatch = double(recomputed) * parts.per_layer + double(layers - recomputed) * parts.per_kept_layer;
+  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch;
   if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
   activations += parts.working;
   if (c.pipeline == 1) activations += parts.logits;
@@ -238,18 +243,27 @@ int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& 
   return most;
 }
 
+int64_t recomputed_layers(const ParallelConfig& c, const PipelineSplit& split, int64_t stage) {
+  return partial_recompute(c) ? split.leading_layers(stage, c.recompute_layers) : split.stage_layers(stage);
+}
+
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& c, const PipelineSplit& split,
                              int64_t stage, const MemoryStack& stack) {
-  return stage_memory_of(stage_memory_parts(spec, c, stack), c, split.stage_layers(stage), stage);
+  return stage_memory_of(stage_memory_parts(spec, c, stack), c, split.stage_layers(stage),
+                         recomputed_layers(c, split, stage), stage);
 }
 
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c,
                                   const std::vector<int64_t>& stage_layers, const MemoryStack& stack) {
   const StageMemoryParts parts = stage_memory_parts(spec, c, stack);
-  MemoryBreakdown fullest = stage_memory_of(parts, c, stage_layers[0], 0);
-  for (int64_t s = 1; s < c.pipeline; ++s) {
-    const MemoryBreakdown m = stage_memory_of(parts, c, stage_layers[size_t(s)], s);
-    if (m.total() > fullest.total()) fullest = m;
+  // The split's chunks say which layers partial recompute recomputes (looked up only then: the search's hot path).
+  const PipelineSplit* split = partial_recompute(c) ? &remembered_split(spec, c.pipeline, c.interleave).split : nullptr;
+  MemoryBreakdown fullest;
+  for (int64_t s = 0; s < c.pipeline; ++s) {
+    const int64_t layers = stage_layers[size_t(s)];
+    const int64_t recomputed = split ? recomputed_layers(c, *split, s) : layers;
+    const MemoryBreakdown m = stage_memory_of(parts, c, layers, recomputed, s);
+    if (s == 0 || m.total() > fullest.total()) fullest = m;
   }
   return fullest;
 }

@@ -38,7 +38,9 @@
 // 3.3; never the whole model). Context parallelism adds the ring's two key/value receive
 // blocks (2 · 2·T·(kv_heads/y)·d·e bytes) to the buffers. Selective
 // recompute drops the attention matrices; full recompute keeps only each
-// layer's input plus one layer's working set. Each stage holds its own layers
+// layer's input plus one layer's working set, on the layers it recomputes
+// (recompute_layers: the first of each chunk; the others keep all their
+// activations). Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
 // (1F1B), times 1 + (p−1−s)/(p·v) when interleaved (Korthikanti et al.'s
 // factor on the first stage); the first stage also holds the embedding, the
@@ -95,6 +97,10 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                              int64_t stage, const MemoryStack& stack = {});
 
+
+// Of stage `stage`'s layers, those full recompute recomputes: the first recompute_layers of each
+// of its chunks (partial_recompute), else every layer. The cost model prices the same layers.
+int64_t recomputed_layers(const ParallelConfig& config, const PipelineSplit& split, int64_t stage);
 
 // The attention core's stored bytes of one layer for `local_heads` (sequence,
 // head) pairs: materialized, the s² probabilities (2 bytes; 5 with dropout:

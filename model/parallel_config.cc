@@ -98,7 +98,7 @@ FieldValue field_from_yaml(const ConfigField& field, const YamlMap& map) {
   const bool absent = !map.has(field.name);
   if (absent && field.optional) return fallback;
   switch (field.kind) {
-    case FieldKind::count: return map.get_int(field.name, 1, int64_t(1) << 30);
+    case FieldKind::count: return map.get_int(field.name, field.minimum, int64_t(1) << 30);
     case FieldKind::on_off: return map.get_bool(field.name);
     case FieldKind::choice:
       return field.parse(field.name, map.get_choice(field.name, {field.choices.begin(), field.choices.end()}),

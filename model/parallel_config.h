@@ -40,6 +40,10 @@ struct ParallelConfig {
   int64_t context = 1;     // context-parallel ranks: each holds s/context tokens of every sequence
   int64_t microbatch = 1;  // sequences per microbatch per data-parallel replica
   Recompute recompute = Recompute::none;
+  // With full recompute, the layers of each pipeline chunk recomputed, the chunk's first ones; the
+  // rest keep their activations (Megatron-LM's --recompute-method block --recompute-num-layers).
+  // 0: every layer.
+  int64_t recompute_layers = 0;
   bool offload = false;            // optimizer state in host memory
   bool overlap = true;             // overlap tensor-parallel collectives (OAR, ORS, OAG)
   bool sequence_parallel = false;  // Megatron sequence parallelism (x = 1, y > 1; any z)
@@ -57,6 +61,11 @@ struct ParallelConfig {
   int64_t stride(GridDim dim) const;
   std::string order_string() const;  // e.g. "xyzcdp"
 };
+
+// Full recompute of some layers of each chunk only (recompute_layers > 0).
+inline bool partial_recompute(const ParallelConfig& c) {
+  return c.recompute == Recompute::full && c.recompute_layers > 0;
+}
 
 // Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);

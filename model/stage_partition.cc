@@ -52,6 +52,12 @@ int64_t PipelineSplit::stage_layers(int64_t stage) const {
   return layers;
 }
 
+int64_t PipelineSplit::leading_layers(int64_t stage, int64_t per_chunk) const {
+  int64_t layers = 0;
+  for (int64_t c = 0; c < interleave(); ++c) layers += std::min(per_chunk, chunk(stage, c).count());
+  return layers;
+}
+
 int64_t PipelineSplit::max_stage_layers() const {
   int64_t most = 0;
   for (int64_t s = 0; s < stages_; ++s) most = std::max(most, stage_layers(s));

@@ -48,6 +48,8 @@ class PipelineSplit {
   int64_t stage_layers(int64_t stage) const;
   // The most layers any stage holds (it sets memory).
   int64_t max_stage_layers() const;
+  // Of stage `stage`'s layers, those among the first `per_chunk` of each of its chunks.
+  int64_t leading_layers(int64_t stage, int64_t per_chunk) const;
   // Layer counts by stage, chunks joined by '+': "8,4" or "2+2,2+1".
   std::string text() const;
 

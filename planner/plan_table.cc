@@ -235,7 +235,7 @@ class RowReader {
     switch (field.kind) {
       case FieldKind::count: {
         const double v = number(field.name);
-        if (v < 1 || v > double(int64_t(1) << 30) || v != std::floor(v)) {
+        if (v < double(field.minimum) || v > double(int64_t(1) << 30) || v != std::floor(v)) {
           fail(field.name, "expected " + field.allowed());
         }
         return FieldValue(v);

@@ -9,11 +9,15 @@
 
 namespace axo::testing {
 
-// Values of `field` away from and at its default: a few counts (2^30 the
-// largest allowed), every choice, on and off, a few rank orders.
+// Values of `field` away from and at its default: a few counts (the field's
+// minimum the least, 2^30 the largest allowed), every choice, on and off, a few rank orders.
 inline std::vector<FieldValue> sample_values(const ConfigField& field) {
   switch (field.kind) {
-    case FieldKind::count: return {1, 3, 64, FieldValue(1) << 30};
+    case FieldKind::count: {
+      std::vector<FieldValue> counts = {1, 3, 64, FieldValue(1) << 30};
+      if (field.minimum < 1) counts.insert(counts.begin(), field.minimum);
+      return counts;
+    }
     case FieldKind::on_off: return {0, 1};
     case FieldKind::choice: {
       std::vector<FieldValue> all;

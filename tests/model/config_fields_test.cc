@@ -64,8 +64,8 @@ TEST(ConfigFields, DefaultsAreParallelConfigs) {
     EXPECT_EQ(field.default_value(), field.get(defaults)) << field.name;
   }
   EXPECT_EQ(config_text(defaults, ","),
-            "pipeline=1,data=1,context=1,x=1,y=1,z=1,microbatch=1,recompute=none,offload=off,zero=0,overlap=on,"
-            "sequence_parallel=off,interleave=1,order=xyzcdp");
+            "pipeline=1,data=1,context=1,x=1,y=1,z=1,microbatch=1,recompute=none,recompute_layers=0,offload=off,"
+            "zero=0,overlap=on,sequence_parallel=off,interleave=1,order=xyzcdp");
 }
 
 TEST(ConfigFields, EveryValueRoundTripsThroughFixText) {
@@ -149,8 +149,13 @@ TEST(ConfigFields, ParseFixErrors) {
   EXPECT_EQ(error_of([] { parse_fix("colour=red"); }),
             "--fix: unknown key 'colour' (expected " + config_field_names() + ")");
   EXPECT_EQ(config_field_names(),
-            "pipeline, data, context, x, y, z, microbatch, recompute, offload, zero, overlap, sequence_parallel, "
-            "interleave, order");
+            "pipeline, data, context, x, y, z, microbatch, recompute, recompute_layers, offload, zero, overlap, "
+            "sequence_parallel, interleave, order");
+  // A count says its own least value: recompute_layers' 0 means every layer.
+  EXPECT_EQ(parse_fix("recompute_layers=0").values.recompute_layers, 0);
+  EXPECT_EQ(error_of([] { parse_fix("recompute_layers=-1"); }),
+            "--fix: recompute_layers=-1: expected a whole number from 0 to 2^30");
+  EXPECT_NE(error_of([] { parse_fix("pipeline=0"); }).find("a whole number from 1 to 2^30"), std::string::npos);
   EXPECT_THROW(parse_fix("pipeline"), InputError);
   EXPECT_THROW(parse_fix("=3"), InputError);
   EXPECT_THROW(parse_fix("pipeline="), InputError);

@@ -301,5 +301,39 @@ TEST(CostModel, AConstModelIsSharedBetweenThreads) {
   }
 }
 
+// Partial recompute prices the layers it recomputes as full recompute does and the others as
+// without it: half of each chunk recomputed costs half of full recompute's extra, all of it
+// costs what full recompute does, and the explanation counts the recompute on those layers only.
+TEST(CostModel, PartialRecomputePricesTheRecomputedLayersOnly) {
+  const CostModel model(load_model("gpt3-175b"), load_machine("selene"));  // 96 layers: chunks of 6
+  ParallelConfig c;
+  c.pipeline = 8, c.interleave = 2, c.y = 8, c.data = 2, c.microbatch = 1, c.sequence_parallel = true;
+  auto priced = [&](Recompute recompute, int64_t recompute_layers) {
+    ParallelConfig with = c;
+    with.recompute = recompute, with.recompute_layers = recompute_layers;
+    EXPECT_EQ(model.check(with), "");
+    return model.evaluate(with);
+  };
+  const Breakdown none = priced(Recompute::none, 0), full = priced(Recompute::full, 0);
+  const Breakdown half = priced(Recompute::full, 3);
+  EXPECT_DOUBLE_EQ(priced(Recompute::full, 6).iter_time, full.iter_time);
+  EXPECT_NEAR(half.compute, none.compute + (full.compute - none.compute) / 2, 1e-12 * full.compute);
+  EXPECT_NEAR(half.tp_comm, none.tp_comm + (full.tp_comm - none.tp_comm) / 2, 1e-12 * full.tp_comm);
+  EXPECT_LT(half.iter_time, full.iter_time);
+  EXPECT_GT(half.iter_time, none.iter_time);
+  // Bounds stay below the price.
+  c.recompute = Recompute::full, c.recompute_layers = 3;
+  EXPECT_LE(model.compute_lower_bound(c), half.compute);
+  EXPECT_LE(model.paced_lower_bound(c), half.compute + half.tp_comm + half.bubble);
+  std::vector<CostItem> items;
+  model.explain(c, items);
+  const CostItem* again = find_item(items, "whole layer forward again", CostPhase::recompute);
+  ASSERT_NE(again, nullptr);
+  const double m = double(model.microbatches(c));
+  EXPECT_DOUBLE_EQ(again->per_iteration, 6 * m);  // 3 of each of the slowest stage's 2 chunks
+  c.recompute = Recompute::selective;
+  EXPECT_NE(model.check(c).find("recompute_layers=3 needs recompute=full"), std::string::npos) << model.check(c);
+}
+
 }  // namespace
 }  // namespace axo

@@ -297,5 +297,29 @@ TEST(MemoryModel, Bf16OptimizerStateIsSixBytesPerParameter) {
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c, bf16_state).optimizer, double(spec.parameter_count()) * 6 / 2);
 }
 
+// Partial recompute: the first recompute_layers of each chunk keep their inputs only, the others
+// all their activations; as many as a chunk holds is full recompute.
+TEST(MemoryModel, PartialRecomputeKeepsTheOtherLayersWhole) {
+  const TransformerSpec spec = load_model("gpt3-175b");  // 96 layers: 12 per stage of 8, 6 per chunk of 2
+  ParallelConfig c = megatron(8, 8, 1, Recompute::full, true);
+  c.interleave = 2;
+  auto activations = [&](Recompute recompute, int64_t recompute_layers) {
+    ParallelConfig with = c;
+    with.recompute = recompute, with.recompute_layers = recompute_layers;
+    return memory_per_device(spec, with).activations;
+  };
+  const double full = activations(Recompute::full, 0), none = activations(Recompute::none, 0);
+  EXPECT_DOUBLE_EQ(activations(Recompute::full, 6), full);
+  EXPECT_DOUBLE_EQ(activations(Recompute::full, 60), full);
+  EXPECT_GT(activations(Recompute::full, 5), full);
+  EXPECT_LT(activations(Recompute::full, 1), none);
+  // Each layer per chunk recomputed saves the same bytes: two chunks' worth of one layer's
+  // activations less its input, times the microbatches in flight.
+  const double step = activations(Recompute::full, 1) - activations(Recompute::full, 2);
+  EXPECT_GT(step, 0);
+  EXPECT_NEAR(activations(Recompute::full, 2) - activations(Recompute::full, 3), step, 1e-9 * full);
+  EXPECT_NEAR(activations(Recompute::full, 5) - full, step, 1e-9 * full);
+}
+
 }  // namespace
 }  // namespace axo

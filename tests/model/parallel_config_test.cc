@@ -57,12 +57,12 @@ TEST(ParallelConfig, YamlRoundTrip) {
 
 TEST(ParallelConfig, YamlHoldsEveryFieldInTableOrder) {
   ParallelConfig c;
-  c.pipeline = 4, c.y = 8, c.recompute = Recompute::full, c.overlap = false;
+  c.pipeline = 4, c.y = 8, c.recompute = Recompute::full, c.recompute_layers = 3, c.overlap = false;
   YAML::Emitter out;
   out << to_yaml(c);
   EXPECT_EQ(std::string(out.c_str()),
-            "pipeline: 4\ndata: 1\ncontext: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\noffload: false\nzero: 0\n"
-            "overlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzcdp");
+            "pipeline: 4\ndata: 1\ncontext: 1\nx: 1\ny: 8\nz: 1\nmicrobatch: 1\nrecompute: full\nrecompute_layers: 3\n"
+            "offload: false\nzero: 0\noverlap: false\nsequence_parallel: false\ninterleave: 1\norder: xyzcdp");
 }
 
 TEST(ParallelConfig, YamlErrorsAreLocated) {
