@@ -177,10 +177,15 @@ std::string flag(const std::string& name, int64_t value) {
   return "  " + name + " " + std::to_string(value) + "\n";
 }
 
-// The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines.
+// The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines. Partial
+// recompute is Megatron's block method: the first N layers of each pipeline chunk in full.
 static std::string recompute_flags(const ParallelConfig& c) {
   switch (c.recompute) {
     case Recompute::full:
+      if (partial_recompute(c)) {
+        return flag("--recompute-granularity full") + flag("--recompute-method block") +
+               flag("--recompute-num-layers", c.recompute_layers);
+      }
       return flag("--recompute-granularity full") + flag("--recompute-method uniform") +
              flag("--recompute-num-layers", 1);
     case Recompute::selective:

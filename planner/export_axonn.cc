@@ -113,7 +113,10 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
   }
   switch (c.recompute) {
     case Recompute::full:
-      text += "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).\n";
+      text += partial_recompute(c) ? "# Recompute full on the first " + std::to_string(c.recompute_layers) +
+                                         " transformer blocks of each stage: checkpoint those\n"
+                                         "# (torch.utils.checkpoint); the others keep their activations.\n"
+                                   : "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).\n";
       if (overlap_all_gather) {
         text += "# Run the recomputed forward under\n"
                 "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";

@@ -138,7 +138,19 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
     text += key("pipeline_parallel_microbatch_size", c.microbatch / c.z);
   }
   text += "\n[activation_checkpoint]\n";
-  text += key("mode", to_string(c.recompute));
+  const int64_t chunk_layers = spec.layers / (c.pipeline * c.interleave);
+  if (partial_recompute(c) && c.recompute_layers < chunk_layers) {
+    // torchtitan checkpoints every k-th block of a stage in full (an integer selective_ac_option):
+    // k = L/N recomputes floor(L/k) >= N of a stage's L blocks, at least what the plan recomputes.
+    const int64_t every = chunk_layers / c.recompute_layers;
+    text += "# The plan recomputes " + std::to_string(c.recompute_layers) + " of each stage's " +
+            std::to_string(chunk_layers) + " blocks; torchtitan checkpoints every k-th block in full:\n# 1 in " +
+            std::to_string(every) + ", " + std::to_string(chunk_layers / every) + " blocks.\n";
+    text += key("mode", "selective");
+    text += key("selective_ac_option", std::to_string(every));
+  } else {
+    text += key("mode", to_string(c.recompute));
+  }
   if (c.recompute == Recompute::selective) {
     text += "# Per-operator selective recompute, the closest to recomputing the attention core.\n";
     text += key("selective_ac_option", "op");

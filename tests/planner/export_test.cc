@@ -228,6 +228,29 @@ TEST(ExportAxonn, Limitations) {
   EXPECT_EQ(expressible_fields(ExportFormat::axonn, FixedFields{}, false).values.context, 1);
 }
 
+// Partial recompute as each framework names it: Megatron's block method; AxoNN's checkpointed
+// blocks; torchtitan's every k-th block, at least as many as the plan recomputes.
+TEST(Export, PartialRecomputeAsEachFrameworkNamesIt) {
+  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);  // llama3-8b's 32 layers: 4 per chunk of 4 x 2
+  c.recompute = Recompute::full, c.recompute_layers = 2, c.interleave = 2, c.sequence_parallel = true;
+  const MachineProfile machine = gpu_machine("dgx-h100", 8);
+  const std::string megatron = export_megatron(llama3_8b(), machine, c, context());
+  EXPECT_NE(megatron.find("--recompute-granularity full\n  --recompute-method block\n  --recompute-num-layers 2\n"),
+            std::string::npos)
+      << megatron;
+  const std::string torchtitan = export_torchtitan(llama3_8b(), machine, c, context());
+  EXPECT_NE(torchtitan.find("mode = \"selective\"\nselective_ac_option = \"2\"\n"), std::string::npos) << torchtitan;
+  c.recompute_layers = 3;  // 1 block in 1: every block
+  EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("selective_ac_option = \"1\""),
+            std::string::npos);
+  c.recompute_layers = 4;  // the whole chunk: full recompute
+  EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("mode = \"full\""), std::string::npos);
+  c = grid(2, 2, 2, 2, 4, 8);
+  c.recompute = Recompute::full, c.recompute_layers = 2;
+  const std::string axonn = export_axonn(gpt3_13b(), gpu_machine("perlmutter", 4), c, context());
+  EXPECT_NE(axonn.find("Recompute full on the first 2 transformer blocks of each stage"), std::string::npos) << axonn;
+}
+
 TEST(ExportTorchtitan, TensorPipelineAndReplicas) {
   ParallelConfig c = grid(4, 2, 1, 4, 1, 2);
   c.recompute = Recompute::selective;
