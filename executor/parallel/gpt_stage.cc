@@ -44,12 +44,13 @@ struct GptStage::Gradients {
 };
 
 GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
-                   const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+                   const Overlap& overlap, StageRecompute recompute, PhaseTimes& times, DeviceMemory& memory,
                    Precision precision, BucketGradients* buckets)
     : layout_(layout),
       grid_(grid),
       params_(layout, parameters, gradients, memory, buckets),
-      recompute_(recompute),
+      recompute_(recompute.kind),
+      recompute_layers_(recompute.layers),
       precision_(precision),
       times_(times),
       sequence_parallel_(grid.config().sequence_parallel),
@@ -217,13 +218,12 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   ActivationStash stash(workspace_.get_allocator());
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
-  const int64_t keep = recompute_ == Recompute::full ? mr * Cx_ : acts_size(chunk);
   Acts a;
   if (rolls()) {
     a = carve_rolling(chunk);
-    stash.keep(nullptr, size_t(keep), precision_);  // sized now, filled region by region
+    stash.keep(nullptr, size_t(acts_size(chunk)), precision_);  // sized now, filled region by region
   } else {
-    a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(keep)), chunk);
+    a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(acts_size(chunk))), chunk);
   }
   if (model_first(chunk)) {
     head_.embed(a.input, all_tokens(inputs_, microbatch), params_.weight(GptTensor::wte), params_.weight(GptTensor::wpe),
@@ -231,9 +231,8 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
-  if (recompute_ == Recompute::full) stash.keep(a.input, size_t(keep), precision_);
   if (rolls()) keep_region(stash, a, Region::input);
-  forward_layers(a, chunk, [&](size_t i) {
+  forward_layers(a, chunk, a.layers.size(), [&](size_t i) {
     if (rolls()) keep_region(stash, a, Region::layer, i);
   });
   if (model_last(chunk)) {
@@ -241,14 +240,15 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
+  if (recompute_ == Recompute::full) keep_for_recompute(stash, a, chunk);
   if (rolls() && model_last(chunk)) keep_region(stash, a, Region::head);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
-void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done) {
+void GptStage::forward_layers(Acts& a, int64_t chunk, size_t count, const std::function<void(size_t)>& layer_done) {
   const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
   LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
-  for (size_t i = 0; i < a.layers.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const int64_t l = first + int64_t(i);
     LayerActs& x = a.layers[i];
     LayerLinears& w = linears[i];
@@ -273,12 +273,12 @@ void GptStage::forward_layers(Acts& a, int64_t chunk, const std::function<void(s
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
-    if (i + 1 < a.layers.size()) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
+    if (i + 1 < count) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
     if (layer_done) layer_done(i);
   }
-  if (!model_last(chunk)) return;
+  if (!model_last(chunk) || count < a.layers.size()) return;
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), params_.fp32(GptTensor::lnfw),
                 params_.fp32(GptTensor::lnfb), mr, Cx_);
   head_.logits(a.logits, a.lnf_rows, a.lnf, params_.weight(GptTensor::wte), m);
@@ -307,11 +307,12 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
   stash_.erase(found);
   Acts a;
   if (recompute_ == Recompute::full) {
-    // Recompute the chunk's activations from its input (the head's loss is not counted twice).
+    // Recompute the chunk's first layers from its input, the others and the head kept (all of them:
+    // the head too, its loss not counted twice).
     a = carve(workspace_.data(), chunk);
-    stash.restore(a.input);
-    forward_layers(a, chunk);
-    if (model_last(chunk)) {
+    restore_for_recompute(stash, a, chunk);
+    forward_layers(a, chunk, recomputed_layers(chunk));
+    if (model_last(chunk) && recomputed_layers(chunk) == a.layers.size()) {
       head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
     }
   } else if (rolls()) {
@@ -401,6 +402,31 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
   norm_.backward(din, FG(GptTensor::ln1w), FG(GptTensor::ln1b), d.ln1, in, F(GptTensor::ln1w), x.ln1_mean,
                  x.ln1_rstd, mr, Cx_);
   params_.commit();
+}
+
+size_t GptStage::recomputed_layers(int64_t chunk) const {
+  const size_t layers = size_t(layout_.chunks()[size_t(chunk)].count());
+  if (recompute_ != Recompute::full) return 0;
+  return recompute_layers_ > 0 ? std::min(layers, size_t(recompute_layers_)) : layers;
+}
+
+size_t GptStage::kept_tail(const Acts& a, int64_t chunk) const {
+  const size_t first_kept = recomputed_layers(chunk);
+  if (first_kept == a.layers.size()) return 0;
+  return size_t(acts_size(chunk)) - size_t(a.layers[first_kept].ln1 - a.input);
+}
+
+void GptStage::keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const {
+  const size_t input = size_t(stream_rows_ * Cx_), tail = kept_tail(a, chunk);
+  stash.keep(nullptr, input + tail, precision_);
+  stash.keep_part(a.input, 0, input);
+  if (tail > 0) stash.keep_part(a.layers[recomputed_layers(chunk)].ln1, input, tail);
+}
+
+void GptStage::restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const {
+  const size_t input = size_t(stream_rows_ * Cx_), tail = kept_tail(a, chunk);
+  stash.restore_part(a.input, 0, input);
+  if (tail > 0) stash.restore_part(a.layers[recomputed_layers(chunk)].ln1, input, tail);
 }
 
 void GptStage::drop(int64_t chunk, int64_t microbatch) {

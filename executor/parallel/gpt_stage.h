@@ -18,7 +18,9 @@
 // selective stashes all but the attention probabilities [Bz, NHy, T, T] and
 // recomputes them (QKᵀ and softmax) from the stashed qkv in backward
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
-// the chunk's input alone and reruns its forward before its backward.
+// the chunk's input alone and reruns its forward before its backward; full
+// on the first N layers of each chunk (recompute_layers) stashes the input
+// and the other layers' activations and the head, and reruns those N.
 //
 // Precision: in bf16 or fp16 the layers' GEMMs take 2-byte operands with
 // fp32 accumulation (cpu/gemm_precision.h), and the activations kept for
@@ -62,6 +64,13 @@
 
 namespace axo {
 
+// What backward recomputes: Recompute's kind, and under full recompute the
+// first `layers` layers of each chunk only (0: all of them).
+struct StageRecompute {
+  Recompute kind = Recompute::none;
+  int64_t layers = 0;
+};
+
 class GptStage : public PipelineStage {
  public:
   // parameters and gradients are the rank's local buffers (layout.size()
@@ -70,7 +79,7 @@ class GptStage : public PipelineStage {
   // stage books its activations and its layers' communication buffers.
   // With `buckets` (ZeRO stage 2) the gradients go into its buckets instead (stage_parameters.h).
   GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView parameters, ShardGrad gradients,
-           const Overlap& overlap, Recompute recompute, PhaseTimes& times, DeviceMemory& memory,
+           const Overlap& overlap, StageRecompute recompute, PhaseTimes& times, DeviceMemory& memory,
            Precision precision = Precision::fp32, BucketGradients* buckets = nullptr);
 
   // The replica's batch for the coming step or evaluation: inputs and targets
@@ -119,8 +128,18 @@ class GptStage : public PipelineStage {
   // Whether a layer's stash holds its att: the probabilities (unless selective recompute rebuilds
   // them), or with the ring each row's log-sum-exp.
   bool keeps_probabilities() const { return ring_ != nullptr || recompute_ != Recompute::selective; }
-  // The chunk's layers' forward (and, in the model's last chunk, the head's logits) from a.input.
-  void forward_layers(Acts& a, int64_t chunk, const std::function<void(size_t)>& layer_done = {});
+  // The forward of the chunk's first `count` layers from a.input (and, when that is all of
+  // them in the model's last chunk, the head's logits).
+  void forward_layers(Acts& a, int64_t chunk, size_t count, const std::function<void(size_t)>& layer_done = {});
+  // Of `chunk`'s layers, those backward reruns from the stash: full recompute's first
+  // recompute_layers_ (0: all); none otherwise.
+  size_t recomputed_layers(int64_t chunk) const;
+  // Full recompute's stash: the chunk's input, then what follows its recomputed layers in carve()'s
+  // layout (the other layers and the head), kept at the training precision, and restored.
+  void keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const;
+  void restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const;
+  // Elements of carve()'s layout after the chunk's recomputed layers.
+  size_t kept_tail(const Acts& a, int64_t chunk) const;
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
   void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
                       const float* in, float* din);
@@ -148,6 +167,7 @@ class GptStage : public PipelineStage {
   const ProcessGrid& grid_;
   StageParameters params_;
   Recompute recompute_;
+  int64_t recompute_layers_;  // StageRecompute::layers
   Precision precision_;
   PhaseTimes& times_;
   void gather_rows(float* all_rows, const float* mine);

@@ -34,6 +34,9 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   if (options.precision == Precision::fp8) {
     throw InputError("precision fp8: the CPU executor trains in fp32, bf16 or fp16");
   }
+  if (options.recompute_layers > 0 && options.recompute != Recompute::full) {
+    throw InputError("recompute_layers=" + std::to_string(options.recompute_layers) + " needs recompute=full");
+  }
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
   // Zero 2: no local gradient buffer, the buckets in backward (bucket_gradients.h) and the optimizer's shard.
   if (shards && c.zero >= 2) {
@@ -45,8 +48,9 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   const ShardGrad gradients = bucketed_ ? ShardGrad()
                               : half()  ? ShardGrad(gradients16_.data(), format())
                                         : ShardGrad(gradients_.data());
-  stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap, options.recompute, times_,
-                                      device_, options.precision, bucketed_.get());
+  stage_ = std::make_unique<GptStage>(*layout_, grid, weights, gradients, options.overlap,
+                                      StageRecompute{options.recompute, options.recompute_layers}, times_, device_,
+                                      options.precision, bucketed_.get());
   if (shards) {
     GridCoords owner = grid.coords();
     owner.data = 0, owner.context = 0;  // the ownership data × context rank 0 sees: each shard element counted once

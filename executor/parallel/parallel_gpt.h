@@ -60,6 +60,7 @@ struct ParallelOptions {
   ScheduleOptions schedule;
   Overlap overlap;  // OAR, ORS and OAG in the tensor-parallel layers
   Recompute recompute = Recompute::none;
+  int64_t recompute_layers = 0;     // full recompute of each chunk's first layers only (0: all; gpt_stage.h)
   int64_t seq = 0;                  // tokens per sequence, for balancing the stages; 0: the model's
   int64_t device_memory_bytes = 0;  // the device's capacity; 0: no limit
   int optimizer_threads = 1;        // threads for AdamW (on the host with offload)

@@ -39,6 +39,7 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   p.schedule = o.schedule;
   p.overlap = o.overlap ? *o.overlap : o.grid.overlap ? Overlap{} : Overlap::none();
   p.recompute = o.grid.recompute;
+  p.recompute_layers = o.grid.recompute_layers;
   p.seq = T;
   p.device_memory_bytes = o.device_memory;
   p.optimizer_threads = o.optimizer_threads;

@@ -157,6 +157,7 @@ struct Grid {
   bool sequence_parallel = false;
   int64_t interleave = 1;
   int64_t context = 1;  // ring attention over the context ranks (its activations in the rolling bf16 stash)
+  int64_t recompute_layers = 0;  // full recompute of each chunk's first layers only (the rest kept in bf16)
 };
 
 Grid with_context(int64_t context, Grid g) {
@@ -172,12 +173,14 @@ std::vector<Grid> grids() {
       {"z2", 1, 1, 2, 1, 1},
       {"pipe2", 2, 1, 1, 1, 1},
       {"pipe2_full_recompute", 2, 1, 1, 1, 1, Recompute::full},
+      {"pipe2_partial_recompute", 2, 1, 1, 1, 1, Recompute::full, false, 1, 1, 1},
       {"x2y2", 1, 1, 1, 2, 2},
       {"x2z2_selective_recompute", 1, 1, 2, 1, 2, Recompute::selective},
       {"pipe2_interleave2_y2", 2, 1, 1, 2, 1, Recompute::none, false, 2},
       {"pipe4", 4, 1, 1, 1, 1},
       with_context(2, {"context2", 1, 1, 1, 1, 1}),
       with_context(2, {"context2_full_recompute", 1, 1, 1, 1, 1, Recompute::full}),
+      with_context(2, {"context2_partial_recompute", 1, 1, 1, 1, 1, Recompute::full, false, 1, 1, 3}),
       with_context(2, {"context2_y2_sequence_parallel", 1, 1, 1, 2, 1, Recompute::none, true}),
       with_context(2, {"context2_x2_selective_recompute", 1, 1, 1, 1, 2, Recompute::selective}),
       with_context(2, {"pipe2_context2", 2, 1, 1, 1, 1}),
@@ -231,7 +234,7 @@ void expect_grids_match_serial(const std::vector<Grid>& candidates, Precision pr
     const Trained serial = train_serial(precision, layers, g.data);  // the same batch, on one rank
     ParallelOptions options;
     options.precision = precision;
-    options.recompute = g.recompute;
+    options.recompute = g.recompute, options.recompute_layers = g.recompute_layers;
     const Trained parallel = train(world, config, options, layers, g.data);
     for (int s = 0; s < kSteps; ++s) {
       EXPECT_NEAR(parallel.losses[size_t(s)], serial.losses[size_t(s)], 1e-3 * serial.losses[size_t(s)]) << "step " << s;

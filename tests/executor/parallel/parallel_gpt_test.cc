@@ -454,6 +454,46 @@ TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttenti
   EXPECT_GT(ran, 0) << "no selective-recompute grid of " << world_size() << " ranks";
 }
 
+// Full recompute of each chunk's first layer only keeps the other layers' activations from the
+// forward, which in fp32 are the recomputed ones bit for bit: the same model as full recompute,
+// with those activations kept besides the workspace full recompute computes in.
+TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
+  cpu::set_gemm_threads(1);
+  int ran = 0;
+  for (const Case& c : cases()) {
+    if (c.name != "y2z2_recompute" && c.name != "pipe2_y2_sequence_parallel_recompute" &&
+        c.name != "pipe3_interleave2_7_layers_1f1b_recompute" && c.name != "context2_recompute" &&
+        c.name != "z2y2_sequence_parallel_no_overlap_recompute" && c.name != "x2y2z2_ors_oag_without_oar") {
+      continue;
+    }
+    const ParallelConfig config = config_of(c);
+    if (config.gpus() != world_size()) continue;
+    SCOPED_TRACE(c.name);
+    ParallelOptions options;
+    options.schedule.schedule = c.schedule;
+    options.overlap = c.overlap;
+    options.seq = kT;
+    options.recompute = Recompute::full;
+    const Result full = run_parallel(config, options, c.layers, c.sequences);
+    options.recompute_layers = 1;
+    const Result partial = run_parallel(config, options, c.layers, c.sequences);
+    EXPECT_EQ(partial.losses, full.losses);
+    EXPECT_EQ(partial.first_gradients, full.first_gradients);
+    EXPECT_EQ(partial.parameters, full.parameters);
+    const auto activations = [](const Result& r) { return r.device[size_t(DeviceUse::activations)]; };
+    // A rank whose chunks hold one layer each recomputes all of them, as full recompute.
+    EXPECT_GE(activations(partial), activations(full));
+    if (c.pipeline == 1) EXPECT_GT(activations(partial), activations(full));
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no full-recompute grid of " << world_size() << " ranks";
+  ParallelConfig config;
+  config.data = world_size(), config.microbatch = kMicrobatch;
+  ParallelOptions options;
+  options.seq = kT, options.recompute = Recompute::selective, options.recompute_layers = 2;
+  EXPECT_THROW(run_parallel(config, options), InputError);  // recompute_layers needs full recompute
+}
+
 // A device limit: what does not fit is named, on every rank alike; offload
 // makes room for a plan that did not fit.
 TEST(ParallelGptTest, ADeviceLimitRejectsWhatDoesNotFitAndOffloadMakesRoom) {
