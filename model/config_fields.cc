@@ -110,10 +110,18 @@ void every_choice(const ConfigField& field, const SearchSpace&, const ParallelCo
   }
 }
 
-// The default alone: a field the search leaves to --fix (recompute_layers: which layers to
-// recompute trades memory for time layer by layer; the search's choices are none, selective and full).
+// The default alone: a field the search leaves to --fix, which it takes as given
+// (recompute_layers: the search's recompute choices are none, selective and full of every layer).
 void default_only(const ConfigField& field, const SearchSpace&, const ParallelConfig&, std::vector<FieldValue>& out) {
   out.push_back(field.default_value());
+}
+
+// Every recompute choice; full alone under a --fix recompute_layers (an outer setting, the same
+// on every grid), which names the layers full recompute recomputes.
+void recompute_choices(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
+                       std::vector<FieldValue>& out) {
+  if (c.recompute_layers == 0) return every_choice(field, space, c, out);
+  out.push_back(FieldValue(Recompute::full));
 }
 
 // Every value where `matters` holds for the grid; elsewhere the default alone.
@@ -136,7 +144,7 @@ void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelCon
 
 // The fields, in the order of --fix, plan.yaml and the printed table. The
 // search's nesting: pipeline, data, context, z, y, x, then microbatch, interleave,
-// sequence_parallel, recompute, recompute_layers, offload, zero, overlap, then the rank order.
+// sequence_parallel, recompute_layers, recompute, offload, zero, overlap, then the rank order.
 std::vector<ConfigField> make_table() {
   constexpr bool kOncePerGrid = true;
   using K = FieldKind;
@@ -176,13 +184,13 @@ std::vector<ConfigField> make_table() {
        .help = "activation recomputation",
        .get = get_member<&P::recompute>, .set = set_member<&P::recompute>,
        .header = "recompute", .width = 9, .optional = true,
-       .search = {S::setting, 90, every_choice, kOncePerGrid}},
+       .search = {S::setting, 90, recompute_choices, kOncePerGrid}},
       {.name = "recompute_layers", .kind = K::count,
        .help = "with recompute=full, the layers of each pipeline chunk recomputed, its first ones "
                "(Megatron-LM's --recompute-method block); 0: every layer",
        .get = get_member<&P::recompute_layers>, .set = set_member<&P::recompute_layers>,
        .header = "rc_l", .width = 4, .optional = true, .late_column = true, .minimum = 0,
-       .search = {S::setting, 95, default_only, kOncePerGrid}},
+       .search = {S::setting, 85, default_only, kOncePerGrid, true}},
       {.name = "offload", .kind = K::on_off, .help = "optimizer state in host memory",
        .get = get_member<&P::offload>, .set = set_member<&P::offload>,
        .header = "off", .width = 3, .optional = true,
@@ -208,7 +216,7 @@ std::vector<ConfigField> make_table() {
       {.name = "order", .kind = K::order, .help = "rank order, innermost first",
        .get = get_order, .set = set_order,
        .header = "order", .width = 6, .optional = true,
-       .search = {S::placement, 120, rank_orders, kOncePerGrid}},
+       .search = {S::placement, 120, rank_orders, kOncePerGrid, true}},
   };
 }
 

@@ -91,6 +91,9 @@ struct FieldSearch {
   // The candidates depend on the grid fields alone (not on outer settings):
   // the search computes them once per grid.
   bool once_per_grid = false;
+  // A --fix value is tried as given, whatever the candidates (placements: each candidate stands
+  // for a class of equal cost; fields the search leaves at their default).
+  bool fixed_as_given = false;
 };
 
 struct ConfigField {

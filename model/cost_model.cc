@@ -362,10 +362,7 @@ std::string CostModel::check_schedule(const ParallelConfig& c) const {
     return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=" +
            std::to_string(c.x) + ", y=" + std::to_string(c.y);
   }
-  if (c.recompute_layers > 0 && c.recompute != Recompute::full) {
-    return "recompute_layers=" + std::to_string(c.recompute_layers) + " needs recompute=full (it names the layers of "
-           "each pipeline chunk that full recompute recomputes)";
-  }
+  if (const std::string problem = recompute_problem(c); !problem.empty()) return problem;
   if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
   if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {
     return "pipeline=" + std::to_string(c.pipeline) + " does not divide the " + std::to_string(microbatches(c)) +

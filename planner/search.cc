@@ -188,6 +188,11 @@ class Walk {
         changes_pacing_factor_(named(settings_, kPacingFactorSettings)) {}
 
   SearchResult run() {
+    // A value --fix holds as given is the same on every configuration: set before any candidates
+    // are computed, which may depend on it (recompute's on recompute_layers).
+    for (const ConfigField& field : config_fields()) {
+      if (field.search.fixed_as_given && options_.fixed.holds(field)) field.set(config_, field.get(options_.fixed.values));
+    }
     grid_level(0);
     if (result_.grids == 0) throw InputError(nothing_valid_message());
     result_.best = top_.sorted();
@@ -201,12 +206,11 @@ class Walk {
 
  private:
   // The values of `field` the search tries here: its candidates that --fix
-  // allows. A placement's candidates stand for classes of equal cost, so a
-  // fixed placement is tried as given.
+  // allows, or the fixed value as given (FieldSearch::fixed_as_given).
   const std::vector<FieldValue>& tries(const ConfigField& field, std::vector<FieldValue>& out) const {
     out.clear();
     const FixedFields& fixed = options_.fixed;
-    if (field.search.stage == SearchStage::placement && fixed.holds(field)) {
+    if (field.search.fixed_as_given && fixed.holds(field)) {
       out.push_back(field.get(fixed.values));
       return out;
     }

@@ -34,9 +34,9 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   if (options.precision == Precision::fp8) {
     throw InputError("precision fp8: the CPU executor trains in fp32, bf16 or fp16");
   }
-  if (options.recompute_layers > 0 && options.recompute != Recompute::full) {
-    throw InputError("recompute_layers=" + std::to_string(options.recompute_layers) + " needs recompute=full");
-  }
+  ParallelConfig recompute;
+  recompute.recompute = options.recompute, recompute.recompute_layers = options.recompute_layers;
+  if (const std::string problem = recompute_problem(recompute); !problem.empty()) throw InputError(problem);
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
   // Zero 2: no local gradient buffer, the buckets in backward (bucket_gradients.h) and the optimizer's shard.
   if (shards && c.zero >= 2) {

@@ -267,6 +267,9 @@ TEST(ConfigFields, SearchCandidates) {
   EXPECT_EQ(candidates(config_field("zero"), spec, 64, c), (std::vector<FieldValue>{0}));
 }
 
+// Once-per-grid candidates depend on the grid alone, and on the settings --fix holds as given,
+// which are the same on every configuration of one search (the search sets them first):
+// recompute's choices follow recompute_layers.
 TEST(ConfigFields, OncePerGridCandidatesIgnoreTheSettings) {
   const TransformerSpec spec = load_model("gpt3-13b");
   ParallelConfig grid;
@@ -274,10 +277,13 @@ TEST(ConfigFields, OncePerGridCandidatesIgnoreTheSettings) {
   const ParallelConfig varied = [&] {
     ParallelConfig c = unusual_config();
     for (const ConfigField& field : config_fields()) {
-      if (field.search.stage == SearchStage::grid) field.set(c, field.get(grid));
+      if (field.search.stage == SearchStage::grid || field.search.fixed_as_given) field.set(c, field.get(grid));
     }
     return c;
   }();
+  ParallelConfig held = grid;
+  held.recompute_layers = 2;
+  EXPECT_EQ(candidates(config_field("recompute"), spec, 64, held), (std::vector<FieldValue>{FieldValue(Recompute::full)}));
   for (const ConfigField& field : config_fields()) {
     if (!field.search.once_per_grid) continue;
     EXPECT_EQ(candidates(field, spec, 64, grid), candidates(field, spec, 64, varied)) << field.name;

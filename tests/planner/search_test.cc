@@ -186,6 +186,20 @@ TEST(Search, HeldValuesOutsideTheCandidatesMatchNothing) {
   for (const PlanRow& row : pinned.best) EXPECT_EQ(row.config.order_string(), "pdczyx");
 }
 
+// The search leaves recompute_layers at 0 (every layer) and takes a held count as given: every
+// row then recomputes that many layers per chunk in full, and holding another recompute with it
+// matches nothing.
+TEST(Search, HeldRecomputeLayersMeanFullRecomputeOfThem) {
+  for (const PlanRow& row : run("gpt3-13b", "selene", 64).best) EXPECT_EQ(row.config.recompute_layers, 0);
+  const SearchResult partial = run("gpt3-13b", "selene", 64, "recompute_layers=2");
+  ASSERT_FALSE(partial.best.empty());
+  for (const PlanRow& row : partial.best) {
+    EXPECT_EQ(row.config.recompute, Recompute::full);
+    EXPECT_EQ(row.config.recompute_layers, 2);
+  }
+  EXPECT_TRUE(run("gpt3-13b", "selene", 64, "recompute=selective,recompute_layers=2").best.empty());
+}
+
 TEST(Search, NoValidFactorizationSaysWhy) {
   try {
     run("gpt2-124m", "selene", 13);  // 13 divides no dimension of GPT-2 124M and exceeds its 12 layers
