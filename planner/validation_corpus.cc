@@ -184,10 +184,6 @@ std::string unexpressible_reason(const Row& row) {
              row["pipeline_microbatches"] + " pipeline microbatches (recipes:)";
     }
   }
-  if (contains(recompute, "per-layer")) {
-    return "torchtitan per-layer selective checkpointing (every 2nd layer in full) is "
-           "neither axo's selective nor full recompute";
-  }
   if (row["sequence_parallel"] == "not stated" && row.integer("TP") > 1) {
     return "sequence parallelism not stated with TP=" + row["TP"];
   }
@@ -277,6 +273,14 @@ void set_config(const Row& row, CorpusCase& c) {
   config.microbatch = per_rank_microbatch * config.z;
   config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
   config.recompute = parse_recompute(row["recompute"]);
+  // torchtitan's per-layer selective checkpointing, selective_ac_option "2" (its default at @3faaa1a0:
+  // "checkpoint every other layer", config_manager.py), wraps every second block of a stage in a full
+  // checkpoint (parallelize_llama.py _apply_ac_to_transformer_block: _count % ac_freq == 0):
+  // full recompute of half of each stage's layers.
+  if (contains(row["recompute"], "per-layer")) {
+    config.recompute = Recompute::full;
+    config.recompute_layers = row.integer("layers") / config.pipeline / 2;
+  }
   // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
   // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.

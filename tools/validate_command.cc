@@ -111,8 +111,12 @@ void run_validate(ValidateOptions options) {
   std::printf("Published runs (%s): %ld of %zu expressed; error = (predicted - measured) / measured\n"
               "of the iteration time (positive: predicted too slow)\n\n%s\n",
               options.corpus.c_str(), long(expressed), corpus.size(), summary_table(summarize(entries)).c_str());
-  std::printf("Not expressible yet (%zu runs):\n%s\n", corpus.size() - size_t(expressed),
-              unexpressed_list(corpus).c_str());
+  if (size_t(expressed) == corpus.size()) {
+    std::printf("Every published run is expressed.\n\n");
+  } else {
+    std::printf("Not expressible yet (%zu runs):\n%s\n", corpus.size() - size_t(expressed),
+                unexpressed_list(corpus).c_str());
+  }
   const std::string misses = memory_misses(entries);
   std::printf("Published runs the memory model says do not fit (each a model error; a set's per-layer\n"
               "timings are of one layer, not runs, and the CSV's `fits` gives every point's):\n%s\n",

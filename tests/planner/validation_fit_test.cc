@@ -52,12 +52,15 @@ TEST(ValidationFit, OneSourceFitsNoWorseThanThePresetAndHasNoBand) {
 
 // Issue 16's honest number, held: each source of a GPU type predicted with the figures fitted on
 // the others, mean |error| over all of that type's runs (configs/validation/README.md: A100-80
-// 5.3% over 95 runs, H100-80 4.4% over 155, with GEMMs quantized over the SMs' waves, the
+// 6.2% over 97 runs, H100-80 4.4% over 155, with GEMMs quantized over the SMs' waves, the
 // data-parallel buckets' latency priced and fp8's deeper k; the issue's target is 10%). A ceiling,
 // never raised above where the corpus and the sets, as their stacks ran, put it (A100-80 8.5 before
-// the waves, 9.0 before Narayanan joined; H100-80 6.5 before both, 5.5 before fp8's k).
+// the waves, 9.0 before Narayanan joined; H100-80 6.5 before both, 5.5 before fp8's k). A100-80's
+// was 6.0 over 95 runs until torchtitan's two per-layer checkpointing runs were expressed (partial
+// recompute): with nothing else changed, its leave-one-source-out error over 97 runs is 6.2%, as
+// those runs move FlashAttention-2's A100 rate fitted without mpt (0.332 to 0.355 of peak).
 TEST(ValidationFit, LeaveOneSourceOutStaysUnderItsCeilings) {
-  const std::map<std::string, double> ceilings = {{"A100-80", 6.0}, {"H100-80", 5.0}};
+  const std::map<std::string, double> ceilings = {{"A100-80", 6.5}, {"H100-80", 5.0}};
   auto entries = validate_corpus(load_corpus(config_dir() + "/validation/public-runs.yaml"));
   for (const char* table : {"korthikanti2022_table4", "korthikanti2022_table5", "narayanan2021_table1"}) {  // as `axo validate --fit`
     const ValidationSet set = load_validation_set(config_dir() + "/validation/" + table + ".yaml");

@@ -18,7 +18,7 @@ TEST(ValidateCli, SummaryCsvAndFit) {
   const auto r = axo::testing::run_axo("validate --fit --csv " + csv.string());
   ASSERT_EQ(r.code, 0) << r.output;
   for (const char* expected : {"Korthikanti et al. 2022, Table 5", "Published runs (", "source", "mean |err|",
-                               "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "narayanan2021_table1", "Not expressible yet",
+                               "dgxc ", "mpt ", "torchtitan ", "korthikanti2022_table5", "narayanan2021_table1", "Every published run is expressed",
                                "do not fit", "Fitted per GPU type",
                                "LOSO mean|e|", "band: "}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
@@ -63,9 +63,24 @@ TEST(ValidateCli, ExplainsOneRunCostByCost) {
   const auto with_fit = axo::testing::run_axo("validate --fit --explain \"175B full\"");  // one or the other
   EXPECT_EQ(with_fit.code, 2);
   EXPECT_NE(with_fit.output.find("--explain"), std::string::npos) << with_fit.output;
-  const auto unexpressed = axo::testing::run_axo("validate --explain torchtitan_llama38b_64xA100_lbs1_selective");
+  // torchtitan's per-layer checkpointing: full recompute of half the layers.
+  const auto per_layer = axo::testing::run_axo("validate --explain torchtitan_llama38b_64xA100_lbs1_selective");
+  EXPECT_EQ(per_layer.code, 0) << per_layer.output;
+  EXPECT_NE(per_layer.output.find("recompute=full recompute_layers=16"), std::string::npos) << per_layer.output;
+  // A row a corpus leaves unexpressed says why, as a usage error.
+  const fs::path dir = fs::temp_directory_path() / ("axo_validate_corpus_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "c.yaml") << "corpus: runs.csv\nfamilies:\n  - {match: GPT, mlp: gelu, vocab: 51200}\n"
+                                   "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene, "
+                                   "attention: flash}\n";
+  std::ofstream(dir / "runs.csv")
+      << "name,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,gpus,TP,PP,DP,"
+         "other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,tokens_per_s,confidence\n"
+         "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,not stated,no,bf16,1.5,,exact\n";
+  const auto unexpressed = axo::testing::run_axo("validate --corpus " + (dir / "c.yaml").string() + " --explain t_a");
+  fs::remove_all(dir);
   EXPECT_EQ(unexpressed.code, 2);
-  EXPECT_NE(unexpressed.output.find("is not expressible: torchtitan per-layer"), std::string::npos)
+  EXPECT_NE(unexpressed.output.find("is not expressible: recompute not stated"), std::string::npos)
       << unexpressed.output;
 }
 
