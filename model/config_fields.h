@@ -19,8 +19,10 @@
 //      the nesting (outermost first; the numbers are spaced so a field slots
 //      in between), the candidates (every_choice for a free choice,
 //      choices_when<...> for one that only matters on some grids, or a
-//      function of the model and the outer fields) and whether they depend
-//      on the grid alone (once_per_grid).
+//      function of the model and the outer fields), whether they depend
+//      on the grid alone (once_per_grid) and whether a --fix value is tried
+//      as given (fixed_as_given); a count whose 0 means something says its
+//      `minimum`.
 //   3. Give it its meaning in the cost and memory models (model/cost_model.cc,
 //      model/memory_model.cc) and, if some values are invalid for a model or
 //      grid, in CostModel::check.
