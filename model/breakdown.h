@@ -40,7 +40,8 @@ struct Breakdown {
   double tflops_per_gpu = 0;  // model FLOPs (no recompute) per second per GPU, in TFLOP/s
   double pct_peak = 0;        // tflops_per_gpu as a percentage of the device's peak
   // One transformer layer for one microbatch, exposed tensor-parallel
-  // communication included; backward includes recomputation.
+  // communication included; backward includes recomputation (under partial
+  // recompute, the slowest stage's layers' average).
   double layer_forward = 0;
   double layer_backward = 0;
   MemoryBreakdown memory;

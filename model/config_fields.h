@@ -51,7 +51,7 @@ namespace axo {
 using FieldValue = int64_t;
 
 enum class FieldKind {
-  count,   // a whole number from 1 to 2^30 (a grid size, the microbatch)
+  count,   // a whole number from the field's minimum (1, or 0) to 2^30 (a grid size, the microbatch)
   choice,  // one of the names in `choices`
   on_off,  // on or off (--fix also takes true/false, yes/no; YAML and JSON hold a boolean)
   order,   // a rank order, the six letters x, y, z, c, d, p, innermost first
@@ -90,8 +90,9 @@ struct FieldSearch {
   SearchStage stage;
   int nesting;  // outermost first, across all stages
   CandidatesFn candidates;
-  // The candidates depend on the grid fields alone (not on outer settings):
-  // the search computes them once per grid.
+  // The candidates depend on the grid fields alone (not on outer settings but
+  // those the search takes as given, the same on every grid): it computes them
+  // once per grid.
   bool once_per_grid = false;
   // A --fix value is tried as given, whatever the candidates (placements: each candidate stands
   // for a class of equal cost; fields the search leaves at their default).

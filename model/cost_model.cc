@@ -221,10 +221,13 @@ ParallelConfig without_recompute(ParallelConfig c) {
   return c;
 }
 
-// The configurations whose layer costs `c`'s layers take: its own, and under partial recompute the kept layers'.
-std::vector<ParallelConfig> layer_variants(const ParallelConfig& c) {
-  if (!partial_recompute(c)) return {c};
-  return {c, without_recompute(c)};
+// The lesser of `cost` on the configurations whose layer costs `c`'s layers take: its own, and under
+// partial recompute the kept layers' (they save the recompute but have a shorter backward to hide
+// collectives under, so either may be the cheaper): what the lower bounds may assume of every layer.
+template <class Cost>
+double cheapest_layer(const ParallelConfig& c, Cost&& cost) {
+  const double own = cost(c);
+  return partial_recompute(c) ? std::min(own, cost(without_recompute(c))) : own;
 }
 
 // A layer's backward with its recompute and their exposed collectives.
@@ -251,7 +254,8 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
     const LocalCompute& kept_local = memo_->get(spec_, machine_, kept);
     parts.kept = &kept_local.layer;
     parts.kept_comm = &memo_->comm(spec_, machine_, kept, kept_local).layer;
-    for (int64_t s = 0; s < c.pipeline; ++s) parts.recomputed.push_back(recomputed_layers(c, pipeline_split(c), s));
+    const PipelineSplit& split = pipeline_split(c);
+    for (int64_t s = 0; s < c.pipeline; ++s) parts.recomputed.push_back(recomputed_layers(c, split, s));
   }
   const StageTime stage = slowest_stage(layers, parts);
   // The slowest stage's layer on average: the recompute of the layers that recompute, over all.
@@ -282,15 +286,11 @@ Breakdown CostModel::evaluate(const ParallelConfig& config, const MemoryBreakdow
   return price(config, CostRecorder(), &memory).breakdown;
 }
 
-// Under partial recompute a layer costs either its own price or its kept layer's: the bounds take the
-// cheaper (a kept layer saves the recompute but has a shorter backward to hide collectives under).
 double CostModel::paced_lower_bound(const ParallelConfig& c) const {
-  double per_layer = 0;
-  for (const ParallelConfig& variant : layer_variants(c)) {
+  const double per_layer = cheapest_layer(c, [&](const ParallelConfig& variant) {
     const LocalCompute& local = memo_->get(spec_, machine_, variant);
-    const double cost = local.layer.total() + memo_->comm(spec_, machine_, variant, local).layer.total();
-    per_layer = per_layer == 0 ? cost : std::min(per_layer, cost);
-  }
+    return local.layer.total() + memo_->comm(spec_, machine_, variant, local).layer.total();
+  });
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
   const double m = double(microbatches(c));
   const double per_microbatch = double(*std::max_element(layers.begin(), layers.end())) * per_layer;
@@ -306,12 +306,10 @@ Breakdown CostModel::explain(const ParallelConfig& config, std::vector<CostItem>
 }
 
 double CostModel::compute_lower_bound(const ParallelConfig& c) const {
-  double per_layer = 0;
-  for (const ParallelConfig& variant : layer_variants(c)) {
+  const double per_layer = cheapest_layer(c, [&](const ParallelConfig& variant) {
     const LocalCompute& local = memo_->get(spec_, machine_, variant);
-    const double cost = local.layer.total() + local.fastest_ring;
-    per_layer = per_layer == 0 ? cost : std::min(per_layer, cost);
-  }
+    return local.layer.total() + local.fastest_ring;
+  });
   const std::vector<int64_t>& layers = remembered_split(spec_, c.pipeline, c.interleave).stage_layers;
   return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }

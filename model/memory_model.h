@@ -90,7 +90,8 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
 // Bytes per device on the fullest stage, with the stack `stack`.
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
                                   const MemoryStack& stack = {});
-// Same, for stages of `stage_layers` layers each (layers_by_stage(split)).
+// Same, for stages of `stage_layers` layers each: remembered_split's for the configuration, whose
+// chunks also say which layers partial recompute recomputes.
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
                                   const std::vector<int64_t>& stage_layers, const MemoryStack& stack = {});
 // Bytes per device on stage `stage` of `split`.

@@ -66,7 +66,8 @@ struct ParallelConfig {
 inline bool partial_recompute(const ParallelConfig& c) {
   return c.recompute == Recompute::full && c.recompute_layers > 0;
 }
-// Empty, or why `c`'s recompute_layers does not apply (it needs full recompute); on any grid.
+// Empty, or why `c`'s recompute_layers does not apply (it needs full recompute, and is not negative);
+// on any grid.
 std::string recompute_problem(const ParallelConfig& c);
 
 // Every field of model/config_fields.h equal.

@@ -63,6 +63,34 @@ std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machi
   return "";
 }
 
+namespace {
+
+// How the plan's recompute runs in AxoNN: torch.utils.checkpoint on the blocks it recomputes.
+std::string recompute_comment(const ParallelConfig& c, bool overlap_all_gather) {
+  switch (c.recompute) {
+    case Recompute::full: {
+      std::string text = partial_recompute(c)
+                             ? "# Recompute full on the first " + std::to_string(c.recompute_layers) +
+                                   " transformer blocks of each stage: checkpoint those\n"
+                                   "# (torch.utils.checkpoint); the others keep their activations.\n"
+                             : "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).\n";
+      if (overlap_all_gather) {
+        text += "# Run the recomputed forward under\n"
+                "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";
+      }
+      return text;
+    }
+    case Recompute::selective:
+      return "# Recompute selective: checkpoint only the attention core (scores, softmax,\n"
+             "# context) of each block (torch.utils.checkpoint).\n";
+    case Recompute::none:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string export_axonn(const TransformerSpec& spec, const MachineProfile& machine,
                          const ParallelConfig& c, const ExportContext& context) {
   const std::string why = axonn_limitation(spec, machine, c);
@@ -111,24 +139,7 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
             "# needs mpi4py), " + std::to_string(spec.layers / c.pipeline) +
             " transformer layers per stage.\n";
   }
-  switch (c.recompute) {
-    case Recompute::full:
-      text += partial_recompute(c) ? "# Recompute full on the first " + std::to_string(c.recompute_layers) +
-                                         " transformer blocks of each stage: checkpoint those\n"
-                                         "# (torch.utils.checkpoint); the others keep their activations.\n"
-                                   : "# Recompute full: checkpoint every transformer block (torch.utils.checkpoint).\n";
-      if (overlap_all_gather) {
-        text += "# Run the recomputed forward under\n"
-                "# axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).\n";
-      }
-      break;
-    case Recompute::selective:
-      text += "# Recompute selective: checkpoint only the attention core (scores, softmax,\n"
-              "# context) of each block (torch.utils.checkpoint).\n";
-      break;
-    case Recompute::none:
-      break;
-  }
+  text += recompute_comment(c, overlap_all_gather);
   text += "# The plan's overlap=" + std::string(c.overlap ? "on" : "off") +
           " sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce\n"
           "# under the dW GEMM), overlap_reduce_scatter (asynchronous dW reduce-scatter) and\n"

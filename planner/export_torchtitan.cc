@@ -143,8 +143,9 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
     // torchtitan checkpoints every k-th block of a stage in full (an integer selective_ac_option):
     // k = L/N recomputes floor(L/k) >= N of a stage's L blocks, at least what the plan recomputes.
     const int64_t every = chunk_layers / c.recompute_layers;
-    text += "# The plan recomputes " + std::to_string(c.recompute_layers) + " of each stage's " +
-            std::to_string(chunk_layers) + " blocks; torchtitan checkpoints every k-th block in full:\n# 1 in " +
+    text += "# The plan recomputes the first " + std::to_string(c.recompute_layers) + " blocks of each of its stages; "
+            "torchtitan\n# checkpoints every k-th block of a stage (of " + std::to_string(chunk_layers) +
+            " here) in full:\n# 1 in " +
             std::to_string(every) + ", " + std::to_string(chunk_layers / every) + " blocks.\n";
     text += key("mode", "selective");
     text += key("selective_ac_option", std::to_string(every));

@@ -116,16 +116,16 @@ std::vector<const ConfigField*> stage_fields(SearchStage stage) {
 // Settings the compute bound reads (CostModel::compute_lower_bound: its
 // memo's key and the pipeline's split): the settings nested inside the last
 // of them leave it unchanged, so it is checked once for all of them.
-constexpr std::array<std::string_view, 4> kComputeBoundSettings = {"microbatch", "interleave", "sequence_parallel",
-                                                                   "recompute"};
+constexpr std::array<std::string_view, 5> kComputeBoundSettings = {"microbatch", "interleave", "sequence_parallel",
+                                                                   "recompute_layers", "recompute"};
 // Settings a layer's paced time reads (CostModel::paced_lower_bound: its
 // compute and exposed tensor-parallel and ring communication, the memos'
 // keys). The others change only the factor it is multiplied by, the
 // microbatches and bubble runs of the fullest stage (interleave), or nothing
 // in it (offload, zero): that factor is every placement's, so the placement
 // whose layers pace fastest is the same for all of them.
-constexpr std::array<std::string_view, 4> kPacingSettings = {"microbatch", "sequence_parallel", "recompute",
-                                                             "overlap"};
+constexpr std::array<std::string_view, 5> kPacingSettings = {"microbatch", "sequence_parallel", "recompute_layers",
+                                                             "recompute", "overlap"};
 // Settings that change that factor but not the layer's time: the paced
 // bound itself is the same until one of them changes.
 constexpr std::array<std::string_view, 1> kPacingFactorSettings = {"interleave"};

@@ -19,10 +19,11 @@
 // whose sizes divide the model (layers, heads, hidden, ffn, batch; 2·context
 // the sequence), then per valid
 // grid every setting (microbatch, interleaving, sequence parallelism,
-// recompute, offload, overlap), then every rank order that places the groups
+// recompute, recompute_layers held, offload, overlap), then every rank order that places the groups
 // differently (orders that put every group on the same links are one
 // configuration). --fix narrows each field's candidates through
-// FixedFields::allows.
+// FixedFields::allows, or for a field the search takes as given
+// (FieldSearch::fixed_as_given: rank orders, recompute_layers) is its value.
 //
 // With rank_by goodput or cost, configurations rank by that key (ranking.h)
 // and are bounded by its bound. Rows whose every number is equal take one

@@ -233,25 +233,38 @@ bool compiled(const Row& row) {
   return name.rfind("torchtitan", 0) == 0 && contains(precision, "float8");
 }
 
-// FSDP2 under torchtitan's pipeline (its 405B rows, configs @9dec370) gathers each stage's
-// weights once per iteration and reduces its gradients once: apply_fsdp passes
-// reshard_after_forward=False under PP ("to avoid per-microbatch all-gathers",
-// parallelisms/parallelize_llama.py), and PyTorch's PipelineStage turns gradient sync off
-// for every microbatch's backward but the last, after which it runs each block's
-// post_backward, the reduce-scatters, in turn (torch/distributed/pipelining/stage.py,
-// backward_maybe_with_nosync). That is a sharded optimizer over data × context (zero = 1)
-// reducing after the backward, not AxoNN's per-microbatch Z. The schedule's
-// Interleaved1F1B runs two stages per rank when no split points are given
-// (pipelining_utils.py generate_split_points).
-void fsdp_under_pipeline(const Row& row, CorpusCase& c) {
+// torchtitan's pipeline (its 405B rows, configs @9dec370) splits each rank's local batch (the
+// row's microbatch) into the recipe's pipeline microbatches, and its Interleaved1F1B runs two
+// stages per rank when no split points are given (pipelining_utils.py generate_split_points).
+// FSDP2 under it gathers each stage's weights once per iteration and reduces its gradients once:
+// apply_fsdp passes reshard_after_forward=False under PP ("to avoid per-microbatch all-gathers",
+// parallelisms/parallelize_llama.py), and PyTorch's PipelineStage turns gradient sync off for every
+// microbatch's backward but the last, after which it runs each block's post_backward, the
+// reduce-scatters, in turn (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync).
+// That is a sharded optimizer over data × context (zero = 1) reducing after the backward, not
+// AxoNN's per-microbatch Z.
+void torchtitan_pipeline(const Row& row, bool fsdp, CorpusCase& c) {
   ParallelConfig& config = c.config;
-  config.data = row.integer("DP"), config.z = 1, config.zero = 1;
-  // Each rank's local batch (the row's microbatch) split into the recipe's pipeline microbatches.
   config.microbatch = row.integer("microbatch") / row.integer("pipeline_microbatches");
   if (contains(lower(row["name"]), "interleaved")) config.interleave = 2;  // the schedule, in the row's name
+  c.notes.push_back(row["pipeline_microbatches"] + " pipeline microbatches per iteration (recipes:)");
+  if (!fsdp) return;
+  config.data = row.integer("DP"), config.z = 1, config.zero = 1;
   c.stack.grad_reduce = GradReduce::after_backward;
-  c.notes.push_back("FSDP under the pipeline priced as zero=1 (weights gathered once per iteration); " +
-                    row["pipeline_microbatches"] + " pipeline microbatches per iteration (recipes:)");
+  c.notes.push_back("FSDP under the pipeline priced as zero=1 (weights gathered once per iteration)");
+}
+
+// torchtitan's per-layer selective checkpointing, selective_ac_option "2" (its default at @3faaa1a0:
+// "checkpoint every other layer", config_manager.py), wraps every second block of a stage in a full
+// checkpoint (parallelize_llama.py _apply_ac_to_transformer_block: _count % ac_freq == 0): full
+// recompute of half of each chunk's layers. Empty, or why a row cannot be priced so.
+std::string per_layer_checkpointing(const Row& row, ParallelConfig& config) {
+  if (!contains(row["recompute"], "per-layer")) return "";
+  config.recompute = Recompute::full;
+  config.recompute_layers = row.integer("layers") / (config.pipeline * config.interleave) / 2;
+  if (config.recompute_layers > 0) return "";
+  return "per-layer checkpointing of every second block: a chunk of " +
+         std::to_string(row.integer("layers") / (config.pipeline * config.interleave)) + " layer holds none";
 }
 
 // The grid and schedule of the row (see the header for the rules).
@@ -273,14 +286,6 @@ void set_config(const Row& row, CorpusCase& c) {
   config.microbatch = per_rank_microbatch * config.z;
   config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
   config.recompute = parse_recompute(row["recompute"]);
-  // torchtitan's per-layer selective checkpointing, selective_ac_option "2" (its default at @3faaa1a0:
-  // "checkpoint every other layer", config_manager.py), wraps every second block of a stage in a full
-  // checkpoint (parallelize_llama.py _apply_ac_to_transformer_block: _count % ac_freq == 0):
-  // full recompute of half of each stage's layers.
-  if (contains(row["recompute"], "per-layer")) {
-    config.recompute = Recompute::full;
-    config.recompute_layers = row.integer("layers") / config.pipeline / 2;
-  }
   // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
   // models/llama3/infra/parallelize.py), with FSDP (z) beside it; its rows leave the column empty.
@@ -300,7 +305,7 @@ void set_config(const Row& row, CorpusCase& c) {
   }
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
   if (grad_op) config.zero = 2;
-  if (fsdp && config.pipeline > 1 && c.source == "torchtitan") return fsdp_under_pipeline(row, c);
+  if (c.source == "torchtitan" && config.pipeline > 1) return torchtitan_pipeline(row, fsdp, c);
   // torchtitan with context parallelism applies FSDP over the dp_shard and cp mesh dimensions
   // together (torchtitan parallelize_llama.py: fully_shard on the "dp_shard_cp" mesh): the CP
   // ranks shard gradients and optimizer state too. axo's z shards over DP only, so the rest
@@ -373,6 +378,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   }
   c.model = row_model(row, *family);
   set_config(row, c);
+  if (!(c.why_not = per_layer_checkpointing(row, c.config)).empty()) return c;  // once the chunks are known
   c.gpus = row.integer("gpus");
   if (c.config.gpus() != c.gpus) {
     c.why_not = "TP·PP·CP·DP = " + std::to_string(c.config.gpus()) + " does not equal gpus " + row["gpus"];

@@ -19,7 +19,9 @@
 //             under torchtitan's pipeline the row's local batch over the recipe's
 //             pipeline_microbatches
 //   interleave the row's VP; recompute and sequence parallelism as the row states
-//             (torchtitan's TP is always sequence-parallel, also beside FSDP's z)
+//             (torchtitan's TP is always sequence-parallel, also beside FSDP's z;
+//             its per-layer checkpointing is full recompute of half of each chunk's
+//             layers, recompute_layers)
 //   measured   iter_time_s where given, else global_batch·seq_len / tokens_per_s
 #pragma once
 

@@ -11,7 +11,9 @@
 // plan's `predicted` breakdown and ends_s the embedding (first stage) and
 // the final norm, head and loss (last stage) as the cost model explains them
 // on the plan's machine (cost_stage.h's T_s); when that machine cannot be
-// loaded the ends are left out and `ends_known` says so.
+// loaded the ends are left out and `ends_known` says so. Under partial
+// recompute the per-layer seconds are the slowest stage's average, so a stage
+// that recomputes a larger share of its layers is predicted a little fast.
 //   error_pct = 100 · (measured − predicted) / predicted
 #pragma once
 

@@ -20,7 +20,9 @@
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
 // the chunk's input alone and reruns its forward before its backward; full
 // on the first N layers of each chunk (recompute_layers) stashes the input
-// and the other layers' activations and the head, and reruns those N.
+// and the other layers' activations and the head, and reruns those N. Both
+// compute a chunk in an fp32 workspace of the whole chunk, where the memory
+// model counts one layer's working set: here they save less than it prices.
 //
 // Precision: in bf16 or fp16 the layers' GEMMs take 2-byte operands with
 // fp32 accumulation (cpu/gemm_precision.h), and the activations kept for

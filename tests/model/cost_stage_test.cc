@@ -58,5 +58,25 @@ TEST(CostStage, EachStageIsPricedByItsOwnLayers) {
   EXPECT_DOUBLE_EQ(middle.total(), 5 * 3.3);
 }
 
+// Partial recompute: each stage's recomputed layers cost the layer, its other layers the kept one,
+// so with unequal stages the share differs stage by stage.
+TEST(CostStage, PartialRecomputePricesEachStagesOwnShare) {
+  Parts p;
+  p.layer.recompute = 1;  // a recomputed layer: 4 s of compute
+  LayerCompute kept = p.layer;
+  kept.recompute = 0;
+  const LayerComm kept_comm{0.1, 0, 0.3};  // a shorter backward hides less
+  StageParts parts = p.view();
+  parts.kept = &kept, parts.kept_comm = &kept_comm;
+  parts.recomputed = {4, 4, 2};  // the first 4 of chunks of 8, 5 and 2 layers
+  const std::vector<int64_t> split = split_of({8, 5, 2});
+  const StageTime first = stage_time(split, 0, parts), middle = stage_time(split, 1, parts);
+  EXPECT_DOUBLE_EQ(first.compute, 4 * 4 + 4 * 3 + 2);
+  EXPECT_DOUBLE_EQ(first.tp_comm, 4 * 0.3 + 4 * 0.4 + 0.5);
+  EXPECT_DOUBLE_EQ(first.recomputed, 4);
+  EXPECT_DOUBLE_EQ(middle.compute, 4 * 4 + 1 * 3);
+  EXPECT_DOUBLE_EQ(stage_time(split, 2, parts).compute, 2 * 4 + 4);  // every layer of its chunk
+}
+
 }  // namespace
 }  // namespace axo

@@ -58,6 +58,15 @@ TEST(SplitPipeline, InterleavedChunksGoRoundTheStages) {
   EXPECT_EQ(split.text(), "4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4,4+4+4");
 }
 
+// The first N layers of each of a stage's chunks: all of a chunk that holds fewer.
+TEST(SplitPipeline, LeadingLayersTakeTheFirstOfEachChunk) {
+  const PipelineSplit split({{0, 3}, {3, 5}, {5, 8}, {8, 9}}, 2);  // stage 0: chunks of 3 and 3, stage 1: 2 and 1
+  EXPECT_EQ(split.leading_layers(0, 2), 4);
+  EXPECT_EQ(split.leading_layers(1, 2), 3);
+  EXPECT_EQ(split.leading_layers(1, 1), 2);
+  EXPECT_EQ(split.leading_layers(0, 9), 6);
+}
+
 TEST(SplitPipeline, SmallModelsGiveTheHeadsStageFewerLayers) {
   TransformerSpec spec = load_model("gpt2-124m");
   spec.seq_len = 1024;

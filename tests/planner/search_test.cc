@@ -35,14 +35,17 @@ TEST(Search, TheBoundsChangeNoAnswer) {
     const char* machine;
     int64_t gpus;
     Precision precision;
+    const char* fix = "";
   };
   for (const Case& c : {Case{"gpt3-13b", "selene", 32, Precision::bf16}, Case{"llama3-8b", "dgx-h100", 16, Precision::fp8},
-                        Case{"gpt3-175b", "selene", 128, Precision::bf16}}) {
+                        Case{"gpt3-175b", "selene", 128, Precision::bf16},
+                        Case{"gpt3-13b", "selene", 32, Precision::bf16, "recompute_layers=3"}}) {
     TransformerSpec spec = load_model(c.model);
     spec.precision = c.precision;
     const CostModel model(spec, load_machine(c.machine));
     SearchOptions options;
     options.gpus = c.gpus;
+    options.fixed = parse_fix(c.fix);
     options.top = 15;
     options.fold = false;  // a row pruned at the bound's tie would only change the folded variants
     const SearchResult fast = search(model, options);

@@ -380,9 +380,21 @@ TEST_F(CorpusFixture, TorchtitanPipelineNeedsTheRecipesMicrobatches) {
   write_sourced_csv(
       "torchtitan_a,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
       "torchtitan_b,other,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,FSDP2 over DP,16,full,,bf16,1.5,,exact\n"
-      "torchtitan_c,recipe-x,GPT x,4,512,8,,2048,,1024,24,A100-80,16,2,2,4,FSDP2 over DP,6,full,,bf16,1.5,,exact\n");
+      "torchtitan_c,recipe-x,GPT x,4,512,8,,2048,,1024,24,A100-80,16,2,2,4,FSDP2 over DP,6,full,,bf16,1.5,,exact\n"
+      // Without FSDP the local batch splits the same way; per-layer checkpointing recomputes half a chunk.
+      "torchtitan_d,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,TP=2 PP=2,16,selective (per-layer),,bf16,"
+      "1.5,,exact\n"
+      "torchtitan_interleaved,recipe-x,GPT x,4,512,8,,2048,,1024,64,A100-80,16,2,2,4,TP=2 PP=2,16,"
+      "selective (per-layer),,bf16,1.5,,exact\n");
   const auto cases = load_corpus(yaml());
-  ASSERT_EQ(cases.size(), 3u);
+  ASSERT_EQ(cases.size(), 5u);
+  ASSERT_TRUE(cases[3].expressed()) << cases[3].why_not;
+  EXPECT_EQ(cases[3].config.microbatch, 4);
+  EXPECT_EQ(cases[3].config.zero, 0);
+  EXPECT_EQ(cases[3].config.recompute, Recompute::full);
+  EXPECT_EQ(cases[3].config.recompute_layers, 1);  // of each stage's 2 layers
+  // Interleaved: chunks of one layer, of which every second one holds none.
+  EXPECT_NE(cases[4].why_not.find("a chunk of 1 layer holds none"), std::string::npos) << cases[4].why_not;
   ASSERT_TRUE(cases[0].expressed()) << cases[0].why_not;
   EXPECT_EQ(cases[0].config.microbatch, 4);
   EXPECT_EQ(cases[0].config.zero, 1);
