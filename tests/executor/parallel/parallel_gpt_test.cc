@@ -26,8 +26,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/adamw.h"
@@ -306,6 +308,25 @@ ParallelConfig config_of(const Case& c) {
   return config;
 }
 
+// The cases named `names` whose grid has this launch's ranks.
+std::vector<Case> cases_of_this_launch(std::initializer_list<std::string_view> names) {
+  std::vector<Case> chosen;
+  for (const Case& c : cases()) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
+    if (config_of(c).gpus() == world_size()) chosen.push_back(c);
+  }
+  return chosen;
+}
+
+// A case's schedule and overlap, at the tests' sequence length.
+ParallelOptions options_of(const Case& c) {
+  ParallelOptions options;
+  options.schedule.schedule = c.schedule;
+  options.overlap = c.overlap;
+  options.seq = kT;
+  return options;
+}
+
 TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
   cpu::set_gemm_threads(1);
   int ran = 0;
@@ -366,20 +387,14 @@ TEST(ParallelGptTest, ADelayedStageChangesNothingButTime) {
 // bytes per parameter leave the device for the host.
 TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
   cpu::set_gemm_threads(1);
-  int ran = 0;
-  for (const Case& c : cases()) {
-    if (c.name != "data2" && c.name != "pipe2_message_driven" && c.name != "pipe2_data2_order_pdzyx" &&
-        c.name != "pipe4_1f1b" && c.name != "pipe2_data2_z2_1f1b" && c.name != "x2y2z2_ors_oag_without_oar" &&
-        c.name != "pipe3_7_layers_1f1b" && c.name != "pipe2_interleave2_1f1b") {
-      continue;
-    }
+  const std::vector<Case> chosen =
+      cases_of_this_launch({"data2", "pipe2_message_driven", "pipe2_data2_order_pdzyx", "pipe4_1f1b",
+                            "pipe2_data2_z2_1f1b", "x2y2z2_ors_oag_without_oar", "pipe3_7_layers_1f1b",
+                            "pipe2_interleave2_1f1b"});
+  for (const Case& c : chosen) {
     ParallelConfig config = config_of(c);
-    if (config.gpus() != world_size()) continue;
     SCOPED_TRACE(c.name);
-    ParallelOptions options;
-    options.schedule.schedule = c.schedule;
-    options.overlap = c.overlap;
-    options.seq = kT;
+    ParallelOptions options = options_of(c);
     const Result on_device = run_parallel(config, options, c.layers, c.sequences);
     config.offload = true;
     options.optimizer_threads = 3;
@@ -411,9 +426,8 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
       EXPECT_LT(offloaded.device_peak, on_device.device_peak);
     }
     EXPECT_GT(at(on_device.device, U::activations) + at(on_device.device, U::comm_buffers), 0);
-    ++ran;
   }
-  EXPECT_GT(ran, 0) << "no offload grid of " << world_size() << " ranks";
+  EXPECT_FALSE(chosen.empty()) << "no offload grid of " << world_size() << " ranks";
 }
 
 // Selective recompute rebuilds the attention probabilities in backward from
@@ -423,15 +437,11 @@ TEST(ParallelGptTest, OffloadTrainsTheSameModelWithTheOptimizerStateOnTheHost) {
 // [Bz, NHy, T, T] but one layer's, which the recompute holds.
 TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttentionProbabilities) {
   cpu::set_gemm_threads(1);
-  int ran = 0;
-  for (const Case& c : cases()) {
-    if (c.name != "data2" && c.name != "x2y2" && c.name != "y2_sequence_parallel" && c.name != "pipe3_7_layers_1f1b" &&
-        c.name != "pipe2_interleave2_message_driven" && c.name != "pipe4_interleave2_1f1b" &&
-        c.name != "x2y2z2_ors_oag_without_oar") {
-      continue;
-    }
+  const std::vector<Case> chosen = cases_of_this_launch(
+      {"data2", "x2y2", "y2_sequence_parallel", "pipe3_7_layers_1f1b", "pipe2_interleave2_message_driven",
+       "pipe4_interleave2_1f1b", "x2y2z2_ors_oag_without_oar"});
+  for (const Case& c : chosen) {
     const ParallelConfig config = config_of(c);
-    if (config.gpus() != world_size()) continue;
     SCOPED_TRACE(c.name);
     ParallelOptions options;
     options.schedule.schedule = c.schedule;
@@ -449,9 +459,8 @@ TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttenti
     } else {
       EXPECT_GT(saved, 0);
     }
-    ++ran;
   }
-  EXPECT_GT(ran, 0) << "no selective-recompute grid of " << world_size() << " ranks";
+  EXPECT_FALSE(chosen.empty()) << "no selective-recompute grid of " << world_size() << " ranks";
 }
 
 // Full recompute of each chunk's first layer only keeps the other layers' activations from the
@@ -459,20 +468,13 @@ TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttenti
 // with those activations kept besides the workspace full recompute computes in.
 TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
   cpu::set_gemm_threads(1);
-  int ran = 0;
-  for (const Case& c : cases()) {
-    if (c.name != "y2z2_recompute" && c.name != "pipe2_y2_sequence_parallel_recompute" &&
-        c.name != "pipe3_interleave2_7_layers_1f1b_recompute" && c.name != "context2_recompute" &&
-        c.name != "z2y2_sequence_parallel_no_overlap_recompute" && c.name != "x2y2z2_ors_oag_without_oar") {
-      continue;
-    }
+  const std::vector<Case> chosen = cases_of_this_launch(
+      {"y2z2_recompute", "pipe2_y2_sequence_parallel_recompute", "pipe3_interleave2_7_layers_1f1b_recompute",
+       "context2_recompute", "z2y2_sequence_parallel_no_overlap_recompute", "x2y2z2_ors_oag_without_oar"});
+  for (const Case& c : chosen) {
     const ParallelConfig config = config_of(c);
-    if (config.gpus() != world_size()) continue;
     SCOPED_TRACE(c.name);
-    ParallelOptions options;
-    options.schedule.schedule = c.schedule;
-    options.overlap = c.overlap;
-    options.seq = kT;
+    ParallelOptions options = options_of(c);
     options.recompute = Recompute::full;
     const Result full = run_parallel(config, options, c.layers, c.sequences);
     options.recompute_layers = 1;
@@ -484,9 +486,8 @@ TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
     // A rank whose chunks hold one layer each recomputes all of them, as full recompute.
     EXPECT_GE(activations(partial), activations(full));
     if (c.pipeline == 1) EXPECT_GT(activations(partial), activations(full));
-    ++ran;
   }
-  EXPECT_GT(ran, 0) << "no full-recompute grid of " << world_size() << " ranks";
+  EXPECT_FALSE(chosen.empty()) << "no full-recompute grid of " << world_size() << " ranks";
   ParallelConfig config;
   config.data = world_size(), config.microbatch = kMicrobatch;
   ParallelOptions options;
