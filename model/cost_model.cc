@@ -237,7 +237,6 @@ double layer_backward(const LayerCompute& layer, const LayerComm& comm) {
 
 }  // namespace
 
-
 CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& record,
                                    const MemoryBreakdown* memory) const {
   const double m = double(microbatches(c));
@@ -360,7 +359,7 @@ std::string CostModel::check_schedule(const ParallelConfig& c) const {
     return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=" +
            std::to_string(c.x) + ", y=" + std::to_string(c.y);
   }
-  if (const std::string problem = recompute_problem(c); !problem.empty()) return problem;
+  if (const std::string problem = recompute_problem(c.recompute, c.recompute_layers); !problem.empty()) return problem;
   if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
   if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {
     return "pipeline=" + std::to_string(c.pipeline) + " does not divide the " + std::to_string(microbatches(c)) +

@@ -9,11 +9,11 @@ namespace axo {
 
 const char* to_string(Recompute recompute) { return kRecomputeNames[size_t(recompute)]; }
 
-std::string recompute_problem(const ParallelConfig& c) {
-  if (c.recompute_layers < 0) return "recompute_layers=" + std::to_string(c.recompute_layers) + " is negative";
-  if (c.recompute_layers == 0 || c.recompute == Recompute::full) return "";
-  return "recompute_layers=" + std::to_string(c.recompute_layers) + " needs recompute=full (it names the layers of "
-         "each pipeline chunk that full recompute recomputes), not recompute=" + to_string(c.recompute);
+std::string recompute_problem(Recompute recompute, int64_t layers) {
+  if (layers < 0) return "recompute_layers=" + std::to_string(layers) + " is negative";
+  if (layers == 0 || recompute == Recompute::full) return "";
+  return "recompute_layers=" + std::to_string(layers) + " needs recompute=full (it names the layers of "
+         "each pipeline chunk that full recompute recomputes), not recompute=" + to_string(recompute);
 }
 
 char order_letter(GridDim dim) {

@@ -66,9 +66,9 @@ struct ParallelConfig {
 inline bool partial_recompute(const ParallelConfig& c) {
   return c.recompute == Recompute::full && c.recompute_layers > 0;
 }
-// Empty, or why `c`'s recompute_layers does not apply (it needs full recompute, and is not negative);
-// on any grid.
-std::string recompute_problem(const ParallelConfig& c);
+// Empty, or why recompute_layers `layers` does not apply beside `recompute` (it needs full recompute,
+// and is not negative); on any grid.
+std::string recompute_problem(Recompute recompute, int64_t layers);
 
 // Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);

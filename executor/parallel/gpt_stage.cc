@@ -311,8 +311,9 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     // the head too, its loss not counted twice).
     a = carve(workspace_.data(), chunk);
     restore_for_recompute(stash, a, chunk);
-    forward_layers(a, chunk, recomputed_layers(chunk));
-    if (model_last(chunk) && recomputed_layers(chunk) == a.layers.size()) {
+    const size_t recomputed = recomputed_layers(chunk);
+    forward_layers(a, chunk, recomputed);
+    if (model_last(chunk) && recomputed == a.layers.size()) {
       head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
     }
   } else if (rolls()) {
@@ -410,23 +411,26 @@ size_t GptStage::recomputed_layers(int64_t chunk) const {
   return recompute_layers_ > 0 ? std::min(layers, size_t(recompute_layers_)) : layers;
 }
 
-size_t GptStage::kept_tail(const Acts& a, int64_t chunk) const {
+std::pair<float*, size_t> GptStage::kept_tail(const Acts& a, int64_t chunk) const {
   const size_t first_kept = recomputed_layers(chunk);
-  if (first_kept == a.layers.size()) return 0;
-  return size_t(acts_size(chunk)) - size_t(a.layers[first_kept].ln1 - a.input);
+  if (first_kept == a.layers.size()) return {nullptr, 0};
+  float* tail = a.layers[first_kept].ln1;
+  return {tail, size_t(acts_size(chunk)) - size_t(tail - a.input)};
 }
 
 void GptStage::keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const {
-  const size_t input = size_t(stream_rows_ * Cx_), tail = kept_tail(a, chunk);
-  stash.keep(nullptr, input + tail, precision_);
+  const size_t input = size_t(stream_rows_ * Cx_);
+  const auto [tail, size] = kept_tail(a, chunk);
+  stash.keep(nullptr, input + size, precision_);
   stash.keep_part(a.input, 0, input);
-  if (tail > 0) stash.keep_part(a.layers[recomputed_layers(chunk)].ln1, input, tail);
+  if (size > 0) stash.keep_part(tail, input, size);
 }
 
 void GptStage::restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const {
-  const size_t input = size_t(stream_rows_ * Cx_), tail = kept_tail(a, chunk);
+  const size_t input = size_t(stream_rows_ * Cx_);
+  const auto [tail, size] = kept_tail(a, chunk);
   stash.restore_part(a.input, 0, input);
-  if (tail > 0) stash.restore_part(a.layers[recomputed_layers(chunk)].ln1, input, tail);
+  if (size > 0) stash.restore_part(tail, input, size);
 }
 
 void GptStage::drop(int64_t chunk, int64_t microbatch) {

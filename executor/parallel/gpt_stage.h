@@ -140,8 +140,9 @@ class GptStage : public PipelineStage {
   // layout (the other layers and the head), kept at the training precision, and restored.
   void keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const;
   void restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const;
-  // Elements of carve()'s layout after the chunk's recomputed layers.
-  size_t kept_tail(const Acts& a, int64_t chunk) const;
+  // What follows the chunk's recomputed layers in carve()'s layout: its view in `a` and its elements
+  // (none when every layer recomputes).
+  std::pair<float*, size_t> kept_tail(const Acts& a, int64_t chunk) const;
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
   void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
                       const float* in, float* din);

@@ -34,9 +34,8 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   if (options.precision == Precision::fp8) {
     throw InputError("precision fp8: the CPU executor trains in fp32, bf16 or fp16");
   }
-  ParallelConfig recompute;
-  recompute.recompute = options.recompute, recompute.recompute_layers = options.recompute_layers;
-  if (const std::string problem = recompute_problem(recompute); !problem.empty()) throw InputError(problem);
+  const std::string recompute = recompute_problem(options.recompute, options.recompute_layers);
+  if (!recompute.empty()) throw InputError(recompute);
   const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
   // Zero 2: no local gradient buffer, the buckets in backward (bucket_gradients.h) and the optimizer's shard.
   if (shards && c.zero >= 2) {
