@@ -56,11 +56,11 @@ GptStage::GptStage(const ShardLayout& layout, const ProcessGrid& grid, ShardView
       sequence_parallel_(grid.config().sequence_parallel),
       linear_scratch_(memory),
       norm_(grid.x(), layout.shape().channels, times, memory),
-      workspace_({memory, DeviceUse::activations}),
-      grads_(workspace_.get_allocator()),
-      attention_scratch_(workspace_.get_allocator()),
-      scores_(workspace_.get_allocator()),
-      rolling_(workspace_.get_allocator()),
+      activations_(memory, DeviceUse::activations),
+      grads_(activations_),
+      attention_scratch_(activations_),
+      scores_(activations_),
+      rolling_(activations_),
       head_(layout.shape(), grid, times, memory, precision) {
   const GptShape& g = layout.shape();
   const ParallelConfig& c = grid.config();
@@ -100,12 +100,10 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   stream_rows_ = sequence_parallel_ ? rows_ / Gy : rows_;
   first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
   loss_scale_ = loss_scale, loss_sum_ = 0;
-  const int64_t n = largest_carve(false), gradients = largest_carve(true);
+  const int64_t gradients = largest_carve(true);
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
-    // Full recompute rebuilds a microbatch's activations in the workspace, bf16 computes in rolling views;
-    // otherwise the stashes hold them.
-    workspace_.assign(recompute_ == Recompute::full ? size_t(n) : 0, 0.0f);
+    // Full recompute and bf16 compute in rolling views; otherwise the stashes hold the activations.
     rolling_.assign(rolls() ? size_t(rolling_size()) : 0, 0.0f);
     grads_.assign(size_t(gradients), 0.0f);
     attention_scratch_.assign(ring_ ? 0 : size_t(Bz_ * NHy_ * T * T), 0.0f);
@@ -215,15 +213,15 @@ int64_t GptStage::largest_carve(bool gradients) const {
 }
 
 void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
-  ActivationStash stash(workspace_.get_allocator());
+  ActivationStash stash(activations_);
   if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
   const int64_t mr = stream_rows_;
   Acts a;
   if (rolls()) {
     a = carve_rolling(chunk);
-    stash.keep(nullptr, size_t(acts_size(chunk)), precision_);  // sized now, filled region by region
+    stash.keep(nullptr, size_t(kept_size(chunk)), precision_);  // sized now, filled region by region
   } else {
-    a = carve(recompute_ == Recompute::full ? workspace_.data() : stash.hold(size_t(acts_size(chunk))), chunk);
+    a = carve(stash.hold(size_t(acts_size(chunk))), chunk);
   }
   if (model_first(chunk)) {
     head_.embed(a.input, all_tokens(inputs_, microbatch), params_.weight(GptTensor::wte), params_.weight(GptTensor::wpe),
@@ -231,24 +229,27 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(input, mr * Cx_, a.input);
   }
-  if (rolls()) keep_region(stash, a, Region::input);
-  forward_layers(a, chunk, a.layers.size(), [&](size_t i) {
-    if (rolls()) keep_region(stash, a, Region::layer, i);
+  if (rolls()) keep_region(stash, a, chunk, Region::input);
+  const size_t recomputed = recomputed_layers(chunk);
+  forward_layers(a, chunk, 0, a.layers.size(), [&](size_t i) {
+    // A layer backward recomputes leaves its output alone, the next one's checkpoint.
+    if (rolls()) keep_region(stash, a, chunk, i < recomputed ? Region::output : Region::layer, i);
   });
   if (model_last(chunk)) {
+    forward_head(a);
     loss_sum_ += head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, mr);
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
-  if (recompute_ == Recompute::full) keep_for_recompute(stash, a, chunk);
-  if (rolls() && model_last(chunk)) keep_region(stash, a, Region::head);
+  if (rolls() && model_last(chunk)) keep_region(stash, a, chunk, Region::head);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
-void GptStage::forward_layers(Acts& a, int64_t chunk, size_t count, const std::function<void(size_t)>& layer_done) {
+void GptStage::forward_layers(Acts& a, int64_t chunk, size_t begin, size_t end,
+                              const std::function<void(size_t)>& layer_done) {
   const int64_t m = rows_, mr = stream_rows_, first = layout_.chunks()[size_t(chunk)].begin;
   LayerLinears* linears = &linears_[first_linear_[size_t(chunk)]];
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const int64_t l = first + int64_t(i);
     LayerActs& x = a.layers[i];
     LayerLinears& w = linears[i];
@@ -273,15 +274,17 @@ void GptStage::forward_layers(Acts& a, int64_t chunk, size_t count, const std::f
     w.fcproj->prefetch(P(GptTensor::fcprojw));
     w.fc->forward(x.fch, x.ln2_rows, P(GptTensor::fcw), P(GptTensor::fcb), m);
     timed(times_.ops.gelu, [&] { cpu::gelu_forward(x.fch_gelu, x.fch, m * 4 * Cy_); });
-    if (i + 1 < count) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
+    if (i + 1 < end) linears[i + 1].qkv->prefetch(params_.weight(GptTensor::qkvw, l + 1));
     w.fcproj->forward(x.fcproj, x.fch_gelu, P(GptTensor::fcprojw), P(GptTensor::fcprojb), m);
     timed(times_.ops.residual, [&] { cpu::residual_forward(x.residual3, x.residual2, x.fcproj, mr * Cx_); });
     if (layer_done) layer_done(i);
   }
-  if (!model_last(chunk) || count < a.layers.size()) return;
+}
+
+void GptStage::forward_head(Acts& a) {
   norm_.forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.output(), params_.fp32(GptTensor::lnfw),
-                params_.fp32(GptTensor::lnfb), mr, Cx_);
-  head_.logits(a.logits, a.lnf_rows, a.lnf, params_.weight(GptTensor::wte), m);
+                params_.fp32(GptTensor::lnfb), stream_rows_, Cx_);
+  head_.logits(a.logits, a.lnf_rows, a.lnf, params_.weight(GptTensor::wte), rows_);
 }
 
 void GptStage::backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final) {
@@ -306,22 +309,15 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
   ActivationStash stash = std::move(found->second);
   stash_.erase(found);
   Acts a;
-  if (recompute_ == Recompute::full) {
-    // Recompute the chunk's first layers from its input, the others and the head kept (all of them:
-    // the head too, its loss not counted twice).
-    a = carve(workspace_.data(), chunk);
-    restore_for_recompute(stash, a, chunk);
-    const size_t recomputed = recomputed_layers(chunk);
-    forward_layers(a, chunk, recomputed);
-    if (model_last(chunk) && recomputed == a.layers.size()) {
-      head_.cross_entropy(a.probs, a.logits, all_tokens(targets_, microbatch), rows_, first_row_, stream_rows_);
-    }
-  } else if (rolls()) {
-    // The kept activations widened for backward's fp32 ops: the input, the head, the top layer (the rest below).
+  if (rolls()) {
+    // The kept activations widened for backward's fp32 ops: the input, the head and the chunk's output
+    // it reads (the layers below, one at a time).
     a = carve_rolling(chunk);
-    restore_region(stash, a, Region::input);
-    if (model_last(chunk)) restore_region(stash, a, Region::head);
-    restore_region(stash, a, Region::layer, a.layers.size() - 1);
+    restore_region(stash, a, chunk, Region::input);
+    if (model_last(chunk)) {
+      restore_region(stash, a, chunk, Region::head);
+      restore_region(stash, a, chunk, Region::output, a.layers.size() - 1);
+    }
   } else {
     a = carve(stash.data(), chunk);
   }
@@ -344,10 +340,7 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
       std::fill_n(views.layer, views.layer_size, 0.0f);
       std::fill_n(din, stream_rows_ * Cx_, 0.0f);
     }
-    if (rolls()) {
-      restore_region(stash, a, Region::layer, i);
-      if (i > 0) restore_region(stash, a, Region::output, i - 1);  // `in`, over the slot's residual3
-    }
+    if (rolls()) restore_layer(stash, a, chunk, i);
     LayerLinears& w = linears[i];
     backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
     if (final || on_microbatch_) {
@@ -411,28 +404,6 @@ size_t GptStage::recomputed_layers(int64_t chunk) const {
   return recompute_layers_ > 0 ? std::min(layers, size_t(recompute_layers_)) : layers;
 }
 
-std::pair<float*, size_t> GptStage::kept_tail(const Acts& a, int64_t chunk) const {
-  const size_t first_kept = recomputed_layers(chunk);
-  if (first_kept == a.layers.size()) return {nullptr, 0};
-  float* tail = a.layers[first_kept].ln1;
-  return {tail, size_t(acts_size(chunk)) - size_t(tail - a.input)};
-}
-
-void GptStage::keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const {
-  const size_t input = size_t(stream_rows_ * Cx_);
-  const auto [tail, size] = kept_tail(a, chunk);
-  stash.keep(nullptr, input + size, precision_);
-  stash.keep_part(a.input, 0, input);
-  if (size > 0) stash.keep_part(tail, input, size);
-}
-
-void GptStage::restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const {
-  const size_t input = size_t(stream_rows_ * Cx_);
-  const auto [tail, size] = kept_tail(a, chunk);
-  stash.restore_part(a.input, 0, input);
-  if (size > 0) stash.restore_part(tail, input, size);
-}
-
 void GptStage::drop(int64_t chunk, int64_t microbatch) {
   auto found = stash_.find({chunk, microbatch});
   if (found == stash_.end()) return;
@@ -440,16 +411,20 @@ void GptStage::drop(int64_t chunk, int64_t microbatch) {
   stash_.erase(found);
 }
 
-// ---- bf16's rolling fp32 views ----
+// ---- The rolling fp32 views of bf16 and of full recompute ----
 // A chunk computes in [input | one layer slot | head], every layer in the
-// slot, while the stash keeps the whole chunk rounded to bf16 in carve()'s
-// layout [input | layer 0 | ... | layer n−1 | head]. Forward rounds each
-// region into the stash once it is computed; layer i+1 reads layer i's
-// output (residual3) from the slot, unrounded, as a GPU kernel reads its
-// input from registers, and overwrites it only last, with its own output.
-// Backward widens layer i into the slot, then layer i−1's output over the
-// slot's residual3, which layer i's backward never reads but uses as its
-// input. The fp32 memory is one layer and the head, not the chunk.
+// slot, while the stash keeps [input | output 0 | ... | output N−1 |
+// layer N | ... | layer n−1 | head] at the training precision (bf16 rounds):
+// of the N layers full recompute reruns (recomputed_layers; none otherwise)
+// only each one's output, the next one's input (Megatron-LM's checkpoint of
+// every layer's input), of the others the whole layer. Forward keeps each
+// region once it is computed; layer i+1 reads layer i's output (residual3)
+// from the slot, unrounded, as a GPU kernel reads its input from registers,
+// and overwrites it only last, with its own output. Backward fills layer i
+// into the slot (widened, or recomputed from layer i−1's kept output), then
+// puts layer i−1's output over the slot's residual3, which layer i's
+// backward never reads but uses as its input. The fp32 memory is one layer
+// and the head, not the chunk.
 namespace {
 
 // Hands out consecutive views from `at`.
@@ -490,32 +465,52 @@ GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
   return a;
 }
 
-void GptStage::region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size,
+int64_t GptStage::kept_size(int64_t chunk) const {
+  const int64_t layers = layout_.chunks()[size_t(chunk)].count(), recomputed = int64_t(recomputed_layers(chunk));
+  return region_size(Region::input) + recomputed * region_size(Region::output) +
+         (layers - recomputed) * region_size(Region::layer) + (model_last(chunk) ? region_size(Region::head) : 0);
+}
+
+void GptStage::region_place(const Acts& a, int64_t chunk, Region region, size_t i, size_t& offset, size_t& size,
                             float*& view) const {
-  const int64_t input = region_size(Region::input), layer = region_size(Region::layer);
+  const size_t input = size_t(region_size(Region::input)), layer = size_t(region_size(Region::layer));
+  const size_t recomputed = recomputed_layers(chunk), outputs = input + recomputed * size_t(region_size(Region::output));
+  auto layer_offset = [&](size_t j) { return outputs + (j - recomputed) * layer; };
   if (region == Region::input) {
-    offset = 0, size = size_t(input), view = a.input;
+    offset = 0, size = input, view = a.input;
   } else if (region == Region::layer) {
-    offset = size_t(input + int64_t(i) * layer), size = size_t(layer), view = a.layers[i].ln1;
+    offset = layer_offset(i), size = layer, view = a.layers[i].ln1;
   } else if (region == Region::output) {
-    const int64_t within = a.layers[i].residual3 - a.layers[i].ln1;  // the same in the slot and the stash
-    offset = size_t(input + int64_t(i) * layer + within), size = size_t(stream_rows_ * Cx_), view = a.layers[i].residual3;
+    const size_t within = size_t(a.layers[i].residual3 - a.layers[i].ln1);  // the same in the slot and the stash
+    offset = i < recomputed ? input + i * size_t(region_size(Region::output)) : layer_offset(i) + within;
+    size = size_t(stream_rows_ * Cx_), view = a.layers[i].residual3;
   } else {
-    offset = size_t(input + int64_t(a.layers.size()) * layer), size = size_t(region_size(Region::head)), view = a.lnf;
+    offset = layer_offset(a.layers.size()), size = size_t(region_size(Region::head)), view = a.lnf;
   }
 }
 
-void GptStage::keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+void GptStage::restore_layer(const ActivationStash& stash, Acts& a, int64_t chunk, size_t i) {
+  if (i < recomputed_layers(chunk)) {
+    if (i > 0) restore_region(stash, a, chunk, Region::output, i - 1);  // its input
+    forward_layers(a, chunk, i, i + 1);
+  } else {
+    restore_region(stash, a, chunk, Region::layer, i);
+  }
+  if (i > 0) restore_region(stash, a, chunk, Region::output, i - 1);  // `in`, over the slot's residual3
+}
+
+void GptStage::keep_region(ActivationStash& stash, const Acts& a, int64_t chunk, Region region, size_t i) const {
   size_t offset = 0, size = 0;
   float* view = nullptr;
-  region_place(a, region, i, offset, size, view);
+  region_place(a, chunk, region, i, offset, size, view);
   stash.keep_part(view, offset, size);
 }
 
-void GptStage::restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i) const {
+void GptStage::restore_region(const ActivationStash& stash, const Acts& a, int64_t chunk, Region region,
+                              size_t i) const {
   size_t offset = 0, size = 0;
   float* view = nullptr;
-  region_place(a, region, i, offset, size, view);
+  region_place(a, chunk, region, i, offset, size, view);
   stash.restore_part(view, offset, size);
 }
 

@@ -18,18 +18,21 @@
 // selective stashes all but the attention probabilities [Bz, NHy, T, T] and
 // recomputes them (QKᵀ and softmax) from the stashed qkv in backward
 // (Korthikanti et al. 2022, as the memory model prices it); full stashes
-// the chunk's input alone and reruns its forward before its backward; full
-// on the first N layers of each chunk (recompute_layers) stashes the input
-// and the other layers' activations and the head, and reruns those N. Both
-// compute a chunk in an fp32 workspace of the whole chunk, where the memory
-// model counts one layer's working set: here they save less than it prices.
+// each layer's input alone (Megatron-LM's checkpoint per layer) and, layer
+// by layer in backward, reruns that layer's forward from it into one
+// layer's fp32 slot just before its backward; full on the first N layers
+// of each chunk (recompute_layers) does that for those N and stashes the
+// other layers' activations whole. The head's (the model's last chunk) are
+// kept either way. The transient fp32 memory is one layer's, as the memory
+// model counts it.
 //
 // Precision: in bf16 or fp16 the layers' GEMMs take 2-byte operands with
 // fp32 accumulation (cpu/gemm_precision.h), and the activations kept for
 // backward are stored in that format (activation_stash.h): a chunk computes in fp32 views
-// of its input, one layer slot and its head, and keeps each layer rounded
-// in the stash as soon as it is computed; backward widens a layer back into
-// the slot just before it needs it (the end of gpt_stage.cc).
+// of its input, one layer slot and its head (as full recompute does in any
+// precision), and keeps each layer rounded in the stash as soon as it is
+// computed; backward widens a layer back into the slot just before it
+// needs it (the end of gpt_stage.cc).
 //
 // With Megatron's sequence parallelism (x = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C]
@@ -130,19 +133,14 @@ class GptStage : public PipelineStage {
   // Whether a layer's stash holds its att: the probabilities (unless selective recompute rebuilds
   // them), or with the ring each row's log-sum-exp.
   bool keeps_probabilities() const { return ring_ != nullptr || recompute_ != Recompute::selective; }
-  // The forward of the chunk's first `count` layers from a.input (and, when that is all of
-  // them in the model's last chunk, the head's logits).
-  void forward_layers(Acts& a, int64_t chunk, size_t count, const std::function<void(size_t)>& layer_done = {});
+  // The forward of the chunk's layers [begin, end), the first from a.input, each from the one below.
+  void forward_layers(Acts& a, int64_t chunk, size_t begin, size_t end,
+                      const std::function<void(size_t)>& layer_done = {});
+  // The model's last chunk: the final norm and the logits from a.output().
+  void forward_head(Acts& a);
   // Of `chunk`'s layers, those backward reruns from the stash: full recompute's first
   // recompute_layers_ (0: all); none otherwise.
   size_t recomputed_layers(int64_t chunk) const;
-  // Full recompute's stash: the chunk's input, then what follows its recomputed layers in carve()'s
-  // layout (the other layers and the head), kept at the training precision, and restored.
-  void keep_for_recompute(ActivationStash& stash, const Acts& a, int64_t chunk) const;
-  void restore_for_recompute(const ActivationStash& stash, const Acts& a, int64_t chunk) const;
-  // What follows the chunk's recomputed layers in carve()'s layout: its view in `a` and its elements
-  // (none when every layer recomputes).
-  std::pair<float*, size_t> kept_tail(const Acts& a, int64_t chunk) const;
   // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
   void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
                       const float* in, float* din);
@@ -152,18 +150,25 @@ class GptStage : public PipelineStage {
   void gradients_done(int64_t layer, bool final);
   // The microbatch's m tokens on this Z rank (all of them, whatever rows the stream holds).
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
-  // bf16 or fp16 without full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
-  bool rolls() const { return precision_ != Precision::fp32 && recompute_ != Recompute::full; }
+  // bf16 or fp16, and full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
+  bool rolls() const { return precision_ != Precision::fp32 || recompute_ == Recompute::full; }
   Acts carve_rolling(int64_t chunk);
   int64_t rolling_size() const;
-  // A region of carve()'s layout (the input, layer i of the chunk, its output residual3 alone, the head)
-  // rounded into the stash from its rolling view, or widened back.
+  // A region of a chunk's stash (the input, layer i of the chunk, its output residual3 alone, the head)
+  // kept from its rolling view (rounded in bf16), or restored (widened).
   enum class Region { input, layer, output, head };
-  void keep_region(ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
-  void restore_region(const ActivationStash& stash, const Acts& a, Region region, size_t i = 0) const;
+  void keep_region(ActivationStash& stash, const Acts& a, int64_t chunk, Region region, size_t i = 0) const;
+  void restore_region(const ActivationStash& stash, const Acts& a, int64_t chunk, Region region,
+                      size_t i = 0) const;
   int64_t region_size(Region region) const;
-  // Where a region lies in the stash (offset, size) and its rolling view.
-  void region_place(const Acts& a, Region region, size_t i, size_t& offset, size_t& size, float*& view) const;
+  // The elements a chunk's rolling stash keeps.
+  int64_t kept_size(int64_t chunk) const;
+  // Where a region lies in the chunk's stash (offset, size) and its rolling view.
+  void region_place(const Acts& a, int64_t chunk, Region region, size_t i, size_t& offset, size_t& size,
+                    float*& view) const;
+  // Layer i into the slot for its backward: recomputed from the layer below's kept output, or
+  // restored; then the layer below's output, its input, over the slot's residual3.
+  void restore_layer(const ActivationStash& stash, Acts& a, int64_t chunk, size_t i);
   // The head's views (the model's last chunk), taken in order by `take`.
   void carve_head(Acts& a, const std::function<void(float*&, int64_t)>& take) const;
   const ShardLayout& layout_;
@@ -189,11 +194,12 @@ class GptStage : public PipelineStage {
   ShardedLayerNorm norm_;
   std::map<std::pair<int64_t, int64_t>, ActivationStash> stash_;  // per (chunk, microbatch) in flight
   std::vector<ActivationStash> free_;       // stashes to reuse
-  DeviceFloats workspace_, grads_, attention_scratch_;
+  DeviceAllocator<float> activations_;  // books the activations below and the stashes
+  DeviceFloats grads_, attention_scratch_;
   // Selective recompute's attention probabilities [Bz, NHy, T, T], one layer's (never stashed);
   // the const carves hand out views of it.
   mutable DeviceFloats scores_;
-  DeviceFloats rolling_;  // bf16 or fp16: the rolling fp32 views
+  DeviceFloats rolling_;  // bf16 or fp16, or full recompute: the rolling fp32 views
   VocabParallelHead head_;
   std::function<void(int64_t)> on_final_, on_microbatch_;
 };

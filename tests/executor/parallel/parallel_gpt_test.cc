@@ -465,7 +465,7 @@ TEST(ParallelGptTest, SelectiveRecomputeTrainsTheSameModelWithoutStashingAttenti
 
 // Full recompute of each chunk's first layer only keeps the other layers' activations from the
 // forward, which in fp32 are the recomputed ones bit for bit: the same model as full recompute,
-// with those activations kept besides the workspace full recompute computes in.
+// with those activations kept in place of their inputs.
 TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
   cpu::set_gemm_threads(1);
   const std::vector<Case> chosen = cases_of_this_launch(
@@ -493,6 +493,34 @@ TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
   ParallelOptions options;
   options.seq = kT, options.recompute = Recompute::selective, options.recompute_layers = 2;
   EXPECT_THROW(run_parallel(config, options), InputError);  // recompute_layers needs full recompute
+}
+
+// Full recompute keeps each layer's input alone and reruns one layer at a time in one layer's
+// slot: with one stage (one stash, reused by each microbatch) a model twice as deep holds
+// exactly its extra layers' inputs [mr, Cx] more activations, in fp32, where keeping them all
+// holds every extra layer whole.
+TEST(ParallelGptTest, FullRecomputeHoldsEachLayersInputAndOneLayerAtATime) {
+  cpu::set_gemm_threads(1);
+  const std::vector<Case> chosen = cases_of_this_launch(
+      {"data2", "y2z2_recompute", "y2_sequence_parallel", "x2y2", "context2_recompute", "y2z2_sequence_parallel",
+       "x2y2z2_ors_oag_without_oar"});
+  if (world_size() == 3) GTEST_SKIP() << "every 3-rank grid is a pipeline";
+  const auto activations = [](const Result& r) { return r.device[size_t(DeviceUse::activations)]; };
+  for (const Case& c : chosen) {
+    const ParallelConfig config = config_of(c);
+    SCOPED_TRACE(c.name);
+    ParallelOptions options = options_of(c);
+    const Result kept = run_parallel(config, options, 4), kept_deeper = run_parallel(config, options, 8);
+    options.recompute = Recompute::full;
+    const Result full = run_parallel(config, options, 4), full_deeper = run_parallel(config, options, 8);
+    EXPECT_EQ(full.losses, kept.losses);
+    const int64_t rows = (kMicrobatch / c.z) * (kT / c.context) / (c.sequence_parallel ? c.y : 1);
+    const int64_t input = 4 * rows * (test_shape().channels / c.x);  // bytes of one layer's input
+    EXPECT_EQ(activations(full_deeper) - activations(full), 4 * input);
+    EXPECT_GT(activations(kept_deeper) - activations(kept), 4 * 8 * input);  // a layer holds far more
+    EXPECT_LT(activations(full), activations(kept));
+  }
+  EXPECT_FALSE(chosen.empty()) << "no one-stage grid of " << world_size() << " ranks";
 }
 
 // A device limit: what does not fit is named, on every rank alike; offload
