@@ -100,7 +100,7 @@ void GptStage::set_batch(const int* inputs, const int* targets, int64_t sequence
   stream_rows_ = sequence_parallel_ ? rows_ / Gy : rows_;
   first_row_ = sequence_parallel_ ? grid_.coords().y * stream_rows_ : 0;
   loss_scale_ = loss_scale, loss_sum_ = 0;
-  const int64_t gradients = largest_carve(true);
+  const int64_t gradients = largest_gradients_carve();
   if (int64_t(grads_.size()) != gradients) {
     stash_.clear(), free_.clear();
     // Full recompute and bf16 compute in rolling views; otherwise the stashes hold the activations.
@@ -202,11 +202,11 @@ int64_t GptStage::acts_size(int64_t chunk) const {
   return size;
 }
 
-int64_t GptStage::largest_carve(bool gradients) const {
+int64_t GptStage::largest_gradients_carve() const {
   int64_t largest = 0;
   for (int64_t c = 0; c < int64_t(layout_.chunks().size()); ++c) {
     int64_t size = 0;
-    gradients ? (void)carve_gradients(nullptr, c, &size) : (void)carve(nullptr, c, &size);
+    carve_gradients(nullptr, c, &size);
     largest = std::max(largest, size);
   }
   return largest;

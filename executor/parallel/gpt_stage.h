@@ -125,8 +125,8 @@ class GptStage : public PipelineStage {
   // Views of the activation gradients a backward of `chunk` needs at base:
   // one layer's, reused layer after layer, and two residual-stream buffers in turn.
   Gradients carve_gradients(float* base, int64_t chunk, int64_t* size = nullptr) const;
-  // The most elements any chunk's carve (or carve_gradients) takes.
-  int64_t largest_carve(bool gradients) const;
+  // The most elements any chunk's carve_gradients takes.
+  int64_t largest_gradients_carve() const;
   // One layer's views, taken in order by `take` (both carves); the attention
   // probabilities only with `scores` (else selective recompute's buffer, or none).
   void carve_layer(LayerActs& l, const std::function<void(float*&, int64_t)>& take, bool scores) const;
