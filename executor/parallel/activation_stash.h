@@ -1,9 +1,10 @@
 // One microbatch's activations kept from a chunk's forward to its backward
-// (gpt_stage.h). In fp32 the stage carves them straight into the stash; in
-// bf16 or fp16 (mixed precision) it computes in an fp32 workspace and keeps
-// them rounded to the 2-byte format (cpu/half.h), half the bytes, widening
-// them again for backward, as a GPU's mixed-precision training keeps 2-byte
-// activations and computes its element-wise ops in fp32 registers.
+// (gpt_stage.h). In fp32 without full recompute the stage carves them
+// straight into the stash; otherwise it computes in rolling fp32 views and
+// keeps them region by region, in bf16 or fp16 (mixed precision) rounded to
+// the 2-byte format (cpu/half.h), half the bytes, widening them again for
+// backward, as a GPU's mixed-precision training keeps 2-byte activations and
+// computes its element-wise ops in fp32 registers.
 #pragma once
 
 #include <cstdint>

@@ -24,7 +24,7 @@ struct GptStage::LayerActs {
 };
 
 struct GptStage::Acts {
-  float* input;  // [mr, Cx]: the chunk's input (the embedding in the model's first chunk); first, so a stash of it alone is a prefix
+  float* input;  // [mr, Cx]: the chunk's input (the embedding in the model's first chunk), the stash's first region
   std::vector<LayerActs> layers;
   float *lnf, *lnf_mean, *lnf_rstd;  // the model's last chunk: [mr, Cx], [mr], [mr]
   float* lnf_rows;                    // [m, Cx]: lnf gathered over Y (sequence parallelism; else lnf)
@@ -218,8 +218,8 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   const int64_t mr = stream_rows_;
   Acts a;
   if (rolls()) {
-    a = carve_rolling(chunk);
     stash.keep(nullptr, size_t(kept_size(chunk)), precision_);  // sized now, filled region by region
+    a = carve_rolling(chunk, stash);
   } else {
     a = carve(stash.hold(size_t(acts_size(chunk))), chunk);
   }
@@ -241,7 +241,7 @@ void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, fl
   } else {
     std::copy_n(a.output(), mr * Cx_, output);
   }
-  if (rolls() && model_last(chunk)) keep_region(stash, a, chunk, Region::head);
+  if (rolls() && model_last(chunk) && !head_in_stash()) keep_region(stash, a, chunk, Region::head);
   stash_.insert_or_assign({chunk, microbatch}, std::move(stash));
 }
 
@@ -312,10 +312,10 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
   if (rolls()) {
     // The kept activations widened for backward's fp32 ops: the input, the head and the chunk's output
     // it reads (the layers below, one at a time).
-    a = carve_rolling(chunk);
+    a = carve_rolling(chunk, stash);
     restore_region(stash, a, chunk, Region::input);
     if (model_last(chunk)) {
-      restore_region(stash, a, chunk, Region::head);
+      if (!head_in_stash()) restore_region(stash, a, chunk, Region::head);
       restore_region(stash, a, chunk, Region::output, a.layers.size() - 1);
     }
   } else {
@@ -342,7 +342,8 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
     }
     if (rolls()) restore_layer(stash, a, chunk, i);
     LayerLinears& w = linears[i];
-    backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, a.layers[i], d.layers[i], in, din);
+    backward_layer(first + int64_t(i), w, i > 0 ? &linears[i - 1] : nullptr, i <= recomputed_layers(chunk),
+                   a.layers[i], d.layers[i], in, din);
     if (final || on_microbatch_) {
       for (Linear4d* linear : {w.qkv.get(), w.attproj.get(), w.fc.get(), w.fcproj.get()}) linear->finish_gradient();
       gradients_done(first + int64_t(i), final);
@@ -358,7 +359,8 @@ void GptStage::backward(int64_t chunk, int64_t microbatch, const float* doutput,
   free_.push_back(std::move(stash));
 }
 
-void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& x, LayerActs& d,
+void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, bool below_recomputed,
+                              const LayerActs& x, LayerActs& d,
                               const float* in, float* din) {
   const int64_t m = rows_, mr = stream_rows_;
   auto P = [&](GptTensor t) { return params_.weight(t, l); };
@@ -391,7 +393,9 @@ void GptStage::backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, c
       cpu::attention_backward(d.qkv, attention_scratch_.data(), d.atty, x.qkv, x.att, Bz_, T_, Cy_, NHy_);
     });
   }
-  if (below) below->fcproj->prefetch(params_.weight(GptTensor::fcprojw, l - 1));
+  // The layer below starts with its recompute's qkv forward, else with fcproj's backward.
+  if (below && below_recomputed) below->qkv->prefetch(params_.weight(GptTensor::qkvw, l - 1));
+  if (below && !below_recomputed) below->fcproj->prefetch(params_.weight(GptTensor::fcprojw, l - 1));
   w.qkv->backward(d.ln1, G(GptTensor::qkvw), G(GptTensor::qkvb), d.qkv, x.ln1_rows, P(GptTensor::qkvw), m);
   norm_.backward(din, FG(GptTensor::ln1w), FG(GptTensor::ln1b), d.ln1, in, F(GptTensor::ln1w), x.ln1_mean,
                  x.ln1_rstd, mr, Cx_);
@@ -451,17 +455,19 @@ int64_t GptStage::region_size(Region region) const {
 
 int64_t GptStage::rolling_size() const {
   return region_size(Region::input) + region_size(Region::layer) +
-         (grid_.last_stage() ? region_size(Region::head) : 0);
+         (grid_.last_stage() && !head_in_stash() ? region_size(Region::head) : 0);
 }
 
-GptStage::Acts GptStage::carve_rolling(int64_t chunk) {
+GptStage::Acts GptStage::carve_rolling(int64_t chunk, ActivationStash& stash) {
   const int64_t layer = region_size(Region::layer);
   float* slots = rolling_.data() + region_size(Region::input);
   Acts a{};
   a.input = rolling_.data();
   a.layers.resize(size_t(layout_.chunks()[size_t(chunk)].count()));
   for (LayerActs& l : a.layers) carve_layer(l, Taker{slots}, keeps_probabilities());
-  if (model_last(chunk)) carve_head(a, Taker{slots + layer});
+  if (!model_last(chunk)) return a;
+  float* head = head_in_stash() ? stash.data() + (kept_size(chunk) - region_size(Region::head)) : slots + layer;
+  carve_head(a, Taker{head});
   return a;
 }
 

@@ -23,16 +23,18 @@
 // layer's fp32 slot just before its backward; full on the first N layers
 // of each chunk (recompute_layers) does that for those N and stashes the
 // other layers' activations whole. The head's (the model's last chunk) are
-// kept either way. The transient fp32 memory is one layer's, as the memory
-// model counts it.
+// kept either way, computed in the stash itself in fp32. The transient fp32
+// memory is one layer's, as the memory model counts it (and in bf16 the
+// head's).
 //
 // Precision: in bf16 or fp16 the layers' GEMMs take 2-byte operands with
 // fp32 accumulation (cpu/gemm_precision.h), and the activations kept for
 // backward are stored in that format (activation_stash.h): a chunk computes in fp32 views
 // of its input, one layer slot and its head (as full recompute does in any
 // precision), and keeps each layer rounded in the stash as soon as it is
-// computed; backward widens a layer back into the slot just before it
-// needs it (the end of gpt_stage.cc).
+// computed (only its output, for a layer full recompute reruns); backward
+// widens a layer back into the slot just before it needs it (the end of
+// gpt_stage.cc).
 //
 // With Megatron's sequence parallelism (x = 1) the residual stream, the
 // norms, the embedding and the head hold this Y rank's m/Gy rows [mr, C]
@@ -141,8 +143,10 @@ class GptStage : public PipelineStage {
   // Of `chunk`'s layers, those backward reruns from the stash: full recompute's first
   // recompute_layers_ (0: all); none otherwise.
   size_t recomputed_layers(int64_t chunk) const;
-  // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets its prefetch.
-  void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, const LayerActs& a, LayerActs& d,
+  // Layer l's backward with linears w; `below` (the chunk's layer under it, or null) gets the
+  // prefetch of what it runs first: its recompute's qkv forward when `below_recomputed`.
+  void backward_layer(int64_t l, LayerLinears& w, LayerLinears* below, bool below_recomputed, const LayerActs& a,
+                      LayerActs& d,
                       const float* in, float* din);
   // The head's backward from the loss to d.output() (the model's last chunk).
   void backward_head(int64_t microbatch, const Acts& a, Acts& d, bool final);
@@ -152,7 +156,11 @@ class GptStage : public PipelineStage {
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
   // bf16 or fp16, and full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
   bool rolls() const { return precision_ != Precision::fp32 || recompute_ == Recompute::full; }
-  Acts carve_rolling(int64_t chunk);
+  // The rolling views of `chunk`; the head's in `stash`'s head region when head_in_stash.
+  Acts carve_rolling(int64_t chunk, ActivationStash& stash);
+  // fp32 keeps the head as computed: full recompute computes it in the stash itself, not in a
+  // rolling view to copy from (bf16 rounds it into the stash).
+  bool head_in_stash() const { return precision_ == Precision::fp32; }
   int64_t rolling_size() const;
   // A region of a chunk's stash (the input, layer i of the chunk, its output residual3 alone, the head)
   // kept from its rolling view (rounded in bf16), or restored (widened).

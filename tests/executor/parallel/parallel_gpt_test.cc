@@ -496,9 +496,10 @@ TEST(ParallelGptTest, PartialRecomputeTrainsTheSameModelAsFullRecompute) {
 }
 
 // Full recompute keeps each layer's input alone and reruns one layer at a time in one layer's
-// slot: with one stage (one stash, reused by each microbatch) a model twice as deep holds
-// exactly its extra layers' inputs [mr, Cx] more activations, in fp32, where keeping them all
-// holds every extra layer whole.
+// slot, the same model bit for bit: with one stage (one stash, reused by each microbatch) a model
+// twice as deep holds exactly its extra layers' inputs [mr, Cx] more activations, in fp32, where
+// keeping them all holds every extra layer whole, and against keeping them all it holds the
+// inputs, the chunk's output and one layer where the kept run holds every layer.
 TEST(ParallelGptTest, FullRecomputeHoldsEachLayersInputAndOneLayerAtATime) {
   cpu::set_gemm_threads(1);
   const std::vector<Case> chosen = cases_of_this_launch(
@@ -514,11 +515,16 @@ TEST(ParallelGptTest, FullRecomputeHoldsEachLayersInputAndOneLayerAtATime) {
     options.recompute = Recompute::full;
     const Result full = run_parallel(config, options, 4), full_deeper = run_parallel(config, options, 8);
     EXPECT_EQ(full.losses, kept.losses);
+    EXPECT_EQ(full.first_gradients, kept.first_gradients);
+    EXPECT_EQ(full.parameters, kept.parameters);
     const int64_t rows = (kMicrobatch / c.z) * (kT / c.context) / (c.sequence_parallel ? c.y : 1);
     const int64_t input = 4 * rows * (test_shape().channels / c.x);  // bytes of one layer's input
     EXPECT_EQ(activations(full_deeper) - activations(full), 4 * input);
-    EXPECT_GT(activations(kept_deeper) - activations(kept), 4 * 8 * input);  // a layer holds far more
-    EXPECT_LT(activations(full), activations(kept));
+    const int64_t layer = (activations(kept_deeper) - activations(kept)) / 4;  // one layer's, whole
+    EXPECT_GT(layer, 8 * input);
+    // Full recompute: the 4 layers' inputs and the chunk's output in the stash, the input again and one
+    // layer in the rolling slot, the head once; kept: the input, 4 layers and the head.
+    EXPECT_EQ(activations(kept) - activations(full), 3 * layer - 5 * input);
   }
   EXPECT_FALSE(chosen.empty()) << "no one-stage grid of " << world_size() << " ranks";
 }
