@@ -143,9 +143,11 @@ const char* to_string(BackwardPrefetch prefetch);
 // The forward's TP collectives are on the critical path either way (model/cost_tp_comm.h).
 enum class TpCollectives { overlapped, exposed };
 const char* to_string(TpCollectives collectives);
-// The dtype an FSDP stack reduce-scatters its gradients over Z in (PyTorch FSDP's
-// MixedPrecision reduce_dtype): `compute`, the model's precision (Composer's `mixed_precision:
-// PURE`); `fp32`, 4 bytes per element: torchtitan's
+// The dtype a stack reduces its gradients in (PyTorch FSDP's MixedPrecision reduce_dtype,
+// Megatron's grad_reduce_in_fp32): `compute`, the model's precision (Composer's `mixed_precision:
+// PURE`; NeMo's performance recipes, grad_reduce_in_fp32 = False); `fp32`, 4 bytes per element,
+// held in fp32 where the weights are whole over Z (memory_model.h): Megatron-LM's training script
+// under bf16 (core_r0.8.0 megatron/training/arguments.py), torchtitan's
 // training.mixed_precision_reduce (default "float32"), and Composer's `DEFAULT` from 0.16.4
 // (composer/trainer/mosaic_fsdp_utils.py: "param_dtype = <precision>, reduce_dtype =
 // torch.float32, buffer_dtype = <precision>"), the version llm-foundry pinned when it published

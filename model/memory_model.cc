@@ -104,6 +104,7 @@ struct StageMemoryParts {
   double optimizer_bytes_per_param = 0;  // 12 (8 in fp32), 0 with offload
   double optimizer_shards = 1;           // data·context with zero >= 1, else 1
   double gradient_shards = 1;            // data·context with zero = 2, else 1
+  double gradient_e = 0;                 // bytes per gradient element (gradient_bytes)
   double per_layer = 0;                  // activations of one layer and microbatch
   double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
@@ -136,6 +137,17 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, W
   return buffers;
 }
 
+// Bytes per element of the gradients a rank holds: the reduce dtype's where the weights are whole
+// over Z (Megatron-LM's main_grad buffer: under bf16 it accumulates and reduces in fp32,
+// core_r0.8.0 megatron/training/arguments.py; its distributed optimizer then holds 6 + 12/d
+// bytes per parameter, docs/source/api-guide/dist_optimizer.md). With z > 1 (FSDP) the sharded
+// fp32 gradient sits with the sharded fp32 parameter, which is the optimizer's master: 16 bytes
+// in all, as booked (the 2-byte weight stands for the fp32 one's other half).
+double gradient_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
+  const double e = bytes_per_element(spec.precision);
+  return stack.reduce_dtype == ReduceDtype::fp32 && c.z == 1 ? std::max(e, 4.0) : e;
+}
+
 StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   StageMemoryParts parts;
   parts.e = bytes_per_element(spec.precision);
@@ -148,6 +160,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.optimizer_bytes_per_param = c.offload ? 0 : state_bytes;
   parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
   parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
+  parts.gradient_e = gradient_bytes(spec, c, stack);
   parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
   parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
   parts.working = recompute_working_bytes(spec, c, stack);
@@ -204,7 +217,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
   m.weights = local * parts.e + parts.fp8_copies_per_layer * fp8_copied_layers(parts.fp8_weights, double(layers));
-  m.gradients = local * parts.e / parts.gradient_shards;
+  m.gradients = local * parts.gradient_e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;
   m.comm_buffers = parts.buffers;

@@ -8,6 +8,9 @@
 // ZeRO over the data group's N ranks shards what X, Y and Z leave: zero=1 the
 // optimizer state (2 + 2 + 12/N bytes per local parameter, ZeRO's 4 + 12/N),
 // zero=2 the gradients too (2 + 14/N); with offload the shard is on the host.
+// A stack reducing in fp32 (stack.reduce_dtype) holds 4-byte gradients where the
+// weights are whole over Z (Megatron-LM under bf16: 6 + 12/N with its distributed
+// optimizer; gradient_bytes in memory_model.cc).
 // The group is data × context (zero_shards): context ranks hold the same
 // weights, and Megatron-LM's distributed optimizer shards over the
 // data-parallel group "with context parallel" (Megatron-Core's
@@ -66,8 +69,8 @@ inline int64_t zero_shards(const ParallelConfig& config) { return config.data * 
 
 // What of the training stack changes memory (the machine profile's stack):
 // the attention core, the fp8 weight copies, the loss, how Z-sharded weights
-// are gathered, what selective recompute keeps and the optimizer state's
-// precision. The defaults are axo's own executor's (materialized attention,
+// are gathered, what selective recompute keeps, the optimizer state's
+// precision and the gradients' (the reduce dtype's). The defaults are axo's own executor's (materialized attention,
 // per-linear gathers) and Megatron-LM's (fp8 cache, fp32 logits, Korthikanti
 // et al.'s selective recompute, fp32 Adam).
 struct MemoryStack {
@@ -77,6 +80,7 @@ struct MemoryStack {
   WeightGather weight_gather = WeightGather::per_linear;
   SelectiveKind selective = SelectiveKind::attention;
   OptimizerState optimizer_state = OptimizerState::fp32;
+  ReduceDtype reduce_dtype = ReduceDtype::compute;
   MemoryStack(AttentionKind attention_kind = AttentionKind::materialized)  // NOLINT: implicit on purpose
       : attention(attention_kind) {}
 };
@@ -84,6 +88,7 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
   MemoryStack stack(machine.attention);
   stack.fp8_weights = machine.fp8_weights, stack.loss = machine.loss, stack.weight_gather = machine.weight_gather;
   stack.selective = machine.selective, stack.optimizer_state = machine.optimizer_state;
+  stack.reduce_dtype = machine.reduce_dtype;
   return stack;
 }
 

@@ -156,6 +156,26 @@ TEST(MemoryModel, ZeroShardsOptimizerThenGradientsOverData) {
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c).optimizer, none.optimizer / 2);
 }
 
+// Megatron-LM under bf16 accumulates and reduces gradients in fp32: its distributed optimizer
+// holds 6 + 12/d bytes per parameter (Megatron-LM docs/source/api-guide/dist_optimizer.md). FSDP
+// (z > 1) keeps its fp32 gradient shard with the fp32 master, in the 16 bytes as before.
+TEST(MemoryModel, Fp32ReductionHoldsFp32GradientsWhereWeightsAreWhole) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig c = megatron(8, 8, 1, Recompute::full, false);
+  c.data = 4, c.zero = 1;
+  const double h = 12288, V = 50257, s = 2048;
+  const double local = (12 * (12 * h * h + 13 * h) + (V + s) * h) / 8;  // first stage over y=8
+  MemoryStack fp32_reduce;
+  fp32_reduce.reduce_dtype = ReduceDtype::fp32;
+  const MemoryBreakdown one = memory_per_device(spec, c, fp32_reduce);
+  EXPECT_DOUBLE_EQ(one.gradients, local * 4);
+  EXPECT_DOUBLE_EQ(one.weights + one.gradients + one.optimizer, local * (6 + 12.0 / 4));
+  c.zero = 2;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, fp32_reduce).gradients, local * 4 / 4);
+  c.zero = 0, c.y = 4, c.z = 2;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, fp32_reduce).total(), memory_per_device(spec, c).total());
+}
+
 // Megatron's distributed optimizer shards over the data-parallel group with
 // the context ranks in it: zero over data=2, context=2 divides by 4.
 TEST(MemoryModel, ZeroShardsOverDataTimesContext) {
