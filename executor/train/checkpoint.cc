@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "model/atomic_file.h"
@@ -19,7 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '1'};
+// The magic's last byte is the format: '2' adds the loss scaler's state after the random state.
+constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '2'};
+constexpr size_t kVersionAt = sizeof kMagic - 1;
 
 template <class T>
 void put(std::string& out, const T& value) {
@@ -59,18 +62,38 @@ uint32_t crc32(const std::string& bytes) {
   return crc.checksum();
 }
 
-std::vector<fs::path> checkpoints_newest_first(const std::string& dir) {
+// The files of `dir` whose names start with step_ and satisfy `wanted`.
+std::vector<fs::path> step_files(const std::string& dir, const std::function<bool(const fs::path&)>& wanted) {
   std::vector<fs::path> found;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".axockpt") found.push_back(entry.path());
+    if (entry.path().filename().string().rfind("step_", 0) == 0 && wanted(entry.path())) found.push_back(entry.path());
   }
-  std::sort(found.rbegin(), found.rend());
   return found;
 }
 
 }  // namespace
+
+std::vector<std::string> checkpoint_files(const std::string& dir) {
+  auto found = step_files(dir, [](const fs::path& path) { return path.extension() == ".axockpt"; });
+  std::sort(found.rbegin(), found.rend());
+  return {found.begin(), found.end()};
+}
+
+void set_aside_damaged(const std::vector<std::string>& paths, std::ostream& log) {
+  for (const std::string& path : paths) {
+    fs::rename(path, path + ".damaged");
+    log << "set aside " << path << " as " << path << ".damaged\n";
+  }
+}
+
+void remove_partial_checkpoints(const std::string& dir, std::ostream& log) {
+  const auto partial = step_files(dir, [](const fs::path& path) {
+    return path.filename().string().find(".axockpt.tmp.") != std::string::npos;
+  });
+  for (const fs::path& path : partial) fs::remove(path);
+  if (!partial.empty()) log << "removed " << partial.size() << " partly written checkpoint(s) from " << dir << "\n";
+}
 
 std::string checkpoint_path(const std::string& dir, int64_t step) {
   char name[64];
@@ -89,6 +112,9 @@ void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) 
   put(payload, s.data_position);
   put(payload, uint64_t(s.rng_state.size()));
   payload += s.rng_state;
+  put(payload, s.loss_scaler.scale);
+  put(payload, s.loss_scaler.clean_steps);
+  put(payload, s.loss_scaler.skipped_steps);
   put(payload, uint64_t(s.parameters.size()));
   put_floats(payload, s.parameters);
   put_floats(payload, s.m);
@@ -98,7 +124,7 @@ void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) 
   put(file, crc32(payload));
   file += payload;
   write_file_atomically(checkpoint_path(dir, s.step), file);
-  const auto all = checkpoints_newest_first(dir);
+  const auto all = checkpoint_files(dir);
   for (size_t i = size_t(std::max(keep, 1)); i < all.size(); ++i) fs::remove(all[i]);
 }
 
@@ -109,9 +135,11 @@ TrainingState read_checkpoint(const std::string& path) {
   buffer << in.rdbuf();
   const std::string file = buffer.str();
   const size_t header = sizeof kMagic + sizeof(uint64_t) + sizeof(uint32_t);
-  if (file.size() < header || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
+  if (file.size() < header || std::memcmp(file.data(), kMagic, kVersionAt) != 0 ||
+      (file[kVersionAt] != '1' && file[kVersionAt] != '2')) {
     throw InputError(path + ": not an axo checkpoint (bad magic or too short)");
   }
+  const bool has_loss_scaler = file[kVersionAt] == '2';
   uint64_t length = 0;
   uint32_t checksum = 0;
   std::memcpy(&length, file.data() + sizeof kMagic, sizeof length);
@@ -132,6 +160,10 @@ TrainingState read_checkpoint(const std::string& path) {
   if (rng_length > payload.size()) throw InputError(path + ": bad random-state length");
   s.rng_state.resize(rng_length);
   r.take(s.rng_state.data(), rng_length);
+  if (has_loss_scaler) {
+    s.loss_scaler.scale = r.get<double>();
+    s.loss_scaler.clean_steps = r.get<int64_t>(), s.loss_scaler.skipped_steps = r.get<int64_t>();
+  }
   const uint64_t n = r.get<uint64_t>();
   check_gpt_shape(s.shape, path);
   if (n > payload.size() / sizeof(float) || n != uint64_t(gpt_parameter_count(s.shape))) {
@@ -143,12 +175,14 @@ TrainingState read_checkpoint(const std::string& path) {
   return s;
 }
 
-std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log) {
-  for (const fs::path& path : checkpoints_newest_first(dir)) {
+std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log,
+                                                    std::vector<std::string>* damaged) {
+  for (const std::string& path : checkpoint_files(dir)) {
     try {
-      return read_checkpoint(path.string());
+      return read_checkpoint(path);
     } catch (const InputError& e) {
       log << "warning: " << e.what() << "; trying the previous checkpoint\n";
+      if (damaged) damaged->push_back(path);
     }
   }
   return std::nullopt;

@@ -1,11 +1,12 @@
 // Training checkpoints: everything a run needs to continue exactly where it
 // stopped (parameters, AdamW moments, step, data position, random state).
 //
-// One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT1",
-// the payload's length (uint64) and CRC-32 (uint32, Boost.CRC), then the
-// payload. Written atomically; the newest two are kept, so a checkpoint
-// damaged on disk is detected by its length or checksum and the one before
-// it is used.
+// One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT2"
+// ("AXOCKPT1", without the loss scaler's state, still reads), the payload's
+// length (uint64) and CRC-32 (uint32, Boost.CRC), then the payload. Written
+// atomically; the newest two are kept, so a checkpoint damaged on disk is
+// detected by its length or checksum and the one before it is used (a resumed
+// run sets the damaged ones aside as NAME.damaged, out of the count).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "executor/gpt/gpt.h"
+#include "executor/train/loss_scaler.h"
 
 namespace axo {
 
@@ -23,6 +25,7 @@ struct TrainingState {
   int64_t step = 0;           // optimizer steps completed
   int64_t data_position = 0;  // TokenStream::position()
   std::string rng_state;      // the trainer's generator, serialised
+  LossScalerState loss_scaler;  // fp16's dynamic loss scale (loss_scaler.h)
   std::vector<float> parameters, m, v;
 };
 
@@ -32,7 +35,14 @@ void write_checkpoint(const std::string& dir, const TrainingState& state, int ke
 // InputError naming the file and what is wrong (short, bad magic, checksum).
 TrainingState read_checkpoint(const std::string& path);
 // The newest checkpoint of `dir` that reads back whole; each damaged one is
-// reported on `log` and skipped. Nothing when the folder has none.
-std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log);
+// reported on `log`, skipped and added to `damaged`. Nothing when none reads.
+std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log,
+                                                    std::vector<std::string>* damaged = nullptr);
+// The checkpoints of `dir`, newest first (none when the folder does not exist).
+std::vector<std::string> checkpoint_files(const std::string& dir);
+// Renames each of `paths` to PATH.damaged: kept for a look, out of the newest two.
+void set_aside_damaged(const std::vector<std::string>& paths, std::ostream& log);
+// Removes what writers killed mid-write left in `dir` (step_N.axockpt.tmp.PID).
+void remove_partial_checkpoints(const std::string& dir, std::ostream& log);
 
 }  // namespace axo

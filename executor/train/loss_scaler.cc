@@ -16,6 +16,11 @@ bool LossScaler::update(bool overflow) {
   return true;
 }
 
+void LossScaler::restore(const LossScalerState& state) {
+  if (state.scale <= 0) return;
+  scale_ = state.scale, clean_ = state.clean_steps, skipped_ = state.skipped_steps;
+}
+
 bool has_inf_or_nan(const float* values, int64_t n) {
   bool bad = false;
   for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(values[i]);

@@ -16,6 +16,12 @@
 
 namespace axo {
 
+// What a checkpoint keeps of a scaler, to resume it exactly (scale 0: none kept).
+struct LossScalerState {
+  double scale = 0;
+  int64_t clean_steps = 0, skipped_steps = 0;
+};
+
 struct LossScalerSettings {
   double initial_scale = 65536.0;   // 2^16
   double backoff = 0.5;
@@ -34,6 +40,9 @@ class LossScaler {
   bool update(bool overflow);
   int64_t skipped_steps() const { return skipped_; }
   int64_t clean_steps() const { return clean_; }
+  LossScalerState state() const { return {scale_, clean_, skipped_}; }
+  // Continues from a saved state (a state of scale 0 keeps this one).
+  void restore(const LossScalerState& state);
 
  private:
   LossScalerSettings s_;

@@ -75,8 +75,13 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
                      std::to_string(o_.microbatch) + " (Z splits a microbatch's sequences)");
   }
   if (o_.steps < 1) throw InputError("--steps must be at least 1");
-  if ((o_.checkpoint_every > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
-    throw InputError("--checkpoint-every and --resume need --checkpoint-dir");
+  if ((o_.checkpoint_every > 0 || o_.stop_after > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
+    throw InputError("--checkpoint-every, --stop-after and --resume need --checkpoint-dir");
+  }
+  const std::vector<std::string> earlier = checkpoint_files(o_.checkpoint_dir);
+  if (!o_.resume && writes_checkpoints() && !earlier.empty()) {
+    throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " holds another run's checkpoints (" + earlier.front() +
+                     "): give --resume to continue it, or another folder");
   }
   // Every rank builds the same full model and keeps its shards.
   Gpt full(gpt_shape(spec));
@@ -106,15 +111,60 @@ double Trainer::learning_rate(int64_t s) const {
   return axo::learning_rate({o_.lr_schedule, o_.lr, o_.min_lr_fraction, o_.warmup, o_.steps}, s);
 }
 
+// The mean loss over the validation data's first val_batches batches of --batch sequences, the same
+// tokens on any grid and microbatch: each data-parallel replica evaluates its share of each batch.
 double Trainer::validate() {
+  const int64_t replica_batch = o_.batch / o_.grid.data;
   TokenStream val(o_.val_data, grid_.coords().data, int(o_.grid.data));
-  std::vector<int> inputs(size_t(o_.microbatch * T_)), targets(inputs.size());
+  std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   double sum = 0;
   for (int64_t i = 0; i < o_.val_batches; ++i) {
-    val.next_batch(o_.microbatch, T_, inputs.data(), targets.data());
-    sum += model_.evaluate(inputs.data(), targets.data(), o_.microbatch, T_, o_.microbatch);
+    val.next_batch(replica_batch, T_, inputs.data(), targets.data());
+    sum += model_.evaluate(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
   }
   return sum / double(o_.val_batches);
+}
+
+bool Trainer::writes_checkpoints() const { return o_.checkpoint_every > 0 || o_.stop_after > 0; }
+
+// The step to start from: the newest good checkpoint's, its state loaded, or 0 where the folder
+// has none. Damaged ones are set aside once every rank has read; a folder of damaged ones only,
+// or a checkpoint already at --steps, is a mistake.
+int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
+  std::vector<std::string> damaged;
+  const std::optional<TrainingState> state = load_latest_checkpoint(o_.checkpoint_dir, log, &damaged);
+  if (!state && !damaged.empty()) {
+    throw InputError("--resume: every checkpoint in " + o_.checkpoint_dir + " is damaged (newest " + damaged.front() + ")");
+  }
+  if (!state) {
+    log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
+    return 0;
+  }
+  const std::string path = checkpoint_path(o_.checkpoint_dir, state->step);
+  if (!(state->shape == model_.layout().shape())) throw InputError(path + ": the checkpoint is of another model");
+  if (state->step >= o_.steps) {
+    throw InputError("--steps " + std::to_string(o_.steps) + ": " + path + " is already at step " +
+                     std::to_string(state->step));
+  }
+  model_.load(state->parameters);
+  model_.load_moments(state->m, state->v);
+  data.seek(state->data_position);
+  std::istringstream(state->rng_state) >> rng_;
+  scaler_.restore(state->loss_scaler);
+  float all_read = 0;
+  world_.all_reduce(&all_read, 1);  // every rank has read before the damaged ones move
+  if (leader()) set_aside_damaged(damaged, log);
+  log << "resuming from step " << state->step << " (" << path << ")\n";
+  return state->step;
+}
+
+void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
+  std::ostringstream rng;
+  rng << rng_;
+  TrainingState state{model_.layout().shape(), step, data.position(), rng.str(), scaler_.state(),
+                      model_.gathered_master_weights(), model_.gathered_first_moment(),
+                      model_.gathered_second_moment()};
+  if (leader()) write_checkpoint(o_.checkpoint_dir, state);
 }
 
 std::vector<StepRecord> Trainer::run() {
@@ -130,20 +180,8 @@ std::vector<StepRecord> Trainer::run() {
   if (o_.val_every > 0 && !o_.val_data.empty()) check_tokens(TokenStream(o_.val_data), "--val-data");
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
-  int64_t first_step = 0;
-  if (o_.resume) {
-    if (auto state = load_latest_checkpoint(o_.checkpoint_dir, log)) {
-      if (!(state->shape == model_.layout().shape())) throw InputError(o_.checkpoint_dir + ": the checkpoint is of another model");
-      model_.load(state->parameters);
-      model_.load_moments(state->m, state->v);
-      data.seek(state->data_position);
-      std::istringstream(state->rng_state) >> rng_;
-      first_step = state->step;
-      log << "resuming from step " << first_step << " (" << checkpoint_path(o_.checkpoint_dir, first_step) << ")\n";
-    } else {
-      log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
-    }
-  }
+  const int64_t first_step = o_.resume ? resume(data, log) : 0;
+  if (leader() && writes_checkpoints()) remove_partial_checkpoints(o_.checkpoint_dir, log);
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
   log << "precision: " << to_string(o_.precision);
   if (o_.planned_precision) log << " (planned in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
@@ -192,14 +230,9 @@ std::vector<StepRecord> Trainer::run() {
       r.val_loss = validate();
     }
     records.push_back(r);
-    if (o_.checkpoint_every > 0 && (r.step % o_.checkpoint_every == 0 || r.step == last_step)) {
-      std::ostringstream rng;
-      rng << rng_;
-      TrainingState state{model_.layout().shape(), r.step, data.position(), rng.str(),
-                          model_.gathered_master_weights(), model_.gathered_first_moment(),
-                          model_.gathered_second_moment()};
-      if (leader()) write_checkpoint(o_.checkpoint_dir, state);
-    }
+    // Every --checkpoint-every steps, and at the last step this run takes (the one --stop-after resumes from).
+    const bool on_schedule = o_.checkpoint_every > 0 && r.step % o_.checkpoint_every == 0;
+    if (on_schedule || (r.step == last_step && writes_checkpoints())) save_checkpoint(r.step, data);
     char line[256];
     std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.6f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
                   (long long)r.step, (long long)o_.steps, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.gflops);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "executor/comm/communicator.h"
+#include "executor/data/token_shards.h"
 #include "executor/parallel/parallel_gpt.h"
 #include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
@@ -29,7 +30,7 @@ struct TrainOptions {
   std::string data;            // glob of training shards
   std::string val_data;        // glob of validation shards (optional)
   int64_t steps = 100;         // the run's length (sets the learning-rate schedule)
-  int64_t stop_after = 0;      // stop this invocation at this step (a job's time budget); 0: run to `steps`
+  int64_t stop_after = 0;      // stop this invocation at this step, checkpointed (a job's time budget); 0: run to `steps`
   int64_t batch = 8;           // sequences per step, over all data-parallel replicas
   int64_t microbatch = 8;      // sequences per forward/backward of one replica
   int64_t seq = 0;             // 0: the model's sequence length
@@ -41,7 +42,7 @@ struct TrainOptions {
   double grad_clip = 1.0;      // global gradient norm; 0 turns clipping off
   uint64_t seed = 1337;
   int64_t val_every = 0;       // steps between validations; 0: none
-  int64_t val_batches = 4;
+  int64_t val_batches = 4;     // batches of `batch` sequences each validation averages over
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
@@ -97,6 +98,10 @@ class Trainer {
 
  private:
   double validate();
+  bool writes_checkpoints() const;
+  // Loads the newest good checkpoint (--resume); returns its step.
+  int64_t resume(TokenStream& data, std::ostream& log);
+  void save_checkpoint(int64_t step, const TokenStream& data);
   // Loss scaling after backward: unscales the gradients, or (an inf or NaN on some rank) says to skip the step.
   bool step_is_clean(int64_t step, std::ostream& log);
   // Every rank's device memory (peak by use) and host memory, on world rank 0.

@@ -101,6 +101,114 @@ TEST_F(Training, ResumeIsBitIdenticalAndSurvivesADamagedCheckpoint) {
   EXPECT_EQ(resumed.parameters(), whole.parameters());
 }
 
+// A resumed run sets a damaged checkpoint aside, so the newest two it keeps are good ones.
+TEST_F(Training, ResumeSetsDamagedCheckpointsAsideAndKeepsTheGoodOnes) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  TrainOptions first = options(10);
+  first.checkpoint_dir = path("ckpt");
+  first.checkpoint_every = 2;
+  first.stop_after = 5;  // keeps steps 4 and 5
+  Trainer(spec, first, self_, log_).run();
+  fs::resize_file(checkpoint_path(path("ckpt"), 5), 1000);
+  TrainOptions rest = first;
+  rest.checkpoint_every = 0, rest.stop_after = 7, rest.resume = true;  // writes step 7 only
+  std::ostringstream log;
+  Trainer(spec, rest, self_, log).run();
+  EXPECT_NE(log.str().find("resuming from step 4"), std::string::npos) << log.str();
+  EXPECT_EQ(checkpoint_files(path("ckpt")),
+            (std::vector<std::string>{checkpoint_path(path("ckpt"), 7), checkpoint_path(path("ckpt"), 4)}));
+  EXPECT_TRUE(fs::exists(checkpoint_path(path("ckpt"), 5) + ".damaged"));
+}
+
+// Resume refuses a folder whose checkpoints are all damaged, and a checkpoint already at --steps.
+TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  TrainOptions first = options(4);
+  first.checkpoint_dir = path("ckpt");
+  first.checkpoint_every = 2;
+  Trainer(spec, first, self_, log_).run();
+  TrainOptions again = first;
+  again.resume = true;
+  EXPECT_THROW(Trainer(spec, again, self_, log_).run(), InputError);  // step 4 of 4: nothing left to run
+  for (const std::string& file : checkpoint_files(path("ckpt"))) fs::resize_file(file, 100);
+  again.steps = 6;
+  try {
+    Trainer(spec, again, self_, log_).run();
+    FAIL() << "a folder of damaged checkpoints restarted from step 0";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("every checkpoint in"), std::string::npos) << e.what();
+  }
+}
+
+// A run that does not resume never writes into (and prunes) another run's checkpoints.
+TEST_F(Training, AFreshRunRefusesAnotherRunsCheckpointFolder) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  TrainOptions first = options(4);
+  first.checkpoint_dir = path("ckpt");
+  first.checkpoint_every = 2;
+  Trainer(spec, first, self_, log_).run();
+  const std::vector<std::string> before = checkpoint_files(path("ckpt"));
+  TrainOptions second = options(6);
+  second.checkpoint_dir = path("ckpt");
+  second.stop_after = 1;
+  try {
+    Trainer(spec, second, self_, log_);
+    FAIL() << "a fresh run accepted a folder of checkpoints";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds another run's checkpoints"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(checkpoint_files(path("ckpt")), before);
+}
+
+// --stop-after checkpoints the step it stops at, even without --checkpoint-every, and needs a folder.
+TEST_F(Training, StopAfterCheckpointsItsLastStep) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  Trainer whole(spec, options(6), self_, log_);
+  whole.run();
+  TrainOptions first = options(6);
+  first.stop_after = 3;
+  EXPECT_THROW(Trainer(spec, first, self_, log_), InputError);
+  first.checkpoint_dir = path("ckpt");
+  Trainer(spec, first, self_, log_).run();
+  ASSERT_TRUE(fs::exists(checkpoint_path(path("ckpt"), 3)));
+  TrainOptions rest = options(6);
+  rest.checkpoint_dir = path("ckpt"), rest.resume = true;
+  Trainer resumed(spec, rest, self_, log_);
+  EXPECT_EQ(resumed.run().size(), 3u);
+  EXPECT_EQ(resumed.parameters(), whole.parameters());
+}
+
+// fp16's loss scale, backed off by an overflow before the stop, resumes where it was.
+TEST_F(Training, Fp16ResumeKeepsTheLossScale) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  TrainOptions o = options(6);
+  o.precision = Precision::fp16, o.loss_scaling = true, o.overflow_rank = 0, o.overflow_step = 2;
+  Trainer whole(spec, o, self_, log_);
+  whole.run();
+  TrainOptions first = o;
+  first.checkpoint_dir = path("ckpt"), first.stop_after = 3;
+  Trainer(spec, first, self_, log_).run();
+  TrainOptions rest = o;
+  rest.checkpoint_dir = path("ckpt"), rest.resume = true;
+  Trainer resumed(spec, rest, self_, log_);
+  resumed.run();
+  EXPECT_EQ(resumed.parameters(), whole.parameters());
+}
+
+// Validation averages the same tokens whatever the microbatch.
+TEST_F(Training, ValidationLossDoesNotDependOnTheMicrobatch) {
+  auto val_loss = [&](int64_t microbatch) {
+    TrainOptions o = options(2);
+    o.microbatch = microbatch, o.val_data = path("val.bin"), o.val_every = 2;
+    Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
+    return trainer.run().back().val_loss;
+  };
+  const double eight = val_loss(8);
+  EXPECT_GT(eight, 0);
+  EXPECT_NEAR(val_loss(4), eight, 1e-6 * eight);
+  EXPECT_NEAR(val_loss(2), eight, 1e-6 * eight);
+}
+
 TEST_F(Training, LossFallsOnRealText) {
   TrainOptions o = options(150);
   o.val_data = path("val.bin");

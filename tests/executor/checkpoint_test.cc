@@ -1,0 +1,95 @@
+// Checkpoint files: every field back as written, the loss scaler's state
+// with it, the format before it (AXOCKPT1) still read, and the folder's
+// housekeeping (newest first, damaged set aside, partial writes removed).
+#include "executor/train/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/crc.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/error.h"
+
+namespace axo {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Checkpoints : public ::testing::Test {
+ protected:
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir() const { return dir_.string(); }
+  static TrainingState state(int64_t step) {
+    TrainingState s;
+    s.shape = {.layers = 1, .heads = 1, .channels = 4, .max_seq = 8, .vocab = 16, .padded_vocab = 128};
+    s.step = step, s.data_position = 3 * step, s.rng_state = "rng " + std::to_string(step);
+    s.loss_scaler = {32768.0, 7, 2};
+    const size_t n = size_t(gpt_parameter_count(s.shape));
+    s.parameters.assign(n, 0.5f), s.m.assign(n, 0.25f), s.v.assign(n, 0.125f);
+    return s;
+  }
+  static std::string bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  fs::path dir_ = fs::temp_directory_path() / ("axo_checkpoints_" + std::to_string(::getpid()));
+};
+
+TEST_F(Checkpoints, EveryFieldReadsBackAsWritten) {
+  const TrainingState written = state(12);
+  write_checkpoint(dir(), written);
+  const TrainingState read = read_checkpoint(checkpoint_path(dir(), 12));
+  EXPECT_TRUE(read.shape == written.shape);
+  EXPECT_EQ(read.step, 12);
+  EXPECT_EQ(read.data_position, 36);
+  EXPECT_EQ(read.rng_state, "rng 12");
+  EXPECT_EQ(read.loss_scaler.scale, 32768.0);
+  EXPECT_EQ(read.loss_scaler.clean_steps, 7);
+  EXPECT_EQ(read.loss_scaler.skipped_steps, 2);
+  EXPECT_EQ(read.parameters, written.parameters);
+  EXPECT_EQ(read.m, written.m);
+  EXPECT_EQ(read.v, written.v);
+}
+
+// A file of the first format: the same payload without the scaler's 24 bytes, magic AXOCKPT1.
+TEST_F(Checkpoints, TheFirstFormatStillReadsWithoutALossScale) {
+  write_checkpoint(dir(), state(3));
+  std::string file = bytes(checkpoint_path(dir(), 3));
+  const size_t header = 8 + 8 + 4, rng_end = header + 6 * 8 + 8 + 8 + 8 + std::string("rng 3").size();
+  std::string payload = file.substr(header);
+  payload.erase(rng_end - header, 24);
+  boost::crc_32_type crc;
+  crc.process_bytes(payload.data(), payload.size());
+  const uint64_t length = payload.size();
+  const uint32_t checksum = crc.checksum();
+  file = "AXOCKPT1" + std::string(reinterpret_cast<const char*>(&length), 8) +
+         std::string(reinterpret_cast<const char*>(&checksum), 4) + payload;
+  std::ofstream(checkpoint_path(dir(), 3), std::ios::binary) << file;
+  const TrainingState read = read_checkpoint(checkpoint_path(dir(), 3));
+  EXPECT_EQ(read.step, 3);
+  EXPECT_EQ(read.loss_scaler.scale, 0);  // none kept: the scaler goes on as it is
+  EXPECT_EQ(read.parameters, state(3).parameters);
+}
+
+TEST_F(Checkpoints, TheFolderKeepsTheNewestTwoAndItsHousekeeping) {
+  for (int64_t step : {2, 4, 6}) write_checkpoint(dir(), state(step));
+  EXPECT_EQ(checkpoint_files(dir()),
+            (std::vector<std::string>{checkpoint_path(dir(), 6), checkpoint_path(dir(), 4)}));
+  std::ostringstream log;
+  set_aside_damaged({checkpoint_path(dir(), 6)}, log);
+  EXPECT_EQ(checkpoint_files(dir()), std::vector<std::string>{checkpoint_path(dir(), 4)});
+  EXPECT_TRUE(fs::exists(checkpoint_path(dir(), 6) + ".damaged"));
+  std::ofstream(checkpoint_path(dir(), 8) + ".tmp.12345") << "half a checkpoint";
+  remove_partial_checkpoints(dir(), log);
+  EXPECT_FALSE(fs::exists(checkpoint_path(dir(), 8) + ".tmp.12345"));
+  EXPECT_NE(log.str().find("removed 1 partly written"), std::string::npos) << log.str();
+  EXPECT_TRUE(checkpoint_files(dir() + "/absent").empty());
+}
+
+}  // namespace
+}  // namespace axo
