@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The magic's last byte is the format: '2' adds the loss scaler's state after the random state.
+// The magic's last byte is the format: '2' adds the batch, the sequence length and the loss scaler's
+// state after the random state.
 constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '2'};
 constexpr size_t kVersionAt = sizeof kMagic - 1;
 
@@ -112,6 +113,8 @@ void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) 
   put(payload, s.data_position);
   put(payload, uint64_t(s.rng_state.size()));
   payload += s.rng_state;
+  put(payload, s.batch);
+  put(payload, s.seq);
   put(payload, s.loss_scaler.scale);
   put(payload, s.loss_scaler.clean_steps);
   put(payload, s.loss_scaler.skipped_steps);
@@ -139,7 +142,7 @@ TrainingState read_checkpoint(const std::string& path) {
       (file[kVersionAt] != '1' && file[kVersionAt] != '2')) {
     throw InputError(path + ": not an axo checkpoint (bad magic or too short)");
   }
-  const bool has_loss_scaler = file[kVersionAt] == '2';
+  const bool second_format = file[kVersionAt] == '2';
   uint64_t length = 0;
   uint32_t checksum = 0;
   std::memcpy(&length, file.data() + sizeof kMagic, sizeof length);
@@ -160,7 +163,8 @@ TrainingState read_checkpoint(const std::string& path) {
   if (rng_length > payload.size()) throw InputError(path + ": bad random-state length");
   s.rng_state.resize(rng_length);
   r.take(s.rng_state.data(), rng_length);
-  if (has_loss_scaler) {
+  if (second_format) {
+    s.batch = r.get<int64_t>(), s.seq = r.get<int64_t>();
     s.loss_scaler.scale = r.get<double>();
     s.loss_scaler.clean_steps = r.get<int64_t>(), s.loss_scaler.skipped_steps = r.get<int64_t>();
   }

@@ -2,7 +2,8 @@
 // stopped (parameters, AdamW moments, step, data position, random state).
 //
 // One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT2"
-// ("AXOCKPT1", without the loss scaler's state, still reads), the payload's
+// ("AXOCKPT1", without the batch, sequence length and loss scaler's state,
+// still reads), the payload's
 // length (uint64) and CRC-32 (uint32, Boost.CRC), then the payload. Written
 // atomically; the newest two are kept, so a checkpoint damaged on disk is
 // detected by its length or checksum and the one before it is used (a resumed
@@ -24,6 +25,7 @@ struct TrainingState {
   GptShape shape;
   int64_t step = 0;           // optimizer steps completed
   int64_t data_position = 0;  // TokenStream::position()
+  int64_t batch = 0, seq = 0;  // the sequences per step and their length the data position counts (0: not kept)
   std::string rng_state;      // the trainer's generator, serialised
   LossScalerState loss_scaler;  // fp16's dynamic loss scale (loss_scaler.h)
   std::vector<float> parameters, m, v;

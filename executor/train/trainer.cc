@@ -142,6 +142,11 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
   }
   const std::string path = checkpoint_path(o_.checkpoint_dir, state->step);
   if (!(state->shape == model_.layout().shape())) throw InputError(path + ": the checkpoint is of another model");
+  if (state->batch > 0 && (state->batch != o_.batch || state->seq != T_)) {
+    throw InputError("--batch " + std::to_string(o_.batch) + " --seq " + std::to_string(T_) + ": " + path +
+                     " was trained with --batch " + std::to_string(state->batch) + " --seq " +
+                     std::to_string(state->seq) + " (its data position counts those)");
+  }
   if (state->step >= o_.steps) {
     throw InputError("--steps " + std::to_string(o_.steps) + ": " + path + " is already at step " +
                      std::to_string(state->step));
@@ -161,7 +166,7 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
 void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
   std::ostringstream rng;
   rng << rng_;
-  TrainingState state{model_.layout().shape(), step, data.position(), rng.str(), scaler_.state(),
+  TrainingState state{model_.layout().shape(), step, data.position(), o_.batch, T_, rng.str(), scaler_.state(),
                       model_.gathered_master_weights(), model_.gathered_first_moment(),
                       model_.gathered_second_moment()};
   if (leader()) write_checkpoint(o_.checkpoint_dir, state);

@@ -27,7 +27,7 @@ class Checkpoints : public ::testing::Test {
   static TrainingState state(int64_t step) {
     TrainingState s;
     s.shape = {.layers = 1, .heads = 1, .channels = 4, .max_seq = 8, .vocab = 16, .padded_vocab = 128};
-    s.step = step, s.data_position = 3 * step, s.rng_state = "rng " + std::to_string(step);
+    s.step = step, s.data_position = 3 * step, s.batch = 4, s.seq = 8, s.rng_state = "rng " + std::to_string(step);
     s.loss_scaler = {32768.0, 7, 2};
     const size_t n = size_t(gpt_parameter_count(s.shape));
     s.parameters.assign(n, 0.5f), s.m.assign(n, 0.25f), s.v.assign(n, 0.125f);
@@ -47,6 +47,8 @@ TEST_F(Checkpoints, EveryFieldReadsBackAsWritten) {
   EXPECT_TRUE(read.shape == written.shape);
   EXPECT_EQ(read.step, 12);
   EXPECT_EQ(read.data_position, 36);
+  EXPECT_EQ(read.batch, 4);
+  EXPECT_EQ(read.seq, 8);
   EXPECT_EQ(read.rng_state, "rng 12");
   EXPECT_EQ(read.loss_scaler.scale, 32768.0);
   EXPECT_EQ(read.loss_scaler.clean_steps, 7);
@@ -56,13 +58,14 @@ TEST_F(Checkpoints, EveryFieldReadsBackAsWritten) {
   EXPECT_EQ(read.v, written.v);
 }
 
-// A file of the first format: the same payload without the scaler's 24 bytes, magic AXOCKPT1.
+// A file of the first format: the same payload without the batch, sequence and scaler's 40 bytes,
+// magic AXOCKPT1.
 TEST_F(Checkpoints, TheFirstFormatStillReadsWithoutALossScale) {
   write_checkpoint(dir(), state(3));
   std::string file = bytes(checkpoint_path(dir(), 3));
   const size_t header = 8 + 8 + 4, rng_end = header + 6 * 8 + 8 + 8 + 8 + std::string("rng 3").size();
   std::string payload = file.substr(header);
-  payload.erase(rng_end - header, 24);
+  payload.erase(rng_end - header, 40);
   boost::crc_32_type crc;
   crc.process_bytes(payload.data(), payload.size());
   const uint64_t length = payload.size();
@@ -73,6 +76,7 @@ TEST_F(Checkpoints, TheFirstFormatStillReadsWithoutALossScale) {
   const TrainingState read = read_checkpoint(checkpoint_path(dir(), 3));
   EXPECT_EQ(read.step, 3);
   EXPECT_EQ(read.loss_scaler.scale, 0);  // none kept: the scaler goes on as it is
+  EXPECT_EQ(read.batch, 0);
   EXPECT_EQ(read.parameters, state(3).parameters);
 }
 

@@ -120,7 +120,8 @@ TEST_F(Training, ResumeSetsDamagedCheckpointsAsideAndKeepsTheGoodOnes) {
   EXPECT_TRUE(fs::exists(checkpoint_path(path("ckpt"), 5) + ".damaged"));
 }
 
-// Resume refuses a folder whose checkpoints are all damaged, and a checkpoint already at --steps.
+// Resume refuses a checkpoint already at --steps, another batch than its own, and a folder whose
+// checkpoints are all damaged.
 TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   const TransformerSpec spec = load_model("gpt2-tiny");
   TrainOptions first = options(4);
@@ -130,8 +131,15 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   TrainOptions again = first;
   again.resume = true;
   EXPECT_THROW(Trainer(spec, again, self_, log_).run(), InputError);  // step 4 of 4: nothing left to run
+  again.steps = 6, again.batch = 4;
+  try {
+    Trainer(spec, again, self_, log_).run();
+    FAIL() << "a checkpoint of --batch 8 resumed with --batch 4";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("was trained with --batch 8 --seq 32"), std::string::npos) << e.what();
+  }
+  again.batch = 8;
   for (const std::string& file : checkpoint_files(path("ckpt"))) fs::resize_file(file, 100);
-  again.steps = 6;
   try {
     Trainer(spec, again, self_, log_).run();
     FAIL() << "a folder of damaged checkpoints restarted from step 0";
