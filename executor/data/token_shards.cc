@@ -53,29 +53,35 @@ std::vector<uint16_t> read_token_shard(const std::string& path) {
   return tokens;
 }
 
-TokenStream::TokenStream(const std::string& pattern, int rank, int world) : rank_(rank), world_(world) {
+TokenStream::TokenStream(const std::string& pattern, int rank, int world)
+    : pattern_(pattern), rank_(rank), world_(world) {
   glob_t matches{};
   const int status = ::glob(pattern.c_str(), 0, nullptr, &matches);
-  std::vector<std::string> paths;
-  if (status == 0) paths.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+  if (status == 0) paths_.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
   globfree(&matches);
-  if (paths.empty()) throw InputError("--data '" + pattern + "': no token shard matches");
-  std::sort(paths.begin(), paths.end());
-  for (const std::string& path : paths) {
+  if (paths_.empty()) throw InputError("'" + pattern + "': no token shard matches");
+  std::sort(paths_.begin(), paths_.end());
+  for (const std::string& path : paths_) {
     const std::vector<uint16_t> shard = read_token_shard(path);
     tokens_.insert(tokens_.end(), shard.begin(), shard.end());
+    shard_ends_.push_back(tokens_.size());
   }
 }
 
-int TokenStream::max_token() const {
-  return tokens_.empty() ? -1 : int(*std::max_element(tokens_.begin(), tokens_.end()));
+std::string TokenStream::token_outside(int vocab) const {
+  const auto bad = std::find_if(tokens_.begin(), tokens_.end(), [&](uint16_t token) { return token >= vocab; });
+  if (bad == tokens_.end()) return "";
+  const size_t at = size_t(bad - tokens_.begin());
+  const size_t shard = size_t(std::upper_bound(shard_ends_.begin(), shard_ends_.end(), at) - shard_ends_.begin());
+  const size_t start = shard == 0 ? 0 : shard_ends_[shard - 1];
+  return "token " + std::to_string(*bad) + " (" + paths_[shard] + ", position " + std::to_string(at - start) + ")";
 }
 
 void TokenStream::next_batch(int64_t B, int64_t T, int* inputs, int* targets) {
   const int64_t span = B * T;
   if (int64_t(tokens_.size()) < span + 1) {
-    throw InputError("the data has " + std::to_string(tokens_.size()) + " tokens, fewer than one batch of " +
-                     std::to_string(span + 1));
+    throw InputError("'" + pattern_ + "' holds " + std::to_string(tokens_.size()) + " tokens, fewer than one batch of " +
+                     std::to_string(B) + " sequences of " + std::to_string(T) + " + 1 = " + std::to_string(span + 1));
   }
   const int64_t windows = (int64_t(tokens_.size()) - 1) / span;
   const int64_t start = ((window_ + rank_) % windows) * span;

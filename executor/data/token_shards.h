@@ -27,10 +27,14 @@ class TokenStream {
   int64_t position() const { return window_; }  // batch windows read so far (all ranks)
   void seek(int64_t window) { window_ = window; }
   int64_t tokens() const { return int64_t(tokens_.size()); }
-  int max_token() const;
+  // The first token >= vocab, as "token N (PATH, position K)"; empty when there is none.
+  std::string token_outside(int vocab) const;
 
  private:
   std::vector<uint16_t> tokens_;
+  std::vector<std::string> paths_;   // the shards, in order
+  std::vector<size_t> shard_ends_;   // where each shard's tokens end in tokens_
+  std::string pattern_;
   int rank_, world_;
   int64_t window_ = 0;
 };

@@ -10,6 +10,12 @@
 
 namespace axo {
 
+std::string to_string(const GptShape& s) {
+  return std::to_string(s.layers) + " layers, " + std::to_string(s.heads) + " heads, " + std::to_string(s.channels) +
+         " channels, sequence " + std::to_string(s.max_seq) + ", vocabulary " + std::to_string(s.vocab) +
+         " (padded " + std::to_string(s.padded_vocab) + ")";
+}
+
 GptShape gpt_shape(const TransformerSpec& s) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) throw InputError(s.name + ": the CPU executor trains GPT-2's architecture: " + what);

@@ -18,6 +18,8 @@ struct GptShape {
   int64_t layers = 0, heads = 0, channels = 0, max_seq = 0, vocab = 0, padded_vocab = 0;
   bool operator==(const GptShape&) const = default;
 };
+// "12 layers, 12 heads, 768 channels, sequence 1024, vocabulary 50257 (padded 50304)"
+std::string to_string(const GptShape& shape);
 
 // The GPT-2 shape of a spec; InputError if the spec is not GPT-2's
 // architecture (GELU MLP of 4h, LayerNorm, learned positions, biases, tied

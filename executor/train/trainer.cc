@@ -78,6 +78,7 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
   if ((o_.checkpoint_every > 0 || o_.stop_after > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
     throw InputError("--checkpoint-every, --stop-after and --resume need --checkpoint-dir");
   }
+  if (o_.val_every > 0 && o_.val_data.empty()) throw InputError("--val-every needs --val-data");
   const std::vector<std::string> earlier = checkpoint_files(o_.checkpoint_dir);
   if (!o_.resume && writes_checkpoints() && !earlier.empty()) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " holds another run's checkpoints (" + earlier.front() +
@@ -89,7 +90,10 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
     GptShape shape;
     std::vector<float> parameters;
     read_llmc_model(o_.init_from, shape, parameters);
-    if (!(shape == full.shape())) throw InputError(o_.init_from + ": its shape does not match the model " + spec.name);
+    if (!(shape == full.shape())) {
+      throw InputError(o_.init_from + ": a model of " + to_string(shape) + ", where " + spec.name + " has " +
+                       to_string(full.shape()));
+    }
     full.parameters() = std::move(parameters);
   } else {
     full.initialize(o_.seed);
@@ -176,13 +180,14 @@ std::vector<StepRecord> Trainer::run() {
   const int64_t D = o_.grid.data, replica_batch = o_.batch / D;
   TokenStream data(o_.data, grid_.coords().data, int(D));
   auto check_tokens = [&](const TokenStream& stream, const char* option) {
-    if (stream.max_token() >= spec_.vocab) {
-      throw InputError(std::string(option) + ": token " + std::to_string(stream.max_token()) +
-                       " is outside the model's vocabulary of " + std::to_string(spec_.vocab));
+    const std::string outside = stream.token_outside(int(spec_.vocab));
+    if (!outside.empty()) {
+      throw InputError(std::string(option) + ": " + outside + " is outside the model's vocabulary of " +
+                       std::to_string(spec_.vocab));
     }
   };
   check_tokens(data, "--data");
-  if (o_.val_every > 0 && !o_.val_data.empty()) check_tokens(TokenStream(o_.val_data), "--val-data");
+  if (o_.val_every > 0) check_tokens(TokenStream(o_.val_data), "--val-data");
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
   const int64_t first_step = o_.resume ? resume(data, log) : 0;
@@ -231,7 +236,7 @@ std::vector<StepRecord> Trainer::run() {
         r.ranks.push_back(row);
       }
     }
-    if (o_.val_every > 0 && !o_.val_data.empty() && (r.step % o_.val_every == 0 || r.step == o_.steps)) {
+    if (o_.val_every > 0 && (r.step % o_.val_every == 0 || r.step == o_.steps)) {
       r.val_loss = validate();
     }
     records.push_back(r);

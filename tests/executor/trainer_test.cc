@@ -243,7 +243,8 @@ TEST_F(Training, TokensOutsideTheVocabularyAreRefusedBeforeTraining) {
     trainer.run();
     FAIL() << "a validation token of 300 was accepted";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "--val-data: token 300 is outside the model's vocabulary of 256");
+    EXPECT_EQ(std::string(e.what()),
+              "--val-data: token 300 (" + path("bad.bin") + ", position 100) is outside the model's vocabulary of 256");
   }
   EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }
