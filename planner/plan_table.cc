@@ -179,7 +179,12 @@ nlohmann::ordered_json field_json(const ConfigField& field, FieldValue value) {
   switch (field.kind) {
     case FieldKind::count: return value;
     case FieldKind::on_off: return value != 0;
-    case FieldKind::choice:
+    case FieldKind::choice: {
+      // A choice named by digits (zero's 0, 1, 2) is a number, as the other counts are.
+      const std::string text = field.text(value);
+      const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      return digits ? nlohmann::ordered_json(std::stoll(text)) : nlohmann::ordered_json(text);
+    }
     case FieldKind::order: return field.text(value);
   }
   return nullptr;

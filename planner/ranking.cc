@@ -11,17 +11,20 @@ namespace axo {
 const char* to_string(RankBy by) {
   switch (by) {
     case RankBy::iteration: return "iteration";
-    case RankBy::goodput: return "goodput";
     case RankBy::cost: return "cost";
   }
   return "?";
 }
 
 RankBy parse_rank_by(const std::string& text) {
-  for (RankBy by : {RankBy::iteration, RankBy::goodput, RankBy::cost}) {
+  for (RankBy by : {RankBy::iteration, RankBy::cost}) {
     if (text == to_string(by)) return by;
   }
-  throw InputError("--rank-by: expected iteration, goodput or cost, got '" + text + "'");
+  if (text == "goodput") {
+    throw InputError("--rank-by goodput: the goodput hardly differs between splits of one job (it follows the GPUs, "
+                     "the failure rate and the checkpoint's size); --rank-by cost ranks by iteration time / goodput");
+  }
+  throw InputError("--rank-by: expected iteration or cost, got '" + text + "'");
 }
 
 namespace {
@@ -31,28 +34,19 @@ double seconds_per_goodput(double iteration_s, double goodput) {
   return goodput > 0 ? iteration_s / goodput : std::numeric_limits<double>::infinity();
 }
 
-// Goodputs equal to 1e-4 (what the table shows) rank as equal: the faster iteration first.
-double goodput_key(double goodput) { return -std::round(goodput * 1e4) / 1e4; }
-
 }  // namespace
 
 double rank_key(RankBy by, const CostModel& model, int64_t gpus, const ParallelConfig& config,
                 double iteration_s) {
   if (by == RankBy::iteration) return iteration_s;
   const double state = checkpoint_state_bytes(model.spec(), config);
-  const double g = goodput(state, iteration_s, gpus, model.machine()).goodput;
-  return by == RankBy::goodput ? goodput_key(g) : seconds_per_goodput(iteration_s, g);
+  return seconds_per_goodput(iteration_s, goodput(state, iteration_s, gpus, model.machine()).goodput);
 }
 
 double rank_key_bound(RankBy by, const CostModel& model, int64_t gpus, const ParallelConfig&,
                       double compute_s) {
-  const double best_goodput = goodput_upper_bound(gpus, model.machine());
-  switch (by) {
-    case RankBy::iteration: return compute_s;
-    case RankBy::goodput: return goodput_key(best_goodput);
-    case RankBy::cost: return seconds_per_goodput(compute_s, best_goodput);
-  }
-  return compute_s;
+  if (by == RankBy::iteration) return compute_s;
+  return seconds_per_goodput(compute_s, goodput_upper_bound(gpus, model.machine()));
 }
 
 }  // namespace axo

@@ -1,12 +1,14 @@
 // What the planner ranks configurations by (`axo plan --rank-by`):
 //   iteration  the iteration time (the default);
-//   goodput    the fraction of wall time that trains under failures and
-//              checkpoints (model/goodput.h), highest first, to 1e-4 (as
-//              the table shows it);
-//   cost       GPU-hours per iteration of work, iteration time / goodput:
-//              with a fixed GPU count, proportional to train_days and cost.
-// Ties go to the faster iteration. Each key has a lower bound from a
-// configuration's compute time alone, for the search's branch and bound.
+//   cost       GPU-hours per iteration of work, iteration time / goodput
+//              (model/goodput.h): with a fixed GPU count, proportional to
+//              train_days and cost; the ranking under failures.
+// Goodput alone is no ranking: it hardly differs between splits of one job
+// (it follows the GPU count, the failure rate and the checkpoint's size,
+// which the split barely changes), so ranking by it ranked slow plans first
+// on the rounding of their checkpoint intervals; `goodput` is refused,
+// naming `cost`. Each key has a lower bound from a configuration's compute
+// time alone, for the search's branch and bound.
 #pragma once
 
 #include <string>
@@ -17,10 +19,10 @@
 
 namespace axo {
 
-enum class RankBy { iteration, goodput, cost };
+enum class RankBy { iteration, cost };
 
 const char* to_string(RankBy by);
-// Throws InputError naming the choices.
+// Throws InputError naming the choices (and, for goodput, why it is not one).
 RankBy parse_rank_by(const std::string& text);
 
 // The key a configuration is ranked by (smaller first).

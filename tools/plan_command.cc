@@ -112,7 +112,8 @@ nlohmann::ordered_json band_json(const PredictionBand& band) {
   return j;
 }
 
-// --csv and --json: the ranked rows (and the first one's explanation).
+// --csv and --json: the ranked rows, and the explanation of the best (or --rank K) one, which
+// `explained_rank` names.
 void write_tables(const PlanOptions& o, const CostModel& model, const SearchResult& result,
                   const std::vector<PlanRow>& rows, const PredictionBand& band) {
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
@@ -125,8 +126,12 @@ void write_tables(const PlanOptions& o, const CostModel& model, const SearchResu
   j["evaluated"] = result.evaluated;
   j["search_seconds"] = result.seconds;
   j["configurations"] = plan_rows_to_json(rows);
-  if (!rows.empty()) j["explain"] = explain_json(model, rows.front().config);
-  if (!rows.empty()) j["training"] = training_estimate_json(rows.front().training);
+  if (!rows.empty()) {
+    const size_t explained = o.rank > 0 && o.rank <= rows.size() ? o.rank : 1;
+    j["explained_rank"] = explained;
+    j["explain"] = explain_json(model, rows[explained - 1].config);
+    j["training"] = training_estimate_json(rows[explained - 1].training);
+  }
   j["error_band"] = band_json(band);
   write_file_atomically(o.json, j.dump(2) + "\n");
 }
@@ -295,7 +300,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--top", options->top, "How many configurations to keep")->check(positive());
   plan->add_option("--fix", options->fix, fix_help());
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
-  plan->add_option("--json", options->json, "Write the ranked configurations and the best one's explanation as JSON");
+  plan->add_option("--json", options->json, "Write the ranked configurations and the best (or --rank K) one's explanation as JSON");
   plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");
   plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")->check(positive());
   plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm");
@@ -303,7 +308,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
   plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(positive());
   plan->add_option("--gpu-hour-price", options->budget.gpu_hour_price, "Price of a GPU-hour: adds the cost of --tokens")->check(positive());
-  plan->add_option("--rank-by", options->rank_by, "Rank by iteration (time), goodput (under failures) or cost (GPU-hours per token)")
+  plan->add_option("--rank-by", options->rank_by, "Rank by iteration (time) or cost (GPU-hours per token: iteration time / goodput, under failures)")
       ->check(CLI::IsMember({"iteration", "goodput", "cost"}));
   plan->add_option("--svg", options->svg, "Draw every configuration that fits (iteration time against memory per GPU, the Pareto front, the top 10) as SVG; costs every configuration");
   plan->callback([options] { run_plan(*options); });

@@ -104,6 +104,10 @@ void run_validate(ValidateOptions options) {
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }
+  if (!options.machine.empty()) {
+    std::printf("--machine %s prices the validation sets above; the published runs below keep their clusters'\n"
+                "presets (%s)\n\n", options.machine.c_str(), options.corpus.c_str());
+  }
   const auto corpus = validate_corpus(load_corpus(options.corpus));
   entries.insert(entries.end(), corpus.begin(), corpus.end());
   if (!options.explain.empty()) return print_explanation(entries, options.explain);
@@ -138,7 +142,7 @@ void add_validate_command(CLI::App& app) {
   validate->add_option("--corpus", options->corpus,
                        "Published-runs corpus description (default: configs/validation/public-runs.yaml)")
       ->check(CLI::ExistingFile);
-  validate->add_option("--machine", options->machine, "Use this machine profile instead of each set's");
+  validate->add_option("--machine", options->machine, "Use this machine profile instead of each validation set's (the published runs keep their clusters' presets: public-runs.yaml)");
   CLI::Option* csv =
       validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
   CLI::Option* fit = validate->add_flag(

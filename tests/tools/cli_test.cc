@@ -101,6 +101,24 @@ TEST_F(Cli, PlanPrecisionFp8) {
   EXPECT_NE(bad.output.find("precision 'fp4': expected fp32, fp16, bf16 or fp8"), std::string::npos) << bad.output;
 }
 
+// --json explains the row --rank chose, and says which; zero is a number as the other counts are.
+TEST_F(Cli, PlanJsonExplainsTheChosenRank) {
+  auto plan_json = [&](const std::string& rank, const std::string& file) {
+    const Result r = axo("plan --model gpt3-13b --gpus 32 --machine dgx-h100 --top 3 --rank " + rank + " --json " +
+                         path(file));
+    EXPECT_EQ(r.code, 0) << r.output;
+    std::ifstream in(path(file));
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json first = plan_json("1", "r1.json"), third = plan_json("3", "r3.json");
+  EXPECT_EQ(first["explained_rank"], 1);
+  EXPECT_EQ(third["explained_rank"], 3);
+  EXPECT_EQ(first["configurations"], third["configurations"]);
+  EXPECT_NE(first["explain"], third["explain"]);
+  EXPECT_TRUE(third["configurations"][2]["zero"].is_number_integer());
+  EXPECT_EQ(third["training"]["goodput"].get<double>(), third["configurations"][2]["goodput"].get<double>());
+}
+
 // Every prediction carries its GPU type's band (CSV, JSON, table, --explain);
 // a profile without a GPU type, or a type without published runs, says so.
 TEST_F(Cli, PlanErrorBand) {

@@ -13,6 +13,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// --machine prices the validation sets on that profile and says the published runs keep theirs.
+TEST(ValidateCli, MachineReplacesTheSetsProfilesOnly) {
+  const fs::path csv = fs::temp_directory_path() / ("axo_validate_machine_" + std::to_string(::getpid()) + ".csv");
+  const auto r = axo::testing::run_axo("validate --machine perlmutter --csv " + csv.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("--machine perlmutter prices the validation sets above; the published runs below keep"),
+            std::string::npos) << r.output;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove(csv);
+  EXPECT_NE(text.str().find(",korthikanti2022_table5,A100-80,perlmutter,"), std::string::npos);
+  EXPECT_NE(text.str().find(",dgxc,H100-80,dgx-h100,"), std::string::npos);
+}
+
 TEST(ValidateCli, SummaryCsvAndFit) {
   const fs::path csv = fs::temp_directory_path() / ("axo_validate_" + std::to_string(::getpid()) + ".csv");
   const auto r = axo::testing::run_axo("validate --fit --csv " + csv.string());
