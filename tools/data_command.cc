@@ -6,6 +6,7 @@
 #include "executor/data/token_shards.h"
 #include "model/error.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -53,7 +54,9 @@ void add_data_command(CLI::App& app) {
   auto a = std::make_shared<EncodeArguments>();
   CLI::App* cmd = data->add_subcommand("encode", "Turn text files into token shards (one token per byte)");
   cmd->add_option("--in", a->inputs, "Text files")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", a->out, "Shard path prefix: PREFIX_train_000000.bin, PREFIX_val_000000.bin")->required();
+  cmd->add_option("--out", a->out, "Shard path prefix: PREFIX_train_000000.bin, PREFIX_val_000000.bin")
+      ->required()
+      ->check(output_path());
   cmd->add_option("--val-fraction", a->val_fraction, "Share of the text kept for validation")->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--shard-tokens", a->shard_tokens, "Tokens per shard")->check(positive());
   cmd->callback([a] { encode(*a); });

@@ -26,6 +26,7 @@
 #include "report/run_set.h"
 #include "report/stage_comparison.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -152,8 +153,9 @@ void add_report_command(CLI::App& app) {
       ->required();
   cmd->add_option("--machine", options->machine,
                   "Cost the plans again on this profile (file or preset) instead of their stored predictions");
-  cmd->add_option("--csv", options->csv, "Write the comparison as CSV");
-  cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter");
+  cmd->add_option("--csv", options->csv, "Write the comparison as CSV")->check(output_path());
+  cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter")
+      ->check(output_path());
   cmd->callback([options] { run_report(*options); });
 }
 
