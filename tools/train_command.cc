@@ -15,6 +15,7 @@
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "tools/commands.h"
+#include "tools/error_line.h"
 #include "tools/output_path.h"
 
 namespace axo::tools {
@@ -154,7 +155,7 @@ void run(TrainArguments& a) {
     // A failure on some ranks only (one stage out of device memory) would
     // leave the others waiting in a collective: stop the whole launch.
     const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
-    std::cerr << "axo: " << (input ? "error" : "failed") << " on rank " << world.rank() << ": " << e.what() << std::endl;
+    print_error_line(std::string(input ? "error" : "failed") + " on rank " + std::to_string(world.rank()), e.what());
     MPI_Abort(MPI_COMM_WORLD, input ? 2 : 1);
   }
 }
