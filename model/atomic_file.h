@@ -9,8 +9,11 @@
 
 namespace axo {
 
-// InputError when the temporary file cannot be created; runtime_error when
-// writing, syncing or renaming fails (the temporary file is removed).
+// std::runtime_error naming the path and the OS's reason (strerror) when the
+// temporary file cannot be created, or writing, syncing or renaming fails (the
+// temporary file is then removed): a runtime failure, exit 1. The command line
+// checks an output path's folder before any work (tools/output_path.h), so a
+// write that fails here is one the up-front check could not foresee.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace axo

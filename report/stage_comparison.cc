@@ -34,6 +34,33 @@ double seconds_of(const nlohmann::json& rank, const char* component) {
   return parts.contains(component) && parts[component].is_number() ? parts[component].get<double>() : 0.0;
 }
 
+// What a stage's prediction is made of: one layer's forward and backward seconds, and the
+// embedding's (first stage) and the final norm, head and loss's (last stage) per iteration.
+struct StageParts {
+  std::optional<double> layer_s;  // none: neither the plan nor a machine says
+  double first_end_s = 0, last_end_s = 0;
+  bool ends_known = false;
+};
+
+// The layer's seconds from the plan's breakdown where it holds them (a plan costed again on
+// --machine does; plan.yaml does not store them), else as the cost model prices the plan on
+// `machine`, the profile it was priced on; the ends as the cost model explains them there.
+StageParts stage_parts(const Plan& plan, const std::optional<MachineProfile>& machine) {
+  StageParts parts;
+  const double stored = plan.predicted.layer_forward + plan.predicted.layer_backward;
+  if (stored > 0) parts.layer_s = stored;
+  if (!machine) return parts;
+  std::vector<CostItem> items;
+  const Breakdown priced = CostModel(plan.model, *machine).explain(plan.config, items);
+  for (const CostItem& item : items) {
+    if (item.scope == CostScope::first_stage) parts.first_end_s += item.exposed * item.per_iteration;
+    if (item.scope == CostScope::last_stage) parts.last_end_s += item.exposed * item.per_iteration;
+  }
+  parts.ends_known = true;
+  if (!parts.layer_s) parts.layer_s = priced.layer_forward + priced.layer_backward;
+  return parts;
+}
+
 }  // namespace
 
 std::vector<MeasuredStage> measured_stages(const nlohmann::json& root, const std::string& source, int64_t stages) {
@@ -72,20 +99,11 @@ StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const s
   const Plan as_run = plan_as_run(plan, run);
   // The layers as the run split them (its sequence length weighs the embedding and the head).
   const PipelineSplit split = split_pipeline(as_run.model, c.pipeline, c.interleave);
-  // The embedding's and the head's seconds per iteration, as the cost model explains them.
-  double first_end = 0, last_end = 0;
+  const StageParts parts = stage_parts(plan, machine);
   StageComparison comparison;
-  if (machine) {
-    std::vector<CostItem> items;
-    CostModel(plan.model, *machine).explain(c, items);
-    for (const CostItem& item : items) {
-      if (item.scope == CostScope::first_stage) first_end += item.exposed * item.per_iteration;
-      if (item.scope == CostScope::last_stage) last_end += item.exposed * item.per_iteration;
-    }
-    comparison.ends_known = true;
-  }
+  comparison.ends_known = parts.ends_known;
+  comparison.times_known = parts.layer_s.has_value();
   const double microbatches = double(plan.model.global_batch) / double(c.data * c.microbatch);
-  const double layer = plan.predicted.layer_forward + plan.predicted.layer_backward;
   for (int64_t s = 0; s < c.pipeline; ++s) {
     StageRow row;
     row.stage = s;
@@ -95,10 +113,12 @@ StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const s
     row.predicted_bytes = stage_memory(as_run.model, as_run.config, split, s).total();
     row.measured_bytes = double(measured[size_t(s)].device_peak);
     row.memory_error_pct = error_percent(row.predicted_bytes, row.measured_bytes);
-    row.predicted_s = microbatches * double(split.stage_layers(s)) * layer + (s == 0 ? first_end : 0) +
-                      (s == c.pipeline - 1 ? last_end : 0);
     row.measured_s = measured[size_t(s)].work_s;
-    row.time_error_pct = error_percent(row.predicted_s, row.measured_s);
+    if (parts.layer_s) {
+      row.predicted_s = microbatches * double(split.stage_layers(s)) * *parts.layer_s +
+                        (s == 0 ? parts.first_end_s : 0) + (s == c.pipeline - 1 ? parts.last_end_s : 0);
+      row.time_error_pct = error_percent(row.predicted_s, row.measured_s);
+    }
     comparison.rows.push_back(row);
   }
   return comparison;
@@ -112,12 +132,18 @@ std::string stage_comparison_table(const StageComparison& comparison) {
   text += line;
   constexpr double kMiB = 1024.0 * 1024.0;
   for (const StageRow& r : comparison.rows) {
-    std::snprintf(line, sizeof line, "%-6lld %-8s %12.6f %12.6f %8s %14.3f %14.3f %8s\n", (long long)r.stage,
-                  r.layers.c_str(), r.predicted_s, r.measured_s, percent_text(r.time_error_pct).c_str(),
+    char predicted[32] = "n/a";
+    if (comparison.times_known) std::snprintf(predicted, sizeof predicted, "%.6f", r.predicted_s);
+    std::snprintf(line, sizeof line, "%-6lld %-8s %12s %12.6f %8s %14.3f %14.3f %8s\n", (long long)r.stage,
+                  r.layers.c_str(), predicted, r.measured_s, percent_text(r.time_error_pct).c_str(),
                   r.predicted_bytes / kMiB, r.measured_bytes / kMiB, percent_text(r.memory_error_pct).c_str());
     text += line;
   }
-  if (!comparison.ends_known) text += "(the machine could not be loaded: predicted_s leaves out the embedding and the head)\n";
+  if (!comparison.times_known) {
+    text += "(the machine could not be loaded: no per-stage seconds are predicted; pass --machine with the profile the plan was priced on)\n";
+  } else if (!comparison.ends_known) {
+    text += "(the machine could not be loaded: predicted_s leaves out the embedding and the head)\n";
+  }
   return text;
 }
 

@@ -8,10 +8,13 @@
 //                 (run_file.h: the first step left out from three on);
 //   predicted_s = m · (L_s · (layer_forward + layer_backward) + ends_s)
 // with m microbatches, L_s the stage's layers, the per-layer seconds of the
-// plan's `predicted` breakdown and ends_s the embedding (first stage) and
-// the final norm, head and loss (last stage) as the cost model explains them
-// on the plan's machine (cost_stage.h's T_s); when that machine cannot be
-// loaded the ends are left out and `ends_known` says so. Under partial
+// plan's `predicted` breakdown where it holds them (a plan costed again on
+// --machine; plan.yaml does not store them), else as the cost model prices
+// the plan on its machine, and ends_s the embedding (first stage) and the
+// final norm, head and loss (last stage) as the cost model explains them on
+// that machine (cost_stage.h's T_s). When the machine cannot be loaded the
+// ends are left out (`ends_known`), and without per-layer seconds either no
+// stage time is predicted (`times_known`: the table says n/a). Under partial
 // recompute the per-layer seconds are the slowest stage's average, so a stage
 // that recomputes a larger share of its layers is predicted a little fast.
 //   error_pct = 100 · (measured − predicted) / predicted
@@ -46,16 +49,19 @@ struct StageRow {
   std::string layers;  // "2+2": the stage's chunks' layer counts
   double predicted_bytes = 0, measured_bytes = 0;
   std::optional<double> memory_error_pct;
-  double predicted_s = 0, measured_s = 0;
-  std::optional<double> time_error_pct;
+  double predicted_s = 0, measured_s = 0;  // predicted_s: 0 unless times_known
+  std::optional<double> time_error_pct;     // none unless times_known
 };
 
 struct StageComparison {
   std::vector<StageRow> rows;
-  bool ends_known = false;  // the embedding and head's seconds are in predicted_s
+  bool ends_known = false;   // the embedding and head's seconds are in predicted_s
+  bool times_known = false;  // the layers' seconds are: predicted_s and time_error_pct mean something
 };
 
-// `machine`: the profile to explain the ends on (none: they are left out).
+// `machine`: the profile the plan was priced on, to price the layers (unless the plan's breakdown
+// holds them) and the ends on (none: the ends are left out, and the layers with them when the
+// plan's breakdown does not hold them).
 StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const std::vector<MeasuredStage>& measured,
                                const std::optional<MachineProfile>& machine);
 std::string stage_comparison_table(const StageComparison& comparison);

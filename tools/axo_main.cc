@@ -2,10 +2,9 @@
 // codes (0 success, 1 runtime failure, 2 usage error or bad input).
 #include <CLI/CLI.hpp>
 
-#include <iostream>
-
 #include "model/error.h"
 #include "tools/commands.h"
+#include "tools/error_line.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"axo: plan, run and check hybrid-parallel transformer training"};
@@ -28,10 +27,10 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const axo::InputError& e) {
-    std::cerr << "axo: error: " << e.what() << "\n";
+    axo::tools::print_error_line("error", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "axo: failed: " << e.what() << "\n";
+    axo::tools::print_error_line("failed", e.what());
     return 1;
   }
   return 0;

@@ -15,6 +15,7 @@
 #include "report/refined_profile_file.h"
 #include "report/refinement_text.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -105,7 +106,7 @@ void run(CalibrateArguments& a) {
 void add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArguments>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine under mpirun and write a machine profile, or --refine one against runs");
-  cmd->add_option("--out", a->options.out, "Profile to write (YAML)")->required();
+  cmd->add_option("--out", a->options.out, "Profile to write (YAML)")->required()->check(output_path());
   const std::vector<CLI::Option*> measuring = {
       cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)"),
       cmd->add_flag("--quick", a->options.quick, "A short sweep (messages up to 4 MiB, a smaller GEMM grid)"),

@@ -20,6 +20,7 @@
 #include "planner/space_plot.h"
 #include "planner/training_explain.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -299,18 +300,22 @@ void add_plan_command(CLI::App& app) {
                    "needs peak_tflops.fp8), bf16, fp16 or fp32 (default: the model's)");
   plan->add_option("--top", options->top, "How many configurations to keep")->check(positive());
   plan->add_option("--fix", options->fix, fix_help());
-  plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV");
-  plan->add_option("--json", options->json, "Write the ranked configurations and the best (or --rank K) one's explanation as JSON");
-  plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train");
+  plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV")->check(output_path());
+  plan->add_option("--json", options->json,
+                   "Write the ranked configurations and the best (or --rank K) one's explanation as JSON")
+      ->check(output_path());
+  plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train")
+      ->check(output_path());
   plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")->check(positive());
   plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm");
-  plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout");
+  plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout")->check(output_path());
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
   plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(positive());
   plan->add_option("--gpu-hour-price", options->budget.gpu_hour_price, "Price of a GPU-hour: adds the cost of --tokens")->check(positive());
   plan->add_option("--rank-by", options->rank_by, "Rank by iteration (time) or cost (GPU-hours per token: iteration time / goodput, under failures)")
       ->check(CLI::IsMember({"iteration", "goodput", "cost"}));
-  plan->add_option("--svg", options->svg, "Draw every configuration that fits (iteration time against memory per GPU, the Pareto front, the top 10) as SVG; costs every configuration");
+  plan->add_option("--svg", options->svg, "Draw every configuration that fits (iteration time against memory per GPU, the Pareto front, the top 10) as SVG; costs every configuration")
+      ->check(output_path());
   plan->callback([options] { run_plan(*options); });
 }
 

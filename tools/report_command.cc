@@ -26,6 +26,7 @@
 #include "report/run_set.h"
 #include "report/stage_comparison.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -63,14 +64,23 @@ void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
               path.c_str(), (long long)run.node_ranks, (long long)run.node_cores);
 }
 
+// The profile the plan was priced on (--machine, else the plan's `machine`), to price its stages;
+// none, with a note saying why, when it cannot be loaded (a calibrated profile's name, say).
+std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& plan) {
+  const std::string name = o.machine.empty() ? plan.machine : o.machine;
+  try {
+    return load_machine(name);
+  } catch (const std::exception& e) {
+    std::printf("\nNote: %s prices its stages on machine '%s', which cannot be loaded (%s); pass --machine "
+                "with that profile's file to predict each stage's seconds.\n",
+                o.plans[0].c_str(), name.c_str(), e.what());
+    return std::nullopt;  // the table says what is left out
+  }
+}
+
 // A plan with stages: predicted against measured stage by stage (stage_comparison.h).
 void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& run) {
-  std::optional<MachineProfile> machine;
-  try {
-    machine = load_machine(o.machine.empty() ? plan.machine : o.machine);
-  } catch (const std::exception&) {
-    machine.reset();  // the table says the ends are left out
-  }
+  const std::optional<MachineProfile> machine = stage_machine(o, plan);
   std::ifstream in(o.runs[0], std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -152,8 +162,9 @@ void add_report_command(CLI::App& app) {
       ->required();
   cmd->add_option("--machine", options->machine,
                   "Cost the plans again on this profile (file or preset) instead of their stored predictions");
-  cmd->add_option("--csv", options->csv, "Write the comparison as CSV");
-  cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter");
+  cmd->add_option("--csv", options->csv, "Write the comparison as CSV")->check(output_path());
+  cmd->add_option("--svg", options->svg, "Write a chart (PLplot SVG): stacked bars, or with several runs a scatter")
+      ->check(output_path());
   cmd->callback([options] { run_report(*options); });
 }
 

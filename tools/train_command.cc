@@ -15,6 +15,8 @@
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "tools/commands.h"
+#include "tools/error_line.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -153,7 +155,7 @@ void run(TrainArguments& a) {
     // A failure on some ranks only (one stage out of device memory) would
     // leave the others waiting in a collective: stop the whole launch.
     const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
-    std::cerr << "axo: " << (input ? "error" : "failed") << " on rank " << world.rank() << ": " << e.what() << std::endl;
+    print_error_line(std::string(input ? "error" : "failed") + " on rank " + std::to_string(world.rank()), e.what());
     MPI_Abort(MPI_COMM_WORLD, input ? 2 : 1);
   }
 }
@@ -183,7 +185,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "Random seed of the initialisation");
   cmd->add_option("--val-every", o.val_every, "Steps between validation losses")->check(non_negative());
   cmd->add_option("--init-from", o.init_from, "Start from an llm.c GPT-2 model file");
-  cmd->add_option("--save-model", o.save_model, "Write the trained model as an llm.c file");
+  cmd->add_option("--save-model", o.save_model, "Write the trained model as an llm.c file")->check(output_path());
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Folder of training checkpoints");
   cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->check(non_negative());
   cmd->add_flag("--resume", o.resume, "Continue from the newest good checkpoint");
@@ -212,7 +214,7 @@ void add_train_command(CLI::App& app) {
                   "Threads for AdamW (default: the node's cores shared among its ranks)")
       ->check(positive());
   cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step), overflow:RANK:STEP (an inf gradient there)");
-  cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)");
+  cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)")->check(output_path());
   cmd->callback([a] { run(*a); });
 }
 

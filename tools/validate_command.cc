@@ -19,6 +19,7 @@
 #include "planner/validation_summary.h"
 #include "report/csv_text.h"
 #include "tools/commands.h"
+#include "tools/output_path.h"
 
 namespace axo::tools {
 
@@ -144,7 +145,8 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   validate->add_option("--machine", options->machine, "Use this machine profile instead of each validation set's (the published runs keep their clusters' presets: public-runs.yaml)");
   CLI::Option* csv =
-      validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file");
+      validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file")
+          ->check(output_path());
   CLI::Option* fit = validate->add_flag(
       "--fit", options->fit, "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
   validate

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -31,14 +33,38 @@ TEST(AtomicFile, ReplacesTheContentAndLeavesNoTemporary) {
   std::remove(path.c_str());
 }
 
-TEST(AtomicFile, AMissingFolderIsAnInputErrorNamingThePath) {
+// A write that fails is a runtime failure (exit 1), not a mistake in the input (exit 2): the
+// command line checks the folder up front (tools/output_path.h). The message names the path and
+// the OS's reason.
+TEST(AtomicFile, AMissingFolderIsARuntimeFailureNamingThePathAndTheReason) {
   const std::string path = temp_path("no-such-folder") + "/plan.yaml";
   try {
     write_file_atomically(path, "x");
     FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(dynamic_cast<const InputError*>(&e), nullptr) << e.what();
+    const std::string message = e.what();
+    EXPECT_EQ(message.find(path + ": cannot write"), 0u) << message;
+    EXPECT_NE(message.find(std::strerror(ENOENT)), std::string::npos) << message;
   }
+}
+
+TEST(AtomicFile, AFailedRenameNamesTheReasonAndLeavesNoTemporary) {
+  const std::string path = temp_path("a-folder");
+  std::filesystem::create_directories(path);  // rename cannot put a file in place of a folder
+  try {
+    write_file_atomically(path, "x");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(dynamic_cast<const InputError*>(&e), nullptr) << e.what();
+    const std::string message = e.what();
+    EXPECT_EQ(message.find(path + ": writing failed: "), 0u) << message;
+    EXPECT_GT(message.size(), (path + ": writing failed: ").size()) << message;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos);
+  }
+  std::filesystem::remove_all(path);
 }
 
 }  // namespace

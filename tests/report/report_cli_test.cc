@@ -41,6 +41,7 @@ class ReportCli : public ::testing::Test {
   }
   std::string plan(int i) const { return folder_.file("plan" + std::to_string(i) + ".yaml"); }
   std::string run(int i) const { return folder_.file("run" + std::to_string(i) + ".json"); }
+  std::string plan_path(const std::string& name) const { return folder_.file(name + ".yaml"); }
   std::string pair(int i) const { return " --plan " + plan(i) + " --run " + run(i); }
   testing::TemporaryFolder folder_{"report_cli"};
 };
@@ -169,6 +170,44 @@ TEST_F(ReportCli, PlanWithoutPredictionExitsTwo) {
   const auto r = testing::run_axo("report" + pair(1));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no 'predicted' breakdown"), std::string::npos) << r.output;
+}
+
+// Issue: the per-stage table predicted 0 s for every layer unless --machine was given (plan.yaml
+// stores no per-layer seconds), and all stages 0 on a calibrated profile's plan, whose machine no
+// preset names. The plan's machine prices the stages, as --machine does; one that cannot be
+// loaded is named, and no stage time is predicted.
+TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
+  auto write_stage_pair = [this](const std::string& machine) {
+    Plan plan = testing::one_gpu_plan(testing::breakdown_of(0.5, 0, 0, 0, 0, 0, 0.1));
+    plan.machine = machine;
+    plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+    write_plan_file(plan, plan_path(machine));
+    nlohmann::json root = testing::run_json({{1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}, {1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}});
+    for (auto& step : root["steps"]) {
+      for (int k = 0; k < 4; ++k) step["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"components_s", {{"compute", 0.4}}}});
+    }
+    folder_.write(machine + ".json", root.dump());
+    return " --plan " + plan_path(machine) + " --run " + folder_.file(machine + ".json");
+  };
+  auto stage_table = [](const std::string& output) { return output.substr(output.find("Per pipeline stage")); };
+  const auto plain = testing::run_axo("report" + write_stage_pair("perlmutter"));
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  const auto costed = testing::run_axo("report" + write_stage_pair("perlmutter") + " --machine perlmutter");
+  ASSERT_EQ(costed.code, 0) << costed.output;
+  ASSERT_NE(plain.output.find("Per pipeline stage"), std::string::npos) << plain.output;
+  EXPECT_EQ(stage_table(plain.output), stage_table(costed.output));
+  EXPECT_EQ(stage_table(plain.output).find("n/a"), std::string::npos) << plain.output;
+
+  const auto calibrated = testing::run_axo("report" + write_stage_pair("calibrated-elsewhere"));
+  ASSERT_EQ(calibrated.code, 0) << calibrated.output;
+  EXPECT_NE(calibrated.output.find(plan_path("calibrated-elsewhere") +
+                                   " prices its stages on machine 'calibrated-elsewhere', which cannot be loaded"),
+            std::string::npos)
+      << calibrated.output;
+  const std::string table = stage_table(calibrated.output);
+  EXPECT_NE(table.find("\n0      1                 n/a     0.400000      n/a"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n1      1                 n/a     0.400000      n/a"), std::string::npos) << table;
+  EXPECT_EQ(table.find("0.000000"), std::string::npos) << table;
 }
 
 }  // namespace

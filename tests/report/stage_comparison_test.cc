@@ -90,5 +90,46 @@ TEST(StageComparison, PredictsEachStageFromItsLayersAndEnds) {
   EXPECT_EQ(stage_comparison_table(with_ends).find("leaves out"), std::string::npos);
 }
 
+// A plan read from plan.yaml holds no per-layer seconds: the machine it was priced on prices the
+// layers as it does the ends (they were 0, the stages all but empty); without it nothing is predicted.
+TEST(StageComparison, APlanWithoutLayerSecondsIsPricedOnItsMachineOrNotAtAll) {
+  Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
+  plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+  ASSERT_EQ(plan.predicted.layer_forward + plan.predicted.layer_backward, 0);
+  MeasuredRun run;
+  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  const MachineProfile machine = load_machine("perlmutter");
+  const Breakdown priced = CostModel(plan.model, machine).evaluate(plan.config);
+  ASSERT_GT(priced.layer_forward + priced.layer_backward, 0);
+  Plan costed = plan;  // as --machine leaves it: its breakdown priced there, the layers included
+  costed.predicted = priced;
+  const StageComparison from_machine = compare_stages(plan, run, measured, machine);
+  const StageComparison from_breakdown = compare_stages(costed, run, measured, machine);
+  EXPECT_TRUE(from_machine.times_known);
+  EXPECT_TRUE(from_machine.ends_known);
+  const PipelineSplit split = split_pipeline(plan_as_run(plan, run).model, 2, 1);
+  const double m = double(plan.model.global_batch) / 2.0;
+  for (size_t s = 0; s < 2; ++s) {
+    const StageRow& row = from_machine.rows[s];
+    // The stage's layers, and its end (the embedding on stage 0, the head on stage 1).
+    EXPECT_GT(row.predicted_s, m * double(split.stage_layers(int64_t(s))) * (priced.layer_forward + priced.layer_backward));
+    EXPECT_DOUBLE_EQ(row.predicted_s, from_breakdown.rows[s].predicted_s);
+    ASSERT_TRUE(row.time_error_pct);
+    EXPECT_DOUBLE_EQ(*row.time_error_pct, 100 * (row.measured_s - row.predicted_s) / row.predicted_s);
+  }
+  const StageComparison unpriced = compare_stages(plan, run, measured, std::nullopt);
+  EXPECT_FALSE(unpriced.times_known);
+  EXPECT_FALSE(unpriced.ends_known);
+  for (const StageRow& row : unpriced.rows) {
+    EXPECT_FALSE(row.time_error_pct) << row.stage;
+    EXPECT_GT(row.predicted_bytes, 0) << row.stage;  // the memory model needs no machine
+  }
+  const std::string table = stage_comparison_table(unpriced);
+  EXPECT_NE(table.find("\n0      1                 n/a     0.305000      n/a"), std::string::npos) << table;
+  EXPECT_NE(table.find("no per-stage seconds are predicted"), std::string::npos) << table;
+  EXPECT_EQ(table.find("0.000000"), std::string::npos) << table;
+  EXPECT_EQ(stage_comparison_table(from_machine).find("n/a"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace axo

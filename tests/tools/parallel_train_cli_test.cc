@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -153,6 +154,27 @@ TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
   EXPECT_NE(r.output.find("--overlap: expected none or a list of oar, ors, oag; got 'fast'"), std::string::npos) << r.output;
   r = axo("train --model gpt2-tiny " + data() + "--steps 1 --schedule gpipe");
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// Every rank reports a mistake it finds, each in a line of its own with the prefix once: the
+// prefix and the message were written apart, and four ranks' pieces interleaved into
+// "axo: error: axo: error: --model gpt2-mini is ...".
+TEST_F(ParallelTrainCli, EachRanksErrorIsOneWholeLine) {
+  Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --top 1 --out " + path("plan.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(4, "train --model gpt2-mini --plan " + path("plan.yaml") + " " + data() + "--steps 1");
+  EXPECT_NE(r.code, 0);
+  const std::string expected = "axo: error: --model gpt2-mini is gpt2-mini (4 layers, hidden 128) but --plan " +
+                               path("plan.yaml") + " plans gpt2-tiny";
+  EXPECT_EQ(r.output.find("axo: error: axo: error:"), std::string::npos) << r.output;
+  int lines = 0;
+  std::istringstream output(r.output);
+  for (std::string line; std::getline(output, line);) {
+    if (line.find("axo: ") == std::string::npos) continue;
+    EXPECT_EQ(line.rfind(expected, 0), 0u) << line << "\n" << r.output;
+    ++lines;
+  }
+  EXPECT_GE(lines, 1) << r.output;  // mpirun may stop the other ranks before they print
 }
 
 // Issue 6: --offload trains the same model with the optimizer state in host

@@ -1,0 +1,71 @@
+// The output path check (tools/output_path.h): the validator alone, and every
+// command's output options refused before any work when their folder is
+// missing, as a usage error (exit 2) naming the option and the folder.
+#include "tools/output_path.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/run_command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutputPath : public ::testing::Test {
+ protected:
+  void SetUp() override { fs::create_directories(dir_); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // What the validator says of `text` (empty: accepted).
+  static std::string check(std::string text) { return axo::tools::output_path()(text); }
+  fs::path dir_ = fs::temp_directory_path() / ("axo_output_path_" + std::to_string(::getpid()));
+};
+
+TEST_F(OutputPath, AcceptsAPathInAnExistingFolderOrTheWorkingOne) {
+  EXPECT_EQ(check(path("plan.yaml")), "");
+  EXPECT_EQ(check(path("t")), "") << "a shard prefix: its folder is there, no file t needs to be";
+  EXPECT_EQ(check("plan.yaml"), "");
+}
+
+TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
+  EXPECT_EQ(check(path("missing/plan.yaml")),
+            "cannot write " + path("missing/plan.yaml") + ": the folder " + path("missing") + " does not exist");
+  std::ofstream(path("file")) << "x";
+  EXPECT_EQ(check(path("file/plan.yaml")),
+            "cannot write " + path("file/plan.yaml") + ": the folder " + path("file") + " is not a folder");
+}
+
+// Each command line writes to `option` in a missing folder: exit 2 at parse
+// time (nothing planned, trained, encoded or measured), naming both.
+TEST_F(OutputPath, EveryCommandChecksItsOutputsBeforeAnyWork) {
+  const std::string target = path("missing/out"), folder = path("missing");
+  const std::string plan = "plan --model gpt2-tiny --gpus 1 --machine selene ";
+  const std::string train = "train --model gpt2-tiny --data '" + path("none_*.bin") + "' --steps 1 ";
+  const std::string report = "report --plan " + path("p.yaml") + " --run " + path("r.json") + " ";
+  const std::pair<std::string, std::string> cases[] = {
+      {plan, "--csv"},        {plan, "--json"},   {plan, "--out"},
+      {plan, "--svg"},        {plan + "--emit slurm ", "--emit-out"},
+      {train, "--save-model"}, {train, "--run"},
+      {report, "--csv"},      {report, "--svg"},
+      {"data encode --in /usr/share/games/fortunes/art ", "--out"},
+      {"calibrate ", "--out"},
+      {"validate ", "--csv"},
+  };
+  for (const auto& [command, option] : cases) {
+    const axo::testing::CommandResult r = axo::testing::run_axo(command + option + " " + target);
+    EXPECT_EQ(r.code, 2) << command << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": cannot write " + target + ": the folder " + folder + " does not exist"),
+              std::string::npos)
+        << command << option << "\n" << r.output;
+    for (const char* work : {"configurations over", "step ", "wrote", "Wrote", "Compared"}) {
+      EXPECT_EQ(r.output.find(work), std::string::npos) << command << option << "\n" << r.output;
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,38 @@
+// The output path check of the subcommands (see output_path.h).
+#include "tools/output_path.h"
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace axo::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Empty when the folder that would hold `path` is there, else why not.
+std::string missing_folder(const std::string& path) {
+  const fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) return {};  // the working directory
+  std::error_code error;
+  const fs::file_status status = fs::status(folder, error);
+  if (fs::is_directory(status)) return {};
+  std::string why;
+  if (fs::exists(status)) {
+    why = "is not a folder";
+  } else if (status.type() == fs::file_type::not_found) {
+    why = "does not exist";
+  } else {
+    why = "cannot be reached (" + error.message() + ")";
+  }
+  return "cannot write " + path + ": the folder " + folder.string() + " " + why;
+}
+
+}  // namespace
+
+CLI::Validator output_path() {
+  return CLI::Validator([](std::string& path) { return missing_folder(path); }, "PATH");
+}
+
+}  // namespace axo::tools
