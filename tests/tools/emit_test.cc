@@ -90,6 +90,20 @@ TEST_F(Emit, SlurmScriptRunsTheRankedPlanWrittenBesideIt) {
   EXPECT_FALSE(written.config == axo::read_plan_file(path("best.yaml")).config);
 }
 
+// llama3-8b's 32 layers divide into 2 x 4 chunks, but axo splits them 5+4+4+4,4+4+4+3
+// (its LM head weighs as much as 1.8 layers): Megatron's equal virtual stages would not
+// be the plan axo priced, so the export is refused (every field fixed: nothing is near).
+TEST_F(Emit, MegatronRefusesAxosUnequalInterleavedSplit) {
+  const Result r = axo(
+      "plan --model llama3-8b --gpus 16 --machine dgx-h100 --fix pipeline=2,data=8,context=1,x=1,y=1,z=1,"
+      "microbatch=1,recompute=none,recompute_layers=0,offload=off,zero=1,overlap=on,sequence_parallel=off,"
+      "interleave=4,order=xyzcpd --emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("axo splits the 32 layers as 5+4+4+4,4+4+4+3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("needs equal chunks"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("MEGATRON_ARGS"), std::string::npos) << r.output;
+}
+
 TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
   const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene "
                        "--fix pipeline=1,data=2,x=2,y=2,z=4,zero=0,order=xyzpd --emit axonn",  // AxoNN has no zero
