@@ -96,14 +96,16 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
       hold("offload", false);
       hold("overlap", true);
       break;
-    case ExportFormat::axonn:
+    case ExportFormat::axonn:  // its limitation refuses any zero (its depth group, z, shards instead)
+      hold("zero", 0);
       hold("offload", false);
       hold("sequence_parallel", false);
       hold("interleave", 1);
       hold("context", 1);
       break;
-    case ExportFormat::torchtitan:
+    case ExportFormat::torchtitan:  // as axonn: FSDP (z) shards, replicas keep whole state
       hold("x", 1);
+      hold("zero", 0);
       hold("offload", false);
       break;
     case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered

@@ -366,6 +366,25 @@ TEST(ExportTorchtitan, ContextParallelDegree) {
   EXPECT_NE(torchtitan_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("xyczdp"), std::string::npos);
 }
 
+// fp8 llama3-8b on 16 H100s: the fastest plans shard the optimizer (zero > 0), which
+// torchtitan has no counterpart for; the nearest search holds zero=0, so it finds one.
+TEST(ExportTorchtitan, NearestPlanHoldsZeroAtZero) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  SearchOptions options;
+  options.gpus = 16;
+  const std::optional<PlanRow> nearest = nearest_expressible(ExportFormat::torchtitan, model, options);
+  ASSERT_TRUE(nearest);
+  EXPECT_EQ(nearest->config.zero, 0);
+  EXPECT_EQ(torchtitan_limitation(spec, model.machine(), nearest->config), "");
+  for (ExportFormat format : {ExportFormat::torchtitan, ExportFormat::axonn}) {
+    const FixedFields fixed = expressible_fields(format, parse_fix("zero=1"), false);
+    EXPECT_TRUE(fixed.holds(config_field("zero")));
+    EXPECT_EQ(fixed.values.zero, 0) << to_string(format);
+  }
+}
+
 TEST(ExportTorchtitan, Limitations) {
   const TransformerSpec spec = llama3_8b();
   const MachineProfile machine = gpu_machine("dgx-h100", 8);

@@ -104,6 +104,23 @@ TEST_F(Emit, MegatronRefusesAxosUnequalInterleavedSplit) {
   EXPECT_EQ(r.output.find("MEGATRON_ARGS"), std::string::npos) << r.output;
 }
 
+// fp8 llama3-8b: the best plans shard the optimizer (zero > 0), which torchtitan cannot;
+// its nearest plan (zero held at 0) exists and exports.
+TEST_F(Emit, TorchtitanFindsANearestFp8Plan) {
+  const Result r = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --precision fp8 --emit torchtitan");
+  EXPECT_EQ(r.output.find("No configuration it can express"), std::string::npos) << r.output;
+  EXPECT_EQ(r.code, 2) << r.output;  // the best plan shards the optimizer
+  EXPECT_NE(r.output.find("zero=1 has no counterpart"), std::string::npos) << r.output;
+  const size_t fix = r.output.find("\n  --fix ");
+  ASSERT_NE(fix, std::string::npos) << r.output;
+  const std::string nearest = r.output.substr(fix + 9, r.output.find('\n', fix + 1) - fix - 9);
+  EXPECT_NE(nearest.find("zero=0"), std::string::npos) << nearest;
+  const Result again = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --precision fp8 --fix " + nearest +
+                           " --emit torchtitan", "2>/dev/null");
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("converters = [\"float8\"]"), std::string::npos) << again.output;
+}
+
 TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
   const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene "
                        "--fix pipeline=1,data=2,x=2,y=2,z=4,zero=0,order=xyzpd --emit axonn",  // AxoNN has no zero
