@@ -90,6 +90,20 @@ TEST_F(Emit, SlurmScriptRunsTheRankedPlanWrittenBesideIt) {
   EXPECT_FALSE(written.config == axo::read_plan_file(path("best.yaml")).config);
 }
 
+// A script written to --emit-out gets its plan beside it, so no note asks for --out; on
+// stdout without --out nothing writes the plan, and the note says how.
+TEST_F(Emit, SlurmNoteOnlyWhenNothingWroteThePlan) {
+  fs::create_directories(path("sl2"));
+  Result r = axo(kPlan + " --emit slurm --emit-out " + path("sl2/run.sbatch"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("sl2/plan.yaml")));
+  EXPECT_NE(r.output.find("Wrote the best configuration to " + path("sl2/plan.yaml")), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("write it with --out"), std::string::npos) << r.output;
+  r = axo(kPlan + " --emit slurm", "2>&1 >/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("The script runs plan.yaml: write it with --out plan.yaml"), std::string::npos) << r.output;
+}
+
 // llama3-8b's 32 layers divide into 2 x 4 chunks, but axo splits them 5+4+4+4,4+4+4+3
 // (its LM head weighs as much as 1.8 layers): Megatron's equal virtual stages would not
 // be the plan axo priced, so the export is refused (every field fixed: nothing is near).
