@@ -101,15 +101,18 @@ std::vector<LayerRange> partition_layers(int64_t layers, double layer_cost, doub
   return ranges;
 }
 
-PipelineSplit split_pipeline(const TransformerSpec& spec, int64_t stages, int64_t interleave) {
+SplitWeights split_weights(const TransformerSpec& spec) {
   const double s = double(spec.seq_len), h = double(spec.hidden);
-  const double layer = 2.0 * s * double(spec.linear_weights_per_layer()) + 4.0 * s * s * h;
-  const double head = 2.0 * s * h * double(spec.vocab);
+  return {2.0 * s * double(spec.linear_weights_per_layer()) + 4.0 * s * s * h, 2.0 * s * h * double(spec.vocab)};
+}
+
+PipelineSplit split_pipeline(const TransformerSpec& spec, int64_t stages, int64_t interleave) {
+  const SplitWeights weights = split_weights(spec);
   if (stages < 1 || interleave < 1 || stages * interleave > spec.layers) {
     throw InputError("pipeline=" + std::to_string(stages) + " × interleave=" + std::to_string(interleave) +
                      " chunks for layers=" + std::to_string(spec.layers) + ": each chunk needs at least one layer");
   }
-  return PipelineSplit(partition_layers(spec.layers, layer, 0.0, head, stages * interleave), stages);
+  return PipelineSplit(partition_layers(spec.layers, weights.layer, 0.0, weights.head, stages * interleave), stages);
 }
 
 }  // namespace axo

@@ -65,6 +65,12 @@ class PipelineSplit {
 std::vector<LayerRange> partition_layers(int64_t layers, double layer_cost, double first_extra, double last_extra,
                                          int64_t chunks);
 
+// The weights above for `spec`: a layer's and the LM head's forward FLOPs per sequence.
+struct SplitWeights {
+  double layer = 0, head = 0;
+};
+SplitWeights split_weights(const TransformerSpec& spec);
+
 // The model's split over `stages` stages of `interleave` chunks each, by the
 // weights above. InputError (naming the user's values) when a chunk would
 // have no layer.

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "model/comm_model.h"
+#include "model/cost_split.h"
 #include "model/error.h"
 
 namespace axo {
@@ -95,14 +96,16 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
       hold("offload", false);
       hold("overlap", true);
       break;
-    case ExportFormat::axonn:
+    case ExportFormat::axonn:  // its limitation refuses any zero (its depth group, z, shards instead)
+      hold("zero", 0);
       hold("offload", false);
       hold("sequence_parallel", false);
       hold("interleave", 1);
       hold("context", 1);
       break;
-    case ExportFormat::torchtitan:
+    case ExportFormat::torchtitan:  // as axonn: FSDP (z) shards, replicas keep whole state
       hold("x", 1);
+      hold("zero", 0);
       hold("offload", false);
       break;
     case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered
@@ -168,6 +171,31 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
          fix_string(nearest->config) + "\n  predicted " + seconds_text(nearest_time) +
          " per iteration, against " + seconds_text(original_time) + " for the plan above (" +
          change + ").\nRun axo plan again with that --fix to export it.";
+}
+
+const PipelineSplit& priced_split(const TransformerSpec& spec, const ParallelConfig& c) {
+  return remembered_split(spec, c.pipeline, c.interleave).split;
+}
+
+bool equal_chunks(const PipelineSplit& split) {
+  for (const LayerRange& chunk : split.chunks()) {
+    if (chunk.count() != split.chunks().front().count()) return false;
+  }
+  return true;
+}
+
+std::string split_sentence(const TransformerSpec& spec, const PipelineSplit& split) {
+  const std::string text = "axo splits the " + std::to_string(spec.layers) + " layers as " + split.text();
+  const int64_t chunks = int64_t(split.chunks().size());
+  if (equal_chunks(split)) return text;
+  if (spec.layers % chunks != 0) {
+    return text + " (" + std::to_string(chunks) + " chunks do not divide them)";
+  }
+  const SplitWeights weights = split_weights(spec);
+  char why[160];
+  std::snprintf(why, sizeof why, " (its LM head weighs as much as %.1f layers, so the last chunk holds fewer)",
+                weights.head / weights.layer);
+  return text + why;
 }
 
 std::string fix_string(const ParallelConfig& c) { return config_text(c, ","); }

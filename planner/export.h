@@ -20,6 +20,7 @@
 #include "model/cost_model.h"
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
+#include "model/stage_partition.h"
 #include "model/transformer_spec.h"
 #include "planner/search.h"
 
@@ -92,6 +93,16 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
 // can express with its predicted iteration time against the original's.
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
+
+// The pipeline split axo priced for `config` (remembered_split: the cost and
+// memory models' split, plan.yaml's pipeline_split). Every export writes this
+// split or refuses the plan; none assumes equal stages because the layers divide.
+const PipelineSplit& priced_split(const TransformerSpec& spec, const ParallelConfig& config);
+// True when every chunk of `split` holds as many layers as the first.
+bool equal_chunks(const PipelineSplit& split);
+// "axo splits the 32 layers as 17,15 (the LM head weighs as much as 1.8 layers, so the
+// last chunk holds fewer)": the split, and why it is unequal when it is.
+std::string split_sentence(const TransformerSpec& spec, const PipelineSplit& split);
 
 // One line of a Megatron-style bash argument array: "  NAME\n" or "  NAME VALUE\n".
 std::string flag(const std::string& name);

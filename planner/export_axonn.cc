@@ -2,7 +2,7 @@
 // communication-overlap context of a training step, as Python.
 //
 // Sources (read for names and meaning, nothing copied), axonn-ai/axonn at
-// 660a224 (2024-10): axonn/axonn.py (init(G_inter, G_data, G_intra_r,
+// 660a224 (2024-10): axonn/axonn.py (config.inter_layer_parallel_rank, init(G_inter, G_data, G_intra_r,
 // G_intra_c, G_intra_d, gpus_per_node), create_dataloader), axonn/
 // communication.py (rank = data·(G_inter·G_intra) + pipeline·G_intra + intra,
 // intra = depth·(r·c) + row·c + column: column innermost, then row, depth,
@@ -12,7 +12,8 @@
 // transpose=True swaps them; depth shards the weight block like FSDP),
 // axonn/intra_layer/overlap_communication.py (optimize_communication with
 // overlap_all_reduce, overlap_reduce_scatter, overlap_all_gather),
-// axonn/inter_layer.py (micro_batch_size slices each GPU's batch), and
+// axonn/inter_layer.py (micro_batch_size slices each GPU's batch; AxoNN_Inter_Layer_Engine
+// runs the model each rank passes it, its stage), and
 // docs/user_guide.rst.
 //
 // Mapping: axo x = G_intra_c, y = G_intra_r, z = G_intra_d, pipeline =
@@ -20,6 +21,9 @@
 // (OAR, ORS, OAG) is the three optimize_communication flags. AxoNN splits the
 // batch over data and depth, so its micro_batch_size is axo's microbatch / z.
 // AxoNN has no fp8 layers: a fp8 plan is exported as bf16 autocast, with a note.
+// With G_inter > 1 the user builds each rank's stage; the export lists the
+// layers axo's split (priced_split) gives each one, unequal where axo
+// balances the LM head, and picks the rank's by ax.config.inter_layer_parallel_rank.
 #include <string>
 
 #include "model/error.h"
@@ -89,6 +93,22 @@ std::string recompute_comment(const ParallelConfig& c, bool overlap_all_gather) 
   return "";
 }
 
+// G_inter > 1: each pipeline rank builds its own stage (AxoNN_Inter_Layer_Engine takes
+// the rank's model), holding the layers axo's split gives it.
+std::string stage_layers_code(const TransformerSpec& spec, const PipelineSplit& split) {
+  std::string text = "# G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;\n"
+                     "# needs mpi4py). Each pipeline rank builds its own stage: transformer layers\n"
+                     "# [first, end) below, the embedding on the first stage, the final norm and LM\n"
+                     "# head on the last.\n# " + split_sentence(spec, split) + ".\n"
+                     "STAGE_LAYERS = [";
+  for (int64_t s = 0; s < split.stages(); ++s) {
+    const LayerRange& layers = split.chunk(s, 0);  // AxoNN does not interleave: one chunk per stage
+    text += std::string(s > 0 ? ", " : "") + "(" + std::to_string(layers.begin) + ", " +
+            std::to_string(layers.end) + ")";
+  }
+  return text + "]\nfirst_layer, end_layer = STAGE_LAYERS[ax.config.inter_layer_parallel_rank]\n";
+}
+
 }  // namespace
 
 std::string export_axonn(const TransformerSpec& spec, const MachineProfile& machine,
@@ -134,11 +154,7 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
     text += "# With G_inter=1 the loader yields microbatches: accumulate gradients over " +
             std::to_string(microbatches) + " of them\n# (train_step each), then step the optimizer.\n";
   }
-  if (c.pipeline > 1) {
-    text += "# G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;\n"
-            "# needs mpi4py), " + std::to_string(spec.layers / c.pipeline) +
-            " transformer layers per stage.\n";
-  }
+  if (c.pipeline > 1) text += stage_layers_code(spec, priced_split(spec, c));
   text += recompute_comment(c, overlap_all_gather);
   text += "# The plan's overlap=" + std::string(c.overlap ? "on" : "off") +
           " sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce\n"

@@ -45,7 +45,6 @@
 #include <string>
 
 #include "model/error.h"
-#include "model/stage_partition.h"
 #include "planner/export.h"
 
 namespace axo {
@@ -55,14 +54,6 @@ namespace {
 // Sequences each data-parallel replica accumulates per step: global / (micro × data).
 int64_t accumulation_steps(const TransformerSpec& spec, const ParallelConfig& c) {
   return spec.global_batch / (c.microbatch * c.data);
-}
-
-bool equal_split(const TransformerSpec& spec, const ParallelConfig& c) {
-  const PipelineSplit split = split_pipeline(spec, c.pipeline, c.interleave);
-  for (int64_t s = 1; s < c.pipeline; ++s) {
-    if (split.stage_layers(s) != split.stage_layers(0)) return false;
-  }
-  return true;
 }
 
 nlohmann::ordered_json zero_section(const ParallelConfig& c) {
@@ -96,9 +87,8 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
   if (c.offload && c.zero == 0) {
     return "offload_optimizer (ZeRO-Offload) needs ZeRO stage 1 or 2: plan with zero=1";
   }
-  if (!equal_split(spec, c)) {
-    return "axo splits the " + std::to_string(spec.layers) + " layers as " +
-           split_pipeline(spec, c.pipeline, 1).text() +
+  if (const PipelineSplit& split = priced_split(spec, c); !equal_chunks(split)) {
+    return split_sentence(spec, split) +
            ", and Megatron-DeepSpeed's GPTModelPipe fixes partition_method 'type:transformer', "
            "which balances layer counts without the embedding and the head";
   }

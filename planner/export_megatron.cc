@@ -29,8 +29,11 @@
 // whole gradient buffer, so zero=2 has no counterpart, nor offload without it.
 // An unequal pipeline split whose inner stages are equal is
 // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
-// (megatron/core/transformer/transformer_block.py, without interleaving;
-// interleaved, its equal chunks where they divide the layers, else refused).
+// (megatron/core/transformer/transformer_block.py, without interleaving).
+// Interleaved, --num-layers-per-virtual-pipeline-stage is equal chunks: a plan
+// is exported only when axo's own split (priced_split) has equal chunks, never
+// merely because the layers divide (axo's split balances the LM head, so a
+// large vocabulary leaves the last chunk fewer layers), else refused.
 // Precision fp8 is --bf16 with --fp8-format hybrid, --fp8-amax-history-len
 // and --fp8-amax-compute-algo (megatron/training/arguments.py; the values of
 // examples/llama/train_llama3_8b_h100_fp8.sh): Transformer Engine's fp8
@@ -38,7 +41,6 @@
 #include <string>
 
 #include "model/error.h"
-#include "model/stage_partition.h"
 #include "planner/export.h"
 
 namespace axo {
@@ -47,30 +49,25 @@ namespace {
 
 // The layers of the first and the last stage when they differ from the
 // inner stages' (equal) count: {0, 0} for an equal split. Empty `why` when
-// Megatron can express the split.
+// Megatron can express the split axo priced (priced_split).
 struct StageEnds {
   int64_t first = 0, last = 0;
   std::string why;
 };
 StageEnds unequal_stage_ends(const TransformerSpec& spec, const ParallelConfig& c) {
-  const PipelineSplit split = split_pipeline(spec, c.pipeline, c.interleave);
+  const PipelineSplit& split = priced_split(spec, c);
   StageEnds ends;
-  bool equal = true;
-  for (int64_t s = 1; s < c.pipeline; ++s) equal = equal && split.stage_layers(s) == split.stage_layers(0);
-  for (const LayerRange& chunk : split.chunks()) equal = equal && chunk.count() == split.chunks()[0].count();
-  if (equal) return ends;
-  const std::string text = "axo splits the " + std::to_string(spec.layers) + " layers as " + split.text();
+  if (equal_chunks(split)) return ends;
   if (c.interleave > 1) {
-    // Megatron's equal chunks (--num-layers-per-virtual-pipeline-stage) differ from axo's
-    // only by the head's balancing when the chunks divide the layers; otherwise it has none.
-    if (spec.layers % (c.pipeline * c.interleave) != 0) {
-      ends.why = text + " over interleaved chunks, and Megatron-LM's interleaved schedule needs equal chunks";
-    }
+    ends.why = split_sentence(spec, split) +
+               " over interleaved chunks, and Megatron-LM's interleaved schedule "
+               "(--num-layers-per-virtual-pipeline-stage) needs equal chunks";
     return ends;
   }
   for (int64_t s = 2; s + 1 < c.pipeline; ++s) {
     if (split.stage_layers(s) != split.stage_layers(1)) {
-      ends.why = text + ", and Megatron-LM sets only the first and last stages' layers, the others equal";
+      ends.why = split_sentence(spec, split) +
+                 ", and Megatron-LM sets only the first and last stages' layers, the others equal";
       return ends;
     }
   }
@@ -133,8 +130,8 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   text += flag("--pipeline-model-parallel-size", c.pipeline);
   if (c.context > 1) text += flag("--context-parallel-size", c.context);
   if (c.interleave > 1) {
-    text += flag("--num-layers-per-virtual-pipeline-stage",
-                 spec.layers / (c.pipeline * c.interleave));
+    // Equal chunks (megatron_limitation refuses others): axo's split as it priced it.
+    text += flag("--num-layers-per-virtual-pipeline-stage", priced_split(spec, c).chunks().front().count());
   }
   if (const StageEnds ends = unequal_stage_ends(spec, c); ends.first > 0) {
     text += flag("--decoder-first-pipeline-num-layers", ends.first);

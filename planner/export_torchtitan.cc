@@ -32,6 +32,10 @@
 // (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) the
 // weights are all-gathered in float8 (enable_fsdp_float8_all_gather), which
 // moves half the bytes axo prices.
+// The stages hold the layers axo's split gives them (priced_split): equal
+// chunks as pipeline_parallel_layers_per_stage, an unequal split (axo
+// balances the LM head) as each model part's modules.
+#include <algorithm>
 #include <string>
 
 #include "model/error.h"
@@ -63,6 +67,34 @@ std::string float8_sections(const ParallelConfig& c) {
             "precompute_float8_dynamic_scale_for_fsdp = true\n";
   }
   return text;
+}
+
+// The stages' layers, as axo split them. Equal chunks: pipeline_parallel_layers_per_stage
+// with no layer taken from the first and last stages (torchtitan's
+// generate_llm_fqn_per_model_part then cuts equal chunks). Otherwise each chunk's modules
+// (module_fqns_per_model_part), chunk k on rank k mod pipeline as torchtitan's looped
+// schedules place model parts and axo places chunks.
+std::string stage_keys(const TransformerSpec& spec, const PipelineSplit& split) {
+  if (equal_chunks(split)) {
+    return key("pipeline_parallel_layers_per_stage", split.chunks().front().count()) +
+           "# Equal stages, as axo splits them: the embedding and the output layer do not\n"
+           "# count as layers.\n" +
+           key("pipeline_parallel_first_stage_less_layers", 0) +
+           key("pipeline_parallel_last_stage_less_layers", 0);
+  }
+  std::string text = "# " + split_sentence(spec, split) + ";\n# each model part's modules, as axo priced them.\n"
+                     "module_fqns_per_model_part = [\n";
+  for (size_t k = 0; k < split.chunks().size(); ++k) {
+    const LayerRange& chunk = split.chunks()[k];
+    text += "  [";
+    std::string names = k == 0 ? "\"tok_embeddings\"" : "";
+    for (int64_t layer = chunk.begin; layer < chunk.end; ++layer) {
+      names += std::string(names.empty() ? "" : ", ") + "\"layers." + std::to_string(layer) + "\"";
+    }
+    if (k + 1 == split.chunks().size()) names += ", \"norm\", \"output\"";
+    text += names + "],\n";
+  }
+  return text + "]\n";
 }
 
 }  // namespace
@@ -130,15 +162,13 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
   text += key("pipeline_parallel_degree", c.pipeline);
   if (c.pipeline > 1) {
     text += key("pipeline_parallel_schedule", c.interleave > 1 ? "Interleaved1F1B" : "1F1B");
-    text += key("pipeline_parallel_layers_per_stage", spec.layers / (c.pipeline * c.interleave));
-    text += "# Even stages, as axo costs them: the embedding and the output layer do not\n"
-            "# count as layers.\n";
-    text += key("pipeline_parallel_first_stage_less_layers", 0);
-    text += key("pipeline_parallel_last_stage_less_layers", 0);
+    text += stage_keys(spec, priced_split(spec, c));
     text += key("pipeline_parallel_microbatch_size", c.microbatch / c.z);
   }
   text += "\n[activation_checkpoint]\n";
-  const int64_t chunk_layers = spec.layers / (c.pipeline * c.interleave);
+  // The smallest chunk of axo's split: every k-th block recomputes at least N of each chunk.
+  int64_t chunk_layers = spec.layers;
+  for (const LayerRange& chunk : priced_split(spec, c).chunks()) chunk_layers = std::min(chunk_layers, chunk.count());
   if (partial_recompute(c) && c.recompute_layers < chunk_layers) {
     // torchtitan checkpoints every k-th block of a stage in full (an integer selective_ac_option):
     // k = L/N recomputes floor(L/k) >= N of a stage's L blocks, at least what the plan recomputes.

@@ -184,13 +184,18 @@ void check_rank(const PlanOptions& o, const CostModel& model, const SearchResult
                    " (ranks 1 to " + std::to_string(fitting) + ")");
 }
 
+// Where plan.yaml is written: --out, else for a Slurm script written to --emit-out the
+// plan beside it (the script must find the plan it runs), else nowhere ("").
+std::string plan_out_path(const PlanOptions& o, bool emit, ExportFormat format) {
+  if (!o.out.empty()) return o.out;
+  if (emit && format == ExportFormat::slurm && !o.emit_out.empty()) return slurm_plan_path(o);
+  return "";
+}
+
 // --out (and the plan a Slurm script beside --emit-out runs).
 void write_plan(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
                 size_t chosen_rank, bool emit, ExportFormat format) {
-  std::string plan_out = o.out;
-  if (emit && format == ExportFormat::slurm && plan_out.empty() && !o.emit_out.empty()) {
-    plan_out = slurm_plan_path(o);  // the script must find the plan it runs
-  }
+  const std::string plan_out = plan_out_path(o, emit, format);
   if (plan_out.empty()) return;
   Plan plan{model.spec(), model.machine().name, o.gpus, chosen.config, chosen.breakdown};
   write_plan_file(plan, plan_out);
@@ -236,7 +241,7 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
     std::fputs(text.c_str(), stdout);
   }
   if (format == ExportFormat::deepspeed) write_deepspeed_arguments(report, o, model, chosen, context);
-  if (format == ExportFormat::slurm && o.out.empty()) {
+  if (format == ExportFormat::slurm && plan_out_path(o, true, format).empty()) {  // nothing wrote it
     std::fprintf(stderr, "The script runs %s: write it with --out %s\n",
                  context.plan_path.c_str(), context.plan_path.c_str());
   }

@@ -73,6 +73,16 @@ TEST(SplitPipeline, SmallModelsGiveTheHeadsStageFewerLayers) {
   EXPECT_EQ(split_pipeline(spec, 2, 1).text(), "8,4");
 }
 
+// llama3-8b's head (2·s·h·V, V = 128256) weighs as much as 1.84 of its layers, so its 32
+// layers over 2 stages are 17,15 though they divide: 17 < 15 + 1.84 < 16 + 1.84.
+TEST(SplitPipeline, HeadWeightUnbalancesLayersThatDivide) {
+  const TransformerSpec spec = load_model("llama3-8b");
+  const SplitWeights weights = split_weights(spec);
+  EXPECT_NEAR(weights.head / weights.layer, 1.8419, 1e-4);
+  EXPECT_EQ(split_pipeline(spec, 2, 1).text(), "17,15");
+  EXPECT_EQ(split_pipeline(spec, 2, 4).text(), "5+4+4+4,4+4+4+3");
+}
+
 TEST(SplitPipeline, TooManyChunksNamesTheUsersValues) {
   TransformerSpec spec = load_model("gpt2-124m");
   try {

@@ -82,14 +82,24 @@ TEST(ExportMegatron, GptWithFullRecompute) {
                 export_megatron(gpt3_13b(), gpu_machine("selene", 8), c, context()));
 }
 
-TEST(ExportMegatron, LlamaInterleavedSequenceParallelPipelineBeforeData) {
+// llama3-8b's 32 layers over 4 stages are 9,8,8,7 (its LM head weighs as much as 1.8
+// layers): the first and last counts. Interleaved, axo's chunks (5+4,4+4,4+4,4+3) are
+// unequal though 32 divides into 8, and Megatron's interleaved schedule cannot run them.
+TEST(ExportMegatron, LlamaUnequalStagesSequenceParallelPipelineBeforeData) {
   ParallelConfig c = grid(4, 2, 1, 2, 1, 1);
   c.recompute = Recompute::selective;
   c.sequence_parallel = true;
-  c.interleave = 2;
   c.order = parse_order("xyzpd", "test");  // pipeline inside a node: --use-tp-pp-dp-mapping
-  expect_golden("megatron_llama3_8b.sh",
-                export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()));
+  const std::string text = export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
+  expect_golden("megatron_llama3_8b.sh", text);
+  EXPECT_NE(text.find("  --decoder-first-pipeline-num-layers 9\n  --decoder-last-pipeline-num-layers 7\n"),
+            std::string::npos) << text;
+  c.interleave = 2;
+  EXPECT_NE(megatron_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c)
+                .find("as 5+4,4+4,4+4,4+3 (its LM head weighs as much as 1.8 layers, so the last chunk holds fewer) "
+                      "over interleaved chunks, and Megatron-LM's interleaved schedule"),
+            std::string::npos);
+  EXPECT_THROW(export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()), InputError);
 }
 
 TEST(ExportMegatron, LlamaContextParallel) {
@@ -231,24 +241,86 @@ TEST(ExportAxonn, Limitations) {
 // Partial recompute as each framework names it: Megatron's block method; AxoNN's checkpointed
 // blocks; torchtitan's every k-th block, at least as many as the plan recomputes.
 TEST(Export, PartialRecomputeAsEachFrameworkNamesIt) {
-  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);  // llama3-8b's 32 layers: 4 per chunk of 4 x 2
+  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);  // gpt3-13b's 40 layers: 5 per chunk of 4 x 2
   c.recompute = Recompute::full, c.recompute_layers = 2, c.interleave = 2, c.sequence_parallel = true;
   const MachineProfile machine = gpu_machine("dgx-h100", 8);
-  const std::string megatron = export_megatron(llama3_8b(), machine, c, context());
+  ASSERT_EQ(priced_split(gpt3_13b(), c).text(), "5+5,5+5,5+5,5+5");
+  const std::string megatron = export_megatron(gpt3_13b(), machine, c, context());
   EXPECT_NE(megatron.find("--recompute-granularity full\n  --recompute-method block\n  --recompute-num-layers 2\n"),
             std::string::npos)
       << megatron;
-  const std::string torchtitan = export_torchtitan(llama3_8b(), machine, c, context());
+  const std::string torchtitan = export_torchtitan(gpt3_13b(), machine, c, context());
   EXPECT_NE(torchtitan.find("mode = \"selective\"\nselective_ac_option = \"2\"\n"), std::string::npos) << torchtitan;
   c.recompute_layers = 3;  // 1 block in 1: every block
+  EXPECT_NE(export_torchtitan(gpt3_13b(), machine, c, context()).find("selective_ac_option = \"1\""),
+            std::string::npos);
+  c.recompute_layers = 5;  // the whole chunk: full recompute
+  EXPECT_NE(export_torchtitan(gpt3_13b(), machine, c, context()).find("mode = \"full\""), std::string::npos);
+  // llama3-8b's chunks are 5+4,4+4,4+4,4+3: every k-th block covers the smallest, 3 (k = 3/2).
+  c.recompute_layers = 2;
   EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("selective_ac_option = \"1\""),
             std::string::npos);
-  c.recompute_layers = 4;  // the whole chunk: full recompute
-  EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("mode = \"full\""), std::string::npos);
   c = grid(2, 2, 2, 2, 4, 8);
   c.recompute = Recompute::full, c.recompute_layers = 2;
   const std::string axonn = export_axonn(gpt3_13b(), gpu_machine("perlmutter", 4), c, context());
   EXPECT_NE(axonn.find("Recompute full on the first 2 transformer blocks of each stage"), std::string::npos) << axonn;
+}
+
+// The bug this guards: llama3-8b's 32 layers divide over 2 stages (of 4 chunks), yet
+// axo splits them 17,15 (5+4+4+4,4+4+4+3), balancing its LM head. Each export writes
+// that split where the framework can hold it, or refuses; none writes equal stages.
+TEST(Export, UnequalSplitWhereTheLayersDivide) {
+  const TransformerSpec spec = llama3_8b();
+  const MachineProfile machine = gpu_machine("dgx-h100", 8);
+  ParallelConfig c = grid(2, 8, 1, 1, 1, 4);
+  c.recompute = Recompute::full;
+  ASSERT_EQ(priced_split(spec, c).text(), "17,15");
+  const std::string megatron = export_megatron(spec, machine, c, context());
+  EXPECT_NE(megatron.find("  --decoder-first-pipeline-num-layers 17\n  --decoder-last-pipeline-num-layers 15\n"),
+            std::string::npos) << megatron;
+  const std::string titan = export_torchtitan(spec, machine, c, context());
+  EXPECT_EQ(titan.find("pipeline_parallel_layers_per_stage"), std::string::npos) << titan;
+  EXPECT_EQ(titan.find("Equal stages"), std::string::npos) << titan;
+  EXPECT_NE(titan.find("\"layers.15\", \"layers.16\"],\n  [\"layers.17\", "), std::string::npos) << titan;
+  EXPECT_NE(titan.find("\"layers.31\", \"norm\", \"output\"],\n]\n"), std::string::npos) << titan;
+  EXPECT_NE(titan.find("module_fqns_per_model_part = [\n  [\"tok_embeddings\", \"layers.0\", "), std::string::npos);
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("as 17,15 (its LM head weighs as much as 1.8 layers"),
+            std::string::npos) << deepspeed_limitation(spec, machine, c);
+  c.order = parse_order("xyzpd", "test");  // AxoNN's rank order
+  const std::string axonn = export_axonn(spec, machine, c, context());
+  EXPECT_NE(axonn.find("STAGE_LAYERS = [(0, 17), (17, 32)]\n"
+                       "first_layer, end_layer = STAGE_LAYERS[ax.config.inter_layer_parallel_rank]\n"),
+            std::string::npos) << axonn;
+  EXPECT_EQ(axonn.find("16 transformer layers"), std::string::npos) << axonn;
+
+  c = grid(2, 8, 1, 1, 1, 8);
+  c.interleave = 4;
+  ASSERT_EQ(priced_split(spec, c).text(), "5+4+4+4,4+4+4+3");
+  EXPECT_NE(megatron_limitation(spec, machine, c).find("needs equal chunks"), std::string::npos);
+  EXPECT_THROW(export_megatron(spec, machine, c, context()), InputError);
+  const std::string looped = export_torchtitan(spec, machine, c, context());
+  EXPECT_EQ(looped.find("pipeline_parallel_layers_per_stage"), std::string::npos) << looped;
+  // Eight model parts, chunk k on rank k mod 2: the first five layers with the embedding.
+  EXPECT_NE(looped.find("  [\"tok_embeddings\", \"layers.0\", \"layers.1\", \"layers.2\", \"layers.3\", "
+                        "\"layers.4\"],\n  [\"layers.5\", \"layers.6\", \"layers.7\", \"layers.8\"],\n"),
+            std::string::npos) << looped;
+  EXPECT_NE(looped.find("\n  [\"layers.29\", \"layers.30\", \"layers.31\", \"norm\", \"output\"],\n]\n"),
+            std::string::npos) << looped;
+}
+
+// Where axo's chunks are equal the exports say so compactly: gpt3-13b's head weighs less
+// than a layer, so its 40 layers over 4 x 2 chunks are 5 each.
+TEST(Export, EqualChunksKeepTheirCompactForm) {
+  ParallelConfig c = grid(4, 2, 1, 8, 1, 1);
+  c.interleave = 2;
+  c.order = parse_order("xyczdp", "test");
+  const MachineProfile machine = gpu_machine("selene", 8);
+  EXPECT_NE(export_megatron(gpt3_13b(), machine, c, context()).find("  --num-layers-per-virtual-pipeline-stage 5\n"),
+            std::string::npos);
+  c.sequence_parallel = true;  // torchtitan's tensor parallelism
+  const std::string titan = export_torchtitan(gpt3_13b(), machine, c, context());
+  EXPECT_NE(titan.find("pipeline_parallel_layers_per_stage = 5\n"), std::string::npos) << titan;
+  EXPECT_EQ(titan.find("module_fqns_per_model_part"), std::string::npos) << titan;
 }
 
 TEST(ExportTorchtitan, TensorPipelineAndReplicas) {
@@ -292,6 +364,25 @@ TEST(ExportTorchtitan, ContextParallelDegree) {
   // axo's default order puts z inside context, which is not torchtitan's mesh.
   c.order = ParallelConfig{}.order;
   EXPECT_NE(torchtitan_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("xyczdp"), std::string::npos);
+}
+
+// fp8 llama3-8b on 16 H100s: the fastest plans shard the optimizer (zero > 0), which
+// torchtitan has no counterpart for; the nearest search holds zero=0, so it finds one.
+TEST(ExportTorchtitan, NearestPlanHoldsZeroAtZero) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  SearchOptions options;
+  options.gpus = 16;
+  const std::optional<PlanRow> nearest = nearest_expressible(ExportFormat::torchtitan, model, options);
+  ASSERT_TRUE(nearest);
+  EXPECT_EQ(nearest->config.zero, 0);
+  EXPECT_EQ(torchtitan_limitation(spec, model.machine(), nearest->config), "");
+  for (ExportFormat format : {ExportFormat::torchtitan, ExportFormat::axonn}) {
+    const FixedFields fixed = expressible_fields(format, parse_fix("zero=1"), false);
+    EXPECT_TRUE(fixed.holds(config_field("zero")));
+    EXPECT_EQ(fixed.values.zero, 0) << to_string(format);
+  }
 }
 
 TEST(ExportTorchtitan, Limitations) {

@@ -90,6 +90,51 @@ TEST_F(Emit, SlurmScriptRunsTheRankedPlanWrittenBesideIt) {
   EXPECT_FALSE(written.config == axo::read_plan_file(path("best.yaml")).config);
 }
 
+// A script written to --emit-out gets its plan beside it, so no note asks for --out; on
+// stdout without --out nothing writes the plan, and the note says how.
+TEST_F(Emit, SlurmNoteOnlyWhenNothingWroteThePlan) {
+  fs::create_directories(path("sl2"));
+  Result r = axo(kPlan + " --emit slurm --emit-out " + path("sl2/run.sbatch"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("sl2/plan.yaml")));
+  EXPECT_NE(r.output.find("Wrote the best configuration to " + path("sl2/plan.yaml")), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("write it with --out"), std::string::npos) << r.output;
+  r = axo(kPlan + " --emit slurm", "2>&1 >/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("The script runs plan.yaml: write it with --out plan.yaml"), std::string::npos) << r.output;
+}
+
+// llama3-8b's 32 layers divide into 2 x 4 chunks, but axo splits them 5+4+4+4,4+4+4+3
+// (its LM head weighs as much as 1.8 layers): Megatron's equal virtual stages would not
+// be the plan axo priced, so the export is refused (every field fixed: nothing is near).
+TEST_F(Emit, MegatronRefusesAxosUnequalInterleavedSplit) {
+  const Result r = axo(
+      "plan --model llama3-8b --gpus 16 --machine dgx-h100 --fix pipeline=2,data=8,context=1,x=1,y=1,z=1,"
+      "microbatch=1,recompute=none,recompute_layers=0,offload=off,zero=1,overlap=on,sequence_parallel=off,"
+      "interleave=4,order=xyzcpd --emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("axo splits the 32 layers as 5+4+4+4,4+4+4+3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("needs equal chunks"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("MEGATRON_ARGS"), std::string::npos) << r.output;
+}
+
+// fp8 llama3-8b: the best plans shard the optimizer (zero > 0), which torchtitan cannot;
+// its nearest plan (zero held at 0) exists and exports.
+TEST_F(Emit, TorchtitanFindsANearestFp8Plan) {
+  const Result r = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --precision fp8 --emit torchtitan");
+  EXPECT_EQ(r.output.find("No configuration it can express"), std::string::npos) << r.output;
+  EXPECT_EQ(r.code, 2) << r.output;  // the best plan shards the optimizer
+  EXPECT_NE(r.output.find("zero=1 has no counterpart"), std::string::npos) << r.output;
+  const size_t fix = r.output.find("\n  --fix ");
+  ASSERT_NE(fix, std::string::npos) << r.output;
+  const std::string nearest = r.output.substr(fix + 9, r.output.find('\n', fix + 1) - fix - 9);
+  EXPECT_NE(nearest.find("zero=0"), std::string::npos) << nearest;
+  const Result again = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --precision fp8 --fix " + nearest +
+                           " --emit torchtitan", "2>/dev/null");
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("converters = [\"float8\"]"), std::string::npos) << again.output;
+}
+
 TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
   const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene "
                        "--fix pipeline=1,data=2,x=2,y=2,z=4,zero=0,order=xyzpd --emit axonn",  // AxoNN has no zero

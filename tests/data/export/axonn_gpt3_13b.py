@@ -22,7 +22,12 @@ def make_loader(dataset):
     return ax.create_dataloader(dataset, global_batch_size=1024, micro_batch_size=2)
 
 # G_inter > 1: stages run AxoNN's message-driven pipeline (axonn/inter_layer.py;
-# needs mpi4py), 20 transformer layers per stage.
+# needs mpi4py). Each pipeline rank builds its own stage: transformer layers
+# [first, end) below, the embedding on the first stage, the final norm and LM
+# head on the last.
+# axo splits the 40 layers as 20,20.
+STAGE_LAYERS = [(0, 20), (20, 40)]
+first_layer, end_layer = STAGE_LAYERS[ax.config.inter_layer_parallel_rank]
 # Recompute full: checkpoint every transformer block (torch.utils.checkpoint).
 # Run the recomputed forward under
 # axonn.intra_layer.overlap_all_gathers_for_checkpointed_forward(model).

@@ -10,7 +10,8 @@ export CUDA_DEVICE_MAX_CONNECTIONS=1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 2
   --pipeline-model-parallel-size 4
-  --num-layers-per-virtual-pipeline-stage 4
+  --decoder-first-pipeline-num-layers 9
+  --decoder-last-pipeline-num-layers 7
   --use-tp-pp-dp-mapping
   --sequence-parallel
   --recompute-granularity selective
