@@ -181,6 +181,13 @@ TEST_F(Cli, MalformedYamlNamesFileAndLine) {
   r = axo("plan --model " + typo + " --gpus 8 --machine selene");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find(typo + ":8:1: field 'hiden': unknown field"), std::string::npos) << r.output;
+  const std::string twice = write("twice.yaml",
+                                  "name: t\nlayers: 12\nhidden: 768\nheads: 12\nseq_len: 1024\n"
+                                  "vocab: 50257\nglobal_batch: 8\nlayers: 24\n");
+  r = axo("plan --model " + twice + " --gpus 8 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(twice + ":8:1: field 'layers': given twice in the model spec (first on line 2)"),
+            std::string::npos) << r.output;
 }
 
 TEST_F(Cli, ImpossibleRequestsSayWhy) {
