@@ -247,7 +247,8 @@ void run_plan(const PlanOptions& o) {
 
   const TransformerSpec spec = load_spec(o);
   const MachineProfile machine = load_machine(o.machine);
-  if (const std::string problem = precision_problem(spec.precision, machine); !problem.empty()) {
+  if (const std::string problem = precision_problem(spec.precision, machine, resolve_preset("machines", o.machine));
+      !problem.empty()) {
     throw InputError((o.precision.empty() ? o.model + ": " : "--precision: ") + problem);
   }
   const CostModel model(spec, machine);

@@ -140,6 +140,21 @@ TEST_F(Cli, PlanErrorBand) {
   EXPECT_NE(v100.output.find("no band: no published runs on V100-16"), std::string::npos) << v100.output;
 }
 
+// A bf16 model on a profile with an fp32 rate alone is refused, naming the profile's file and field
+// (it was planned at the fp32 rate).
+TEST_F(Cli, PlanRefusesAPrecisionTheMachineHasNoRateFor) {
+  std::ifstream h100(axo::config_dir() + "/machines/dgx-h100.yaml");
+  std::string profile, line;
+  while (std::getline(h100, line)) profile += (line.rfind("peak_tflops:", 0) == 0 ? "peak_tflops: {fp32: 67}" : line) + "\n";
+  const std::string fp32_only = write("fp32-only.yaml", profile);
+  const Result r = axo("plan --model gpt2-124m --gpus 8 --machine " + fp32_only);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpt2-124m: precision bf16: machine 'dgx-h100' has no bf16 rate (peak_tflops.bf16 in "
+                          "its profile " + fp32_only + ")"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(axo("plan --model gpt2-124m --gpus 8 --machine " + fp32_only + " --precision fp32 --top 1").code, 0);
+}
+
 TEST_F(Cli, ListsAndValidates) {
   EXPECT_NE(axo("models").output.find("llama3-405b"), std::string::npos);
   EXPECT_NE(axo("machines").output.find("perlmutter"), std::string::npos);
