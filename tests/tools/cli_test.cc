@@ -231,6 +231,13 @@ TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
   r = axo("plan --model " + broken + " --gpus 8 --machine dgx-h100 --batch 8");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("malformed JSON"), std::string::npos) << r.output;
+  const std::string mixtral = write("mixtral.json",
+                                    R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+                                        "num_attention_heads": 32, "num_key_value_heads": 8,
+                                        "intermediate_size": 14336, "max_position_embeddings": 32768,
+                                        "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})");
+  expect_usage_error("plan --model " + mixtral + " --gpus 8 --machine dgx-h100 --batch 8",
+                     mixtral + ": field 'num_local_experts': 8: a mixture-of-experts model");
 }
 
 }  // namespace
