@@ -215,6 +215,39 @@ TEST_F(Cli, ImpossibleRequestsSayWhy) {
   EXPECT_NE(r.output.find("GiB too much"), std::string::npos) << r.output;
 }
 
+// The number of times `clause` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& clause) {
+  size_t count = 0;
+  for (size_t at = text.find(clause); at != std::string::npos; at = text.find(clause, at + 1)) ++count;
+  return count;
+}
+
+// An odd sequence plans without context parallelism; with it, the clause is said once.
+TEST_F(Cli, AnOddSequenceNeedsNoContextParallelism) {
+  const std::string base = "plan --model gpt2-124m --gpus 8 --machine dgx-h100 --seq 1023 --top 1";
+  Result r = axo(base + " --fix context=1");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(axo(base).code, 0);
+  r = axo(base + " --fix context=2");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(occurrences(r.output, "context=2: 2*context=4 does not divide seq_len=1023"), 1u) << r.output;
+}
+
+// A --fix no configuration can hold names the rule its values break; a field given twice is refused.
+TEST_F(Cli, ImpossibleFixNamesTheRule) {
+  const std::string base = "plan --model llama3-70b --gpus 64 --machine dgx-h100 --fix ";
+  expect_usage_error(base + "interleave=3,pipeline=1",
+                     "no configuration of llama3-70b on 64 GPUs matches --fix interleave=3,pipeline=1: "
+                     "interleave=3 needs pipeline>1");
+  expect_usage_error(base + "microbatch=3",
+                     "matches --fix microbatch=3: microbatch=3 does not divide global_batch=512");
+  expect_usage_error(base + "sequence_parallel=on,y=1", "not y=1");
+  expect_usage_error(base + "pipeline=2,pipeline=4",
+                     "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
+  expect_usage_error(base + "recompute=full,recompute_layers=100",
+                     "recompute_layers=100 is more than the 80 layers of the model");
+}
+
 TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
   const std::string config = write("config.json",
                                    R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16,
