@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "model/comm_model.h"
+#include "model/cost_split.h"
 #include "model/error.h"
 
 namespace axo {
@@ -66,9 +67,8 @@ bool any_size(const SearchSpace&, int64_t) { return true; }
 // Any pipeline size up to the layer count: split_pipeline balances unequal stages.
 bool at_most_layers(const SearchSpace& space, int64_t size) { return size <= space.spec.layers; }
 bool divides_batch(const SearchSpace& space, int64_t size) { return space.spec.global_batch % size == 0; }
-// Context sizes split each sequence into 2·context equal chunks (Megatron-LM
-// megatron/core/utils.py get_batch_on_this_cp_rank: causal load balance).
-bool splits_sequence(const SearchSpace& space, int64_t size) { return space.spec.seq_len % (2 * size) == 0; }
+// Context sizes that split the sequence (context_problem: 2·context equal chunks when context > 1).
+bool splits_sequence(const SearchSpace& space, int64_t size) { return context_problem(size, space.spec.seq_len).empty(); }
 
 // The innermost grid size: whatever the others leave.
 void grid_rest(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
@@ -88,14 +88,19 @@ void microbatches(const ConfigField&, const SearchSpace& space, const ParallelCo
 // Virtual stages per pipeline stage: any count that leaves each chunk a layer
 // (pipeline·interleave ≤ layers; split_pipeline balances unequal chunks);
 // more than one needs pipeline stages and a microbatch count they divide
-// (Narayanan et al. 2021's interleaved 1F1B).
+// (Narayanan et al. 2021's interleaved 1F1B). Under a held recompute_layers
+// (set before the search starts), only chunks that hold that many layers.
 void interleavings(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                    std::vector<FieldValue>& out) {
   const int64_t microbatch_count = space.spec.global_batch / c.data / c.microbatch;
   for (int64_t interleave = 1; interleave * c.pipeline <= space.spec.layers; ++interleave) {
-    if (interleave == 1 || (c.pipeline > 1 && microbatch_count % c.pipeline == 0)) {
-      out.push_back(interleave);
+    if (interleave > 1 && (c.pipeline == 1 || microbatch_count % c.pipeline != 0)) continue;
+    if (c.recompute_layers > 0 &&
+        !recompute_layers_problem(remembered_split(space.spec, c.pipeline, interleave).split, c.recompute_layers)
+             .empty()) {
+      continue;
     }
+    out.push_back(interleave);
   }
 }
 
@@ -417,7 +422,12 @@ FixedFields parse_fix(const std::string& text) {
     if (!field) {
       throw InputError(source + ": unknown key '" + key + "' (expected " + config_field_names() + ")");
     }
-    fixed.hold(*field, field->parse(key, item.substr(eq + 1), source));
+    const FieldValue value = field->parse(key, item.substr(eq + 1), source);
+    if (fixed.holds(*field)) {  // the last would win without a word
+      throw InputError(source + ": " + field->name + " given twice (" + field->name + "=" +
+                       field->text(field->get(fixed.values)) + ", then " + item + "): give each field once");
+    }
+    fixed.hold(*field, value);
   }
   if (const std::string why = grid_too_large(fixed.values); !why.empty()) {
     throw InputError(source + ": " + why);

@@ -171,7 +171,7 @@ class FixedFields {
 };
 
 // Parses "key=value,..." (keys: config_field_names(), or an alias); throws
-// InputError naming the key and the allowed values.
+// InputError naming the key and the allowed values, or a field given twice.
 FixedFields parse_fix(const std::string& text);
 
 // A rank order as one integer and back (FieldKind::order's FieldValue): its

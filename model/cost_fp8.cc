@@ -44,10 +44,16 @@ double linear_gemm_seconds(const MachineProfile& machine, Precision precision, d
   return gemm_seconds(machine, Precision::bf16, m, n, k) * scale;
 }
 
-std::string precision_problem(Precision precision, const MachineProfile& machine) {
-  if (machine.peak_tflops(precision) > 0) return "";
-  return std::string("precision ") + to_string(precision) + ": machine '" + machine.name + "' has no " +
-         to_string(precision) + " rate (peak_tflops." + to_string(precision) + " in its profile)";
+std::string precision_problem(Precision precision, const MachineProfile& machine, const std::string& profile_path) {
+  // fp8 runs its attention core and memory-bound ops in bf16: it needs both rates.
+  for (Precision needed : {precision, tensor_precision(precision)}) {
+    if (machine.peak_tflops(needed) > 0) continue;
+    const std::string name = to_string(needed);
+    return std::string("precision ") + to_string(precision) + ": machine '" + machine.name + "' has no " + name +
+           " rate (peak_tflops." + name + " in its profile" + (profile_path.empty() ? "" : " " + profile_path) +
+           ")";
+  }
+  return "";
 }
 
 double sequence_parallel_gather_bytes(const CostInputs& in) {

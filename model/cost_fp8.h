@@ -63,9 +63,12 @@ Precision tensor_precision(Precision precision);
 // the bf16 time times roofline(fp8) / roofline(bf16).
 double linear_gemm_seconds(const MachineProfile& machine, Precision precision, double m, double n, double k);
 
-// Empty when `machine` can run `precision`; else why not, naming the field:
-// "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile)".
-std::string precision_problem(Precision precision, const MachineProfile& machine);
+// Empty when `machine` has a rate for `precision` (fp8: and for bf16, its
+// tensors'); else why not, naming the field and, when given, the profile's file:
+// "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile a100.yaml)".
+// A profile's fp16 and bf16 rates are optional, like fp8's: no precision falls back on another's.
+std::string precision_problem(Precision precision, const MachineProfile& machine,
+                              const std::string& profile_path = "");
 
 struct Fp8LayerCost {
   double forward = 0;   // casts of the linear inputs and the forward amax all-reduce

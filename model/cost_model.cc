@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "model/config_fields.h"
 #include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
 #include "model/cost_fp8.h"
@@ -342,24 +343,22 @@ std::string CostModel::check(const ParallelConfig& c) const {
              std::to_string(block) + " elements";
     }
   }
-  if (spec_.seq_len % (2 * c.context) != 0) {
-    // Megatron-LM megatron/core/utils.py get_batch_on_this_cp_rank: 2·context chunks.
-    return "context=" + std::to_string(c.context) + ": 2*context=" + std::to_string(2 * c.context) +
-           " does not divide seq_len=" + std::to_string(spec_.seq_len) +
-           " (each sequence splits into 2*context equal chunks for causal load balance)";
-  }
+  if (const std::string problem = context_problem(c.context, spec_.seq_len); !problem.empty()) return problem;
   return check_schedule(c);
 }
 
 std::string CostModel::check_schedule(const ParallelConfig& c) const {
-  // Megatron's sequence parallelism splits the rows of the residual stream over Y; Z shards the
-  // weights and splits the microbatch's sequences, so with z > 1 each Z rank's rows split over Y
-  // again (torchtitan's FSDP + TP with SequenceParallel). A split channel axis (x > 1) has no such layout.
-  if (c.sequence_parallel && (c.x != 1 || c.y == 1)) {
-    return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=" +
-           std::to_string(c.x) + ", y=" + std::to_string(c.y);
-  }
+  if (const std::string problem = sequence_parallel_problem(c); !problem.empty()) return problem;
   if (const std::string problem = recompute_problem(c.recompute, c.recompute_layers); !problem.empty()) return problem;
+  if (partial_recompute(c)) {
+    if (const std::string problem = recompute_layers_problem(pipeline_split(c), c.recompute_layers); !problem.empty()) {
+      return problem;
+    }
+  }
+  return interleave_problem(c);
+}
+
+std::string CostModel::interleave_problem(const ParallelConfig& c) const {
   if (c.interleave > 1 && c.pipeline == 1) return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1";
   if (c.interleave > 1 && microbatches(c) % c.pipeline != 0) {
     return "pipeline=" + std::to_string(c.pipeline) + " does not divide the " + std::to_string(microbatches(c)) +
@@ -367,6 +366,56 @@ std::string CostModel::check_schedule(const ParallelConfig& c) const {
            " * microbatch=" + std::to_string(c.microbatch) + ")) of the interleaved schedule";
   }
   return "";
+}
+
+std::string CostModel::check_held(const FixedFields& fixed) const {
+  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
+  ParallelConfig c = fixed.values;  // the rest at their defaults
+  // The search gives a held recompute_layers full recompute unless recompute is held too.
+  if (!held("recompute") && c.recompute_layers > 0) c.recompute = Recompute::full;
+  if (const std::string problem = recompute_problem(c.recompute, c.recompute_layers); !problem.empty()) return problem;
+  if (held("sequence_parallel")) {
+    ParallelConfig probe = c;
+    if (!held("y")) probe.y = 2;  // any y > 1 (x, free, is 1)
+    if (const std::string problem = sequence_parallel_problem(probe); !problem.empty()) return problem;
+  }
+  if (held("data") || held("microbatch")) {
+    const std::string name = !held("microbatch") ? "data" : !held("data") ? "microbatch" : "data*microbatch";
+    if (spec_.global_batch % (c.data * c.microbatch) != 0) {
+      return name + "=" + std::to_string(c.data * c.microbatch) + " does not divide global_batch=" +
+             std::to_string(spec_.global_batch);
+    }
+  }
+  if (held("z") && held("microbatch") && c.microbatch % c.z != 0) {
+    return "z=" + std::to_string(c.z) + " does not divide microbatch=" + std::to_string(c.microbatch);
+  }
+  if (const std::string problem = check_held_chunks(fixed, c); !problem.empty()) return problem;
+  // A whole grid held: the model's own check, the free settings at their defaults.
+  return fixed.all_grid_fixed() ? check(c) : "";
+}
+
+// check_held's pipeline rules: chunks of a layer or more, interleaving's stages and microbatches,
+// and a recompute_layers that some chunk holds (free pipeline and interleave: the largest chunks).
+std::string CostModel::check_held_chunks(const FixedFields& fixed, const ParallelConfig& c) const {
+  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
+  if (held("interleave") && c.interleave > 1) {
+    if (!held("pipeline") && 2 * c.interleave > spec_.layers) {
+      return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1 and a layer per chunk: at least 2 × " +
+             std::to_string(c.interleave) + " = " + std::to_string(2 * c.interleave) + " chunks for layers=" +
+             std::to_string(spec_.layers);
+    }
+    if (held("pipeline") && (c.pipeline == 1 || (held("data") && held("microbatch")))) {
+      if (const std::string problem = interleave_problem(c); !problem.empty()) return problem;
+    }
+  }
+  if (!held("pipeline") && !held("interleave") && c.recompute_layers == 0) return "";
+  const int64_t stages = held("pipeline") ? c.pipeline : 1, interleave = held("interleave") ? c.interleave : 1;
+  try {
+    const PipelineSplit& split = remembered_split(spec_, stages, interleave).split;
+    return c.recompute_layers == 0 ? "" : recompute_layers_problem(split, c.recompute_layers);
+  } catch (const InputError& e) {
+    return e.what();  // fewer layers than chunks
+  }
 }
 
 }  // namespace axo

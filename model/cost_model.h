@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "model/breakdown.h"
+#include "model/config_fields.h"
 #include "model/cost_item.h"
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
@@ -58,6 +59,12 @@ class CostModel {
   // Empty when the configuration can be built for this model; otherwise what
   // does not divide what, e.g. "y=3 does not divide heads=32".
   std::string check(const ParallelConfig& config) const;
+  // Empty, or why no configuration can hold `fixed`'s values, naming them: the rules of check() on
+  // the settings (batch and microbatch, interleaving and its chunks, sequence parallelism,
+  // recompute and recompute_layers) that the held values break whatever the free fields are.
+  // With every grid field held, also check() of the held values (the free settings at their
+  // defaults). For a --fix that leaves the search nothing to cost.
+  std::string check_held(const FixedFields& fixed) const;
 
   // Cost of a configuration that passed check().
   Breakdown evaluate(const ParallelConfig& config) const;
@@ -89,6 +96,8 @@ class CostModel {
  private:
   struct Priced;
   std::string check_schedule(const ParallelConfig& config) const;  // sequence parallelism, interleaving
+  std::string interleave_problem(const ParallelConfig& config) const;
+  std::string check_held_chunks(const FixedFields& fixed, const ParallelConfig& held) const;
   Priced price(const ParallelConfig& config, const CostRecorder& record,
                const MemoryBreakdown* memory = nullptr) const;
 

@@ -261,9 +261,11 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
   const YamlMap peak(map.get_node("peak_tflops"), source, "peak_tflops");
   p.peak_tflops_fp32 = peak.get_double("fp32", 1e-9, 1e7);
-  p.peak_tflops_fp16 = peak.get_double("fp16", 1e-9, 1e7, p.peak_tflops_fp32);
-  p.peak_tflops_bf16 = peak.get_double("bf16", 1e-9, 1e7, p.peak_tflops_fp16);
-  p.peak_tflops_fp8 = peak.get_double("fp8", 1e-9, 1e7, 0);  // optional: most devices have none
+  // Optional, 0 when absent: a model in a precision the profile has no rate for is refused
+  // (precision_problem), never priced at another precision's rate.
+  p.peak_tflops_fp16 = peak.get_double("fp16", 1e-9, 1e7, 0);
+  p.peak_tflops_bf16 = peak.get_double("bf16", 1e-9, 1e7, 0);
+  p.peak_tflops_fp8 = peak.get_double("fp8", 1e-9, 1e7, 0);  // most devices have none
   peak.reject_unknown_keys();
   p.hbm_bandwidth_GBps = map.get_double("hbm_bandwidth_GBps", 1e-6, 1e8);
   p.memory_bound_efficiency = map.get_double("memory_bound_efficiency", 1e-3, 1, 0.7);
@@ -323,8 +325,8 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["device_memory_GiB"] = p.device_memory_GiB;
   node["reserved_memory_GiB"] = p.reserved_memory_GiB;
   node["peak_tflops"]["fp32"] = p.peak_tflops_fp32;
-  node["peak_tflops"]["fp16"] = p.peak_tflops_fp16;
-  node["peak_tflops"]["bf16"] = p.peak_tflops_bf16;
+  if (p.peak_tflops_fp16 > 0) node["peak_tflops"]["fp16"] = p.peak_tflops_fp16;
+  if (p.peak_tflops_bf16 > 0) node["peak_tflops"]["bf16"] = p.peak_tflops_bf16;
   if (p.peak_tflops_fp8 > 0) node["peak_tflops"]["fp8"] = p.peak_tflops_fp8;
   node["hbm_bandwidth_GBps"] = p.hbm_bandwidth_GBps;
   node["memory_bound_efficiency"] = p.memory_bound_efficiency;

@@ -261,8 +261,8 @@ struct MachineProfile : StackSettings {
   double device_memory_GiB = 0;   // per device
   double reserved_memory_GiB = 0; // runtime, allocator fragmentation, libraries
   double peak_tflops_fp32 = 0;
-  double peak_tflops_fp16 = 0;
-  double peak_tflops_bf16 = 0;
+  double peak_tflops_fp16 = 0;     // 0: absent from the profile (a model in fp16 is refused: cost_fp8.h)
+  double peak_tflops_bf16 = 0;     // likewise
   double peak_tflops_fp8 = 0;     // dense fp8 GEMMs (peak_tflops.fp8); 0: the device has no fp8 rate
   double hbm_bandwidth_GBps = 0;
   // Achieved fraction of HBM bandwidth by memory-bound kernels (layernorm, softmax, GELU).

@@ -16,6 +16,23 @@ std::string recompute_problem(Recompute recompute, int64_t layers) {
          "each pipeline chunk that full recompute recomputes), not recompute=" + to_string(recompute);
 }
 
+std::string context_problem(int64_t context, int64_t seq_len) {
+  if (context == 1 || seq_len % (2 * context) == 0) return "";
+  return "context=" + std::to_string(context) + ": 2*context=" + std::to_string(2 * context) +
+         " does not divide seq_len=" + std::to_string(seq_len) +
+         " (each sequence splits into 2*context equal chunks for causal load balance)";
+}
+
+std::string sequence_parallel_problem(const ParallelConfig& c) {
+  // Megatron's sequence parallelism splits the rows of the residual stream over Y; Z shards the
+  // weights and splits the microbatch's sequences, so with z > 1 each Z rank's rows split over Y
+  // again (torchtitan's FSDP + TP with SequenceParallel). A split channel axis (x > 1) has no such layout.
+  if (!c.sequence_parallel || (c.x == 1 && c.y > 1)) return "";
+  std::string values = c.x != 1 ? "x=" + std::to_string(c.x) : "";
+  if (c.y == 1) values += (values.empty() ? "" : ", ") + std::string("y=1");
+  return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not " + values;
+}
+
 char order_letter(GridDim dim) {
   static constexpr char letters[] = {'x', 'y', 'z', 'c', 'd', 'p'};
   return letters[static_cast<int>(dim)];

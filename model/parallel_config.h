@@ -69,6 +69,13 @@ inline bool partial_recompute(const ParallelConfig& c) {
 // Empty, or why recompute_layers `layers` does not apply beside `recompute` (it needs full recompute,
 // and is not negative); on any grid.
 std::string recompute_problem(Recompute recompute, int64_t layers);
+// Empty, or why `context` ranks cannot split sequences of `seq_len` tokens: with context > 1 each
+// splits into 2·context equal chunks (causal load balance, Megatron-LM megatron/core/utils.py
+// get_batch_on_this_cp_rank); context=1 splits nothing, so any length goes.
+std::string context_problem(int64_t context, int64_t seq_len);
+// Empty, or why `c`'s sequence parallelism cannot run: it needs x=1 and y>1 (names the values that
+// break it: "..., not y=1").
+std::string sequence_parallel_problem(const ParallelConfig& c);
 
 // Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);

@@ -58,6 +58,21 @@ int64_t PipelineSplit::leading_layers(int64_t stage, int64_t per_chunk) const {
   return layers;
 }
 
+int64_t PipelineSplit::max_chunk_layers() const {
+  int64_t most = 0;
+  for (const LayerRange& chunk : chunks_) most = std::max(most, chunk.count());
+  return most;
+}
+
+std::string recompute_layers_problem(const PipelineSplit& split, int64_t recompute_layers) {
+  const int64_t most = split.max_chunk_layers();
+  if (recompute_layers <= most) return "";
+  const std::string head = "recompute_layers=" + std::to_string(recompute_layers) + " is more than the ";
+  if (split.chunks().size() == 1) return head + std::to_string(most) + " layers of the model";
+  return head + std::to_string(most) + " layers of the largest of the pipeline=" + std::to_string(split.stages()) +
+         " × interleave=" + std::to_string(split.interleave()) + " chunks (it counts the layers of each chunk)";
+}
+
 int64_t PipelineSplit::max_stage_layers() const {
   int64_t most = 0;
   for (int64_t s = 0; s < stages_; ++s) most = std::max(most, stage_layers(s));

@@ -48,6 +48,8 @@ class PipelineSplit {
   int64_t stage_layers(int64_t stage) const;
   // The most layers any stage holds (it sets memory).
   int64_t max_stage_layers() const;
+  // The most layers any chunk holds.
+  int64_t max_chunk_layers() const;
   // Of stage `stage`'s layers, those among the first `per_chunk` of each of its chunks.
   int64_t leading_layers(int64_t stage, int64_t per_chunk) const;
   // Layer counts by stage, chunks joined by '+': "8,4" or "2+2,2+1".
@@ -70,6 +72,10 @@ struct SplitWeights {
   double layer = 0, head = 0;
 };
 SplitWeights split_weights(const TransformerSpec& spec);
+// Empty, or why full recompute of the first `recompute_layers` layers of each chunk of `split` names
+// more layers than its largest chunk holds (0, every layer, always applies): refused rather than
+// taken as every layer, so an export never asks a framework for more layers than a chunk has.
+std::string recompute_layers_problem(const PipelineSplit& split, int64_t recompute_layers);
 
 // The model's split over `stages` stages of `interleave` chunks each, by the
 // weights above. InputError (naming the user's values) when a chunk would

@@ -1,11 +1,15 @@
 // TransformerSpec: derived counts, validation, YAML and Hugging Face input.
 #include "model/transformer_spec.h"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
@@ -181,11 +185,79 @@ double hf_number(const nlohmann::json& config, const char* key, double fallback,
   return config[key].get<double>();
 }
 
+// Families whose MLP is gated (gate_proj, up_proj, down_proj) whatever their hidden_act: Llama's
+// SiLU (SwiGLU) and Gemma's GELU (GeGLU, which axo prices as SwiGLU: the same weights and GEMMs).
+constexpr std::array<std::string_view, 13> kGatedFamilies = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
+    "granite", "cohere"};
+// Gated families whose LM head is tied to the embedding unless the config says otherwise
+// (transformers' GemmaConfig: tie_word_embeddings=True; LlamaConfig's is False).
+constexpr std::array<std::string_view, 3> kTiedFamilies = {"gemma", "gemma2", "gemma3_text"};
+
+// Whether the config's model_type, else its first architecture ("GemmaForCausalLM"), lowercased,
+// names one of `families` (an architecture by its prefix).
+template <size_t N>
+bool hf_family_in(const nlohmann::json& config, const std::array<std::string_view, N>& families,
+                  const std::string& source) {
+  const std::string type = hf_string(config, "model_type", "", source);
+  if (!type.empty()) return std::find(families.begin(), families.end(), type) != families.end();
+  if (!config.contains("architectures") || !config["architectures"].is_array() ||
+      config["architectures"].empty() || !config["architectures"][0].is_string()) {
+    return false;
+  }
+  std::string architecture = config["architectures"][0].get<std::string>();
+  for (char& c : architecture) c = char(std::tolower((unsigned char)c));
+  return std::any_of(families.begin(), families.end(), [&](std::string_view family) {
+    return architecture.rfind(std::string(family) + "for", 0) == 0 ||
+           architecture.rfind(std::string(family) + "model", 0) == 0;
+  });
+}
+
+// A gated MLP: by the family (model_type or architectures), else a SiLU activation (a family
+// axo does not know, as before): GPT-2, GPT-NeoX, OPT and the like have a plain GELU MLP.
+bool hf_mlp_gated(const nlohmann::json& config, const std::string& source) {
+  if (hf_family_in(config, kGatedFamilies, source)) return true;
+  const std::string act =
+      hf_string(config, "hidden_act", hf_string(config, "activation_function", "gelu", source), source);
+  return act == "silu" || act == "swiglu";
+}
+
+// axo models dense transformers: a mixture-of-experts config (Mixtral's num_local_experts,
+// Qwen-MoE's and OLMoE's num_experts, DeepSeek's n_routed_experts, num_experts_per_tok) is refused.
+void refuse_mixture_of_experts(const nlohmann::json& config, const std::string& source) {
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"}) {
+    if (!config.contains(key) || !config[key].is_number()) continue;
+    const bool per_token = std::string_view(key) == "num_experts_per_tok";
+    if (config[key].get<double>() <= (per_token ? 0 : 1)) continue;
+    throw InputError(source + ": field '" + key + "': " + config[key].dump() +
+                     ": a mixture-of-experts model; axo plans dense transformers only");
+  }
+}
+
+// Heads that divide the hidden size, and a head_dim (Gemma's, Mistral's) that is hidden/heads:
+// TransformerSpec has heads of hidden/heads channels and cannot size any other attention.
+void check_hf_heads(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source) {
+  const int64_t head_dim = hf_int(config, {"head_dim"}, source, 0);
+  if (head_dim > 0 && head_dim * spec.heads != spec.hidden) {
+    throw InputError(source + ": field 'head_dim': " + std::to_string(head_dim) + " is not hidden_size / " +
+                     "num_attention_heads = " + std::to_string(spec.hidden) + " / " + std::to_string(spec.heads) +
+                     ": axo's model has heads of hidden/heads channels (attention " + std::to_string(spec.hidden) +
+                     " wide, not " + std::to_string(spec.heads) + " x " + std::to_string(head_dim) + " = " +
+                     std::to_string(spec.heads * head_dim) + ") and cannot size this one");
+  }
+  if (spec.hidden % spec.heads != 0 || spec.heads % spec.kv_heads != 0) {
+    throw InputError(source + ": heads (" + std::to_string(spec.heads) + ") and kv heads (" +
+                     std::to_string(spec.kv_heads) + ") do not divide hidden " +
+                     std::to_string(spec.hidden));
+  }
+}
+
 }  // namespace
 
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                                                 const std::string& source) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
+  refuse_mixture_of_experts(config, source);
   TransformerSpec spec;
   spec.name = hf_string(config, "_name_or_path", hf_string(config, "model_type", "hf-model", source), source);
   spec.source = source;
@@ -197,26 +269,21 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                            4 * spec.hidden);
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source);
   spec.vocab = hf_int(config, {"vocab_size"}, source);
-  const std::string act =
-      hf_string(config, "hidden_act", hf_string(config, "activation_function", "gelu", source), source);
-  spec.mlp = (act == "silu" || act == "swiglu") ? MlpKind::swiglu : MlpKind::gelu;
+  spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
   spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
   spec.positions = (llama_like || config.contains("rope_theta")) ? PositionKind::rope
                                                                  : PositionKind::learned;
   spec.bias = !llama_like && hf_bool(config, "attention_bias", true, source);
-  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", !llama_like, source);
+  const bool tied_by_default = !llama_like || hf_family_in(config, kTiedFamilies, source);
+  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
   spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
                  hf_number(config, "attn_pdrop", 0, source) > 0;
   const std::string dtype = hf_string(config, "torch_dtype", "bfloat16", source);
   spec.precision = dtype == "float32" ? Precision::fp32
                    : dtype == "float16" ? Precision::fp16
                                         : Precision::bf16;
-  if (spec.hidden % spec.heads != 0 || spec.heads % spec.kv_heads != 0) {
-    throw InputError(source + ": heads (" + std::to_string(spec.heads) + ") and kv heads (" +
-                     std::to_string(spec.kv_heads) + ") do not divide hidden " +
-                     std::to_string(spec.hidden));
-  }
+  check_hf_heads(config, spec, source);
   return spec;
 }
 

@@ -80,8 +80,12 @@ void validate(const TransformerSpec& spec, const std::string& source);
 
 // From a parsed YAML mapping; `source` names the file in messages.
 TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source);
-// From a Hugging Face config.json (GPT-2, Llama, Mistral, GPT-NeoX style keys).
+// From a Hugging Face config.json (GPT-2, Llama, Mistral, Gemma, GPT-NeoX style keys).
 // config.json has no batch size: global_batch is left 0 for the caller to set.
+// The MLP is gated (swiglu) for the Llama and Gemma families (by model_type or
+// architectures, whatever hidden_act says), else when the activation is SiLU.
+// InputError for a mixture-of-experts config (num_local_experts, ...) and for
+// a head_dim other than hidden/heads, which a TransformerSpec cannot hold.
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
                                                 const std::string& source);
 // From the text of a config.json; malformed JSON is an InputError.

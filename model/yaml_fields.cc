@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "model/error.h"
@@ -39,6 +40,21 @@ YamlMap::YamlMap(const YAML::Node& node, std::string source, std::string what)
     : node_(node), source_(std::move(source)), what_(std::move(what)) {
   if (!node_.IsMap()) {
     throw InputError(where(node_, source_) + ": expected a mapping for the " + what_);
+  }
+  reject_repeated_keys();
+}
+
+// yaml-cpp keeps a repeated key's entries and node[key] finds the first: a second `layers:`
+// would be ignored without a word.
+void YamlMap::reject_repeated_keys() const {
+  std::map<std::string, YAML::Node> seen;
+  for (const auto& entry : node_) {
+    if (!entry.first.IsScalar()) continue;  // reject_unknown_keys names it
+    const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
+    if (inserted) continue;
+    const YAML::Mark mark = first->second.Mark();
+    throw InputError(where(entry.first, source_) + ": field '" + first->first + "': given twice in the " + what_ +
+                     (mark.is_null() ? "" : " (first on line " + std::to_string(mark.line + 1) + ")"));
   }
 }
 

@@ -3,7 +3,9 @@
 // Every message has the form "FILE:LINE:COLUMN: field 'NAME': expected ...,
 // got '...'" so that a person can go straight to the mistake. A YamlMap
 // also remembers which keys were read so that unknown keys (usually typos)
-// are reported instead of silently ignored.
+// are reported instead of silently ignored, and refuses a key given twice
+// (yaml-cpp would keep the first: "m.yaml:9:1: field 'layers': given twice in
+// the model spec (first on line 3)").
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -29,6 +31,7 @@ std::string where(const YAML::Node& node, const std::string& source);
 class YamlMap {
  public:
   // `what` describes the mapping for messages ("model spec", "gemm entry").
+  // InputError when the node is not a mapping or repeats a key.
   YamlMap(const YAML::Node& node, std::string source, std::string what);
 
   bool has(const std::string& key) const;
@@ -60,6 +63,7 @@ class YamlMap {
 
  private:
   YAML::Node value(const std::string& key) const;
+  void reject_repeated_keys() const;
   YAML::Node node_;
   std::string source_;
   std::string what_;

@@ -87,14 +87,16 @@ class TopRows {
   std::vector<Ranked> rows_;  // max-heap on (key, iteration time)
 };
 
-// Why the simplest splits of `gpus` are invalid, for the error message.
+// Why the simplest splits of `gpus` are invalid, for the error message; a reason they share, once.
 std::string why_nothing_is_valid(const CostModel& model, int64_t gpus) {
+  std::vector<std::string> seen;
   std::string reasons;
   for (const char* dimension : {"data", "y", "pipeline", "x"}) {
     ParallelConfig c;
     config_field(dimension).set(c, gpus);
     const std::string why = model.check(c);
-    if (why.empty()) continue;
+    if (why.empty() || std::find(seen.begin(), seen.end(), why) != seen.end()) continue;
+    seen.push_back(why);
     if (!reasons.empty()) reasons += "; ";
     reasons += why;
   }
@@ -425,7 +427,8 @@ class Walk {
   std::string nothing_valid_message() const {
     const std::string head = std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*context*z*y*x";
     const FixedFields& fixed = options_.fixed;
-    if (!fixed.any_grid_fixed()) {
+    const std::string held_why = model_.check_held(fixed);
+    if (!fixed.any_grid_fixed() && held_why.empty()) {
       return head + " is valid for " + space_.spec.name + " (" + why_nothing_is_valid(model_, options_.gpus) + ")";
     }
     std::string held, product_text;
@@ -443,6 +446,7 @@ class Walk {
       return with + ": " + product_text + " = " + std::to_string(product) + " does not divide the " +
              std::to_string(options_.gpus) + " GPUs";
     }
+    if (!held_why.empty()) return with + " (" + held_why + ")";
     if (!first_rejection_.empty()) return with + " (" + first_rejection_ + ")";
     const int64_t data = fixed.values.data, pipeline = fixed.values.pipeline;
     if (fixed.holds(config_field("data")) && space_.spec.global_batch % data != 0) {

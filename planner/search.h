@@ -16,10 +16,11 @@
 //
 // The space is the field table's (model/config_fields.h), walked in its
 // nesting order: every factorization N = pipeline × data × context × z × y × x
-// whose sizes divide the model (layers, heads, hidden, ffn, batch; 2·context
-// the sequence), then per valid
-// grid every setting (microbatch, interleaving, sequence parallelism,
-// recompute, recompute_layers held, offload, overlap), then every rank order that places the groups
+// whose sizes divide the model (layers, heads, hidden, ffn, batch; 2·context,
+// with context > 1, the sequence), then per valid grid every setting
+// (microbatch, interleaving, sequence parallelism, recompute,
+// recompute_layers held where the chunks hold that many layers, offload,
+// overlap), then every rank order that places the groups
 // differently (orders that put every group on the same links are one
 // configuration). --fix narrows each field's candidates through
 // FixedFields::allows, or for a field the search takes as given

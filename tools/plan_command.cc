@@ -154,11 +154,7 @@ void write_svg(FILE* report, const PlanOptions& o, const CostModel& model, const
   const std::string& name = model.spec().name;
   if (!result.closest) {
     const FixedFields& fixed = options.fixed;
-    // The held values, with the full recompute the search gives a held recompute_layers unless recompute is held too.
-    ParallelConfig held = fixed.values;
-    if (!fixed.holds(config_field("recompute")) && held.recompute_layers > 0) held.recompute = Recompute::full;
-    const std::string why =
-        fixed.all_grid_fixed() ? model.check(held) : recompute_problem(held.recompute, held.recompute_layers);
+    const std::string why = model.check_held(fixed);
     throw InputError("no configuration of " + name + " on " + std::to_string(o.gpus) +
                      " GPUs matches --fix " + o.fix + (why.empty() ? "" : ": " + why));
   }
@@ -258,7 +254,8 @@ void run_plan(const PlanOptions& o) {
 
   const TransformerSpec spec = load_spec(o);
   const MachineProfile machine = load_machine(o.machine);
-  if (const std::string problem = precision_problem(spec.precision, machine); !problem.empty()) {
+  if (const std::string problem = precision_problem(spec.precision, machine, resolve_preset("machines", o.machine));
+      !problem.empty()) {
     throw InputError((o.precision.empty() ? o.model + ": " : "--precision: ") + problem);
   }
   const CostModel model(spec, machine);

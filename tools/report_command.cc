@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "model/cost_fp8.h"
 #include "model/cost_model.h"
 #include "model/atomic_file.h"
 #include "model/error.h"
@@ -41,6 +42,10 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   Plan plan = read_plan_file(path);
   if (!machine.empty()) {
     const MachineProfile profile = load_machine(machine);
+    if (const std::string why = precision_problem(plan.model.precision, profile, resolve_preset("machines", machine));
+        !why.empty()) {
+      throw InputError(path + ": its model cannot be costed on " + machine + ": " + why);
+    }
     const CostModel model(plan.model, profile);
     if (const std::string why = model.check(plan.config); !why.empty()) {
       throw InputError(path + ": its configuration cannot be costed on " + machine + ": " + why);

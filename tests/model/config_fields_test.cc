@@ -164,6 +164,11 @@ TEST(ConfigFields, ParseFixErrors) {
             std::string::npos);
   EXPECT_NO_THROW(parse_fix(""));
   EXPECT_NO_THROW(parse_fix("y=8,,z=1"));
+  // A field given twice (by its alias too) is refused: the last would win without a word.
+  EXPECT_EQ(error_of([] { parse_fix("pipeline=2,pipeline=4"); }),
+            "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
+  EXPECT_EQ(error_of([] { parse_fix("cp=2,context=2"); }),
+            "--fix: context given twice (context=2, then context=2): give each field once");
 }
 
 TEST(ConfigFields, FixedFieldsAllowOnlyTheirValues) {
@@ -265,6 +270,19 @@ TEST(ConfigFields, SearchCandidates) {
   EXPECT_EQ(candidates(config_field("overlap"), spec, 64, c), (std::vector<FieldValue>{1}));
   c.data = 1;  // nothing to shard over
   EXPECT_EQ(candidates(config_field("zero"), spec, 64, c), (std::vector<FieldValue>{0}));
+  // Under a held recompute_layers, only interleavings whose largest chunk holds that many layers
+  // (4 stages: 40 layers in 4 chunks of 10, 8 of 5, 12 of at most 4, ...).
+  c.recompute_layers = 5;
+  EXPECT_EQ(candidates(config_field("interleave"), spec, 64, c), (std::vector<FieldValue>{1, 2}));
+}
+
+// Context sizes split the sequence into 2·context chunks; context=1 takes any length.
+TEST(ConfigFields, ContextCandidatesSplitTheSequence) {
+  TransformerSpec spec = load_model("gpt3-13b");
+  spec.seq_len = 1023;
+  EXPECT_EQ(candidates(config_field("context"), spec, 8, ParallelConfig{}), (std::vector<FieldValue>{1}));
+  spec.seq_len = 1024;
+  EXPECT_EQ(candidates(config_field("context"), spec, 8, ParallelConfig{}), (std::vector<FieldValue>{1, 2, 4, 8}));
 }
 
 // Once-per-grid candidates depend on the grid alone, and on the settings --fix holds as given,

@@ -45,6 +45,22 @@ TEST(CostFp8, AMachineWithoutAnFp8RateRefusesIt) {
   EXPECT_EQ(precision_problem(Precision::bf16, load_machine("selene")), "");
 }
 
+// A profile without a bf16 or fp16 rate refuses that precision as it does fp8, naming the field and
+// the file: no precision is priced at another's rate. fp8 needs bf16's too (its tensors are bf16).
+TEST(CostFp8, AMachineWithoutABf16OrFp16RateRefusesIt) {
+  MachineProfile fp32_only = load_machine("selene");
+  fp32_only.peak_tflops_bf16 = fp32_only.peak_tflops_fp16 = 0;
+  EXPECT_EQ(precision_problem(Precision::bf16, fp32_only, "m.yaml"),
+            "precision bf16: machine 'selene' has no bf16 rate (peak_tflops.bf16 in its profile m.yaml)");
+  EXPECT_EQ(precision_problem(Precision::fp16, fp32_only),
+            "precision fp16: machine 'selene' has no fp16 rate (peak_tflops.fp16 in its profile)");
+  EXPECT_EQ(precision_problem(Precision::fp32, fp32_only), "");
+  MachineProfile fp8_without_bf16 = load_machine("dgx-h100");
+  fp8_without_bf16.peak_tflops_bf16 = 0;
+  EXPECT_EQ(precision_problem(Precision::fp8, fp8_without_bf16),
+            "precision fp8: machine 'dgx-h100' has no bf16 rate (peak_tflops.bf16 in its profile)");
+}
+
 // Cast on their own (stack.fp8_casts separate), each linear's input [T × in]
 // forward and output gradient [T × out] backward: read in bf16, written as fp8
 // and its fp8 transpose, 4 bytes an element.

@@ -96,7 +96,67 @@ TEST(CostModel, CheckSaysWhatDoesNotDivide) {
   c.y = 8, c.z = 2, c.microbatch = 2, c.sequence_parallel = true;
   EXPECT_EQ(model.check(c), "");
   c.y = 1;
-  EXPECT_NE(model.check(c).find("not x=1, y=1"), std::string::npos);
+  EXPECT_EQ(model.check(c), "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), "
+                            "not y=1");  // x=1 breaks nothing
+}
+
+// Without context parallelism any sequence length goes; with it, 2·context must divide it.
+TEST(CostModel, OnlyContextParallelismNeedsAnEvenSequence) {
+  TransformerSpec spec = load_model("gpt2-124m");
+  spec.seq_len = 1023;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  ParallelConfig c;
+  c.y = 4;
+  EXPECT_EQ(model.check(c), "");
+  c.y = 1, c.context = 2;
+  EXPECT_EQ(model.check(c), "context=2: 2*context=4 does not divide seq_len=1023 (each sequence splits into "
+                            "2*context equal chunks for causal load balance)");
+}
+
+// Full recompute of the first N layers of each chunk: N at most the largest chunk's layers.
+TEST(CostModel, RecomputeLayersAtMostAChunksLayers) {
+  const CostModel model(load_model("llama3-70b"), load_machine("dgx-h100"));  // 80 layers
+  ParallelConfig c;
+  c.pipeline = 2, c.interleave = 10, c.data = 4, c.y = 8, c.recompute = Recompute::full, c.recompute_layers = 5;
+  EXPECT_EQ(model.check(c), "");  // chunks of 4 and 5 (the head's fewer): every layer
+  c.recompute_layers = 7;
+  EXPECT_EQ(model.check(c), "recompute_layers=7 is more than the 5 layers of the largest of the pipeline=2 × "
+                            "interleave=10 chunks (it counts the layers of each chunk)");
+  c.pipeline = 1, c.interleave = 1, c.recompute_layers = 100;
+  EXPECT_EQ(model.check(c), "recompute_layers=100 is more than the 80 layers of the model");
+}
+
+// The held values of a --fix the search finds nothing for: the rule they break, in their values.
+TEST(CostModel, CheckHeldNamesTheRuleAndTheUsersValues) {
+  const CostModel model(load_model("llama3-70b"), load_machine("dgx-h100"));  // 80 layers, 64 heads, batch 512
+  const auto held = [&](const char* fix) { return model.check_held(parse_fix(fix)); };
+  EXPECT_EQ(held("interleave=3,pipeline=1"), "interleave=3 needs pipeline>1");
+  EXPECT_EQ(held("interleave=80,pipeline=2"),
+            "pipeline=2 × interleave=80 chunks for layers=80: each chunk needs at least one layer");
+  EXPECT_EQ(held("pipeline=32,interleave=3"),
+            "pipeline=32 × interleave=3 chunks for layers=80: each chunk needs at least one layer");
+  EXPECT_EQ(held("interleave=41"), "interleave=41 needs pipeline>1 and a layer per chunk: at least 2 × 41 = 82 "
+                                   "chunks for layers=80");
+  EXPECT_EQ(held("sequence_parallel=on,y=1"),
+            "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not y=1");
+  EXPECT_EQ(held("sp=on,x=2"),
+            "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not x=2");
+  EXPECT_EQ(held("microbatch=1024"), "microbatch=1024 does not divide global_batch=512");
+  EXPECT_EQ(held("microbatch=3"), "microbatch=3 does not divide global_batch=512");
+  EXPECT_EQ(held("data=16,microbatch=64"), "data*microbatch=1024 does not divide global_batch=512");
+  EXPECT_EQ(held("z=4,microbatch=2"), "z=4 does not divide microbatch=2");
+  EXPECT_EQ(held("pipeline=4,interleave=2,data=8,microbatch=32"),
+            "pipeline=4 does not divide the 2 microbatches (global_batch=512 / (data=8 * microbatch=32)) of the "
+            "interleaved schedule");
+  EXPECT_EQ(held("recompute=none,recompute_layers=2").find("recompute_layers=2 needs recompute=full"), 0u);
+  EXPECT_EQ(held("recompute_layers=100"), "recompute_layers=100 is more than the 80 layers of the model");
+  EXPECT_EQ(held("pipeline=2,interleave=10,recompute_layers=7").find("recompute_layers=7 is more than the 5 layers"),
+            0u);
+  // Values some configuration can hold: nothing to say.
+  for (const char* fine : {"", "sp=on", "interleave=3", "pipeline=2,interleave=10,recompute_layers=5", "microbatch=4",
+                           "recompute_layers=2", "pipeline=8,data=8,context=1,x=1,y=1,z=1"}) {
+    EXPECT_EQ(held(fine), "") << fine;
+  }
 }
 
 // Sequence parallelism with z > 1 prices the rows each Z rank holds: a Z rank

@@ -55,6 +55,21 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   }
 }
 
+// A profile with an fp32 rate alone has no fp16 or bf16 rate (0, refused for those precisions by
+// precision_problem), not fp32's; writing it back leaves them out.
+TEST(MachineProfile, AbsentHalfPrecisionRatesAreZeroNotFp32s) {
+  MachineProfile p = load_machine("selene");
+  YAML::Node node = to_yaml(p);
+  node["peak_tflops"] = YAML::Load("{fp32: 67}");
+  p = machine_profile_from_yaml(node, "m.yaml");
+  EXPECT_DOUBLE_EQ(p.peak_tflops(Precision::fp32), 67);
+  EXPECT_EQ(p.peak_tflops(Precision::bf16), 0);
+  EXPECT_EQ(p.peak_tflops(Precision::fp16), 0);
+  const YAML::Node back = to_yaml(p);
+  EXPECT_FALSE(back["peak_tflops"]["bf16"].IsDefined());
+  EXPECT_EQ(machine_profile_from_yaml(back, "back.yaml").peak_tflops(Precision::bf16), 0);
+}
+
 TEST(MachineProfile, SmCountIsAWholeNonNegativeNumber) {
   YAML::Node node = to_yaml(load_machine("dgx-h100"));
   EXPECT_EQ(node["gemm"]["sm_count"].as<int64_t>(), 132);

@@ -67,6 +67,18 @@ TEST(SplitPipeline, LeadingLayersTakeTheFirstOfEachChunk) {
   EXPECT_EQ(split.leading_layers(0, 9), 6);
 }
 
+TEST(SplitPipeline, RecomputeLayersAtMostTheLargestChunk) {
+  const PipelineSplit split({{0, 3}, {3, 5}, {5, 8}, {8, 9}}, 2);  // chunks of 3, 2, 3 and 1
+  EXPECT_EQ(split.max_chunk_layers(), 3);
+  EXPECT_EQ(recompute_layers_problem(split, 0), "");  // every layer
+  EXPECT_EQ(recompute_layers_problem(split, 3), "");  // all of the largest, all of the others
+  EXPECT_EQ(recompute_layers_problem(split, 4),
+            "recompute_layers=4 is more than the 3 layers of the largest of the pipeline=2 × interleave=2 chunks "
+            "(it counts the layers of each chunk)");
+  const PipelineSplit whole({{0, 12}}, 1);
+  EXPECT_EQ(recompute_layers_problem(whole, 13), "recompute_layers=13 is more than the 12 layers of the model");
+}
+
 TEST(SplitPipeline, SmallModelsGiveTheHeadsStageFewerLayers) {
   TransformerSpec spec = load_model("gpt2-124m");
   spec.seq_len = 1024;

@@ -58,6 +58,86 @@ TEST(TransformerSpec, HuggingFaceConfig) {
             load_model("gpt2-124m").parameter_count());
 }
 
+// The message of the InputError `f` throws ("" if none).
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Gemma-2B's config.json (hidden_act gelu, head_dim 256 = 2048 / 8, no tie_word_embeddings key):
+// a gated MLP (gate_proj, up_proj, down_proj) with tied embeddings, 2.51B parameters.
+nlohmann::json gemma_2b_config() {
+  return {{"architectures", {"GemmaForCausalLM"}}, {"model_type", "gemma"},   {"hidden_size", 2048},
+          {"num_hidden_layers", 18},  {"num_attention_heads", 8}, {"num_key_value_heads", 1},
+          {"head_dim", 256},          {"intermediate_size", 16384}, {"hidden_act", "gelu"},
+          {"hidden_activation", "gelu_pytorch_tanh"}, {"max_position_embeddings", 8192},
+          {"vocab_size", 256000},     {"rms_norm_eps", 1e-6},     {"torch_dtype", "bfloat16"}};
+}
+
+TEST(TransformerSpec, HuggingFaceGemmaIsGatedAndTied) {
+  const TransformerSpec spec = transformer_spec_from_hf_config(gemma_2b_config(), "gemma.json");
+  EXPECT_EQ(spec.mlp, MlpKind::swiglu);
+  EXPECT_TRUE(spec.tied_embeddings);
+  EXPECT_EQ(spec.norm, NormKind::rmsnorm);
+  EXPECT_FALSE(spec.bias);
+  // 18 · (2048·(2048 + 2·256) + 2048·2048 + 3·2048·16384 + 2·2048) + 256000·2048 + 2048.
+  EXPECT_EQ(spec.parameter_count(), 2506172416);
+  // By the architecture alone, without model_type.
+  nlohmann::json by_architecture = gemma_2b_config();
+  by_architecture.erase("model_type");
+  EXPECT_EQ(transformer_spec_from_hf_config(by_architecture, "gemma.json").mlp, MlpKind::swiglu);
+}
+
+TEST(TransformerSpec, HuggingFaceLlamaWithGeluIsStillGated) {
+  const nlohmann::json config = {{"model_type", "llama"},     {"hidden_size", 4096},
+                                 {"num_hidden_layers", 32},   {"num_attention_heads", 32},
+                                 {"num_key_value_heads", 8},  {"intermediate_size", 14336},
+                                 {"hidden_act", "gelu"},      {"max_position_embeddings", 8192},
+                                 {"vocab_size", 128256},      {"rms_norm_eps", 1e-5}};
+  const TransformerSpec spec = transformer_spec_from_hf_config(config, "config.json");
+  EXPECT_EQ(spec.mlp, MlpKind::swiglu);
+  EXPECT_FALSE(spec.tied_embeddings);  // Llama's default
+  EXPECT_EQ(spec.parameter_count(), load_model("llama3-8b").parameter_count());
+  // GPT-2's GELU MLP stays plain.
+  const nlohmann::json gpt2 = {{"model_type", "gpt2"}, {"n_layer", 12}, {"n_embd", 768}, {"n_head", 12},
+                               {"n_positions", 1024}, {"vocab_size", 50257}, {"activation_function", "gelu_new"}};
+  EXPECT_EQ(transformer_spec_from_hf_config(gpt2, "c.json").mlp, MlpKind::gelu);
+}
+
+// Gemma-7B: head_dim 256 with hidden 3072 and 16 heads (192 each) is refused, not mis-sized.
+TEST(TransformerSpec, HuggingFaceHeadDimOtherThanHiddenOverHeadsIsRefused) {
+  nlohmann::json gemma_7b = gemma_2b_config();
+  gemma_7b["hidden_size"] = 3072, gemma_7b["num_hidden_layers"] = 28, gemma_7b["num_attention_heads"] = 16;
+  gemma_7b["num_key_value_heads"] = 16, gemma_7b["intermediate_size"] = 24576;
+  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(gemma_7b, "gemma-7b.json"); }),
+            "gemma-7b.json: field 'head_dim': 256 is not hidden_size / num_attention_heads = 3072 / 16: axo's "
+            "model has heads of hidden/heads channels (attention 3072 wide, not 16 x 256 = 4096) and cannot "
+            "size this one");
+  gemma_7b["head_dim"] = 192;  // the width axo would use: accepted
+  EXPECT_EQ(transformer_spec_from_hf_config(gemma_7b, "gemma-7b.json").head_dim(), 192);
+}
+
+TEST(TransformerSpec, HuggingFaceMixtureOfExpertsIsRefused) {
+  const nlohmann::json mixtral = {{"model_type", "mixtral"}, {"hidden_size", 4096},
+                                  {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+                                  {"num_key_value_heads", 8}, {"intermediate_size", 14336},
+                                  {"hidden_act", "silu"},    {"max_position_embeddings", 32768},
+                                  {"vocab_size", 32000},     {"num_local_experts", 8},
+                                  {"num_experts_per_tok", 2}};
+  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(mixtral, "mixtral.json"); }),
+            "mixtral.json: field 'num_local_experts': 8: a mixture-of-experts model; axo plans dense "
+            "transformers only");
+  nlohmann::json routed_only = mixtral;
+  routed_only.erase("num_local_experts");
+  EXPECT_NE(error_of([&] { transformer_spec_from_hf_config(routed_only, "m.json"); }).find("'num_experts_per_tok'"),
+            std::string::npos);
+}
+
 TEST(TransformerSpec, BadInputsNameTheField) {
   try {
     transformer_spec_from_yaml(load_yaml_text("name: x\nlayers: 2\nhidden: 100\nheads: 3\n"

@@ -42,6 +42,18 @@ TEST(YamlFields, RangeAndMissingAndUnknown) {
   EXPECT_NE(unknown.find("m.yaml:2:1: field 'layres': unknown field"), std::string::npos) << unknown;
 }
 
+// yaml-cpp keeps both entries of a repeated key and finds the first: refused, naming both lines,
+// in a nested mapping too.
+TEST(YamlFields, ARepeatedKeyIsRefused) {
+  const YAML::Node node = load_yaml_text("name: x\nlayers: 12\nhidden: 768\nlayers: 24\n", "m.yaml");
+  EXPECT_EQ(error_of([&] { YamlMap(node, "m.yaml", "model spec"); }),
+            "m.yaml:4:1: field 'layers': given twice in the model spec (first on line 2)");
+  const YAML::Node nested = load_yaml_text("peak_tflops: {fp32: 10, fp32: 20}\n", "p.yaml");
+  const YamlMap outer(nested, "p.yaml", "machine profile");
+  EXPECT_EQ(error_of([&] { YamlMap(outer.get_node("peak_tflops"), "p.yaml", "peak_tflops"); }),
+            "p.yaml:1:25: field 'fp32': given twice in the peak_tflops (first on line 1)");
+}
+
 TEST(YamlFields, ChoicesAndDefaults) {
   const YAML::Node node = load_yaml_text("mlp: relu\nflag: yes\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "spec");

@@ -387,6 +387,42 @@ TEST(Search, ZeroIsSearchedWhereThereAreReplicas) {
   EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
 }
 
+// An odd sequence length plans without context parallelism (2·context divides only with context > 1).
+TEST(Search, AnOddSequencePlansWithoutContextParallelism) {
+  TransformerSpec spec = load_model("gpt2-124m");
+  spec.seq_len = 1023;
+  const SearchResult result = run_spec(spec, 8, "");
+  ASSERT_FALSE(result.best.empty());
+  for (const PlanRow& row : result.best) EXPECT_EQ(row.config.context, 1);
+  EXPECT_FALSE(run_spec(spec, 8, "context=1").best.empty());
+}
+
+// A held recompute_layers plans only on chunks that hold that many layers; more than the
+// model has is refused, saying so.
+TEST(Search, HeldRecomputeLayersFitTheChunks) {
+  const TransformerSpec spec = load_model("gpt3-13b");  // 40 layers
+  // 4 stages: chunks of 10 layers (interleave 1), 5 (interleave 2), ...: only the first hold 7.
+  const SearchResult free = run("gpt3-13b", "selene", 64, "pipeline=4", 1000, false);
+  EXPECT_TRUE(std::any_of(free.best.begin(), free.best.end(),
+                          [](const PlanRow& row) { return row.config.interleave > 1; }));
+  const SearchResult result = run("gpt3-13b", "selene", 64, "pipeline=4,recompute_layers=7", 1000, false);
+  ASSERT_FALSE(result.best.empty());
+  for (const PlanRow& row : result.best) {
+    const ParallelConfig& c = row.config;
+    EXPECT_EQ(c.interleave, 1) << config_text(c, ",");
+    EXPECT_GE(split_pipeline(spec, c.pipeline, c.interleave).max_chunk_layers(), 7) << config_text(c, ",");
+  }
+  try {
+    run("gpt3-13b", "selene", 64, "recompute_layers=41");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("with --fix recompute_layers=41 is valid for gpt3-13b (recompute_layers=41 is more than "
+                           "the 40 layers of the model)"),
+              std::string::npos) << message;
+  }
+}
+
 // An impossible --fix names the user's values and what does not divide what.
 TEST(Search, ImpossibleFixedGridNamesTheUsersValues) {
   try {

@@ -158,6 +158,21 @@ TEST_F(Cli, PlanErrorBand) {
   EXPECT_NE(v100.output.find("no band: no published runs on V100-16"), std::string::npos) << v100.output;
 }
 
+// A bf16 model on a profile with an fp32 rate alone is refused, naming the profile's file and field
+// (it was planned at the fp32 rate).
+TEST_F(Cli, PlanRefusesAPrecisionTheMachineHasNoRateFor) {
+  std::ifstream h100(axo::config_dir() + "/machines/dgx-h100.yaml");
+  std::string profile, line;
+  while (std::getline(h100, line)) profile += (line.rfind("peak_tflops:", 0) == 0 ? "peak_tflops: {fp32: 67}" : line) + "\n";
+  const std::string fp32_only = write("fp32-only.yaml", profile);
+  const Result r = axo("plan --model gpt2-124m --gpus 8 --machine " + fp32_only);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpt2-124m: precision bf16: machine 'dgx-h100' has no bf16 rate (peak_tflops.bf16 in "
+                          "its profile " + fp32_only + ")"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(axo("plan --model gpt2-124m --gpus 8 --machine " + fp32_only + " --precision fp32 --top 1").code, 0);
+}
+
 TEST_F(Cli, ListsAndValidates) {
   EXPECT_NE(axo("models").output.find("llama3-405b"), std::string::npos);
   EXPECT_NE(axo("machines").output.find("perlmutter"), std::string::npos);
@@ -199,6 +214,13 @@ TEST_F(Cli, MalformedYamlNamesFileAndLine) {
   r = axo("plan --model " + typo + " --gpus 8 --machine selene");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find(typo + ":8:1: field 'hiden': unknown field"), std::string::npos) << r.output;
+  const std::string twice = write("twice.yaml",
+                                  "name: t\nlayers: 12\nhidden: 768\nheads: 12\nseq_len: 1024\n"
+                                  "vocab: 50257\nglobal_batch: 8\nlayers: 24\n");
+  r = axo("plan --model " + twice + " --gpus 8 --machine selene");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(twice + ":8:1: field 'layers': given twice in the model spec (first on line 2)"),
+            std::string::npos) << r.output;
 }
 
 TEST_F(Cli, ImpossibleRequestsSayWhy) {
@@ -209,6 +231,39 @@ TEST_F(Cli, ImpossibleRequestsSayWhy) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("nothing fits"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("GiB too much"), std::string::npos) << r.output;
+}
+
+// The number of times `clause` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& clause) {
+  size_t count = 0;
+  for (size_t at = text.find(clause); at != std::string::npos; at = text.find(clause, at + 1)) ++count;
+  return count;
+}
+
+// An odd sequence plans without context parallelism; with it, the clause is said once.
+TEST_F(Cli, AnOddSequenceNeedsNoContextParallelism) {
+  const std::string base = "plan --model gpt2-124m --gpus 8 --machine dgx-h100 --seq 1023 --top 1";
+  Result r = axo(base + " --fix context=1");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(axo(base).code, 0);
+  r = axo(base + " --fix context=2");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(occurrences(r.output, "context=2: 2*context=4 does not divide seq_len=1023"), 1u) << r.output;
+}
+
+// A --fix no configuration can hold names the rule its values break; a field given twice is refused.
+TEST_F(Cli, ImpossibleFixNamesTheRule) {
+  const std::string base = "plan --model llama3-70b --gpus 64 --machine dgx-h100 --fix ";
+  expect_usage_error(base + "interleave=3,pipeline=1",
+                     "no configuration of llama3-70b on 64 GPUs matches --fix interleave=3,pipeline=1: "
+                     "interleave=3 needs pipeline>1");
+  expect_usage_error(base + "microbatch=3",
+                     "matches --fix microbatch=3: microbatch=3 does not divide global_batch=512");
+  expect_usage_error(base + "sequence_parallel=on,y=1", "not y=1");
+  expect_usage_error(base + "pipeline=2,pipeline=4",
+                     "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
+  expect_usage_error(base + "recompute=full,recompute_layers=100",
+                     "recompute_layers=100 is more than the 80 layers of the model");
 }
 
 TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
@@ -227,6 +282,13 @@ TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
   r = axo("plan --model " + broken + " --gpus 8 --machine dgx-h100 --batch 8");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("malformed JSON"), std::string::npos) << r.output;
+  const std::string mixtral = write("mixtral.json",
+                                    R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+                                        "num_attention_heads": 32, "num_key_value_heads": 8,
+                                        "intermediate_size": 14336, "max_position_embeddings": 32768,
+                                        "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})");
+  expect_usage_error("plan --model " + mixtral + " --gpus 8 --machine dgx-h100 --batch 8",
+                     mixtral + ": field 'num_local_experts': 8: a mixture-of-experts model");
 }
 
 }  // namespace
