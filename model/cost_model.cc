@@ -390,7 +390,9 @@ std::string CostModel::check_held(const FixedFields& fixed) const {
     return "z=" + std::to_string(c.z) + " does not divide microbatch=" + std::to_string(c.microbatch);
   }
   if (const std::string problem = check_held_chunks(fixed, c); !problem.empty()) return problem;
-  // A whole grid held: the model's own check, the free settings at their defaults.
+  // A whole grid held: the model's own check, the free settings at their defaults (a free
+  // microbatch at z, the smallest Z splits).
+  if (!held("microbatch")) c.microbatch = c.z;
   return fixed.all_grid_fixed() ? check(c) : "";
 }
 
@@ -409,7 +411,8 @@ std::string CostModel::check_held_chunks(const FixedFields& fixed, const Paralle
     }
   }
   if (!held("pipeline") && !held("interleave") && c.recompute_layers == 0) return "";
-  const int64_t stages = held("pipeline") ? c.pipeline : 1, interleave = held("interleave") ? c.interleave : 1;
+  const int64_t interleave = held("interleave") ? c.interleave : 1;
+  const int64_t stages = held("pipeline") ? c.pipeline : interleave > 1 ? 2 : 1;  // interleaving needs two stages
   try {
     const PipelineSplit& split = remembered_split(spec_, stages, interleave).split;
     return c.recompute_layers == 0 ? "" : recompute_layers_problem(split, c.recompute_layers);

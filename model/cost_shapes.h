@@ -71,9 +71,9 @@ struct CostInputs {
   const LocalShapes& shapes;
 };
 
-// Bytes per element of the gradients an FSDP stack reduce-scatters over Z (stack.reduce_dtype).
+// Bytes per element of the gradients the stack reduces, over Z or data (stack.reduce_dtype).
 inline double reduced_gradient_bytes(const CostInputs& in) {
-  return in.machine.reduce_dtype == ReduceDtype::fp32 ? 4.0 : in.shapes.element_bytes;
+  return reduce_dtype_bytes(in.machine.reduce_dtype, in.shapes.element_bytes);
 }
 
 // Seconds of a memory-bound op moving `bytes` in `kernels` launches:

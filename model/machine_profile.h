@@ -154,6 +154,10 @@ const char* to_string(TpCollectives collectives);
 // its H100 and A100-80 tables (setup.py @b2a43a14: mosaicml>=0.16.4,<0.17).
 enum class ReduceDtype { compute, fp32 };
 const char* to_string(ReduceDtype dtype);
+// Bytes per gradient element reduced in `dtype`, `element_bytes` being the model's.
+inline double reduce_dtype_bytes(ReduceDtype dtype, double element_bytes) {
+  return dtype == ReduceDtype::fp32 ? 4.0 : element_bytes;
+}
 const char* to_string(ElementwiseKind kind);
 // The copies an FSDP stack makes through HBM around its collectives, outside the GEMMs, every
 // microbatch (model/cost_fsdp_copies.h prices them): `none`, the collectives read and write the

@@ -145,7 +145,7 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, W
 // in all, as booked (the 2-byte weight stands for the fp32 one's other half).
 double gradient_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   const double e = bytes_per_element(spec.precision);
-  return stack.reduce_dtype == ReduceDtype::fp32 && c.z == 1 ? std::max(e, 4.0) : e;
+  return c.z == 1 ? reduce_dtype_bytes(stack.reduce_dtype, e) : e;
 }
 
 StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {

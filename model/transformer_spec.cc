@@ -191,8 +191,8 @@ constexpr std::array<std::string_view, 13> kGatedFamilies = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
     "granite", "cohere"};
 // Gated families whose LM head is tied to the embedding unless the config says otherwise
-// (transformers' GemmaConfig: tie_word_embeddings=True; LlamaConfig's is False).
-constexpr std::array<std::string_view, 3> kTiedFamilies = {"gemma", "gemma2", "gemma3_text"};
+// (transformers' GemmaConfig and CohereConfig: tie_word_embeddings=True; LlamaConfig's is False).
+constexpr std::array<std::string_view, 4> kTiedFamilies = {"gemma", "gemma2", "gemma3_text", "cohere"};
 
 // Whether the config's model_type, else its first architecture ("GemmaForCausalLM"), lowercased,
 // names one of `families` (an architecture by its prefix).
@@ -227,8 +227,7 @@ bool hf_mlp_gated(const nlohmann::json& config, const std::string& source) {
 void refuse_mixture_of_experts(const nlohmann::json& config, const std::string& source) {
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"}) {
     if (!config.contains(key) || !config[key].is_number()) continue;
-    const bool per_token = std::string_view(key) == "num_experts_per_tok";
-    if (config[key].get<double>() <= (per_token ? 0 : 1)) continue;
+    if (config[key].get<double>() <= 1) continue;  // one expert, or one per token of a single expert: dense
     throw InputError(source + ": field '" + key + "': " + config[key].dump() +
                      ": a mixture-of-experts model; axo plans dense transformers only");
   }

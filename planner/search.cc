@@ -448,15 +448,6 @@ class Walk {
     }
     if (!held_why.empty()) return with + " (" + held_why + ")";
     if (!first_rejection_.empty()) return with + " (" + first_rejection_ + ")";
-    const int64_t data = fixed.values.data, pipeline = fixed.values.pipeline;
-    if (fixed.holds(config_field("data")) && space_.spec.global_batch % data != 0) {
-      return with + ": data=" + std::to_string(data) + " does not divide global_batch=" +
-             std::to_string(space_.spec.global_batch);
-    }
-    if (fixed.holds(config_field("pipeline")) && pipeline > space_.spec.layers) {
-      return with + ": pipeline=" + std::to_string(pipeline) + " is more stages than layers=" +
-             std::to_string(space_.spec.layers);
-    }
     // The held values alone (the rest at their defaults) may say it, e.g. a context that does not split the sequence.
     if (const std::string why = model_.check(fixed.values); !why.empty()) return with + " (" + why + ")";
     return with + ": the GPUs they leave split into no grid the model accepts";

@@ -268,9 +268,9 @@ void run_plan(const PlanOptions& o) {
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
   if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
+  if (!result.best.empty()) check_rank(o, model, result);  // before the files: they explain the chosen rank
   write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
-  check_rank(o, model, result);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
   if (o.explain) {

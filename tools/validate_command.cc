@@ -105,7 +105,7 @@ void run_validate(ValidateOptions options) {
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }
-  if (!options.machine.empty()) {
+  if (!options.machine.empty() && options.explain.empty()) {
     std::printf("--machine %s prices the validation sets above; the published runs below keep their clusters'\n"
                 "presets (%s)\n\n", options.machine.c_str(), options.corpus.c_str());
   }

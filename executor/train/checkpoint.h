@@ -24,7 +24,7 @@ namespace axo {
 struct TrainingState {
   GptShape shape;
   int64_t step = 0;           // optimizer steps completed
-  int64_t data_position = 0;  // TokenStream::position()
+  int64_t data_position = 0;  // sequences read over all replicas (AXOCKPT1: TokenStream::position())
   int64_t batch = 0, seq = 0;  // the sequences per step and their length the data position counts (0: not kept)
   std::string rng_state;      // the trainer's generator, serialised
   LossScalerState loss_scaler;  // fp16's dynamic loss scale (loss_scaler.h)

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "executor/data/token_shards.h"
@@ -79,6 +80,10 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
     throw InputError("--checkpoint-every, --stop-after and --resume need --checkpoint-dir");
   }
   if (o_.val_every > 0 && o_.val_data.empty()) throw InputError("--val-every needs --val-data");
+  if (!o_.checkpoint_dir.empty() && std::filesystem::exists(o_.checkpoint_dir) &&
+      !std::filesystem::is_directory(o_.checkpoint_dir)) {
+    throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " is a file, not a folder");
+  }
   const std::vector<std::string> earlier = checkpoint_files(o_.checkpoint_dir);
   if (!o_.resume && writes_checkpoints() && !earlier.empty()) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " holds another run's checkpoints (" + earlier.front() +
@@ -115,54 +120,89 @@ double Trainer::learning_rate(int64_t s) const {
   return axo::learning_rate({o_.lr_schedule, o_.lr, o_.min_lr_fraction, o_.warmup, o_.steps}, s);
 }
 
-// The mean loss over the validation data's first val_batches batches of --batch sequences, the same
-// tokens on any grid and microbatch: each data-parallel replica evaluates its share of each batch.
+// The mean loss over the validation data's first batches of --batch sequences (whole_validation_batches),
+// the same tokens on any grid and microbatch: each data-parallel replica evaluates its share of each batch.
 double Trainer::validate() {
   const int64_t replica_batch = o_.batch / o_.grid.data;
   TokenStream val(o_.val_data, grid_.coords().data, int(o_.grid.data));
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   double sum = 0;
-  for (int64_t i = 0; i < o_.val_batches; ++i) {
+  for (int64_t i = 0; i < val_batches_; ++i) {
     val.next_batch(replica_batch, T_, inputs.data(), targets.data());
     sum += model_.evaluate(inputs.data(), targets.data(), replica_batch, T_, o_.microbatch);
   }
-  return sum / double(o_.val_batches);
+  return sum / double(val_batches_);
+}
+
+// The validation batches the shards hold whole, at most val_batches: read without wrapping, they
+// are the same tokens on any grid. Checked before training.
+int64_t Trainer::whole_validation_batches() const {
+  const TokenStream val(o_.val_data);
+  const int64_t whole = (val.tokens() - 1) / (o_.batch * T_);
+  if (whole < 1) {
+    throw InputError("--val-data '" + o_.val_data + "' holds " + std::to_string(val.tokens()) +
+                     " tokens, fewer than one validation batch of --batch " + std::to_string(o_.batch) + " × " +
+                     std::to_string(T_) + " + 1");
+  }
+  return std::min(o_.val_batches, whole);
 }
 
 bool Trainer::writes_checkpoints() const { return o_.checkpoint_every > 0 || o_.stop_after > 0; }
 
-// The step to start from: the newest good checkpoint's, its state loaded, or 0 where the folder
-// has none. Damaged ones are set aside once every rank has read; a folder of damaged ones only,
-// or a checkpoint already at --steps, is a mistake.
-int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
+// The newest good checkpoint, the same on every rank (each reads the folder; one that sees another
+// step or none, off a filesystem the others share, stops the launch), or nothing where the folder
+// has none. The agreement is also the point past which no rank reads: then the damaged ones move.
+std::optional<TrainingState> Trainer::load_agreed_checkpoint(std::ostream& log) {
   std::vector<std::string> damaged;
-  const std::optional<TrainingState> state = load_latest_checkpoint(o_.checkpoint_dir, log, &damaged);
+  std::optional<TrainingState> state = load_latest_checkpoint(o_.checkpoint_dir, log, &damaged);
   if (!state && !damaged.empty()) {
     throw InputError("--resume: every checkpoint in " + o_.checkpoint_dir + " is damaged (newest " + damaged.front() + ")");
   }
+  const float mine = state ? float(state->step + 1) : 0.0f;  // steps below 2^24 are exact
+  float sum = mine;
+  world_.all_reduce(&sum, 1);
+  if (sum != mine * float(world_.size())) {
+    throw InputError("--resume: the ranks found different checkpoints in " + o_.checkpoint_dir + " (rank " +
+                     std::to_string(world_.rank()) + ": " + (state ? "step " + std::to_string(state->step) : "none") +
+                     "); every rank must read the same folder");
+  }
+  if (leader()) set_aside_damaged(damaged, log);
+  return state;
+}
+
+// A checkpoint this run can continue from: its model, batch and sequence, and steps left to run.
+void Trainer::check_resumable(const TrainingState& state, const std::string& path) const {
+  if (!(state.shape == model_.layout().shape())) throw InputError(path + ": the checkpoint is of another model");
+  if (state.batch > 0 && (state.batch != o_.batch || state.seq != T_)) {
+    throw InputError("--batch " + std::to_string(o_.batch) + " --seq " + std::to_string(T_) + ": " + path +
+                     " was trained with --batch " + std::to_string(state.batch) + " --seq " +
+                     std::to_string(state.seq) + " (its data position counts those)");
+  }
+  const int64_t last_step = o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps;
+  if (state.step >= last_step) {
+    const std::string option = last_step < o_.steps ? "--stop-after " : "--steps ";
+    throw InputError(option + std::to_string(last_step) + ": " + path + " is already at step " +
+                     std::to_string(state.step));
+  }
+}
+
+// The step to start from (--resume): the agreed checkpoint's, its state loaded, or 0 where the
+// folder has none.
+int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
+  const std::optional<TrainingState> state = load_agreed_checkpoint(log);
   if (!state) {
     log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
     return 0;
   }
   const std::string path = checkpoint_path(o_.checkpoint_dir, state->step);
-  if (!(state->shape == model_.layout().shape())) throw InputError(path + ": the checkpoint is of another model");
-  if (state->batch > 0 && (state->batch != o_.batch || state->seq != T_)) {
-    throw InputError("--batch " + std::to_string(o_.batch) + " --seq " + std::to_string(T_) + ": " + path +
-                     " was trained with --batch " + std::to_string(state->batch) + " --seq " +
-                     std::to_string(state->seq) + " (its data position counts those)");
-  }
-  if (state->step >= o_.steps) {
-    throw InputError("--steps " + std::to_string(o_.steps) + ": " + path + " is already at step " +
-                     std::to_string(state->step));
-  }
+  check_resumable(*state, path);
   model_.load(state->parameters);
   model_.load_moments(state->m, state->v);
-  data.seek(state->data_position);
+  // Sequences read, over all replicas: this grid's windows of batch / data each (AXOCKPT1 kept the windows).
+  data.seek(state->batch > 0 ? state->data_position / (o_.batch / o_.grid.data) : state->data_position);
   std::istringstream(state->rng_state) >> rng_;
   scaler_.restore(state->loss_scaler);
-  float all_read = 0;
-  world_.all_reduce(&all_read, 1);  // every rank has read before the damaged ones move
-  if (leader()) set_aside_damaged(damaged, log);
+  if (leader()) remove_partial_checkpoints(o_.checkpoint_dir, log);  // what a killed writer of this run left
   log << "resuming from step " << state->step << " (" << path << ")\n";
   return state->step;
 }
@@ -170,7 +210,8 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
 void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
   std::ostringstream rng;
   rng << rng_;
-  TrainingState state{model_.layout().shape(), step, data.position(), o_.batch, T_, rng.str(), scaler_.state(),
+  const int64_t sequences_read = data.position() * (o_.batch / o_.grid.data);
+  TrainingState state{model_.layout().shape(), step, sequences_read, o_.batch, T_, rng.str(), scaler_.state(),
                       model_.gathered_master_weights(), model_.gathered_first_moment(),
                       model_.gathered_second_moment()};
   if (leader()) write_checkpoint(o_.checkpoint_dir, state);
@@ -187,11 +228,10 @@ std::vector<StepRecord> Trainer::run() {
     }
   };
   check_tokens(data, "--data");
-  if (o_.val_every > 0) check_tokens(TokenStream(o_.val_data), "--val-data");
+  if (o_.val_every > 0) check_tokens(TokenStream(o_.val_data), "--val-data"), val_batches_ = whole_validation_batches();
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
   const int64_t first_step = o_.resume ? resume(data, log) : 0;
-  if (leader() && writes_checkpoints()) remove_partial_checkpoints(o_.checkpoint_dir, log);
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
   log << "precision: " << to_string(o_.precision);
   if (o_.planned_precision) log << " (planned in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
@@ -221,21 +261,7 @@ std::vector<StepRecord> Trainer::run() {
     r.seconds = seconds_since(start);
     r.tokens_per_s = double(o_.batch * T_) / r.seconds;
     r.gflops = flops / r.seconds / 1e9;
-    // Every rank's breakdown, for run.json.
-    const auto components = r.times.components();
-    std::array<float, 11> mine{};
-    for (size_t i = 0; i < components.size(); ++i) mine[i] = float(components[i]);
-    mine[7] = float(r.times.tp.all_gather), mine[8] = float(r.times.tp.all_reduce);
-    mine[9] = float(r.times.tp.reduce_scatter), mine[10] = float(r.seconds);
-    std::vector<float> all(mine.size() * size_t(world_.size()));
-    world_.all_gather(mine.data(), all.data(), mine.size());
-    if (leader()) {
-      for (int k = 0; k < world_.size(); ++k) {
-        std::array<double, 11> row{};
-        for (size_t i = 0; i < row.size(); ++i) row[i] = all[mine.size() * size_t(k) + i];
-        r.ranks.push_back(row);
-      }
-    }
+    gather_rank_breakdowns(r);
     if (o_.val_every > 0 && (r.step % o_.val_every == 0 || r.step == o_.steps)) {
       r.val_loss = validate();
     }
@@ -243,11 +269,7 @@ std::vector<StepRecord> Trainer::run() {
     // Every --checkpoint-every steps, and at the last step this run takes (the one --stop-after resumes from).
     const bool on_schedule = o_.checkpoint_every > 0 && r.step % o_.checkpoint_every == 0;
     if (on_schedule || (r.step == last_step && writes_checkpoints())) save_checkpoint(r.step, data);
-    char line[256];
-    std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.6f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
-                  (long long)r.step, (long long)o_.steps, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.gflops);
-    std::string text = line;
-    if (r.val_loss >= 0) text += " | val " + std::to_string(r.val_loss);  // 6 decimals, as the loss
+    const std::string text = step_line(r);
     if (terminal) {
       const double done = double(r.step - first_step), left = double(o_.steps - r.step);
       const double eta = seconds_since(run_start) / done * left;
@@ -265,6 +287,33 @@ std::vector<StepRecord> Trainer::run() {
     if (leader()) write_llmc_model(o_.save_model, model_.layout().shape(), full);
   }
   return records;
+}
+
+// Every rank's breakdown of step `r` (run.json's steps[].ranks), on world rank 0.
+void Trainer::gather_rank_breakdowns(StepRecord& r) const {
+  const auto components = r.times.components();
+  std::array<float, 11> mine{};
+  for (size_t i = 0; i < components.size(); ++i) mine[i] = float(components[i]);
+  mine[7] = float(r.times.tp.all_gather), mine[8] = float(r.times.tp.all_reduce);
+  mine[9] = float(r.times.tp.reduce_scatter), mine[10] = float(r.seconds);
+  std::vector<float> all(mine.size() * size_t(world_.size()));
+  world_.all_gather(mine.data(), all.data(), mine.size());
+  if (!leader()) return;
+  for (int k = 0; k < world_.size(); ++k) {
+    std::array<double, 11> row{};
+    for (size_t i = 0; i < row.size(); ++i) row[i] = all[mine.size() * size_t(k) + i];
+    r.ranks.push_back(row);
+  }
+}
+
+// "step    12/100 | loss 4.123456 | lr 3.00e-04 | norm 0.812 | 5120 tok/s | 1.23 GFLOP/s | val 4.2"
+std::string Trainer::step_line(const StepRecord& r) const {
+  char line[256];
+  std::snprintf(line, sizeof line, "step %5lld/%lld | loss %.6f | lr %.2e | norm %.3f | %.0f tok/s | %.2f GFLOP/s",
+                (long long)r.step, (long long)o_.steps, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.gflops);
+  std::string text = line;
+  if (r.val_loss >= 0) text += " | val " + std::to_string(r.val_loss);  // 6 decimals, as the loss
+  return text;
 }
 
 std::vector<RankMemory> Trainer::gather_memory() const {

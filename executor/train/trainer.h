@@ -19,6 +19,7 @@
 #include "executor/comm/communicator.h"
 #include "executor/data/token_shards.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/train/checkpoint.h"
 #include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
 #include "model/parallel_config.h"
@@ -98,10 +99,15 @@ class Trainer {
 
  private:
   double validate();
+  int64_t whole_validation_batches() const;
   bool writes_checkpoints() const;
   // Loads the newest good checkpoint (--resume); returns its step.
   int64_t resume(TokenStream& data, std::ostream& log);
+  std::optional<TrainingState> load_agreed_checkpoint(std::ostream& log);
+  void check_resumable(const TrainingState& state, const std::string& path) const;
   void save_checkpoint(int64_t step, const TokenStream& data);
+  void gather_rank_breakdowns(StepRecord& r) const;
+  std::string step_line(const StepRecord& r) const;
   // Loss scaling after backward: unscales the gradients, or (an inf or NaN on some rank) says to skip the step.
   bool step_is_clean(int64_t step, std::ostream& log);
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
@@ -119,6 +125,7 @@ class Trainer {
   ParallelGpt model_;
   std::mt19937_64 rng_;
   LossScaler scaler_;
+  int64_t val_batches_ = 0;  // whole_validation_batches(), with --val-every
 };
 
 }  // namespace axo

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "executor/comm/self_communicator.h"
@@ -55,6 +56,15 @@ class Training : public ::testing::Test {
     std::vector<double> values;
     for (const StepRecord& r : records) values.push_back(r.loss);
     return values;
+  }
+  // The InputError `f` throws, or "(nothing thrown)".
+  static std::string input_error(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(nothing thrown)";
   }
   fs::path dir_ = fs::temp_directory_path() / ("axo_training_" + std::to_string(::getpid()));
   std::ostringstream log_;
@@ -131,21 +141,14 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   TrainOptions again = first;
   again.resume = true;
   EXPECT_THROW(Trainer(spec, again, self_, log_).run(), InputError);  // step 4 of 4: nothing left to run
-  again.steps = 6, again.batch = 4;
-  try {
-    Trainer(spec, again, self_, log_).run();
-    FAIL() << "a checkpoint of --batch 8 resumed with --batch 4";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("was trained with --batch 8 --seq 32"), std::string::npos) << e.what();
-  }
+  auto resume_error = [&] { return input_error([&] { Trainer(spec, again, self_, log_).run(); }); };
+  again.steps = 6, again.stop_after = 3;
+  EXPECT_NE(resume_error().find("--stop-after 3: "), std::string::npos) << resume_error();
+  again.stop_after = 0, again.batch = 4;
+  EXPECT_NE(resume_error().find("was trained with --batch 8 --seq 32"), std::string::npos) << resume_error();
   again.batch = 8;
   for (const std::string& file : checkpoint_files(path("ckpt"))) fs::resize_file(file, 100);
-  try {
-    Trainer(spec, again, self_, log_).run();
-    FAIL() << "a folder of damaged checkpoints restarted from step 0";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("every checkpoint in"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(resume_error().find("every checkpoint in"), std::string::npos) << "restarted from step 0";
 }
 
 // A run that does not resume never writes into (and prunes) another run's checkpoints.
@@ -159,12 +162,11 @@ TEST_F(Training, AFreshRunRefusesAnotherRunsCheckpointFolder) {
   TrainOptions second = options(6);
   second.checkpoint_dir = path("ckpt");
   second.stop_after = 1;
-  try {
-    Trainer(spec, second, self_, log_);
-    FAIL() << "a fresh run accepted a folder of checkpoints";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("holds another run's checkpoints"), std::string::npos) << e.what();
-  }
+  const std::string error = input_error([&] { Trainer(spec, second, self_, log_); });
+  EXPECT_NE(error.find("holds another run's checkpoints"), std::string::npos) << error;
+  second.checkpoint_dir = path("train.bin");  // a file
+  EXPECT_NE(input_error([&] { Trainer(spec, second, self_, log_); }).find("is a file, not a folder"),
+            std::string::npos);
   EXPECT_EQ(checkpoint_files(path("ckpt")), before);
 }
 
@@ -196,6 +198,7 @@ TEST_F(Training, Fp16ResumeKeepsTheLossScale) {
   TrainOptions first = o;
   first.checkpoint_dir = path("ckpt"), first.stop_after = 3;
   Trainer(spec, first, self_, log_).run();
+  EXPECT_EQ(read_checkpoint(checkpoint_path(path("ckpt"), 3)).loss_scaler.scale, 32768.0);  // 2^16 backed off once
   TrainOptions rest = o;
   rest.checkpoint_dir = path("ckpt"), rest.resume = true;
   Trainer resumed(spec, rest, self_, log_);
@@ -215,6 +218,17 @@ TEST_F(Training, ValidationLossDoesNotDependOnTheMicrobatch) {
   EXPECT_GT(eight, 0);
   EXPECT_NEAR(val_loss(4), eight, 1e-6 * eight);
   EXPECT_NEAR(val_loss(2), eight, 1e-6 * eight);
+}
+
+// Validation data too small for one batch is refused before any step trains.
+TEST_F(Training, ValidationDataSmallerThanABatchIsRefusedBeforeTraining) {
+  write_token_shard(path("small.bin"), std::vector<uint16_t>(8 * 32, 7));  // one token short of a batch
+  TrainOptions o = options(3);
+  o.val_data = path("small.bin"), o.val_every = 1;
+  Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
+  EXPECT_NE(input_error([&] { trainer.run(); }).find("fewer than one validation batch of --batch 8 × 32 + 1"),
+            std::string::npos);
+  EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }
 
 TEST_F(Training, LossFallsOnRealText) {
@@ -239,13 +253,8 @@ TEST_F(Training, TokensOutsideTheVocabularyAreRefusedBeforeTraining) {
   o.val_data = path("bad.bin");
   o.val_every = 1;
   Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
-  try {
-    trainer.run();
-    FAIL() << "a validation token of 300 was accepted";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--val-data: token 300 (" + path("bad.bin") + ", position 100) is outside the model's vocabulary of 256");
-  }
+  EXPECT_EQ(input_error([&] { trainer.run(); }),
+            "--val-data: token 300 (" + path("bad.bin") + ", position 100) is outside the model's vocabulary of 256");
   EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }
 

@@ -152,6 +152,12 @@ TEST(CostModel, CheckHeldNamesTheRuleAndTheUsersValues) {
   EXPECT_EQ(held("recompute_layers=100"), "recompute_layers=100 is more than the 80 layers of the model");
   EXPECT_EQ(held("pipeline=2,interleave=10,recompute_layers=7").find("recompute_layers=7 is more than the 5 layers"),
             0u);
+  // A whole grid held, the microbatch free: the grid's own fault, not the default microbatch's.
+  EXPECT_EQ(held("pipeline=1,data=1,context=1,x=1,y=12,z=2").find("y=12 does not divide"), 0u)
+      << held("pipeline=1,data=1,context=1,x=1,y=12,z=2");
+  // Interleaving held with the pipeline free: the largest chunks are those of two stages.
+  EXPECT_EQ(held("interleave=10,recompute_layers=6").find("recompute_layers=6 is more than the 5 layers"), 0u)
+      << held("interleave=10,recompute_layers=6");
   // Values some configuration can hold: nothing to say.
   for (const char* fine : {"", "sp=on", "interleave=3", "pipeline=2,interleave=10,recompute_layers=5", "microbatch=4",
                            "recompute_layers=2", "pipeline=8,data=8,context=1,x=1,y=1,z=1"}) {

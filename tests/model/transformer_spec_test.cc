@@ -91,6 +91,12 @@ TEST(TransformerSpec, HuggingFaceGemmaIsGatedAndTied) {
   nlohmann::json by_architecture = gemma_2b_config();
   by_architecture.erase("model_type");
   EXPECT_EQ(transformer_spec_from_hf_config(by_architecture, "gemma.json").mlp, MlpKind::swiglu);
+  // Cohere's config ties too when it does not say (CohereConfig's default); Llama's does not.
+  nlohmann::json cohere = gemma_2b_config();
+  cohere["model_type"] = "cohere", cohere.erase("head_dim");
+  EXPECT_TRUE(transformer_spec_from_hf_config(cohere, "cohere.json").tied_embeddings);
+  cohere["model_type"] = "llama";
+  EXPECT_FALSE(transformer_spec_from_hf_config(cohere, "llama.json").tied_embeddings);
 }
 
 TEST(TransformerSpec, HuggingFaceLlamaWithGeluIsStillGated) {
@@ -136,6 +142,10 @@ TEST(TransformerSpec, HuggingFaceMixtureOfExpertsIsRefused) {
   routed_only.erase("num_local_experts");
   EXPECT_NE(error_of([&] { transformer_spec_from_hf_config(routed_only, "m.json"); }).find("'num_experts_per_tok'"),
             std::string::npos);
+  // One expert per token of one expert is a dense model.
+  nlohmann::json single = mixtral;
+  single["num_local_experts"] = 1, single["num_experts_per_tok"] = 1;
+  EXPECT_EQ(transformer_spec_from_hf_config(single, "single.json").layers, mixtral["num_hidden_layers"].get<int64_t>());
 }
 
 TEST(TransformerSpec, BadInputsNameTheField) {

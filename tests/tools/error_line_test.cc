@@ -35,8 +35,7 @@ TEST(ErrorLine, TheWholeLineLeavesInOneWrite) {
             "axo: error: --model gpt2-tiny is gpt2-tiny\n");
   EXPECT_EQ(first_write_to_stderr([] { axo::tools::print_error_line("failed on rank 3", "out of memory"); }),
             "axo: failed on rank 3: out of memory\n");
-  // What main did before: std::cerr writes each piece as it comes.
-  EXPECT_EQ(first_write_to_stderr([] { std::cerr << "axo: error: " << "--model gpt2-tiny" << "\n"; }), "axo: error: ");
+  // (What main did before, std::cerr << "axo: error: " << message, wrote each piece as it came.)
 }
 
 }  // namespace

@@ -298,6 +298,33 @@ TEST_F(ParallelTrainCli, ABf16PlanWithZeroOverTwoDataRanksTrainsInBf16) {
   EXPECT_TRUE(bytes(path("resumed.bin")) == bytes(path("whole.bin"))) << "final weights differ after resume";
 }
 
+// A run stopped on two data-parallel ranks resumes on one where it stopped: the checkpoint counts the
+// sequences read, not one grid's windows, so the resumed losses are the uninterrupted run's.
+TEST_F(ParallelTrainCli, ARunResumesOnAnotherDataParallelDegree) {
+  Result r = axo("plan --model gpt2-tiny --gpus 2 --machine selene --fix "
+                 "'pipeline=1,data=2,context=1,x=1,y=1,z=1,microbatch=2' --top 1 --out " + path("dp2.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string serial = "train --model gpt2-tiny " + data() + "--steps 4 --batch 4 --microbatch 2 ";
+  r = axo(serial + "--run " + path("whole.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(2, "train --plan " + path("dp2.yaml") + " " + data() + "--steps 4 --batch 4 --checkpoint-dir " +
+                    path("ck") + " --stop-after 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = axo(serial + "--checkpoint-dir " + path("ck") + " --resume --run " + path("resumed.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto steps = [&](const std::string& file) {
+    std::ifstream in(path(file));
+    return nlohmann::json::parse(in)["steps"];
+  };
+  const nlohmann::json whole = steps("whole.json"), resumed = steps("resumed.json");
+  ASSERT_EQ(whole.size(), 4u);
+  ASSERT_EQ(resumed.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const double expected = whole[2 + i]["loss"].get<double>();
+    EXPECT_NEAR(resumed[i]["loss"].get<double>(), expected, 1e-5 * expected) << "step " << 3 + i;
+  }
+}
+
 // Issue 8's fault scenario: SIGKILL one rank mid-step; the launch ends with a
 // clear message instead of hanging, and --resume finishes bit-identical to a
 // run never interrupted, even when the newest checkpoint was damaged on disk.
