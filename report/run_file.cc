@@ -112,9 +112,36 @@ MeasuredMemory memory_from_json(const nlohmann::json& memory, const std::string&
   return most;
 }
 
+// run.json's grid: the executor's pipeline, data, z, y and x (run_json_writer.cc).
+ParallelConfig grid_from_json(const nlohmann::json& grid, const std::string& source) {
+  if (!grid.is_object()) throw InputError(source + ": " + key::kGrid + ": expected an object, got " + type_and_value(grid));
+  ParallelConfig c;
+  for (auto [name, field] : {std::pair{"pipeline", &c.pipeline}, {"data", &c.data}, {"z", &c.z}, {"y", &c.y}, {"x", &c.x}}) {
+    *field = count_at(grid, name, source, path(key::kGrid, name));
+  }
+  return c;
+}
+
+std::string grid_text(const ParallelConfig& c) {
+  return "pipeline=" + std::to_string(c.pipeline) + ",data=" + std::to_string(c.data) + ",z=" + std::to_string(c.z) +
+         ",y=" + std::to_string(c.y) + ",x=" + std::to_string(c.x);
+}
+
 }  // namespace
 
 bool ranks_shared_cores(const MeasuredRun& run) { return run.node_cores > 0 && run.node_ranks > run.node_cores; }
+
+
+std::string grid_mismatch(const MeasuredRun& run, const ParallelConfig& planned) {
+  if (!run.grid) return "";
+  const ParallelConfig& g = *run.grid;
+  if (g.pipeline == planned.pipeline && g.data == planned.data && g.z == planned.z && g.y == planned.y &&
+      g.x == planned.x) {
+    return "";
+  }
+  return run.source + " trained " + grid_text(g) + " where the plan has " + grid_text(planned) +
+         ": pair each plan with its own run";
+}
 
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
   if (!root.is_object()) {
@@ -163,12 +190,14 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (root.contains(key::kSeq)) run.seq = count_at(root, key::kSeq, source, key::kSeq);
   if (root.contains(key::kPrecision)) {
     const nlohmann::json& p = root[key::kPrecision];
-    if (p == "fp32" || p == "bf16") {
-      run.precision = p == "bf16" ? Precision::bf16 : Precision::fp32;
+    if (p == "fp32" || p == "bf16" || p == "fp16") {
+      run.precision = p == "bf16" ? Precision::bf16 : p == "fp16" ? Precision::fp16 : Precision::fp32;
     } else {
-      throw InputError(source + ": " + key::kPrecision + ": expected \"fp32\" or \"bf16\", got " + type_and_value(p));
+      throw InputError(source + ": " + key::kPrecision + ": expected \"fp32\", \"bf16\" or \"fp16\", got " +
+                       type_and_value(p));
     }
   }
+  if (root.contains(key::kGrid)) run.grid = grid_from_json(root[key::kGrid], source);
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);

@@ -5,7 +5,7 @@
 // its mean over the steps, leaving out the first step when there are three
 // or more (it pays for warm-up: page faults, allocator growth, cold caches).
 // Read and checked: steps (iteration_s, components_s), and where present
-// node, batch, microbatch, seq and memory; other keys are ignored.
+// node, batch, microbatch, seq, precision, grid and memory; other keys are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "model/breakdown.h"
+#include "model/parallel_config.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -38,8 +39,12 @@ struct MeasuredRun {
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
   int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
   Precision precision = Precision::fp32;       // the run's (fp32 where the file does not say)
+  std::optional<ParallelConfig> grid;          // pipeline, data, z, y, x where the file says (the rest default)
   std::optional<MeasuredMemory> memory;
 };
+
+// Empty, or why `run` is not a run of a plan with `planned` (its grid: pipeline, data, z, y, x).
+std::string grid_mismatch(const MeasuredRun& run, const ParallelConfig& planned);
 
 // Whether more ranks than cores ran on a node: each rank's time waiting in
 // collectives then includes the time its peers were not running, which the

@@ -96,9 +96,18 @@ void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& r
   std::fputs(stage_comparison_table(stages).c_str(), stdout);
 }
 
+// The run of a plan: a run.json whose grid is not the plan's is a mistake in the pairing.
+MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::string& plan_path) {
+  MeasuredRun run = read_run_file(path);
+  if (const std::string mismatch = grid_mismatch(run, plan.config); !mismatch.empty()) {
+    throw InputError(mismatch + " (" + plan_path + ")");
+  }
+  return run;
+}
+
 void report_one(const ReportOptions& o) {
   const Plan plan = read_predicted_plan(o.plans[0], o.machine);
-  const MeasuredRun run = read_run_file(o.runs[0]);
+  const MeasuredRun run = read_run_of(o.runs[0], plan, o.plans[0]);
   std::printf("%s: %s on %lld x %s, %s\n", o.plans[0].c_str(), plan.model.name.c_str(),
               (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
   std::printf("%s: %zu steps, %zu averaged%s\n\n", o.runs[0].c_str(), run.steps, run.steps_used,
@@ -128,7 +137,7 @@ void report_many(const ReportOptions& o) {
   std::vector<RunSetEntry> entries;
   for (size_t i = 0; i < o.plans.size(); ++i) {
     const Plan plan = read_predicted_plan(o.plans[i], o.machine);
-    const MeasuredRun run = read_run_file(o.runs[i]);
+    const MeasuredRun run = read_run_of(o.runs[i], plan, o.plans[i]);
     entries.push_back({o.plans[i] + " vs " + o.runs[i], plan.predicted.iter_time, run.iteration_s});
   }
   const RunSetSummary summary = summarize_run_set(entries);

@@ -141,6 +141,22 @@ TEST_F(ReportCli, MismatchedPairsAndMissingOptionsExitTwo) {
   EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
 }
 
+// A run of another grid than the plan's is refused, naming both.
+TEST_F(ReportCli, ARunOfAnotherGridIsRefused) {
+  write_pair(1, 2.0, 2.5);
+  add_to_run(1, "grid", {{"pipeline", 4}, {"data", 1}, {"z", 1}, {"y", 1}, {"x", 1}, {"order", "xyzcdp"}});
+  auto r = testing::run_axo("report" + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("trained pipeline=4,data=1,z=1,y=1,x=1 where the plan has pipeline=1,data=1,z=1,y=1,x=1"),
+            std::string::npos) << r.output;
+  write_pair(2, 2.0, 2.5);
+  add_to_run(2, "grid", {{"pipeline", 1}, {"data", 1}, {"z", 1}, {"y", 1}, {"x", 1}, {"order", "xyzcdp"}});
+  r = testing::run_axo("report" + pair(2) + pair(1));
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = testing::run_axo("report" + pair(2));
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 TEST_F(ReportCli, BadRunFilesExitTwoNamingTheField) {
   write_pair(1, 1.0, 1.0);
   nlohmann::json run_file = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});

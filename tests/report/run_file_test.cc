@@ -91,9 +91,27 @@ TEST(RunFile, ReadsThePrecisionFp32WhenAbsent) {
   EXPECT_EQ(measured_run_from_json(root, "run.json").precision, Precision::fp32);
   root["precision"] = "bf16";
   EXPECT_EQ(measured_run_from_json(root, "run.json").precision, Precision::bf16);
+  root["precision"] = "fp16";  // what `axo train --precision fp16` writes
+  EXPECT_EQ(measured_run_from_json(root, "run.json").precision, Precision::fp16);
   root["precision"] = "fp8";
   const std::string error = error_of(root);
-  EXPECT_NE(error.find("run.json: precision: expected \"fp32\" or \"bf16\""), std::string::npos) << error;
+  EXPECT_NE(error.find("run.json: precision: expected \"fp32\", \"bf16\" or \"fp16\""), std::string::npos) << error;
+}
+
+// The executor's grid, where the file has it, against a plan's.
+TEST(RunFile, TheGridSaysWhichPlanTheRunIsOf) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  ParallelConfig planned;
+  planned.pipeline = 2, planned.data = 2, planned.y = 2;
+  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned), "");  // no grid: nothing to say
+  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"x", 1}, {"y", 2}, {"z", 1}, {"order", "xyzcdp"}};
+  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned), "");
+  root["grid"]["data"] = 4, root["grid"]["pipeline"] = 1;
+  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned),
+            "run.json trained pipeline=1,data=4,z=1,y=2,x=1 where the plan has pipeline=2,data=2,z=1,y=2,x=1: pair "
+            "each plan with its own run");
+  root["grid"] = "2x2";
+  EXPECT_NE(error_of(root).find("run.json: grid: expected an object"), std::string::npos) << error_of(root);
 }
 
 TEST(RunFile, ReadsTheRankWithTheLargestDevicePeak) {
