@@ -123,7 +123,7 @@ double Trainer::learning_rate(int64_t s) const {
 // The mean loss over the validation data's first batches of --batch sequences (whole_validation_batches),
 // the same tokens on any grid and microbatch: each data-parallel replica evaluates its share of each batch.
 double Trainer::validate() {
-  const int64_t replica_batch = o_.batch / o_.grid.data;
+  const int64_t replica_batch = this->replica_batch();
   TokenStream val(o_.val_data, grid_.coords().data, int(o_.grid.data));
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   double sum = 0;
@@ -134,10 +134,9 @@ double Trainer::validate() {
   return sum / double(val_batches_);
 }
 
-// The validation batches the shards hold whole, at most val_batches: read without wrapping, they
-// are the same tokens on any grid. Checked before training.
-int64_t Trainer::whole_validation_batches() const {
-  const TokenStream val(o_.val_data);
+// The validation batches `val` (every validation shard) holds whole, at most val_batches: read
+// without wrapping, they are the same tokens on any grid. Checked before training.
+int64_t Trainer::whole_validation_batches(const TokenStream& val) const {
   const int64_t whole = (val.tokens() - 1) / (o_.batch * T_);
   if (whole < 1) {
     throw InputError("--val-data '" + o_.val_data + "' holds " + std::to_string(val.tokens()) +
@@ -148,6 +147,10 @@ int64_t Trainer::whole_validation_batches() const {
 }
 
 bool Trainer::writes_checkpoints() const { return o_.checkpoint_every > 0 || o_.stop_after > 0; }
+
+int64_t Trainer::last_step() const { return o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps; }
+
+int64_t Trainer::replica_batch() const { return o_.batch / o_.grid.data; }
 
 // The newest good checkpoint, the same on every rank (each reads the folder; one that sees another
 // step or none, off a filesystem the others share, stops the launch), or nothing where the folder
@@ -178,10 +181,9 @@ void Trainer::check_resumable(const TrainingState& state, const std::string& pat
                      " was trained with --batch " + std::to_string(state.batch) + " --seq " +
                      std::to_string(state.seq) + " (its data position counts those)");
   }
-  const int64_t last_step = o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps;
-  if (state.step >= last_step) {
-    const std::string option = last_step < o_.steps ? "--stop-after " : "--steps ";
-    throw InputError(option + std::to_string(last_step) + ": " + path + " is already at step " +
+  if (state.step >= last_step()) {
+    const std::string option = last_step() < o_.steps ? "--stop-after " : "--steps ";
+    throw InputError(option + std::to_string(last_step()) + ": " + path + " is already at step " +
                      std::to_string(state.step));
   }
 }
@@ -199,7 +201,7 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
   model_.load(state->parameters);
   model_.load_moments(state->m, state->v);
   // Sequences read, over all replicas: this grid's windows of batch / data each (AXOCKPT1 kept the windows).
-  data.seek(state->batch > 0 ? state->data_position / (o_.batch / o_.grid.data) : state->data_position);
+  data.seek(state->batch > 0 ? state->data_position / replica_batch() : state->data_position);
   std::istringstream(state->rng_state) >> rng_;
   scaler_.restore(state->loss_scaler);
   if (leader()) remove_partial_checkpoints(o_.checkpoint_dir, log);  // what a killed writer of this run left
@@ -210,7 +212,7 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
 void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
   std::ostringstream rng;
   rng << rng_;
-  const int64_t sequences_read = data.position() * (o_.batch / o_.grid.data);
+  const int64_t sequences_read = data.position() * replica_batch();
   TrainingState state{model_.layout().shape(), step, sequences_read, o_.batch, T_, rng.str(), scaler_.state(),
                       model_.gathered_master_weights(), model_.gathered_first_moment(),
                       model_.gathered_second_moment()};
@@ -218,8 +220,8 @@ void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
 }
 
 std::vector<StepRecord> Trainer::run() {
-  const int64_t D = o_.grid.data, replica_batch = o_.batch / D;
-  TokenStream data(o_.data, grid_.coords().data, int(D));
+  const int64_t replica_batch = this->replica_batch();
+  TokenStream data(o_.data, grid_.coords().data, int(o_.grid.data));
   auto check_tokens = [&](const TokenStream& stream, const char* option) {
     const std::string outside = stream.token_outside(int(spec_.vocab));
     if (!outside.empty()) {
@@ -228,7 +230,11 @@ std::vector<StepRecord> Trainer::run() {
     }
   };
   check_tokens(data, "--data");
-  if (o_.val_every > 0) check_tokens(TokenStream(o_.val_data), "--val-data"), val_batches_ = whole_validation_batches();
+  if (o_.val_every > 0) {
+    const TokenStream val(o_.val_data);  // read once for both checks
+    check_tokens(val, "--val-data");
+    val_batches_ = whole_validation_batches(val);
+  }
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
   const int64_t first_step = o_.resume ? resume(data, log) : 0;
@@ -241,7 +247,7 @@ std::vector<StepRecord> Trainer::run() {
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
   const bool terminal = world_.size() == 1 && isatty(fileno(stdout)) != 0;
   const auto run_start = Clock::now();
-  const int64_t last_step = o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps;
+  const int64_t last_step = this->last_step();
   const double flops = gpt_training_flops(model_.layout().shape(), o_.batch, T_);
   for (int64_t s = first_step; s < last_step; ++s) {
     const auto start = Clock::now();

@@ -99,8 +99,10 @@ class Trainer {
 
  private:
   double validate();
-  int64_t whole_validation_batches() const;
+  int64_t whole_validation_batches(const TokenStream& val) const;
   bool writes_checkpoints() const;
+  int64_t last_step() const;      // the last step this invocation runs: --stop-after's, else --steps
+  int64_t replica_batch() const;  // sequences per step of one data-parallel replica
   // Loads the newest good checkpoint (--resume); returns its step.
   int64_t resume(TokenStream& data, std::ostream& log);
   std::optional<TrainingState> load_agreed_checkpoint(std::ostream& log);

@@ -52,6 +52,12 @@ class Training : public ::testing::Test {
     o.warmup = 5;
     return o;
   }
+  // options(steps) checkpointing every 2 steps into ckpt/.
+  TrainOptions checkpointed(int64_t steps) const {
+    TrainOptions o = options(steps);
+    o.checkpoint_dir = path("ckpt"), o.checkpoint_every = 2;
+    return o;
+  }
   std::vector<double> losses(const std::vector<StepRecord>& records) const {
     std::vector<double> values;
     for (const StepRecord& r : records) values.push_back(r.loss);
@@ -83,9 +89,7 @@ TEST_F(Training, ResumeIsBitIdenticalAndSurvivesADamagedCheckpoint) {
   Trainer whole(spec, options(10), self_, log_);
   const std::vector<double> expected = losses(whole.run());
 
-  TrainOptions first = options(10);
-  first.checkpoint_dir = path("ckpt");
-  first.checkpoint_every = 2;
+  TrainOptions first = checkpointed(10);
   first.stop_after = 5;  // checkpoints at steps 2, 4 and 5; the newest two are kept
   Trainer interrupted(spec, first, self_, log_);
   interrupted.run();
@@ -114,9 +118,7 @@ TEST_F(Training, ResumeIsBitIdenticalAndSurvivesADamagedCheckpoint) {
 // A resumed run sets a damaged checkpoint aside, so the newest two it keeps are good ones.
 TEST_F(Training, ResumeSetsDamagedCheckpointsAsideAndKeepsTheGoodOnes) {
   const TransformerSpec spec = load_model("gpt2-tiny");
-  TrainOptions first = options(10);
-  first.checkpoint_dir = path("ckpt");
-  first.checkpoint_every = 2;
+  TrainOptions first = checkpointed(10);
   first.stop_after = 5;  // keeps steps 4 and 5
   Trainer(spec, first, self_, log_).run();
   fs::resize_file(checkpoint_path(path("ckpt"), 5), 1000);
@@ -134,9 +136,7 @@ TEST_F(Training, ResumeSetsDamagedCheckpointsAsideAndKeepsTheGoodOnes) {
 // checkpoints are all damaged.
 TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   const TransformerSpec spec = load_model("gpt2-tiny");
-  TrainOptions first = options(4);
-  first.checkpoint_dir = path("ckpt");
-  first.checkpoint_every = 2;
+  TrainOptions first = checkpointed(4);
   Trainer(spec, first, self_, log_).run();
   TrainOptions again = first;
   again.resume = true;
@@ -154,9 +154,7 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
 // A run that does not resume never writes into (and prunes) another run's checkpoints.
 TEST_F(Training, AFreshRunRefusesAnotherRunsCheckpointFolder) {
   const TransformerSpec spec = load_model("gpt2-tiny");
-  TrainOptions first = options(4);
-  first.checkpoint_dir = path("ckpt");
-  first.checkpoint_every = 2;
+  TrainOptions first = checkpointed(4);
   Trainer(spec, first, self_, log_).run();
   const std::vector<std::string> before = checkpoint_files(path("ckpt"));
   TrainOptions second = options(6);
