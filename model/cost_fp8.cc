@@ -13,6 +13,11 @@ constexpr double kCastBytes = 2 + kFp8Bytes;                      // read bf16, 
 constexpr double kTransposeBytes = kFp8Bytes + kFp8Bytes;        // read fp8, write its transpose
 constexpr double kCastBytesPerElement = kCastBytes + kFp8Bytes;  // cast and transpose in one kernel
 constexpr double kAmaxBytes = 4;                                 // one fp32 amax per tensor
+// A Z-sharded weight cast before its fp8 all-gather (Fp8Weights::gathered): FSDP2's sharded
+// parameter is the fp32 master (read 4 bytes, write fp8), once per gather of the block: its
+// forward and its backward after resharding (cost_fsdp_copies.h).
+constexpr double kShardCastBytes = 4 + kFp8Bytes;
+constexpr double kBlockGathers = 2;
 
 bool fp8(const TransformerSpec& spec) { return spec.precision == Precision::fp8; }
 
@@ -29,6 +34,37 @@ bool input_cast_fused(const CostInputs& in, size_t linear) {
 // the MLP-up output gradient; the others are cast on their own.
 bool gradient_cast_fused(const CostInputs& in, size_t linear) {
   return in.machine.fp8_casts == Fp8Casts::fused && linear == kMlpUp;
+}
+
+// One exposed all-reduce of `tensors` fp32 amaxes over `group`, recorded.
+double amax_all_reduce(const CostInputs& in, const CostRecorder& record, const GroupPlacement& group, CostScope scope,
+                       CostPhase phase, double tensors, const char* name) {
+  const double bytes = tensors * kAmaxBytes;
+  const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, group, bytes);
+  if (record.recording()) {
+    CostItem item;
+    item.scope = scope, item.phase = phase, item.kind = CostKind::collective;
+    item.name = name;
+    item.group = scope == CostScope::step ? GridDim::z : GridDim::y;  // y stands for the tensor group x·y
+    item.group_size = group.size;
+    item.ranks_per_node = group.ranks_per_node;
+    item.bytes = bytes;
+    item.seconds = item.exposed = t;
+    item.per_iteration = 1;
+    record.add(std::move(item));
+  }
+  return t;
+}
+
+// Fp8Weights::gathered: every linear weight's scale from one all-reduce of the shards' amaxes
+// over Z after the optimizer step (torchao precompute_float8_dynamic_scale_for_fsdp).
+double precomputed_scales(const CostInputs& in, double layers, const CostRecorder& record) {
+  const ParallelConfig& c = in.config;
+  if (c.z == 1 || in.machine.fp8_weights != Fp8Weights::gathered) return 0;
+  const GroupPlacement shards = place_group(c.z, c.stride(GridDim::z), in.machine.gpus_per_node);
+  const double weights = layers * double(in.shapes.linears.size());
+  return amax_all_reduce(in, record, shards, CostScope::step, CostPhase::step, weights,
+                         "all_reduce fp8 amax of the weight shards (precomputed scales)");
 }
 
 }  // namespace
@@ -97,37 +133,39 @@ Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
 
 Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
-  if (!fp8(in.spec) || c.x * c.y * c.z == 1) return {};
+  if (!fp8(in.spec) || c.x * c.y == 1) return {};
   const int64_t n = in.machine.gpus_per_node;
-  const GroupPlacement tensor = product_group(
-      product_group(place_group(c.x, c.stride(GridDim::x), n), place_group(c.y, c.stride(GridDim::y), n)),
-      place_group(c.z, c.stride(GridDim::z), n));
-  auto reduce = [&](CostPhase phase, double tensors, const char* name) {
-    const double bytes = tensors * kAmaxBytes;
-    const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, tensor, bytes);
-    if (record.recording()) {
-      CostItem item;
-      item.scope = CostScope::layer, item.phase = phase, item.kind = CostKind::collective;
-      item.name = name;
-      item.group = GridDim::y;  // the tensor group: x·y·z ranks
-      item.group_size = tensor.size;
-      item.ranks_per_node = tensor.ranks_per_node;
-      item.bytes = bytes;
-      item.seconds = item.exposed = t;
-      item.per_iteration = 1;
-      record.add(std::move(item));
-    }
-    return t;
-  };
-  return {reduce(CostPhase::forward, 8, "all_reduce fp8 amax of X and W (tensor group x*y*z)"),
-          reduce(CostPhase::backward, 4, "all_reduce fp8 amax of dY (tensor group x*y*z)")};
+  const GroupPlacement tensor =
+      product_group(place_group(c.x, c.stride(GridDim::x), n), place_group(c.y, c.stride(GridDim::y), n));
+  return {amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::forward, 8,
+                          "all_reduce fp8 amax of X and W (tensor group x*y)"),
+          amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::backward, 4,
+                          "all_reduce fp8 amax of dY (tensor group x*y)")};
 }
 
-double fp8_weight_casts(const CostInputs& in, double layers, const CostRecorder& record) {
+double gathered_weight_bytes(Precision precision, Fp8Weights held) {
+  const bool fp8_gather = precision == Precision::fp8 && (held == Fp8Weights::gathered || held == Fp8Weights::primary);
+  return fp8_gather ? kFp8Bytes : bytes_per_element(precision);
+}
+
+double fp8_weight_casts(const CostInputs& in, double layers, double microbatches, const CostRecorder& record) {
   if (!fp8(in.spec)) return 0;
-  const double bytes = layers * in.shapes.block_weights() * kCastBytesPerElement;
-  return record.memory(CostScope::step, CostPhase::forward, "fp8 casts of the stage's linear weights (first microbatch)",
-                       bytes, memory_op_seconds(in.machine, bytes, 4 * layers));
+  const ParallelConfig& c = in.config;
+  const bool every_microbatch = c.z > 1 || in.machine.fp8_weights == Fp8Weights::transient ||
+                                in.machine.fp8_weights == Fp8Weights::gathered;
+  const double casts = layers * (every_microbatch ? microbatches : 1);
+  // Z gathers fp8: backward transposes the gathered weight, and a `gathered` stack casts each shard it gathers.
+  double per_element = kCastBytesPerElement;
+  if (c.z > 1 && gathered_weight_bytes(in) == kFp8Bytes) {
+    per_element = kTransposeBytes;
+    if (in.machine.fp8_weights == Fp8Weights::gathered) per_element += kBlockGathers * kShardCastBytes / double(c.z);
+  }
+  const double bytes = casts * in.shapes.block_weights() * per_element;
+  const double seconds = record.memory(CostScope::step, CostPhase::forward,
+                                       every_microbatch ? "fp8 casts of the stage's linear weights (every microbatch)"
+                                                        : "fp8 casts of the stage's linear weights (first microbatch)",
+                                       bytes, memory_op_seconds(in.machine, bytes, 4 * casts));
+  return seconds + precomputed_scales(in, layers, record);
 }
 
 double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers) {

@@ -40,11 +40,22 @@
 //   weights    cast once per iteration (Transformer Engine keeps the fp8
 //              weight and its transpose for the later microbatches:
 //              is_first_microbatch), 4 bytes per local linear weight element
-//              of the x·y block; with z > 1 every microbatch, since Z
-//              gathers the bf16 weight anew
+//              of the x·y block; every microbatch with z > 1, since Z
+//              gathers the bf16 weight anew, or where the stack casts in each
+//              forward (stack.fp8_weights transient or gathered). Gathered
+//              with z > 1: each gather casts the rank's fp32 shard (5 bytes a
+//              shard element, twice a microbatch) and moves fp8 (1 byte, not
+//              bf16's 2: gathered_weight_bytes, as for primary weights), and
+//              backward transposes the gathered fp8 weight for dX (2 bytes:
+//              torch._scaled_mm takes its second operand column-major);
+//              one all-reduce of the shards' amaxes over Z per iteration
 //   amax       per layer, the amax of each fp8 tensor (X and W forward, dY
 //              backward: 8 + 4 fp32 values) all-reduced over the
-//              tensor-parallel group x·y·z, latency-bound and exposed
+//              tensor-parallel group x·y, latency-bound and exposed. Not over
+//              z: Z gathers a weight before the cast (or casts it with the
+//              precomputed scale), and a rank's activations are its own
+//              (torchao's tensor_to_amax reduces only a tensor-parallel
+//              DTensor's amax)
 //   memory     the cached fp8 weight and its transpose: 2 bytes per local
 //              linear weight beside the bf16 weight (and its fp32 master in
 //              the optimizer state). fp8 copies of saved activations are not
@@ -82,8 +93,15 @@ double sequence_parallel_gather_bytes(const CostInputs& in);
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record);
 // One layer's exposed amax all-reduces over the tensor group (zero unless fp8).
 Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record);
-// The weight casts of `layers` layers, once per iteration (zero unless fp8).
-double fp8_weight_casts(const CostInputs& in, double layers, const CostRecorder& record);
+// Bytes per element of a block's linear weights as Z all-gathers them: 1 where
+// the stack gathers fp8 (stack.fp8_weights gathered or primary), else the model's.
+double gathered_weight_bytes(Precision precision, Fp8Weights held);
+inline double gathered_weight_bytes(const CostInputs& in) {
+  return gathered_weight_bytes(in.spec.precision, in.machine.fp8_weights);
+}
+// The weight casts of a stage of `layers` layers over an iteration of
+// `microbatches` (zero unless fp8).
+double fp8_weight_casts(const CostInputs& in, double layers, double microbatches, const CostRecorder& record);
 // Bytes of the cached fp8 weights and transposes for `layers` layers on one rank (zero unless fp8).
 double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers);
 

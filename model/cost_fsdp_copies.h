@@ -13,8 +13,9 @@
 //                                        gradient_predivide_factor (> 1 from 2 ranks on)
 //     after an all-gather        0       it gathers into the FlatParameter the views read
 //   per_parameter (FSDP2, torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py):
-//     after each all-gather      2e      foreach_all_gather_copy_out: split_with_sizes_copy from
-//                                        the gather buffer into each parameter
+//     after each all-gather      2g      foreach_all_gather_copy_out: split_with_sizes_copy from
+//                                        the gather buffer into each parameter, in the gathered
+//                                        bytes g (e, or 1 for weights gathered in fp8)
 //     before the reduce-scatter  e + r   foreach_reduce_scatter_copy_in into the reduce-scatter
 //                                        buffer in the reduce dtype (fp32 and bf16 divide in
 //                                        NCCL's average: no pre-divide kernel)
@@ -35,12 +36,15 @@ struct FsdpCopyBytes {
   double after_gather = 0;   // per weight element, after each all-gather
   double before_reduce = 0;  // per weight element, before the gradient reduce-scatter
 };
-FsdpCopyBytes fsdp_copy_bytes(const CostInputs& in);
+// For a unit whose weights are gathered in `gathered_bytes` an element (e, or
+// fp8's 1 for a block gathered in fp8: cost_fp8.h's gathered_weight_bytes).
+FsdpCopyBytes fsdp_copy_bytes(const CostInputs& in, double gathered_bytes);
 
 // Records and returns the seconds of one microbatch's copies for an FSDP unit of `elements`
-// weight elements per (x, y) rank, gathered `gathers` times when its weights are Z-sharded
-// (z > 1), its gradients reduce-scattered when z > 1 or zero = 2 shards them over data × context.
+// weight elements per (x, y) rank, gathered `gathers` times in `gathered_bytes` an element
+// when its weights are Z-sharded (z > 1), its gradients reduce-scattered when z > 1 or
+// zero = 2 shards them over data × context.
 double fsdp_copy_seconds(const CostInputs& in, const CostRecorder& record, CostScope scope, double elements,
-                         int gathers);
+                         int gathers, double element_bytes_gathered);
 
 }  // namespace axo

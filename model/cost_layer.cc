@@ -155,7 +155,7 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
                                                                          : "attention core forward again";
     record.memory(kLayer, CostPhase::recompute, what, 0, layer.recompute);
   }
-  layer.backward += fsdp_copy_seconds(in, record, kLayer, in.shapes.block_weights(), 2);
+  layer.backward += fsdp_copy_seconds(in, record, kLayer, in.shapes.block_weights(), 2, gathered_weight_bytes(in));
   double oar_windows = 0;
   for (double dw : layer.linear_dw) oar_windows += dw;
   layer.backward_window = layer.backward + layer.recompute - oar_windows;

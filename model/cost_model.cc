@@ -263,8 +263,7 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   LayerCompute paced = local.layer;
   paced.recompute *= recomputed_share;
   Breakdown b;
-  // fp8 weights are cast once per iteration, or per microbatch when Z gathers them anew.
-  b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers * (c.z > 1 ? m : 1), record);
+  b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers, m, record);
   b.tp_comm = m * stage.tp_comm;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);

@@ -18,7 +18,7 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
                                       memory_op_seconds(in.machine, 2 * bytes, 1));
   // An untied embedding is an FSDP unit of its own; a tied one is the LM head's (head_compute).
   if (!in.spec.tied_embeddings) {
-    ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.head_weights(), 1);
+    ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.head_weights(), 1, in.shapes.element_bytes);
   }
 }
 
@@ -39,7 +39,7 @@ void head_compute(const CostInputs& in, const CostRecorder& record, StageEndComp
   const double loss = record.memory(last, CostPhase::forward, "cross-entropy", loss_bytes,
                                     memory_op_seconds(in.machine, loss_bytes, 2));
   ends.last_forward = head + loss + norm;
-  const double copies = fsdp_copy_seconds(in, record, last, x.head_weights(), 1);
+  const double copies = fsdp_copy_seconds(in, record, last, x.head_weights(), 1, x.element_bytes);
   ends.last_backward = head_dx + head_dw + loss + 2 * norm + copies;
 }
 

@@ -18,8 +18,8 @@ void linear_forward_collectives(const CostInputs& in, const LocalLinear& l, Cost
   const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
   const char* name = l.full.name;
   if (in.machine.weight_gather == WeightGather::per_linear) {
-    visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
-                     Exposure::prefetch_fwd});
+    visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::z, l.block, gathered_weight_bytes(in),
+                     "weights", name, Exposure::prefetch_fwd});
   }
   if (in.config.sequence_parallel && !l.full.transposed) {
     visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::y, tokens * double(l.full.in),
@@ -51,8 +51,8 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
   const Exposure tp = backward_tp_exposure(in);
   const bool per_linear = in.machine.weight_gather == WeightGather::per_linear;
   if (per_linear) {
-    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::z, l.block, e, "weights", name,
-                     Exposure::async_bwd});
+    visit(Collective{kLayer, bwd, CollectiveOp::all_gather, GridDim::z, l.block, gathered_weight_bytes(in),
+                     "weights", name, Exposure::async_bwd});
   }
   if (in.config.sequence_parallel && !l.full.transposed) {
     // Megatron-LM keeps only the sequence-split input and gathers it again
@@ -88,7 +88,7 @@ void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer
 template <class Visit>
 void block_weight_collectives(const CostInputs& in, Visit& visit) {
   if (in.machine.weight_gather != WeightGather::per_block) return;
-  const double block = in.shapes.block_weights(), e = in.shapes.element_bytes;
+  const double block = in.shapes.block_weights(), e = gathered_weight_bytes(in);
   const char* all = "all linear layers";
   visit(Collective{kLayer, CostPhase::forward, CollectiveOp::all_gather, GridDim::z, block, e, "block weights", all,
                    Exposure::prefetch_fwd});

@@ -39,7 +39,13 @@ const char* to_string(WeightGather gather) {
 }
 
 const char* to_string(Fp8Weights weights) {
-  return weights == Fp8Weights::primary ? "primary" : weights == Fp8Weights::transient ? "transient" : "cached";
+  switch (weights) {
+    case Fp8Weights::cached: return "cached";
+    case Fp8Weights::primary: return "primary";
+    case Fp8Weights::transient: return "transient";
+    case Fp8Weights::gathered: return "gathered";
+  }
+  return "cached";
 }
 
 const char* to_string(Fp8Casts casts) { return casts == Fp8Casts::separate ? "separate" : "fused"; }
@@ -47,8 +53,11 @@ const char* to_string(Fp8Casts casts) { return casts == Fp8Casts::separate ? "se
 const char* to_string(LossKind loss) { return loss == LossKind::fused ? "fused" : "fp32_copy"; }
 
 Fp8Weights parse_fp8_weights(const YamlMap& map) {
-  const std::string text = map.get_choice("fp8_weights", {"cached", "primary", "transient"});
-  return text == "primary" ? Fp8Weights::primary : text == "transient" ? Fp8Weights::transient : Fp8Weights::cached;
+  const std::string text = map.get_choice("fp8_weights", {"cached", "primary", "transient", "gathered"});
+  for (Fp8Weights weights : {Fp8Weights::primary, Fp8Weights::transient, Fp8Weights::gathered}) {
+    if (text == to_string(weights)) return weights;
+  }
+  return Fp8Weights::cached;
 }
 
 Fp8Casts parse_fp8_casts(const YamlMap& map) {

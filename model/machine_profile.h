@@ -56,8 +56,13 @@ const char* to_string(WeightGather gather);
 // bf16_with_fp8_mixed sets fp8_param_gather=True), so the transpose cache
 // replaces the 2-byte copy; `transient`, cast in each forward and freed after
 // the layer (torchao's Float8Linear in torchtitan; Transformer Engine called
-// without is_first_microbatch, as llm-foundry's amp_fp8 does).
-enum class Fp8Weights { cached, primary, transient };
+// without is_first_microbatch, as llm-foundry's amp_fp8 does); `gathered`,
+// transient, but a Z-sharded weight is cast to fp8 on its shard and all-gathered
+// in fp8 with scales computed once per iteration (torchao's
+// enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp,
+// torchtitan's quantize.linear.float8 options: torchao float8/fsdp_utils.py,
+// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather).
+enum class Fp8Weights { cached, primary, transient, gathered };
 const char* to_string(Fp8Weights weights);
 // Where the fp8 casts of a block's linear inputs and output gradients run
 // (precision fp8, model/cost_fp8.h): `fused`, in the kernel that produces the

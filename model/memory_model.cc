@@ -119,14 +119,16 @@ struct StageMemoryParts {
 // stack gathers per block (double-buffered when prefetched), with a pipeline
 // the point-to-point send and receive buffers, and with context parallelism the ring's two key/value receive blocks
 // (double-buffered: one computed on while the next arrives).
-double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, WeightGather gather) {
+double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   const double e = bytes_per_element(spec.precision);
   const double tokens = tokens_per_rank(spec, c);
   const double largest_linear = double(std::max({spec.qkv_width() * spec.hidden, spec.mlp_up_width() * spec.hidden,
                                                  spec.ffn_hidden * spec.hidden}));
   const double gathered =
-      (gather == WeightGather::per_block ? double(spec.params_per_layer()) : largest_linear) / double(c.x * c.y);
-  double buffers = c.z > 1 ? gathered * e * (c.overlap ? 2 : 1) : 0;
+      (stack.weight_gather == WeightGather::per_block ? double(spec.params_per_layer()) : largest_linear) /
+      double(c.x * c.y);
+  const double gathered_e = gathered_weight_bytes(spec.precision, stack.fp8_weights);  // fp8 gathers: 1 byte
+  double buffers = c.z > 1 ? gathered * gathered_e * (c.overlap ? 2 : 1) : 0;
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }
@@ -169,8 +171,10 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   // softmax reads unless the loss is fused (LossKind).
   const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
-  parts.buffers = comm_buffer_bytes(spec, c, stack.weight_gather);
-  parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1);
+  parts.buffers = comm_buffer_bytes(spec, c, stack);
+  // A weight Z gathers in fp8 (Fp8Weights::gathered) is its gather buffer: only its transpose is a copy.
+  const bool fp8_gathered = stack.fp8_weights == Fp8Weights::gathered && c.z > 1;
+  parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1) * (fp8_gathered ? 0.5 : 1);
   parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();
@@ -184,7 +188,8 @@ double fp8_copied_layers(Fp8Weights weights, double layers) {
   switch (weights) {
     case Fp8Weights::cached: return layers;                      // kept from the first microbatch on
     case Fp8Weights::primary: return 0;                          // the weights are the fp8 copies
-    case Fp8Weights::transient: return std::min(layers, 1.0);    // the layer being computed
+    case Fp8Weights::transient:                                  // the layer being computed
+    case Fp8Weights::gathered: return std::min(layers, 1.0);
   }
   return layers;
 }

@@ -30,8 +30,8 @@
 // [float8] section: torchtitan/config/job_config.py Model.converters and
 // Float8) with tensorwise scaling and the output layer left out
 // (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) the
-// weights are all-gathered in float8 (enable_fsdp_float8_all_gather), which
-// moves half the bytes axo prices.
+// weights are all-gathered in float8 (enable_fsdp_float8_all_gather), half the
+// bytes, as axo prices it where the machine's stack.fp8_weights is `gathered`.
 // The stages hold the layers axo's split gives them (priced_split): equal
 // chunks as pipeline_parallel_layers_per_stage, an unequal split (axo
 // balances the LM head) as each model part's modules.
@@ -62,7 +62,7 @@ std::string float8_sections(const ParallelConfig& c) {
   text += key("recipe_name", "tensorwise");
   text += "filter_fqns = [\"output\"]\n";
   if (c.z > 1) {
-    text += "# FSDP all-gathers the weights in float8: half the bytes axo prices.\n"
+    text += "# FSDP all-gathers the weights in float8 (axo prices it with stack.fp8_weights: gathered).\n"
             "enable_fsdp_float8_all_gather = true\n"
             "precompute_float8_dynamic_scale_for_fsdp = true\n";
   }

@@ -300,9 +300,9 @@ void set_config(const Row& row, CorpusCase& c) {
   // Async TP micro-pipelines the TP collectives with the GEMMs: hidden, as Megatron-LM's (the
   // machine entries say exposed for torchtitan's eager DTensor TP).
   if (async_tp(row)) c.stack.tp_collectives = TpCollectives::overlapped;
-  if (contains(row["precision"], "fp8 FSDP all-gather")) {
-    c.notes.push_back("torchtitan's fp8 FSDP all-gather priced at bf16's bytes");
-  }
+  // torchao's enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp (the Trainy
+  // H200 command names both): the weights cast on their shards and gathered in fp8.
+  if (contains(row["precision"], "fp8 FSDP all-gather")) c.stack.fp8_weights = Fp8Weights::gathered;
   if (contains(other, "distributed optimizer")) config.zero = 1;  // Megatron's distributed optimizer is ZeRO-1
   if (grad_op) config.zero = 2;
   if (c.source == "torchtitan" && config.pipeline > 1) return torchtitan_pipeline(row, fsdp, c);

@@ -156,6 +156,73 @@ TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
   EXPECT_DOUBLE_EQ(items[1].bytes, 4 * 4);  // dY of four linears
   EXPECT_GT(amax.forward, 0);
   EXPECT_DOUBLE_EQ(amax.forward, items[0].exposed);
+  // Z (FSDP) gathers the weights before their cast and a rank's activations are its own:
+  // the group stays x·y.
+  c.z = 4;
+  items.clear();
+  fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder(&items, 1, 1));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].group_size, 8);
+  c.y = 1;
+  EXPECT_EQ(fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder()).forward, 0);
+}
+
+// A stack that casts each weight in its forward (transient) recasts it every
+// microbatch; a cached copy is cast on the first one only.
+TEST(CostFp8, TransientWeightsAreCastEveryMicrobatch) {
+  const TransformerSpec spec = fp8_model("llama3-8b");
+  MachineProfile h100 = load_machine("dgx-h100");
+  ParallelConfig c;
+  c.y = 2;
+  const LocalShapes shapes = local_shapes(spec, c);
+  const double layers = 32, microbatches = 4, block = shapes.block_weights();
+  std::vector<CostItem> items;
+  h100.fp8_weights = Fp8Weights::cached;
+  fp8_weight_casts({spec, h100, c, shapes}, layers, microbatches, CostRecorder(&items, 1, 1));
+  h100.fp8_weights = Fp8Weights::transient;
+  fp8_weight_casts({spec, h100, c, shapes}, layers, microbatches, CostRecorder(&items, 1, 1));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(items[0].bytes, layers * block * 4);  // read bf16, write fp8 and its transpose
+  EXPECT_DOUBLE_EQ(items[1].bytes, microbatches * items[0].bytes);
+}
+
+// torchao's fp8 FSDP all-gather (stack.fp8_weights gathered): each gather casts the rank's
+// fp32 shard (5 bytes a shard element, two gathers a microbatch) and moves 1 byte, not 2;
+// backward transposes the gathered weight (2 bytes); FSDP2 copies the gathered fp8 out (1 + 1);
+// one all-reduce of the shards' amaxes over Z per iteration gives every weight its scale.
+TEST(CostFp8, GatheredWeightsAreCastOnTheShardAndGatheredInFp8) {
+  const TransformerSpec spec = fp8_model("llama3-8b");
+  MachineProfile h200 = load_machine("h200-hgx");
+  h200.weight_gather = WeightGather::per_block, h200.fsdp_copies = FsdpCopies::per_parameter;
+  ParallelConfig c;
+  c.z = 32, c.microbatch = 64;
+  const LocalShapes shapes = local_shapes(spec, c);
+  const CostInputs in{spec, h200, c, shapes};
+  const double layers = 32, microbatches = 2, block = shapes.block_weights();
+  EXPECT_DOUBLE_EQ(gathered_weight_bytes(in), 2);  // transient: gathered in bf16
+  h200.fp8_weights = Fp8Weights::gathered;
+  EXPECT_DOUBLE_EQ(gathered_weight_bytes(in), 1);
+  std::vector<CostItem> items;
+  const double seconds = fp8_weight_casts(in, layers, microbatches, CostRecorder(&items, 1, 1));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_DOUBLE_EQ(items[0].bytes, microbatches * layers * block * (2 + 2 * 5 / 32.0));
+  EXPECT_EQ(items[1].kind, CostKind::collective);
+  EXPECT_EQ(items[1].group_size, 32);
+  EXPECT_EQ(items[1].per_iteration, 1);
+  EXPECT_DOUBLE_EQ(seconds, items[0].exposed + items[1].exposed);
+  // The layer's block gathers move fp8.
+  items.clear();
+  CostModel(spec, h200).explain(c, items);
+  int gathers = 0;
+  for (const CostItem& item : items) {
+    if (item.name.rfind("all_gather block weights", 0) != 0) continue;
+    EXPECT_DOUBLE_EQ(item.bytes, block);
+    ++gathers;
+  }
+  EXPECT_EQ(gathers, 2);  // forward, and again for backward
+  MachineProfile transient = h200;
+  transient.fp8_weights = Fp8Weights::transient;
+  EXPECT_LT(CostModel(spec, h200).evaluate(c).iter_time, CostModel(spec, transient).evaluate(c).iter_time);
 }
 
 // The cached fp8 weight and its transpose: 2 bytes per local linear weight.

@@ -32,15 +32,17 @@ struct Case {
 // concatenate and pre-divide, 2+2 each. FSDP2: 2+2 out of each gather, 2+4 (or 2+2) into the
 // reduce-scatter buffer. Megatron's buffers (none): nothing.
 TEST(CostFsdpCopies, BytesPerElementFollowTheStacksCode) {
-  const FsdpCopyBytes flat32 = fsdp_copy_bytes(Case(FsdpCopies::flat_parameter, ReduceDtype::fp32).inputs());
+  const FsdpCopyBytes flat32 = fsdp_copy_bytes(Case(FsdpCopies::flat_parameter, ReduceDtype::fp32).inputs(), 2);
   EXPECT_DOUBLE_EQ(flat32.after_gather, 0);
   EXPECT_DOUBLE_EQ(flat32.before_reduce, 4 + 6 + 8);
-  EXPECT_DOUBLE_EQ(fsdp_copy_bytes(Case(FsdpCopies::flat_parameter, ReduceDtype::compute).inputs()).before_reduce, 8);
-  const FsdpCopyBytes per32 = fsdp_copy_bytes(Case(FsdpCopies::per_parameter, ReduceDtype::fp32).inputs());
+  EXPECT_DOUBLE_EQ(fsdp_copy_bytes(Case(FsdpCopies::flat_parameter, ReduceDtype::compute).inputs(), 2).before_reduce, 8);
+  const FsdpCopyBytes per32 = fsdp_copy_bytes(Case(FsdpCopies::per_parameter, ReduceDtype::fp32).inputs(), 2);
   EXPECT_DOUBLE_EQ(per32.after_gather, 4);
   EXPECT_DOUBLE_EQ(per32.before_reduce, 6);
-  EXPECT_DOUBLE_EQ(fsdp_copy_bytes(Case(FsdpCopies::per_parameter, ReduceDtype::compute).inputs()).before_reduce, 4);
-  const FsdpCopyBytes none = fsdp_copy_bytes(Case(FsdpCopies::none, ReduceDtype::fp32).inputs());
+  EXPECT_DOUBLE_EQ(fsdp_copy_bytes(Case(FsdpCopies::per_parameter, ReduceDtype::compute).inputs(), 2).before_reduce, 4);
+  // FSDP2 gathering fp8 weights (stack.fp8_weights gathered) copies them out in 1 + 1 bytes.
+  EXPECT_DOUBLE_EQ(fsdp_copy_bytes(Case(FsdpCopies::per_parameter, ReduceDtype::fp32).inputs(), 1).after_gather, 2);
+  const FsdpCopyBytes none = fsdp_copy_bytes(Case(FsdpCopies::none, ReduceDtype::fp32).inputs(), 2);
   EXPECT_DOUBLE_EQ(none.after_gather + none.before_reduce, 0);
 }
 
@@ -65,10 +67,10 @@ TEST(CostFsdpCopies, OnlyShardedWeightsAndGradientsAreCopied) {
   Case c(FsdpCopies::per_parameter, ReduceDtype::fp32);
   c.config.z = 1, c.config.data = 8, c.config.zero = 2;
   c.shapes = local_shapes(c.spec, c.config);
-  EXPECT_NEAR(fsdp_copy_seconds(c.inputs(), CostRecorder(), CostScope::layer, c.block(), 2),
+  EXPECT_NEAR(fsdp_copy_seconds(c.inputs(), CostRecorder(), CostScope::layer, c.block(), 2, 2),
               memory_op_seconds(c.machine, c.block() * 6, 1), 1e-12);
   c.config.zero = 0;
-  EXPECT_EQ(fsdp_copy_seconds(c.inputs(), CostRecorder(), CostScope::layer, c.block(), 2), 0);
+  EXPECT_EQ(fsdp_copy_seconds(c.inputs(), CostRecorder(), CostScope::layer, c.block(), 2, 2), 0);
 }
 
 // The LM head's FSDP unit is gathered once per microbatch: the last stage's backward grows by it;

@@ -165,6 +165,11 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
   EXPECT_EQ(back.loss, LossKind::fused);
   EXPECT_EQ(back.selective, SelectiveKind::per_op);
   EXPECT_EQ(back.optimizer_state, OptimizerState::bf16);
+  for (Fp8Weights weights : {Fp8Weights::cached, Fp8Weights::transient, Fp8Weights::gathered}) {
+    YAML::Node held = YAML::Clone(node);
+    held["stack"]["fp8_weights"] = to_string(weights);
+    EXPECT_EQ(machine_profile_from_yaml(held, "rt").fp8_weights, weights) << to_string(weights);
+  }
   for (const auto& [key, bad] : {std::pair<std::string, std::string>{"fp8_weights", "fp4"},
                                  {"loss", "chunked"},
                                  {"selective", "every_other_layer"},

@@ -256,6 +256,26 @@ TEST(MemoryModel, Fp8WeightCopiesAsTheStackHoldsThem) {
   EXPECT_DOUBLE_EQ(memory_per_device(bf16, c, cached).weights, memory_per_device(bf16, c).weights);
 }
 
+// Gathered in fp8 over Z (torchao's fp8 FSDP all-gather): the two prefetched block buffers hold
+// 1 byte an element, not 2, and the gathered fp8 weight is the buffer, so the computed layer's
+// copy is only its transpose (1 byte); without Z it is transient's.
+TEST(MemoryModel, Fp8GatheredWeightsHalveTheBlockBuffers) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.precision = Precision::fp8;
+  ParallelConfig c;
+  c.z = 8, c.microbatch = 8;
+  auto memory = [&](Fp8Weights held) {
+    MemoryStack stack(AttentionKind::flash);
+    stack.weight_gather = WeightGather::per_block, stack.fp8_weights = held;
+    return memory_per_device(spec, c, stack);
+  };
+  const MemoryBreakdown transient = memory(Fp8Weights::transient), gathered = memory(Fp8Weights::gathered);
+  EXPECT_DOUBLE_EQ(gathered.comm_buffers, transient.comm_buffers / 2);
+  EXPECT_DOUBLE_EQ(transient.weights - gathered.weights, double(spec.linear_weights_per_layer()) / 8);
+  c.z = 1, c.data = 8, c.microbatch = 1;
+  EXPECT_DOUBLE_EQ(memory(Fp8Weights::gathered).weights, memory(Fp8Weights::transient).weights);
+}
+
 // FSDP gathers one transformer block at a time (the current one and the prefetched next):
 // the buffers hold two blocks' weights, never the whole model; AxoNN gathers one linear.
 TEST(MemoryModel, PerBlockGatherHoldsTwoBlocks) {

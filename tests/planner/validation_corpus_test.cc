@@ -266,12 +266,16 @@ TEST(ValidationCorpus, TorchtitanPipelineRowsShardOncePerIteration) {
   EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp").stack.grad_reduce, GradReduce::overlapped);
 }
 
-// The Trainy H200 runs ran llama3_8b.toml's selective (per-op) checkpointing (recipes:).
-TEST(ValidationCorpus, TrainyRowsRunTheTomlsCheckpointing) {
+// The Trainy H200 runs ran llama3_8b.toml's selective (per-op) checkpointing (recipes:), and
+// gathered their float8 weights in fp8 (their precision cell: "fp8 FSDP all-gather"); the
+// other torchtitan float8 rows gather bf16 and cast after the gather.
+TEST(ValidationCorpus, TrainyRowsRunTheTomlsCheckpointingAndGatherFp8) {
   const CorpusCase& c = find("torchtitan_trainy_llama31_8b_32xH200_float8");
   ASSERT_TRUE(c.expressed()) << c.why_not;
   EXPECT_EQ(c.config.recompute, Recompute::selective);
   EXPECT_EQ(c.stack.selective, SelectiveKind::per_op);
+  EXPECT_EQ(c.stack.fp8_weights, Fp8Weights::gathered);
+  EXPECT_EQ(find("torchtitan_dec24_llama31_8b_8xH100_fsdp_compile_float8").stack.fp8_weights, Fp8Weights::transient);
 }
 
 // torchtitan's per-layer selective checkpointing (every second block in full) is full recompute
