@@ -27,18 +27,23 @@
 // megatron/core/distributed/distributed_data_parallel_config.py); offload
 // then is --optimizer-cpu-offload, which needs it. Megatron keeps each rank's
 // whole gradient buffer, so zero=2 has no counterpart, nor offload without it.
-// An unequal pipeline split whose inner stages are equal is
-// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
-// (megatron/core/transformer/transformer_block.py, without interleaving).
-// Interleaved, --num-layers-per-virtual-pipeline-stage is equal chunks: a plan
-// is exported only when axo's own split (priced_split) has equal chunks, never
-// merely because the layers divide (axo's split balances the LM head, so a
-// large vocabulary leaves the last chunk fewer layers), else refused.
+// The split is axo's own (priced_split), never merely equal because the layers
+// divide (axo's split balances the LM head, so a large vocabulary leaves the
+// last chunk fewer layers). Equal chunks: --num-layers-per-virtual-pipeline-stage
+// when interleaved. An unequal split whose inner stages are equal, without
+// interleaving: --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers (megatron/core/transformer/transformer_block.py).
+// Any other split: --pipeline-model-parallel-layout, every chunk in layer order
+// (chunk k on pipeline rank k mod P), "t" a transformer layer, "E" the
+// embedding, "L" the loss, "|" between chunks, "t*n" n layers
+// (megatron/core/transformer/pipeline_parallel_layer_layout.py, Megatron-Core
+// 0.13 on).
 // Precision fp8 is --bf16 with --fp8-format hybrid, --fp8-amax-history-len
 // and --fp8-amax-compute-algo (megatron/training/arguments.py; the values of
 // examples/llama/train_llama3_8b_h100_fp8.sh): Transformer Engine's fp8
 // linear layers over bf16 tensors, as axo prices them (model/cost_fp8.h).
 #include <string>
+#include <vector>
 
 #include "model/error.h"
 #include "planner/export.h"
@@ -47,33 +52,40 @@ namespace axo {
 
 namespace {
 
-// The layers of the first and the last stage when they differ from the
-// inner stages' (equal) count: {0, 0} for an equal split. Empty `why` when
-// Megatron can express the split axo priced (priced_split).
-struct StageEnds {
-  int64_t first = 0, last = 0;
-  std::string why;
-};
-StageEnds unequal_stage_ends(const TransformerSpec& spec, const ParallelConfig& c) {
-  const PipelineSplit& split = priced_split(spec, c);
-  StageEnds ends;
-  if (equal_chunks(split)) return ends;
-  if (c.interleave > 1) {
-    ends.why = split_sentence(spec, split) +
-               " over interleaved chunks, and Megatron-LM's interleaved schedule "
-               "(--num-layers-per-virtual-pipeline-stage) needs equal chunks";
-    return ends;
-  }
+// Whether an unequal split without interleaving has equal inner stages, so that
+// the first and last stages' counts describe it.
+bool only_ends_differ(const PipelineSplit& split, const ParallelConfig& c) {
+  if (c.interleave > 1) return false;
   for (int64_t s = 2; s + 1 < c.pipeline; ++s) {
-    if (split.stage_layers(s) != split.stage_layers(1)) {
-      ends.why = split_sentence(spec, split) +
-                 ", and Megatron-LM sets only the first and last stages' layers, the others equal";
-      return ends;
-    }
+    if (split.stage_layers(s) != split.stage_layers(1)) return false;
   }
-  ends.first = split.stage_layers(0);
-  ends.last = split.stage_layers(c.pipeline - 1);
-  return ends;
+  return true;
+}
+
+// --pipeline-model-parallel-layout's string for `split`: "Et*5|t*4|...|t*3L".
+std::string pipeline_layout(const PipelineSplit& split) {
+  std::string layout;
+  const std::vector<LayerRange>& chunks = split.chunks();
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    if (k > 0) layout += "|";
+    if (k == 0) layout += "E";
+    if (chunks[k].count() > 0) layout += "t*" + std::to_string(chunks[k].count());
+    if (k + 1 == chunks.size()) layout += "L";
+  }
+  return layout;
+}
+
+// The flags that give Megatron axo's split (see the header): none for equal stages.
+std::string split_flags(const TransformerSpec& spec, const ParallelConfig& c) {
+  const PipelineSplit& split = priced_split(spec, c);
+  if (equal_chunks(split)) {
+    return c.interleave > 1 ? flag("--num-layers-per-virtual-pipeline-stage", split.chunks().front().count()) : "";
+  }
+  if (only_ends_differ(split, c)) {
+    return flag("--decoder-first-pipeline-num-layers", split.stage_layers(0)) +
+           flag("--decoder-last-pipeline-num-layers", split.stage_layers(c.pipeline - 1));
+  }
+  return flag("--pipeline-model-parallel-layout \"" + pipeline_layout(split) + "\"");
 }
 
 }  // namespace
@@ -89,7 +101,6 @@ std::string megatron_limitation(const TransformerSpec& spec, const MachineProfil
     return "offloading the optimizer (--optimizer-cpu-offload) needs its distributed optimizer, "
            "which shards the optimizer state over the data ranks: plan with zero=1";
   }
-  if (const StageEnds ends = unequal_stage_ends(spec, c); !ends.why.empty()) return ends.why;
   if (c.y > 1 && !c.overlap) {
     return "it always overlaps the tensor-parallel backward collective with the weight-gradient "
            "GEMM, so a plan with overlap=off does not describe it";
@@ -129,14 +140,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   text += flag("--tensor-model-parallel-size", c.y);
   text += flag("--pipeline-model-parallel-size", c.pipeline);
   if (c.context > 1) text += flag("--context-parallel-size", c.context);
-  if (c.interleave > 1) {
-    // Equal chunks (megatron_limitation refuses others): axo's split as it priced it.
-    text += flag("--num-layers-per-virtual-pipeline-stage", priced_split(spec, c).chunks().front().count());
-  }
-  if (const StageEnds ends = unequal_stage_ends(spec, c); ends.first > 0) {
-    text += flag("--decoder-first-pipeline-num-layers", ends.first);
-    text += flag("--decoder-last-pipeline-num-layers", ends.last);
-  }
+  text += split_flags(spec, c);
   if (tp_pp_dp) text += flag("--use-tp-pp-dp-mapping");
   text += batch_and_shape_flags(spec, c);
   if (spec.kv_heads != spec.heads) {

@@ -84,7 +84,7 @@ TEST(ExportMegatron, GptWithFullRecompute) {
 
 // llama3-8b's 32 layers over 4 stages are 9,8,8,7 (its LM head weighs as much as 1.8
 // layers): the first and last counts. Interleaved, axo's chunks (5+4,4+4,4+4,4+3) are
-// unequal though 32 divides into 8, and Megatron's interleaved schedule cannot run them.
+// unequal though 32 divides into 8: Megatron-Core's layout, chunk k on rank k mod 4.
 TEST(ExportMegatron, LlamaUnequalStagesSequenceParallelPipelineBeforeData) {
   ParallelConfig c = grid(4, 2, 1, 2, 1, 1);
   c.recompute = Recompute::selective;
@@ -95,11 +95,14 @@ TEST(ExportMegatron, LlamaUnequalStagesSequenceParallelPipelineBeforeData) {
   EXPECT_NE(text.find("  --decoder-first-pipeline-num-layers 9\n  --decoder-last-pipeline-num-layers 7\n"),
             std::string::npos) << text;
   c.interleave = 2;
-  EXPECT_NE(megatron_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c)
-                .find("as 5+4,4+4,4+4,4+3 (its LM head weighs as much as 1.8 layers, so the last chunk holds fewer) "
-                      "over interleaved chunks, and Megatron-LM's interleaved schedule"),
-            std::string::npos);
-  EXPECT_THROW(export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context()), InputError);
+  ASSERT_EQ(priced_split(llama3_8b(), c).text(), "5+4,4+4,4+4,4+3");
+  EXPECT_EQ(megatron_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c), "");
+  const std::string layout = export_megatron(llama3_8b(), gpu_machine("dgx-h100", 8), c, context());
+  EXPECT_NE(layout.find("  --pipeline-model-parallel-layout \"Et*5|t*4|t*4|t*4|t*4|t*4|t*4|t*3L\"\n"),
+            std::string::npos) << layout;
+  for (const char* other : {"--num-layers-per-virtual-pipeline-stage", "--decoder-first", "--decoder-last"}) {
+    EXPECT_EQ(layout.find(other), std::string::npos) << other;  // Megatron takes one of them
+  }
 }
 
 TEST(ExportMegatron, LlamaContextParallel) {
@@ -149,16 +152,35 @@ TEST(ExportMegatron, DistributedOptimizerAndUnequalStages) {
   }
 }
 
-TEST(ExportMegatron, ZeroTwoAndInterleavedUnequalChunksAreRefused) {
+// zero=2 has no Megatron counterpart. Splits that neither equal chunks nor first and last
+// counts describe (interleaved and unequal, or unequal inner stages) are its layout.
+TEST(ExportMegatron, ZeroTwoIsRefusedAndOtherSplitsAreALayout) {
   const MachineProfile machine = gpu_machine("selene", 8);
   ParallelConfig c = grid(1, 8, 1, 8, 1, 1);
   c.zero = 2;
   EXPECT_NE(megatron_limitation(gpt3_13b(), machine, c).find("zero=2 has no counterpart"), std::string::npos);
   c = grid(3, 1, 1, 8, 1, 1);
   c.interleave = 2;  // 40 layers in 6 chunks: not equal
-  EXPECT_NE(megatron_limitation(gpt3_13b(), machine, c).find("needs equal chunks"), std::string::npos);
+  const PipelineSplit& interleaved = priced_split(gpt3_13b(), c);
+  ASSERT_FALSE(equal_chunks(interleaved));
+  std::string expected = "E";
+  for (size_t k = 0; k < interleaved.chunks().size(); ++k) {
+    expected += (k > 0 ? "|t*" : "t*") + std::to_string(interleaved.chunks()[k].count());
+  }
+  EXPECT_NE(export_megatron(gpt3_13b(), machine, c, context())
+                .find("  --pipeline-model-parallel-layout \"" + expected + "L\"\n"),
+            std::string::npos) << interleaved.text();
+  c = grid(6, 1, 1, 8, 1, 1);  // 40 layers over 6 stages
+  const PipelineSplit& six = priced_split(gpt3_13b(), c);
+  bool inner_equal = true;
+  for (int64_t s = 2; s + 1 < 6; ++s) inner_equal &= six.stage_layers(s) == six.stage_layers(1);
+  const std::string text = export_megatron(gpt3_13b(), machine, c, context());
+  EXPECT_EQ(text.find("--pipeline-model-parallel-layout") != std::string::npos, !inner_equal) << six.text();
+  EXPECT_EQ(text.find("--decoder-first") != std::string::npos, inner_equal) << six.text();
   c = grid(4, 1, 1, 8, 1, 1);  // 40 layers over 4 stages: equal, no first/last counts
   EXPECT_EQ(export_megatron(gpt3_13b(), machine, c, context()).find("--decoder-first"), std::string::npos);
+  EXPECT_EQ(export_megatron(gpt3_13b(), machine, c, context()).find("--pipeline-model-parallel-layout"),
+            std::string::npos);
 }
 
 TEST(ExportOthers, ZeroHasNoTorchtitanOrAxonnCounterpart) {
@@ -296,8 +318,10 @@ TEST(Export, UnequalSplitWhereTheLayersDivide) {
   c = grid(2, 8, 1, 1, 1, 8);
   c.interleave = 4;
   ASSERT_EQ(priced_split(spec, c).text(), "5+4+4+4,4+4+4+3");
-  EXPECT_NE(megatron_limitation(spec, machine, c).find("needs equal chunks"), std::string::npos);
-  EXPECT_THROW(export_megatron(spec, machine, c, context()), InputError);
+  // Megatron-Core's layout lists the chunks in layer order, chunk k on rank k mod 2.
+  EXPECT_NE(export_megatron(spec, machine, c, context())
+                .find("  --pipeline-model-parallel-layout \"Et*5|t*4|t*4|t*4|t*4|t*4|t*4|t*3L\"\n"),
+            std::string::npos);
   const std::string looped = export_torchtitan(spec, machine, c, context());
   EXPECT_EQ(looped.find("pipeline_parallel_layers_per_stage"), std::string::npos) << looped;
   // Eight model parts, chunk k on rank k mod 2: the first five layers with the embedding.

@@ -106,16 +106,17 @@ TEST_F(Emit, SlurmNoteOnlyWhenNothingWroteThePlan) {
 
 // llama3-8b's 32 layers divide into 2 x 4 chunks, but axo splits them 5+4+4+4,4+4+4+3
 // (its LM head weighs as much as 1.8 layers): Megatron's equal virtual stages would not
-// be the plan axo priced, so the export is refused (every field fixed: nothing is near).
-TEST_F(Emit, MegatronRefusesAxosUnequalInterleavedSplit) {
+// be the plan axo priced, so the export writes Megatron-Core's layout of axo's chunks.
+TEST_F(Emit, MegatronWritesAxosUnequalInterleavedSplitAsALayout) {
   const Result r = axo(
       "plan --model llama3-8b --gpus 16 --machine dgx-h100 --fix pipeline=2,data=8,context=1,x=1,y=1,z=1,"
       "microbatch=1,recompute=none,recompute_layers=0,offload=off,zero=1,overlap=on,sequence_parallel=off,"
       "interleave=4,order=xyzcpd --emit megatron");
-  EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("axo splits the 32 layers as 5+4+4+4,4+4+4+3"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("needs equal chunks"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("MEGATRON_ARGS"), std::string::npos) << r.output;
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("MEGATRON_ARGS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--pipeline-model-parallel-layout \"Et*5|t*4|t*4|t*4|t*4|t*4|t*4|t*3L\""),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("--num-layers-per-virtual-pipeline-stage"), std::string::npos) << r.output;
 }
 
 // fp8 llama3-8b: the best plans shard the optimizer (zero > 0), which torchtitan cannot;
