@@ -14,6 +14,8 @@ namespace axo {
 // temporary file is then removed): a runtime failure, exit 1. The command line
 // checks an output path's folder before any work (tools/output_path.h), so a
 // write that fails here is one the up-front check could not foresee.
+// A symbolic link is followed (its target is replaced, the link kept); a
+// device, FIFO or socket (/dev/stdout, a pipe) is written in place.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace axo

@@ -100,7 +100,7 @@ void add_data_command(CLI::App& app) {
   cmd->add_option("--in", a->inputs, "Text files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", a->out, "Shard path prefix: PREFIX_train_000000.bin, PREFIX_val_000000.bin")
       ->required()
-      ->check(output_path());
+      ->check(output_prefix());
   cmd->add_option("--val-fraction", a->val_fraction, "Share of the text kept for validation")->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--shard-tokens", a->shard_tokens, "Tokens per shard")->check(positive());
   cmd->callback([a] { encode(*a); });

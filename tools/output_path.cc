@@ -29,10 +29,23 @@ std::string missing_folder(const std::string& path) {
   return "cannot write " + path + ": the folder " + folder.string() + " " + why;
 }
 
+// Empty when `path` can be written as a file, else why not: its folder is
+// missing, or the path is a folder itself.
+std::string unwritable_file(const std::string& path) {
+  if (std::string why = missing_folder(path); !why.empty()) return why;
+  std::error_code error;
+  if (fs::is_directory(fs::status(path, error))) return "cannot write " + path + ": it is a folder";
+  return {};
+}
+
 }  // namespace
 
 CLI::Validator output_path() {
-  return CLI::Validator([](std::string& path) { return missing_folder(path); }, "PATH");
+  return CLI::Validator([](std::string& path) { return unwritable_file(path); }, "PATH");
+}
+
+CLI::Validator output_prefix() {
+  return CLI::Validator([](std::string& path) { return missing_folder(path); }, "PREFIX");
 }
 
 }  // namespace axo::tools

@@ -1,6 +1,7 @@
 // The check on every option naming a file a command writes (or a shard
-// prefix): the folder that would hold it must exist and be a folder, so a
-// typo is a usage error (exit 2) before any work, not a failure after it.
+// prefix): the folder that would hold it must exist and be a folder, and a
+// file's path must not be a folder, so a typo is a usage error (exit 2)
+// before any work, not a failure after it.
 // A write that still fails at the end (permissions, a full disk) is a
 // runtime failure (model/atomic_file.h).
 #pragma once
@@ -10,7 +11,10 @@
 namespace axo::tools {
 
 // For add_option(...)->check(output_path()): CLI11 reports a failure as
-// "--out: cannot write a/b/plan.yaml: the folder a/b does not exist".
+// "--out: cannot write a/b/plan.yaml: the folder a/b does not exist", or
+// "--csv: cannot write runs: it is a folder".
 CLI::Validator output_path();
+// The same for a prefix of files (PREFIX_train_000000.bin): only its folder is checked.
+CLI::Validator output_prefix();
 
 }  // namespace axo::tools

@@ -2,6 +2,7 @@
 #include "model/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
 
 #include "model/error.h"
 
@@ -65,6 +69,41 @@ TEST(AtomicFile, AFailedRenameNamesTheReasonAndLeavesNoTemporary) {
     EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos);
   }
   std::filesystem::remove_all(path);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A symbolic link (through a chain of them) keeps being a link: its target gets the text.
+TEST(AtomicFile, WritesThroughSymbolicLinks) {
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_path("links");
+  fs::create_directories(dir / "real");
+  fs::create_symlink("real/target.csv", dir / "inner.csv");
+  fs::create_symlink("inner.csv", dir / "outer.csv");
+  write_file_atomically((dir / "outer.csv").string(), "linked\n");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "outer.csv")));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "inner.csv")));
+  EXPECT_EQ(read_all((dir / "real/target.csv").string()), "linked\n");
+  fs::remove_all(dir);
+}
+
+// A device or a pipe cannot be renamed over: it is written in place and stays what it was.
+TEST(AtomicFile, WritesDevicesAndPipesInPlace) {
+  namespace fs = std::filesystem;
+  write_file_atomically("/dev/null", "discarded\n");
+  EXPECT_TRUE(fs::is_character_file(fs::status("/dev/null")));
+  const std::string fifo = temp_path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::string received;
+  std::thread reader([&] { received = read_all(fifo); });
+  write_file_atomically(fifo, "through a pipe\n");
+  reader.join();
+  EXPECT_EQ(received, "through a pipe\n");
+  EXPECT_TRUE(fs::is_fifo(fs::status(fifo)));
+  fs::remove(fifo);
 }
 
 }  // namespace

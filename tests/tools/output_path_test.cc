@@ -38,6 +38,13 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
   std::ofstream(path("file")) << "x";
   EXPECT_EQ(check(path("file/plan.yaml")),
             "cannot write " + path("file/plan.yaml") + ": the folder " + path("file") + " is not a folder");
+  // A file's path that is a folder; a shard prefix may be one (its files go beside it).
+  fs::create_directories(path("runs"));
+  EXPECT_EQ(check(path("runs")), "cannot write " + path("runs") + ": it is a folder");
+  std::string prefix = path("runs");
+  EXPECT_EQ(axo::tools::output_prefix()(prefix), "");
+  std::string missing = path("missing/t");
+  EXPECT_NE(axo::tools::output_prefix()(missing).find("does not exist"), std::string::npos);
 }
 
 // Each command line writes to `option` in a missing folder: exit 2 at parse
