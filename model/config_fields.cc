@@ -16,7 +16,6 @@ namespace axo {
 
 namespace {
 
-constexpr int64_t kLargestCount = int64_t(1) << 30;
 
 // get/set of a plain member (an integer, a bool or an enum).
 template <auto Member>

@@ -46,6 +46,10 @@
 
 namespace axo {
 
+// The largest count a field (a grid size, the microbatch) or a published run's
+// count may hold: 2^30, far above any cluster, far below where products overflow.
+inline constexpr int64_t kLargestCount = int64_t(1) << 30;
+
 // A field's value as one integer: a count as itself, a choice by its index in
 // `choices`, on/off as 1/0, a rank order as order_code().
 using FieldValue = int64_t;

@@ -90,7 +90,7 @@ std::string split_flags(const TransformerSpec& spec, const ParallelConfig& c) {
 
 }  // namespace
 
-std::string megatron_limitation(const TransformerSpec& spec, const MachineProfile& machine,
+std::string megatron_limitation([[maybe_unused]] const TransformerSpec& spec, const MachineProfile& machine,
                                 const ParallelConfig& c) {
   if (std::string why = one_dimensional_tensor_problem(c); !why.empty()) return why;
   if (c.zero == 2) {

@@ -3,6 +3,7 @@
 
 #include <csv.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/config_fields.h"
 #include "model/error.h"
 #include "model/yaml_fields.h"
 
@@ -18,31 +20,44 @@ namespace axo {
 
 namespace {
 
+// The CSV's records, each with the line of the file it ends on (a quoted cell may hold line
+// breaks, and blank lines are skipped).
 struct RecordCollector {
   std::vector<std::string> current;
   std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> lines;
+  size_t line = 1;  // the line libcsv is reading
   static void field(void* data, size_t size, void* self) {
     static_cast<RecordCollector*>(self)->current.emplace_back(static_cast<char*>(data), size);
   }
   static void record(int, void* self) {
     auto* collector = static_cast<RecordCollector*>(self);
     collector->rows.push_back(std::move(collector->current));
+    collector->lines.push_back(collector->line);
     collector->current.clear();
   }
 };
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& path) {
+// Parses `text` a line at a time, so that each record knows its line.
+RecordCollector parse_csv(const std::string& text, const std::string& path) {
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
   RecordCollector collector;
-  const size_t parsed = csv_parse(&parser, text.data(), text.size(), RecordCollector::field,
+  size_t parsed = 0;
+  bool ok = true;
+  while (ok && parsed < text.size()) {
+    const size_t end = std::min(text.find('\n', parsed), text.size() - 1) + 1;
+    const size_t used = csv_parse(&parser, text.data() + parsed, end - parsed, RecordCollector::field,
                                   RecordCollector::record, &collector);
-  const bool ok = parsed == text.size() &&
-                  csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
+    ok = used == end - parsed;
+    parsed += used;
+    ++collector.line;
+  }
+  ok = ok && csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
   const std::string error = csv_strerror(csv_error(&parser));
   csv_free(&parser);
   if (!ok) throw InputError(path + ": malformed CSV near byte " + std::to_string(parsed) + ": " + error);
-  return collector.rows;
+  return collector;
 }
 
 // The architecture of a model family, as a YAML mapping of TransformerSpec keys.
@@ -127,29 +142,38 @@ class Row {
     throw InputError(where_ + ": no column '" + column + "'");
   }
   bool has(const std::string& column) const { return find(column) != nullptr; }
-  int64_t integer(const std::string& column) const {
+  // A whole number from 1 to 2^30 (kLargestCount: every product of counts stays exact).
+  int64_t integer(const std::string& column) const { return count(column, (*this)[column]); }
+  // The number after `key` in the cell (VP=4 in "CP=1; VP=4"), 0 when the key is absent.
+  int64_t tagged_count(const std::string& column, const std::string& key) const {
+    std::smatch match;
     const std::string& text = (*this)[column];
-    try {
-      size_t used = 0;
-      const long long value = std::stoll(text, &used);
-      if (used == text.size() && value > 0) return value;
-    } catch (const std::exception&) {
-    }
-    throw InputError(where_ + ": column '" + column + "': expected a positive integer, got '" + text + "'");
+    if (!std::regex_search(text, match, std::regex(key + "(\\d+)"))) return 0;
+    return count(column, match[1].str());
   }
-  double number(const std::string& column) const {  // 0 when the cell is empty
+  // A measurement from 1e-9 to 1e12 (seconds, tokens per second); 0 when the cell is empty.
+  double number(const std::string& column) const {
     const std::string& text = (*this)[column];
     if (text.empty()) return 0;
     char* end = nullptr;
     const double value = std::strtod(text.c_str(), &end);
-    if (*end != '\0' || !(value > 0)) {
-      throw InputError(where_ + ": column '" + column + "': expected a positive number, got '" + text + "'");
+    if (*end != '\0' || !(value >= 1e-9 && value <= 1e12)) {
+      throw InputError(where_ + ": column '" + column + "': expected a number from 1e-9 to 1e12, got '" + text + "'");
     }
     return value;
   }
   const std::string& where() const { return where_; }
 
  private:
+  int64_t count(const std::string& column, const std::string& text) const {
+    try {
+      size_t used = 0;
+      const long long value = std::stoll(text, &used);
+      if (used == text.size() && value > 0 && value <= kLargestCount) return value;
+    } catch (const std::exception&) {
+    }
+    throw InputError(where_ + ": column '" + column + "': expected a whole number from 1 to 2^30, got '" + text + "'");
+  }
   const std::string* find(const std::string& column) const {
     for (const auto& [name, value] : record_) {
       if (name == column) return &value;
@@ -163,11 +187,6 @@ class Row {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // "CP=2; VP=7; GA=63; ..." or "FSDP ...; grad accum 4; ..." → the number after `key`, or 0.
-int64_t tagged_count(const std::string& text, const std::string& key) {
-  std::smatch match;
-  if (std::regex_search(text, match, std::regex(key + "(\\d+)"))) return std::stoll(match[1]);
-  return 0;
-}
 
 // What the model cannot express yet, in the row's own words; empty when it can.
 std::string unexpressible_reason(const Row& row) {
@@ -282,9 +301,9 @@ void set_config(const Row& row, CorpusCase& c) {
   config.y = row.integer("TP");
   config.z = fsdp ? dp : 1;
   config.data = fsdp ? 1 : dp;
-  config.context = std::max<int64_t>(1, tagged_count(other, "CP="));
+  config.context = std::max<int64_t>(1, row.tagged_count("other_parallel", "CP="));
   config.microbatch = per_rank_microbatch * config.z;
-  config.interleave = std::max<int64_t>(1, tagged_count(other, "VP="));
+  config.interleave = std::max<int64_t>(1, row.tagged_count("other_parallel", "VP="));
   config.recompute = parse_recompute(row["recompute"]);
   // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
@@ -319,8 +338,8 @@ void set_config(const Row& row, CorpusCase& c) {
 
 // The batch must be DP · microbatch · accumulation steps, as every source states it.
 std::string batch_problem(const Row& row) {
-  const std::string& other = row["other_parallel"];
-  const int64_t steps = std::max(tagged_count(other, "GA="), tagged_count(other, "grad accum "));
+  const int64_t steps =
+      std::max(row.tagged_count("other_parallel", "GA="), row.tagged_count("other_parallel", "grad accum "));
   const int64_t per_step = row.integer("DP") * row.integer("microbatch");
   const int64_t batch = row.integer("global_batch");
   if (batch % per_step != 0 || (steps > 0 && batch != per_step * steps)) {
@@ -393,15 +412,17 @@ std::vector<CorpusRecord> read_csv_records(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const auto rows = parse_csv(buffer.str(), path);
+  const RecordCollector csv = parse_csv(buffer.str(), path);
+  const auto& rows = csv.rows;
   if (rows.empty()) throw InputError(path + ": empty table (no header line)");
   std::vector<CorpusRecord> records;
   for (size_t r = 1; r < rows.size(); ++r) {
+    const std::string where = path + ":" + std::to_string(csv.lines[r]);
     if (rows[r].size() != rows[0].size()) {
-      throw InputError(path + ":" + std::to_string(r + 1) + ": expected " + std::to_string(rows[0].size()) +
-                       " columns, got " + std::to_string(rows[r].size()));
+      throw InputError(where + ": expected " + std::to_string(rows[0].size()) + " columns, got " +
+                       std::to_string(rows[r].size()));
     }
-    CorpusRecord record;
+    CorpusRecord record{{kWhereColumn, where}};
     for (size_t i = 0; i < rows[0].size(); ++i) record.emplace_back(rows[0][i], rows[r][i]);
     records.push_back(std::move(record));
   }
@@ -440,9 +461,7 @@ std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   std::vector<CorpusCase> cases;
   std::vector<CorpusRecord> records = read_csv_records(spec.csv_path);
   for (CorpusRecord& record : records) record = with_recipe_cells(std::move(record), spec);
-  for (size_t i = 0; i < records.size(); ++i) {
-    cases.push_back(express_row(Row(records[i], spec.csv_path + ":" + std::to_string(i + 2)), spec));
-  }
+  for (const CorpusRecord& record : records) cases.push_back(express_row(Row(record, record.front().second), spec));
   return cases;
 }
 

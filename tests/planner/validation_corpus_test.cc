@@ -303,6 +303,7 @@ class CorpusFixture : public ::testing::Test {
                                       "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene, attention: flash}\n";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+ public:
   std::string yaml() const { return (dir_ / "c.yaml").string(); }
   void write_csv(const std::string& rows) const {
     std::ofstream(dir_ / "runs.csv")
@@ -350,10 +351,57 @@ TEST_F(CorpusFixture, MalformedRowsNameTheLine) {
     load_corpus(yaml());
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("runs.csv:2: column 'layers': expected a positive integer, got 'four'"),
+    EXPECT_NE(std::string(e.what()).find("runs.csv:2: column 'layers': expected a whole number from 1 to 2^30, "
+                                         "got 'four'"),
               std::string::npos)
         << e.what();
   }
+}
+
+// What load_corpus says of the one row `row` (empty: accepted).
+std::string corpus_error(const CorpusFixture& fixture, const std::string& rows) {
+  fixture.write_csv(rows);
+  try {
+    load_corpus(fixture.yaml());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Counts beyond 2^30 (whose products would overflow: DP·microbatch, a 2^62 DP, was a division
+// by zero), in a cell or after a tag of other_parallel, and measurements beyond 1e12 or below
+// 1e-9 (inf, 1e400) are refused naming the line and the column.
+TEST_F(CorpusFixture, OutOfRangeCountsAndMeasurementsAreRefused) {
+  const std::string head = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,";
+  const std::string tail = ",none,no,bf16,";
+  EXPECT_NE(corpus_error(*this, head + "4611686018427387904,GA=4,4" + tail + "1.5,,exact\n")
+                .find("runs.csv:2: column 'DP': expected a whole number from 1 to 2^30, got '4611686018427387904'"),
+            std::string::npos);
+  EXPECT_NE(corpus_error(*this, head + "4,VP=99999999999999999999; GA=4,2" + tail + "1.5,,exact\n")
+                .find("runs.csv:2: column 'other_parallel': expected a whole number from 1 to 2^30, "
+                      "got '99999999999999999999'"),
+            std::string::npos);
+  for (const char* bad : {"inf", "1e400", "1e-300", "nan"}) {
+    EXPECT_NE(corpus_error(*this, head + "4,GA=4,2" + tail + bad + ",,exact\n")
+                  .find(std::string("runs.csv:2: column 'iter_time_s': expected a number from 1e-9 to 1e12, got '") +
+                        bad + "'"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(corpus_error(*this, head + "4,GA=4,2" + tail + "1.5,,exact\n"), "");
+}
+
+// Errors name the file's own line: a blank line and a quoted cell over two lines come before it.
+TEST_F(CorpusFixture, ErrorsNameThePhysicalLine) {
+  const std::string good = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";
+  const std::string quoted = "t_b,\"GPT\nx\",4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";
+  EXPECT_NE(corpus_error(*this, good + "\n" + quoted + "t_c,GPT x,4\n").find("runs.csv:6: expected 23 columns, got 3"),
+            std::string::npos)
+      << corpus_error(*this, good + "\n" + quoted + "t_c,GPT x,4\n");
+  EXPECT_NE(corpus_error(*this, good + "\n" + quoted + "t_c,GPT x,four" + good.substr(good.find(",512")))
+                .find("runs.csv:6: column 'layers'"),
+            std::string::npos);
 }
 
 // A recipe entry fills only the cells a row leaves "not stated"; a row's own statement is kept.
