@@ -1,6 +1,7 @@
 // Published measurements as validation entries, costed (see validation.h).
 #include "planner/validation.h"
 
+#include <filesystem>
 #include <map>
 
 #include "model/cost_fp8.h"
@@ -34,6 +35,7 @@ ValidationPoint read_point(const YAML::Node& node, const std::string& path) {
   const YamlMap point_map(node, path, "validation point");
   ValidationPoint point;
   point.name = point_map.get_string("name");
+  point.where = where(node, path);
   point.model = transformer_spec_from_yaml(point_map.get_node("model"), path);
   validate(point.model, path);
   point.gpus = point_map.get_int("gpus", 1, int64_t(1) << 30);
@@ -60,11 +62,24 @@ ValidationSet load_validation_set(const std::string& path) {
   set.name = map.get_string("name");
   set.source = map.get_string("source");
   set.machine = map.get_string("machine");
+  // A profile file named relative to the set's folder (a preset's name is not a file there).
+  const std::filesystem::path beside = std::filesystem::path(path).parent_path() / set.machine;
+  if (std::filesystem::path(set.machine).is_relative() && std::filesystem::is_regular_file(beside)) {
+    set.machine = beside.string();
+  }
   set.gpu = map.get_string("gpu");
   set.stack = read_stack_section(map, path);
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
-  for (const YAML::Node& node : points) set.points.push_back(read_point(node, path));
+  for (const YAML::Node& node : points) {
+    ValidationPoint point = read_point(node, path);
+    for (const ValidationPoint& earlier : set.points) {
+      if (earlier.name == point.name) {
+        throw InputError(point.where + ": point '" + point.name + "': named twice (first at " + earlier.where + ")");
+      }
+    }
+    set.points.push_back(std::move(point));
+  }
   map.reject_unknown_keys({"models"});
   return set;
 }
@@ -113,8 +128,9 @@ std::vector<ValidationEntry> validate_set(const ValidationSet& set, const Machin
   for (const ValidationPoint& point : set.points) {
     MachineProfile machine = preset;
     if (const auto& stack = point.stack ? point.stack : set.stack) static_cast<StackSettings&>(machine) = *stack;
-    const std::string problem = CostModel(point.model, machine).check(point.config);
-    if (!problem.empty()) throw InputError(set.name + ": point '" + point.name + "': " + problem);
+    std::string problem = precision_problem(point.model.precision, machine);
+    if (problem.empty()) problem = CostModel(point.model, machine).check(point.config);
+    if (!problem.empty()) throw InputError(point.where + ": point '" + point.name + "': " + problem);
     ValidationEntry base;
     base.name = point.name;
     base.source = source;

@@ -22,6 +22,7 @@ namespace axo {
 
 struct ValidationPoint {
   std::string name;
+  std::string where;  // "FILE:LINE:COLUMN" of the point in its set file
   TransformerSpec model;
   int64_t gpus = 0;
   ParallelConfig config;
@@ -37,7 +38,7 @@ struct ValidationPoint {
 struct ValidationSet {
   std::string name;
   std::string source;   // the publication
-  std::string machine;  // the machine preset all points use
+  std::string machine;  // the machine all points use: a preset's name, or a profile file (relative to the set's)
   std::string gpu;      // its GPU type, as the corpus names them (e.g. A100-80)
   // The publication's training stack (`stack:`, every key the profile's `stack` takes, over
   // Megatron-LM's defaults); it replaces the preset's. A point's own replaces it in turn.
@@ -45,6 +46,7 @@ struct ValidationSet {
   std::vector<ValidationPoint> points;
 };
 
+// InputError (file, line, field) on a malformed set, or two points of one name.
 ValidationSet load_validation_set(const std::string& path);
 
 enum class Quantity { iteration_s, layer_forward_ms, layer_backward_ms };

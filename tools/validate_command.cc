@@ -82,21 +82,44 @@ void find_inputs(ValidateOptions& options) {
   }
 }
 
-// The named entry's prediction, cost by cost (the first quantity of a point
-// whose name several entries share); an unknown or unexpressed name is a usage error.
+// The named point's or row's prediction, cost by cost, after each quantity it was compared on
+// (a layer's forward and backward); an unknown, ambiguous or unexpressed name is a usage error.
 void print_explanation(const std::vector<ValidationEntry>& entries, const std::string& name) {
-  const auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; });
-  if (it == entries.end()) {
-    throw InputError("validate --explain: no validation point or corpus row is named '" + name + "'");
+  std::vector<const ValidationEntry*> named;
+  for (const ValidationEntry& e : entries) {
+    if (e.name != name) continue;
+    if (!named.empty() && named.front()->source != e.source) {
+      throw InputError("validate --explain: '" + name + "' names points of " + named.front()->source + " and " +
+                       e.source + ": choose one with --set");
+    }
+    named.push_back(&e);
   }
-  if (!it->expressed()) throw InputError("validate --explain: '" + name + "' is not expressible: " + it->why_not);
-  std::printf("%s (%s, %s on %s): %s measured %.4g, predicted %.4g (%+.1f%%)\n\n%s\n", it->name.c_str(),
-              it->source.c_str(), it->gpu.c_str(), it->machine.c_str(), to_string(it->quantity), it->measured,
-              it->predicted, it->error_pct, explain_text(CostModel(it->model, it->profile), it->config).c_str());
+  if (named.empty()) throw InputError("validate --explain: no validation point or corpus row is named '" + name + "'");
+  const ValidationEntry& first = *named.front();
+  if (!first.expressed()) throw InputError("validate --explain: '" + name + "' is not expressible: " + first.why_not);
+  std::printf("%s (%s, %s on %s):", first.name.c_str(), first.source.c_str(), first.gpu.c_str(), first.machine.c_str());
+  for (const ValidationEntry* e : named) {
+    std::printf("%s %s measured %.4g, predicted %.4g (%+.1f%%)", e == named.front() ? "" : ";", to_string(e->quantity),
+                e->measured, e->predicted, e->error_pct);
+  }
+  std::printf("\n\n%s\n", explain_text(CostModel(first.model, first.profile), first.config).c_str());
+}
+
+// A set given twice would count its runs twice in the summary and the fit.
+void reject_repeated_sets(const std::vector<std::string>& sets) {
+  for (size_t i = 0; i < sets.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code error;
+      if (sets[i] == sets[j] || std::filesystem::equivalent(sets[i], sets[j], error)) {
+        throw InputError("--set " + sets[i] + ": given twice (as " + sets[j] + " before): its runs would count twice");
+      }
+    }
+  }
 }
 
 void run_validate(ValidateOptions options) {
   find_inputs(options);
+  reject_repeated_sets(options.sets);
   std::vector<ValidationEntry> entries;
   for (const std::string& path : options.sets) {
     const ValidationSet set = load_validation_set(path);
@@ -143,12 +166,20 @@ void add_validate_command(CLI::App& app) {
   validate->add_option("--corpus", options->corpus,
                        "Published-runs corpus description (default: configs/validation/public-runs.yaml)")
       ->check(CLI::ExistingFile);
-  validate->add_option("--machine", options->machine, "Use this machine profile instead of each validation set's (the published runs keep their clusters' presets: public-runs.yaml)");
+  CLI::Option* machine = validate->add_option(
+      "--machine", options->machine,
+      "Use this machine profile instead of each validation set's (the published runs keep their clusters' presets: "
+      "public-runs.yaml)");
   CLI::Option* csv =
       validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file")
           ->check(output_path());
-  CLI::Option* fit = validate->add_flag(
-      "--fit", options->fit, "Fit each GPU type's GEMM and memory-bound efficiencies; report leave-one-source-out errors");
+  // A fit groups runs by the GPU they ran on, priced on their own presets: another profile's
+  // prices would be fitted to another GPU's measurements.
+  CLI::Option* fit = validate
+                         ->add_flag("--fit", options->fit,
+                                    "Fit each GPU type's GEMM and memory-bound efficiencies; report "
+                                    "leave-one-source-out errors")
+                         ->excludes(machine);
   validate
       ->add_option("--explain", options->explain,
                    "Explain one validation point's or corpus row's prediction, cost by cost (its name)")

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "model/presets.h"
 #include "tests/run_command.h"
 
 namespace {
@@ -97,6 +98,76 @@ TEST(ValidateCli, ExplainsOneRunCostByCost) {
   EXPECT_EQ(unexpressed.code, 2);
   EXPECT_NE(unexpressed.output.find("is not expressible: recompute not stated"), std::string::npos)
       << unexpressed.output;
+}
+
+// A per-layer point is compared on its forward and its backward: the explanation names both.
+TEST(ValidateCli, ExplainNamesEveryQuantityOfThePoint) {
+  const auto r = axo::testing::run_axo("validate --explain baseline");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("baseline (korthikanti2022_table4, A100-80 on selene): layer forward (ms) measured 7.7, "),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; layer backward (ms) measured 11.9, "), std::string::npos) << r.output;
+}
+
+// Usage errors of the sets: one given twice (its runs would count twice), a fit on another
+// machine's prices (it would fit one GPU's figures to another's measurements), a point on a
+// profile without its precision's rate (it priced NaN), two points of one name, and a name
+// two sets share for --explain.
+class ValidateSets : public ::testing::Test {
+ protected:
+  void SetUp() override { fs::create_directories(dir_); }
+  void TearDown() override { fs::remove_all(dir_); }
+  // A set of Korthikanti Table 5's 22B point under `name`, on `machine`, in FILE.
+  std::string write_set(const std::string& file, const std::string& name, const std::string& machine,
+                        const std::string& point_name = "22B full", int points = 1) const {
+    std::ofstream out(dir_ / file);
+    out << "name: " << name << "\nsource: test\nmachine: " << machine << "\ngpu: A100-80\npoints:\n";
+    for (int i = 0; i < points; ++i) {
+      out << "  - name: " << point_name << "\n    model: {name: m, layers: 48, hidden: 6144, heads: 64, seq_len: 2048, "
+             "vocab: 51200, global_batch: 4, precision: bf16}\n    gpus: 8\n    config: {pipeline: 1, data: 1, x: 1, "
+             "y: 8, z: 1, microbatch: 4, recompute: full, overlap: true, sequence_parallel: false, interleave: 1}\n"
+             "    measured_s: 1.42\n";
+    }
+    return (dir_ / file).string();
+  }
+  fs::path dir_ = fs::temp_directory_path() / ("axo_validate_sets_" + std::to_string(::getpid()));
+};
+
+TEST_F(ValidateSets, RepeatedSetsAndFitOnAnotherMachineAreUsageErrors) {
+  const std::string set = write_set("a.yaml", "a", "selene");
+  const auto twice = axo::testing::run_axo("validate --set " + set + " --set " + set);
+  EXPECT_EQ(twice.code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("given twice"), std::string::npos) << twice.output;
+  const auto fit = axo::testing::run_axo("validate --machine dgx-h100 --fit");
+  EXPECT_EQ(fit.code, 2) << fit.output;
+  EXPECT_NE(fit.output.find("--machine"), std::string::npos) << fit.output;
+}
+
+TEST_F(ValidateSets, APointWithoutItsPrecisionsRateIsRefusedNamingTheLine) {
+  std::ifstream in(axo::config_dir() + "/machines/selene.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string profile = text.str();
+  const size_t rates = profile.find("peak_tflops:");
+  ASSERT_NE(rates, std::string::npos);
+  profile.replace(rates, profile.find('\n', rates) - rates, "peak_tflops: {fp32: 19.5}");
+  std::ofstream(dir_ / "fp32-only.yaml") << profile;
+  // The set names its profile beside it.
+  const auto r = axo::testing::run_axo("validate --set " + write_set("b.yaml", "b", "fp32-only.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find((dir_ / "b.yaml").string() + ":6:5: point '22B full': precision bf16: machine"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
+}
+
+TEST_F(ValidateSets, PointNamesAreUniqueAndExplainNamesAreUnambiguous) {
+  const auto twice = axo::testing::run_axo("validate --set " + write_set("c.yaml", "c", "selene", "p", 2));
+  EXPECT_EQ(twice.code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("c.yaml:11:5: point 'p': named twice (first at " + (dir_ / "c.yaml").string() + ":6:5)"), std::string::npos) << twice.output;
+  const std::string one = write_set("d.yaml", "d", "selene", "shared"), two = write_set("e.yaml", "e", "selene", "shared");
+  const auto ambiguous = axo::testing::run_axo("validate --set " + one + " --set " + two + " --explain shared");
+  EXPECT_EQ(ambiguous.code, 2) << ambiguous.output;
+  EXPECT_NE(ambiguous.output.find("'shared' names points of d and e"), std::string::npos) << ambiguous.output;
 }
 
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
