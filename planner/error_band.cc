@@ -17,9 +17,11 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (position - double(below)) * (values[above] - values[below]);
 }
 
+size_t minimum_band_runs(double coverage) { return size_t(std::ceil(2 / (1 - coverage) - 1e-9)); }
+
 std::optional<ErrorBand> error_band(const std::vector<double>& residuals_pct, const std::string& gpu,
                                     double coverage) {
-  if (residuals_pct.size() < 2) return std::nullopt;
+  if (residuals_pct.size() < minimum_band_runs(coverage)) return std::nullopt;
   std::vector<double> offsets;  // measured relative to predicted, in percent
   for (double e : residuals_pct) offsets.push_back(100.0 * (1.0 / (1.0 + e / 100.0) - 1.0));
   ErrorBand band;

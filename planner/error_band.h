@@ -29,8 +29,12 @@ struct ErrorBand {
 // The q-quantile (0 ≤ q ≤ 1) of `values`, type 7; throws on an empty list.
 double quantile(std::vector<double> values, double q);
 
+// The fewest residuals a band of `coverage` is read from: one run beyond each end,
+// 2/(1 − coverage) (20 for 90%); fewer and its ends would be the extremes themselves.
+size_t minimum_band_runs(double coverage);
+
 // The band from LOSO residuals in percent (100·(predicted − measured)/measured);
-// nullopt when there are fewer than 2 residuals (no band: say so).
+// nullopt when there are fewer than minimum_band_runs (no band: say so).
 std::optional<ErrorBand> error_band(const std::vector<double>& residuals_pct, const std::string& gpu,
                                     double coverage = 0.9);
 

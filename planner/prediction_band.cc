@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "model/presets.h"
@@ -20,8 +21,9 @@ namespace {
 std::vector<ValidationEntry> published_entries(const std::string& gpu, const std::string& dir, size_t& published) {
   published = 0;
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  std::error_code error;  // no validation folder: no published runs (the caller says "no band")
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().extension() == ".yaml") files.push_back(it->path().string());
   }
   std::sort(files.begin(), files.end());
   std::vector<ValidationEntry> entries;

@@ -198,15 +198,18 @@ class Walk {
     grid_level(0);
     if (result_.grids == 0) throw InputError(nothing_valid_message());
     result_.best = top_.sorted();
-    for (PlanRow& row : result_.best) {
-      row.training = estimate_training(space_.spec, model_.machine(), options_.gpus, row.config,
-                                       row.breakdown.iter_time, options_.budget);
-    }
+    for (PlanRow& row : result_.best) estimate(row);
     if (!result_.best.empty()) result_.closest.reset();
+    if (result_.closest) estimate(*result_.closest);  // shown beside the error: its goodput too
     return result_;
   }
 
  private:
+  void estimate(PlanRow& row) const {
+    row.training = estimate_training(space_.spec, model_.machine(), options_.gpus, row.config, row.breakdown.iter_time,
+                                     options_.budget);
+  }
+
   // The values of `field` the search tries here: its candidates that --fix
   // allows, or the fixed value as given (FieldSearch::fixed_as_given).
   const std::vector<FieldValue>& tries(const ConfigField& field, std::vector<FieldValue>& out) const {

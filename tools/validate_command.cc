@@ -70,9 +70,16 @@ std::string csv_text(const std::vector<ValidationEntry>& entries) {
 // The YAML files of configs/validation: sets have `points`, the corpus has `corpus`.
 void find_inputs(ValidateOptions& options) {
   const bool default_sets = options.sets.empty();
+  if (!default_sets && !options.corpus.empty()) return;
+  const std::string folder = config_dir() + "/validation";
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(config_dir() + "/validation")) {
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().extension() == ".yaml") files.push_back(it->path().string());
+  }
+  if (error) {
+    throw InputError(folder + ": cannot read the validation folder (" + error.message() +
+                     "): name the sets and the corpus with --set and --corpus");
   }
   std::sort(files.begin(), files.end());
   for (const std::string& path : files) {

@@ -156,6 +156,17 @@ TEST_F(Cli, PlanErrorBand) {
   EXPECT_EQ(nlohmann::json::parse(cpu_json)["configurations"][0].count("iter_time_low_s"), 0u);
   const Result v100 = axo("plan --model gpt3-13b --gpus 32 --machine summit --top 2");
   EXPECT_NE(v100.output.find("no band: no published runs on V100-16"), std::string::npos) << v100.output;
+  // Without a validation folder a plan still plans, with no band; validate needs --set and --corpus.
+  const std::string model = axo::config_dir() + "/models/gpt2-mini.yaml";
+  const std::string machine = axo::config_dir() + "/machines/selene.yaml";
+  const Result bare = axo::testing::run_command("AXO_CONFIG_DIR=" + path("none") + " " + AXO_BINARY +
+                                                " plan --top 1 --gpus 4 --model " + model + " --machine " + machine +
+                                                " 2>&1");
+  EXPECT_EQ(bare.code, 0) << bare.output;
+  EXPECT_NE(bare.output.find("no band: no published runs on A100-80"), std::string::npos) << bare.output;
+  const Result validate = axo::testing::run_command("AXO_CONFIG_DIR=" + path("none") + " " + AXO_BINARY + " validate 2>&1");
+  EXPECT_EQ(validate.code, 2) << validate.output;
+  EXPECT_NE(validate.output.find("cannot read the validation folder"), std::string::npos) << validate.output;
 }
 
 // A bf16 model on a profile with an fp32 rate alone is refused, naming the profile's file and field
@@ -231,6 +242,16 @@ TEST_F(Cli, ImpossibleRequestsSayWhy) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("nothing fits"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("GiB too much"), std::string::npos) << r.output;
+  // The closest configuration's table and explanation come whole before the error line, and
+  // its training estimate is priced like any row's.
+  r = axo("plan --model gpt3-175b --gpus 8 --machine selene --explain");
+  EXPECT_EQ(r.code, 2);
+  const size_t error = r.output.find("axo: error: gpt3-175b on 8 GPUs of selene: nothing fits");
+  ASSERT_NE(error, std::string::npos) << r.output;
+  EXPECT_EQ(r.output[error - 1], '\n') << r.output;
+  EXPECT_EQ(r.output.find('\n', error) + 1, r.output.size()) << r.output;  // the last line
+  EXPECT_NE(r.output.find("Iteration breakdown"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("|  0.0000       0 "), std::string::npos) << r.output;  // goodput and checkpoint interval
 }
 
 // The number of times `clause` occurs in `text`.
