@@ -42,6 +42,11 @@
 // and --fp8-amax-compute-algo (megatron/training/arguments.py; the values of
 // examples/llama/train_llama3_8b_h100_fp8.sh): Transformer Engine's fp8
 // linear layers over bf16 tensors, as axo prices them (model/cost_fp8.h).
+// The machine's stack says the rest: fp8_weights primary is --fp8-param-gather
+// (which needs the distributed optimizer); grad_reduce overlapped is
+// --overlap-grad-reduce and --overlap-param-gather, after_backward neither;
+// reduce_dtype compute under bf16 is --grad-reduce-in-bf16 (Megatron's bf16
+// default reduces in fp32, reduce_dtype fp32).
 #include <string>
 #include <vector>
 
@@ -88,14 +93,38 @@ std::string split_flags(const TransformerSpec& spec, const ParallelConfig& c) {
   return flag("--pipeline-model-parallel-layout \"" + pipeline_layout(split) + "\"");
 }
 
+// The gradient reduction and the distributed optimizer, over data × context, as the machine's
+// stack priced them: overlapped with the backward (stack.grad_reduce), in the stack's reduce
+// dtype (Megatron reduces bf16 gradients in fp32 unless --grad-reduce-in-bf16).
+std::string data_parallel_flags(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
+  const bool reduced = c.data * c.context > 1, overlapped = machine.grad_reduce == GradReduce::overlapped;
+  const bool bf16 = spec.precision == Precision::bf16 || spec.precision == Precision::fp8;
+  std::string text;
+  if (reduced && !overlapped) {
+    text += "  # the gradients reduced after the backward, as priced (stack.grad_reduce: after_backward)\n";
+  }
+  if (reduced && overlapped) text += flag("--overlap-grad-reduce");
+  if (reduced && bf16 && machine.reduce_dtype == ReduceDtype::compute) text += flag("--grad-reduce-in-bf16");
+  if (c.zero == 1) {
+    text += flag("--use-distributed-optimizer");
+    if (reduced && overlapped) text += flag("--overlap-param-gather");
+    if (c.offload) text += flag("--optimizer-cpu-offload");
+  }
+  return text;
+}
+
 }  // namespace
 
-std::string megatron_limitation([[maybe_unused]] const TransformerSpec& spec, const MachineProfile& machine,
+std::string megatron_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                                 const ParallelConfig& c) {
   if (std::string why = one_dimensional_tensor_problem(c); !why.empty()) return why;
   if (c.zero == 2) {
     return "its distributed optimizer shards the optimizer state but keeps each rank's whole "
            "gradient buffer (ZeRO-1), so zero=2 has no counterpart; zero=1 does";
+  }
+  if (spec.precision == Precision::fp8 && machine.fp8_weights == Fp8Weights::primary && c.zero == 0) {
+    return "its fp8 weights (--fp8-param-gather, the machine's stack.fp8_weights: primary) need its "
+           "distributed optimizer, which keeps their fp32 masters: plan with zero=1";
   }
   if (c.offload && c.zero == 0) {
     return "offloading the optimizer (--optimizer-cpu-offload) needs its distributed optimizer, "
@@ -166,14 +195,10 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
     text += flag("--fp8-format hybrid");
     text += flag("--fp8-amax-history-len", 1024);
     text += flag("--fp8-amax-compute-algo max");
+    // Weights kept in fp8 and gathered in fp8 (the stack's fp8_weights: primary).
+    if (machine.fp8_weights == Fp8Weights::primary) text += flag("--fp8-param-gather");
   }
-  // The gradient reduction and the distributed optimizer span data × context.
-  if (c.data * c.context > 1) text += flag("--overlap-grad-reduce");
-  if (c.zero == 1) {
-    text += flag("--use-distributed-optimizer");
-    if (c.data * c.context > 1) text += flag("--overlap-param-gather");
-    if (c.offload) text += flag("--optimizer-cpu-offload");
-  }
+  text += data_parallel_flags(spec, machine, c);
   text += ")\n";
   return text;
 }

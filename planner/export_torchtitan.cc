@@ -29,9 +29,12 @@
 // Precision fp8 is the float8 model converter ([model] converters, the
 // [float8] section: torchtitan/config/job_config.py Model.converters and
 // Float8) with tensorwise scaling and the output layer left out
-// (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) the
-// weights are all-gathered in float8 (enable_fsdp_float8_all_gather), half the
-// bytes, as axo prices it where the machine's stack.fp8_weights is `gathered`.
+// (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) and the
+// machine's stack.fp8_weights `gathered`, the weights are all-gathered in
+// float8 (enable_fsdp_float8_all_gather), as axo prices that stack.
+// Asynchronous tensor parallelism is written where the plan hides the TP
+// collectives (overlap on, stack.tp_collectives overlapped); torchtitan
+// reduces in float32 only, which a comment says where the stack priced bf16.
 // The stages hold the layers axo's split gives them (priced_split): equal
 // chunks as pipeline_parallel_layers_per_stage, an unequal split (axo
 // balances the LM head) as each model part's modules.
@@ -53,7 +56,7 @@ std::string key(const std::string& name, const std::string& value) {
 }
 
 // fp8: the float8 converter on every linear layer but the output (LM head).
-std::string float8_sections(const ParallelConfig& c) {
+std::string float8_sections(const MachineProfile& machine, const ParallelConfig& c) {
   std::string text = "\n# fp8 linear layers (torchao Float8Linear), tensorwise scaling; the LM head\n"
                      "# stays bf16 as axo prices it.\n"
                      "[model]\n"
@@ -61,8 +64,8 @@ std::string float8_sections(const ParallelConfig& c) {
                      "\n[float8]\n";
   text += key("recipe_name", "tensorwise");
   text += "filter_fqns = [\"output\"]\n";
-  if (c.z > 1) {
-    text += "# FSDP all-gathers the weights in float8 (axo prices it with stack.fp8_weights: gathered).\n"
+  if (c.z > 1 && machine.fp8_weights == Fp8Weights::gathered) {
+    text += "# FSDP all-gathers the weights in float8, as priced (stack.fp8_weights: gathered).\n"
             "enable_fsdp_float8_all_gather = true\n"
             "precompute_float8_dynamic_scale_for_fsdp = true\n";
   }
@@ -137,7 +140,9 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
                               const ParallelConfig& c, const ExportContext& context) {
   const std::string why = torchtitan_limitation(spec, machine, c);
   if (!why.empty()) throw InputError("torchtitan cannot run this plan: " + why);
-  const bool async_tp = c.y > 1 && c.overlap;
+  // Async TP hides the TP collectives as the plan priced them (overlap on, the stack's
+  // tp_collectives overlapped); with tp_collectives exposed it was priced as eager TP.
+  const bool async_tp = c.y > 1 && c.overlap && machine.tp_collectives == TpCollectives::overlapped;
 
   std::string text = "# torchtitan settings for " + spec.name + " on " +
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
@@ -199,7 +204,12 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
   text += key("seq_len", spec.seq_len);
   text += key("mixed_precision_param",
               spec.precision == Precision::fp32 ? "float32" : "bfloat16");
-  if (spec.precision == Precision::fp8) text += float8_sections(c);
+  if (spec.precision != Precision::fp32 && c.z * c.data * c.context > 1 &&
+      machine.reduce_dtype == ReduceDtype::compute) {
+    text += "# torchtitan reduces gradients in float32 (mixed_precision_reduce takes no other value);\n"
+            "# the plan was priced reducing in bf16 (stack.reduce_dtype: compute): twice the bytes.\n";
+  }
+  if (spec.precision == Precision::fp8) text += float8_sections(machine, c);
   if (async_tp) {
     text += "\n# Asynchronous tensor parallelism (the plan's overlap=on) needs torch.compile.\n"
             "[compile]\n"

@@ -152,6 +152,34 @@ TEST(ExportMegatron, DistributedOptimizerAndUnequalStages) {
   }
 }
 
+// The machine's stack as priced: the reduction after the backward (selene's, Megatron-LM of
+// 2021) writes no overlap flags; a bf16 reduction is --grad-reduce-in-bf16 (Megatron reduces bf16
+// gradients in fp32 by default, reduce_dtype fp32); fp8 weights kept in fp8 (primary) are
+// --fp8-param-gather, which needs the distributed optimizer.
+TEST(ExportMegatron, TheMachinesStackAsPriced) {
+  ParallelConfig c = grid(1, 8, 1, 8, 1, 1);
+  c.zero = 1;
+  MachineProfile machine = gpu_machine("selene", 8);
+  machine.grad_reduce = GradReduce::after_backward;
+  const std::string after = export_megatron(gpt3_13b(), machine, c, context());
+  EXPECT_EQ(after.find("--overlap-grad-reduce"), std::string::npos) << after;
+  EXPECT_EQ(after.find("--overlap-param-gather"), std::string::npos) << after;
+  EXPECT_NE(after.find("reduced after the backward, as priced"), std::string::npos) << after;
+  EXPECT_NE(after.find("--use-distributed-optimizer"), std::string::npos) << after;
+  EXPECT_NE(after.find("--grad-reduce-in-bf16"), std::string::npos) << after;
+  machine.reduce_dtype = ReduceDtype::fp32;
+  EXPECT_EQ(export_megatron(gpt3_13b(), machine, c, context()).find("--grad-reduce-in-bf16"), std::string::npos);
+  TransformerSpec fp8 = llama3_8b();
+  fp8.precision = Precision::fp8;
+  machine.fp8_weights = Fp8Weights::primary;
+  EXPECT_NE(export_megatron(fp8, machine, c, context()).find("  --fp8-param-gather\n"), std::string::npos);
+  machine.fp8_weights = Fp8Weights::cached;
+  EXPECT_EQ(export_megatron(fp8, machine, c, context()).find("--fp8-param-gather"), std::string::npos);
+  machine.fp8_weights = Fp8Weights::primary;
+  c.zero = 0;
+  EXPECT_NE(megatron_limitation(fp8, machine, c).find("need its distributed optimizer"), std::string::npos);
+}
+
 // zero=2 has no Megatron counterpart. Splits that neither equal chunks nor first and last
 // counts describe (interleaved and unequal, or unequal inner stages) are its layout.
 TEST(ExportMegatron, ZeroTwoIsRefusedAndOtherSplitsAreALayout) {
@@ -376,6 +404,32 @@ TEST(ExportTorchtitan, FsdpWithSequenceParallelTensorParallelism) {
   c.sequence_parallel = false;
   EXPECT_NE(torchtitan_limitation(llama3_8b(), gpu_machine("dgx-h100", 8), c).find("sequence_parallel=on"),
             std::string::npos);
+}
+
+// The machine's stack as priced: float8 FSDP gathers only where the stack gathers fp8
+// (fp8_weights gathered), asynchronous TP only where its TP collectives are hidden
+// (tp_collectives overlapped), and a note where it priced a bf16 reduction.
+TEST(ExportTorchtitan, TheMachinesStackAsPriced) {
+  ParallelConfig c = grid(1, 1, 1, 4, 2, 4);
+  c.sequence_parallel = true;
+  c.order = parse_order("xyczdp", "test");
+  TransformerSpec fp8 = llama3_8b();
+  fp8.precision = Precision::fp8;
+  MachineProfile machine = gpu_machine("dgx-h100", 8);
+  machine.fp8_weights = Fp8Weights::transient, machine.reduce_dtype = ReduceDtype::fp32;
+  const std::string transient = export_torchtitan(fp8, machine, c, context());
+  EXPECT_EQ(transient.find("enable_fsdp_float8_all_gather"), std::string::npos) << transient;
+  EXPECT_EQ(transient.find("reduces gradients in float32"), std::string::npos) << transient;
+  EXPECT_NE(transient.find("enable_async_tensor_parallel = true\n"), std::string::npos) << transient;
+  machine.fp8_weights = Fp8Weights::gathered;
+  const std::string gathered = export_torchtitan(fp8, machine, c, context());
+  EXPECT_NE(gathered.find("enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n"),
+            std::string::npos) << gathered;
+  machine.tp_collectives = TpCollectives::exposed, machine.reduce_dtype = ReduceDtype::compute;
+  const std::string eager = export_torchtitan(fp8, machine, c, context());
+  EXPECT_EQ(eager.find("enable_async_tensor_parallel"), std::string::npos) << eager;
+  EXPECT_EQ(eager.find("[compile]"), std::string::npos) << eager;
+  EXPECT_NE(eager.find("the plan was priced reducing in bf16"), std::string::npos) << eager;
 }
 
 TEST(ExportTorchtitan, ContextParallelDegree) {

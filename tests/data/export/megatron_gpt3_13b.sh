@@ -25,4 +25,5 @@ MEGATRON_ARGS=(
   --hidden-dropout 0.0
   --bf16
   --overlap-grad-reduce
+  --grad-reduce-in-bf16
 )

@@ -24,6 +24,7 @@ MEGATRON_ARGS=(
   --hidden-dropout 0.0
   --bf16
   --overlap-grad-reduce
+  --grad-reduce-in-bf16
   --use-distributed-optimizer
   --overlap-param-gather
   --optimizer-cpu-offload
