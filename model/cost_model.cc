@@ -37,11 +37,14 @@ struct LocalCompute {
 // fp8's casts are memory-bound work of the layer: forward, backward (a
 // window for the backward's collectives as the rest of it is), and the
 // forward's again under full recompute.
-void add_fp8_casts(const Fp8LayerCost& casts, Recompute recompute, LayerCompute& layer) {
+void add_fp8_casts(const Fp8LayerCost& casts, Recompute recompute, const CostRecorder& record, LayerCompute& layer) {
   layer.forward += casts.forward;
   layer.backward += casts.backward;
   layer.backward_window += casts.backward;
-  if (recompute == Recompute::full) layer.recompute += casts.forward, layer.backward_window += casts.forward;
+  if (recompute != Recompute::full || casts.forward == 0) return;
+  const double again =
+      record.memory(CostScope::layer, CostPhase::recompute, "fp8 casts of the linear inputs again", 0, casts.forward);
+  layer.recompute += again, layer.backward_window += again;
 }
 
 LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
@@ -50,7 +53,7 @@ LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& ma
   local.shapes = local_shapes(spec, c);
   const CostInputs in{spec, machine, c, local.shapes};
   local.layer = layer_compute(in, record);
-  add_fp8_casts(fp8_layer_casts(in, record), c.recompute, local.layer);
+  add_fp8_casts(fp8_layer_casts(in, record), c.recompute, record, local.layer);
   local.ends = stage_end_compute(in, record);
   if (c.context > 1 && !record.recording()) {
     ParallelConfig fastest = c;
@@ -367,7 +370,7 @@ std::string CostModel::interleave_problem(const ParallelConfig& c) const {
   return "";
 }
 
-std::string CostModel::check_held(const FixedFields& fixed) const {
+std::string CostModel::check_held(const FixedFields& fixed, int64_t gpus) const {
   const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
   ParallelConfig c = fixed.values;  // the rest at their defaults
   // The search gives a held recompute_layers full recompute unless recompute is held too.
@@ -389,10 +392,52 @@ std::string CostModel::check_held(const FixedFields& fixed) const {
     return "z=" + std::to_string(c.z) + " does not divide microbatch=" + std::to_string(c.microbatch);
   }
   if (const std::string problem = check_held_chunks(fixed, c); !problem.empty()) return problem;
+  if (const std::string problem = check_held_settings(fixed, c, gpus); !problem.empty()) return problem;
   // A whole grid held: the model's own check, the free settings at their defaults (a free
   // microbatch at z, the smallest Z splits).
   if (!held("microbatch")) c.microbatch = c.z;
   return fixed.all_grid_fixed() ? check(c) : "";
+}
+
+namespace {
+
+// The product of `inside`'s grid fields that the held values leave no choice on: held
+// themselves; the held ones alone when the held grid fields take every GPU (the free ones are
+// 1); or the GPUs over the held `outside` fields (the rest of the grid). 0 when it is free.
+int64_t forced_product(const FixedFields& fixed, const ParallelConfig& c, int64_t gpus,
+                       std::initializer_list<const char*> inside, std::initializer_list<const char*> outside) {
+  const auto part = [&](std::initializer_list<const char*> names, bool& all_held) {
+    int64_t product = 1;
+    all_held = true;
+    for (const char* name : names) {
+      const bool held = fixed.holds(config_field(name));
+      all_held = all_held && held;
+      if (held) product *= config_field(name).get(c);
+    }
+    return product;
+  };
+  bool inside_held = false, outside_held = false;
+  const int64_t in = part(inside, inside_held), out = part(outside, outside_held);
+  if (inside_held || (gpus > 0 && in * out == gpus)) return in;
+  return gpus > 0 && outside_held && gpus % out == 0 ? gpus / out : 0;
+}
+
+}  // namespace
+
+// check_held's rules of the settings the search tries only where they change something
+// (config_fields.cc: zero where data·context > 1, overlap where x·y·z > 1).
+std::string CostModel::check_held_settings(const FixedFields& fixed, const ParallelConfig& c, int64_t gpus) {
+  if (fixed.holds(config_field("zero")) && c.zero > 0 &&
+      forced_product(fixed, c, gpus, {"data", "context"}, {"pipeline", "x", "y", "z"}) == 1) {
+    return "zero=" + std::to_string(c.zero) + " shards over data × context, which is 1 here: hold data*context > 1 "
+           "or zero=0";
+  }
+  if (fixed.holds(config_field("overlap")) && !c.overlap &&
+      forced_product(fixed, c, gpus, {"x", "y", "z"}, {"pipeline", "data", "context"}) == 1) {
+    return "overlap=off has nothing to hold back without tensor parallelism (x*y*z = 1 here): only x*y*z > 1 "
+           "searches it";
+  }
+  return "";
 }
 
 // check_held's pipeline rules: chunks of a layer or more, interleaving's stages and microbatches,

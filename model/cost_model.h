@@ -63,8 +63,10 @@ class CostModel {
   // the settings (batch and microbatch, interleaving and its chunks, sequence parallelism,
   // recompute and recompute_layers) that the held values break whatever the free fields are.
   // With every grid field held, also check() of the held values (the free settings at their
-  // defaults). For a --fix that leaves the search nothing to cost.
-  std::string check_held(const FixedFields& fixed) const;
+  // defaults). With `gpus`, also the settings the search tries only where they matter (zero
+  // where data·context > 1, overlap off where x·y·z > 1) when the held values and the GPU
+  // count leave that product 1. For a --fix that leaves the search nothing to cost.
+  std::string check_held(const FixedFields& fixed, int64_t gpus = 0) const;
 
   // Cost of a configuration that passed check().
   Breakdown evaluate(const ParallelConfig& config) const;
@@ -98,6 +100,7 @@ class CostModel {
   std::string check_schedule(const ParallelConfig& config) const;  // sequence parallelism, interleaving
   std::string interleave_problem(const ParallelConfig& config) const;
   std::string check_held_chunks(const FixedFields& fixed, const ParallelConfig& held) const;
+  static std::string check_held_settings(const FixedFields& fixed, const ParallelConfig& held, int64_t gpus);
   Priced price(const ParallelConfig& config, const CostRecorder& record,
                const MemoryBreakdown* memory = nullptr) const;
 

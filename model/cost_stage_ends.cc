@@ -39,8 +39,11 @@ void head_compute(const CostInputs& in, const CostRecorder& record, StageEndComp
   const double loss = record.memory(last, CostPhase::forward, "cross-entropy", loss_bytes,
                                     memory_op_seconds(in.machine, loss_bytes, 2));
   ends.last_forward = head + loss + norm;
+  // Backward: the loss's gradient over the logits again, the norm's backward twice its forward.
+  const double loss_backward = record.memory(last, CostPhase::backward, "cross-entropy backward", loss_bytes, loss);
+  const double norm_backward = record.memory(last, CostPhase::backward, "final norm backward", 2 * norm_bytes, 2 * norm);
   const double copies = fsdp_copy_seconds(in, record, last, x.head_weights(), 1, x.element_bytes);
-  ends.last_backward = head_dx + head_dw + loss + 2 * norm + copies;
+  ends.last_backward = head_dx + head_dw + loss_backward + norm_backward + copies;
 }
 
 // Sums exposed collectives and records each whole.

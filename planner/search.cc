@@ -430,7 +430,7 @@ class Walk {
   std::string nothing_valid_message() const {
     const std::string head = std::to_string(options_.gpus) + " GPUs: no split into pipeline*data*context*z*y*x";
     const FixedFields& fixed = options_.fixed;
-    const std::string held_why = model_.check_held(fixed);
+    const std::string held_why = model_.check_held(fixed, options_.gpus);
     if (!fixed.any_grid_fixed() && held_why.empty()) {
       return head + " is valid for " + space_.spec.name + " (" + why_nothing_is_valid(model_, options_.gpus) + ")";
     }

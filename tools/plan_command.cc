@@ -154,7 +154,7 @@ void write_svg(FILE* report, const PlanOptions& o, const CostModel& model, const
   const std::string& name = model.spec().name;
   if (!result.closest) {
     const FixedFields& fixed = options.fixed;
-    const std::string why = model.check_held(fixed);
+    const std::string why = model.check_held(fixed, o.gpus);
     throw InputError("no configuration of " + name + " on " + std::to_string(o.gpus) +
                      " GPUs matches --fix " + o.fix + (why.empty() ? "" : ": " + why));
   }

@@ -165,6 +165,25 @@ TEST(CostModel, CheckHeldNamesTheRuleAndTheUsersValues) {
   }
 }
 
+// The settings the search tries only where they change something: zero where data·context > 1,
+// overlap off where x·y·z > 1. Held where the held grid (or the GPUs it leaves) makes that
+// product 1, the rule is named; where it is free, nothing is said.
+TEST(CostModel, CheckHeldNamesTheSettingsThatCannotMatter) {
+  const CostModel model(load_model("llama3-8b"), load_machine("dgx-h100"));
+  const auto held = [&](const char* fix, int64_t gpus) { return model.check_held(parse_fix(fix), gpus); };
+  const std::string zero = "zero=1 shards over data × context, which is 1 here: hold data*context > 1 or zero=0";
+  EXPECT_EQ(held("pipeline=16,zero=1", 16), zero);                  // the GPUs leave data = context = 1
+  EXPECT_EQ(held("data=1,context=1,zero=2", 16).find("zero=2 shards"), 0u);  // held outright
+  EXPECT_EQ(held("pipeline=2,x=1,y=8,z=1,zero=1", 16), zero);       // the rest of the grid held
+  EXPECT_EQ(held("data=16,overlap=off", 16),
+            "overlap=off has nothing to hold back without tensor parallelism (x*y*z = 1 here): only x*y*z > 1 "
+            "searches it");
+  for (const char* fine : {"pipeline=2,zero=1", "data=2,overlap=off", "zero=1", "overlap=off", "x=1,y=1,z=1,zero=1"}) {
+    EXPECT_EQ(held(fine, 16), "") << fine;
+  }
+  EXPECT_EQ(held("pipeline=16,zero=1", 0), "");  // without the GPU count nothing is forced
+}
+
 // Sequence parallelism with z > 1 prices the rows each Z rank holds: a Z rank
 // of z = 2 with a microbatch of 2 holds one sequence, so its layer costs and
 // activations are those of z = 1 with a microbatch of 1; only the Z weight
@@ -330,6 +349,29 @@ TEST(CostModel, ExplainAgreesWithEvaluate) {
   }
   EXPECT_GT(gemm, 0.5 * evaluated.compute);
   EXPECT_LT(gemm, evaluated.compute);
+}
+
+// Without a pipeline every priced second of compute has its row: the GEMM and memory-bound rows,
+// exposed, add up to compute + optimizer (the loss's and the final norm's backward, and fp8's
+// casts again under full recompute, had none).
+TEST(CostModel, ExplainedComputeRowsAddUpToTheBreakdown) {
+  TransformerSpec fp8 = load_model("llama3-8b");
+  fp8.precision = Precision::fp8;
+  MachineProfile h100 = load_machine("dgx-h100");
+  h100.fp8_casts = Fp8Casts::separate;
+  for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+    for (const TransformerSpec& spec : {load_model("llama3-8b"), fp8}) {
+      ParallelConfig c;
+      c.data = 2, c.y = 2, c.z = 4, c.microbatch = 8, c.recompute = recompute, c.sequence_parallel = true;
+      std::vector<CostItem> items;
+      const Breakdown b = CostModel(spec, h100).explain(c, items);
+      double rows = 0;
+      for (const CostItem& item : items) {
+        if (item.kind == CostKind::gemm || item.kind == CostKind::memory) rows += item.exposed * item.per_iteration;
+      }
+      EXPECT_NEAR(rows, b.compute + b.optimizer, 1e-9 * b.compute) << to_string(recompute) << " " << to_string(spec.precision);
+    }
+  }
 }
 
 TEST(CostModel, AConstModelIsSharedBetweenThreads) {
