@@ -14,8 +14,8 @@ constexpr double kTransposeBytes = kFp8Bytes + kFp8Bytes;        // read fp8, wr
 constexpr double kCastBytesPerElement = kCastBytes + kFp8Bytes;  // cast and transpose in one kernel
 constexpr double kAmaxBytes = 4;                                 // one fp32 amax per tensor
 // A Z-sharded weight cast before its fp8 all-gather (Fp8Weights::gathered): FSDP2's sharded
-// parameter is the fp32 master (read 4 bytes, write fp8), once per gather of the block: its
-// forward and its backward after resharding (cost_fsdp_copies.h).
+// parameter is the fp32 master (read 4 bytes, write fp8), once per gather: the forward's and the
+// backward's after resharding (cost_fsdp_copies.h), and a per-linear recompute's.
 constexpr double kShardCastBytes = 4 + kFp8Bytes;
 constexpr double kBlockGathers = 2;
 
@@ -154,11 +154,14 @@ double fp8_weight_casts(const CostInputs& in, double layers, double microbatches
   const bool every_microbatch = c.z > 1 || in.machine.fp8_weights == Fp8Weights::transient ||
                                 in.machine.fp8_weights == Fp8Weights::gathered;
   const double casts = layers * (every_microbatch ? microbatches : 1);
-  // Z gathers fp8: backward transposes the gathered weight, and a `gathered` stack casts each shard it gathers.
+  // Z gathers fp8: backward transposes the gathered weight, and a `gathered` stack casts each shard it gathers
+  // (per linear, a fully recomputed forward gathers again: cost_tp_comm.h).
   double per_element = kCastBytesPerElement;
   if (c.z > 1 && gathered_weight_bytes(in) == kFp8Bytes) {
+    const bool gathers_again = in.machine.weight_gather == WeightGather::per_linear && c.recompute == Recompute::full;
+    const double gathers = kBlockGathers + (gathers_again ? 1 : 0);
     per_element = kTransposeBytes;
-    if (in.machine.fp8_weights == Fp8Weights::gathered) per_element += kBlockGathers * kShardCastBytes / double(c.z);
+    if (in.machine.fp8_weights == Fp8Weights::gathered) per_element += gathers * kShardCastBytes / double(c.z);
   }
   const double bytes = casts * in.shapes.block_weights() * per_element;
   const double seconds = record.memory(CostScope::step, CostPhase::forward,
@@ -168,10 +171,12 @@ double fp8_weight_casts(const CostInputs& in, double layers, double microbatches
   return seconds + precomputed_scales(in, layers, record);
 }
 
-double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers) {
+double fp8_layer_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, Fp8Weights held) {
   if (!fp8(spec)) return 0;
-  const double shards = double(config.x * config.y * config.z);
-  return layers * double(spec.linear_weights_per_layer()) / shards * 2;  // fp8 weight + fp8 transpose
+  const bool of_gathered = config.z > 1 && (held == Fp8Weights::transient || held == Fp8Weights::gathered);
+  const double shards = double(config.x * config.y * (of_gathered ? 1 : config.z));
+  const double bytes = held == Fp8Weights::gathered && config.z > 1 ? kFp8Bytes : 2 * kFp8Bytes;
+  return double(spec.linear_weights_per_layer()) / shards * bytes;
 }
 
 }  // namespace axo

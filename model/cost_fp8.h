@@ -102,7 +102,10 @@ inline double gathered_weight_bytes(const CostInputs& in) {
 // The weight casts of a stage of `layers` layers over an iteration of
 // `microbatches` (zero unless fp8).
 double fp8_weight_casts(const CostInputs& in, double layers, double microbatches, const CostRecorder& record);
-// Bytes of the cached fp8 weights and transposes for `layers` layers on one rank (zero unless fp8).
-double fp8_weight_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, double layers);
+// Bytes of one layer's fp8 weight and transpose on one rank as the stack holds them (zero unless
+// fp8): of the rank's x·y·z shard where it keeps them; of the weight Z gathered where it casts
+// the layer it computes (transient, gathered, z > 1), only the transpose when gathered in fp8
+// (the gathered weight is its own buffer).
+double fp8_layer_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, Fp8Weights held);
 
 }  // namespace axo

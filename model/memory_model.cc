@@ -172,9 +172,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
   parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
   parts.buffers = comm_buffer_bytes(spec, c, stack);
-  // A weight Z gathers in fp8 (Fp8Weights::gathered) is its gather buffer: only its transpose is a copy.
-  const bool fp8_gathered = stack.fp8_weights == Fp8Weights::gathered && c.z > 1;
-  parts.fp8_copies_per_layer = fp8_weight_copy_bytes(spec, c, 1) * (fp8_gathered ? 0.5 : 1);
+  parts.fp8_copies_per_layer = fp8_layer_copy_bytes(spec, c, stack.fp8_weights);
   parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();

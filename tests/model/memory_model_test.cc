@@ -258,7 +258,8 @@ TEST(MemoryModel, Fp8WeightCopiesAsTheStackHoldsThem) {
 
 // Gathered in fp8 over Z (torchao's fp8 FSDP all-gather): the two prefetched block buffers hold
 // 1 byte an element, not 2, and the gathered fp8 weight is the buffer, so the computed layer's
-// copy is only its transpose (1 byte); without Z it is transient's.
+// copy is only its transpose (1 byte of the gathered layer); transient casts the gathered bf16
+// layer (2 bytes of it, not of the rank's shard); without Z both are transient's.
 TEST(MemoryModel, Fp8GatheredWeightsHalveTheBlockBuffers) {
   TransformerSpec spec = load_model("llama3-8b");
   spec.precision = Precision::fp8;
@@ -271,7 +272,13 @@ TEST(MemoryModel, Fp8GatheredWeightsHalveTheBlockBuffers) {
   };
   const MemoryBreakdown transient = memory(Fp8Weights::transient), gathered = memory(Fp8Weights::gathered);
   EXPECT_DOUBLE_EQ(gathered.comm_buffers, transient.comm_buffers / 2);
-  EXPECT_DOUBLE_EQ(transient.weights - gathered.weights, double(spec.linear_weights_per_layer()) / 8);
+  const double layer = double(spec.linear_weights_per_layer());  // x = y = 1: the whole gathered layer
+  EXPECT_DOUBLE_EQ(transient.weights - gathered.weights, layer);
+  MemoryStack bf16_stack(AttentionKind::flash);
+  bf16_stack.weight_gather = WeightGather::per_block;
+  TransformerSpec bf16 = spec;
+  bf16.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(transient.weights - memory_per_device(bf16, c, bf16_stack).weights, 2 * layer);
   c.z = 1, c.data = 8, c.microbatch = 1;
   EXPECT_DOUBLE_EQ(memory(Fp8Weights::gathered).weights, memory(Fp8Weights::transient).weights);
 }
