@@ -6,6 +6,7 @@
 // scatter of predicted against measured iteration time). With --machine
 // the plans are costed again on that profile (a refined one, say) instead
 // of using the predictions stored in them.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -73,14 +74,29 @@ void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
 // none, with a note saying why, when it cannot be loaded (a calibrated profile's name, say).
 std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& plan) {
   const std::string name = o.machine.empty() ? plan.machine : o.machine;
+  std::optional<MachineProfile> machine;
   try {
-    return load_machine(name);
+    machine = load_machine(name);
   } catch (const std::exception& e) {
     std::printf("\nNote: %s prices its stages on machine '%s', which cannot be loaded (%s); pass --machine "
                 "with that profile's file to predict each stage's seconds.\n",
                 o.plans[0].c_str(), name.c_str(), e.what());
     return std::nullopt;  // the table says what is left out
   }
+  if (!o.machine.empty()) return machine;  // read_predicted_plan priced the plan on it
+  // plan.yaml names its profile only: a preset of that name that prices the plan otherwise is
+  // not the profile it was planned on (a copy with its stack edited, say).
+  const CostModel model(plan.model, *machine);
+  const bool costable = precision_problem(plan.model.precision, *machine).empty() && model.check(plan.config).empty();
+  const double preset = costable ? model.evaluate(plan.config).iter_time : 0;
+  if (std::abs(preset - plan.predicted.iter_time) > 1e-6 * plan.predicted.iter_time) {
+    std::printf("\nNote: %s predicts %.4f s, the preset '%s' %.4f s for its configuration: it was planned on "
+                "another profile of that name; pass --machine with that profile's file to predict each stage's "
+                "seconds.\n",
+                o.plans[0].c_str(), plan.predicted.iter_time, name.c_str(), preset);
+    return std::nullopt;
+  }
+  return machine;
 }
 
 // A plan with stages: predicted against measured stage by stage (stage_comparison.h).

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/cost_model.h"
+#include "model/presets.h"
 #include "tests/report/report_test_files.h"
 #include "tests/report/svg_check.h"
 #include "tests/run_command.h"
@@ -193,10 +195,13 @@ TEST_F(ReportCli, PlanWithoutPredictionExitsTwo) {
 // preset names. The plan's machine prices the stages, as --machine does; one that cannot be
 // loaded is named, and no stage time is predicted.
 TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
-  auto write_stage_pair = [this](const std::string& machine) {
+  // A plan as axo plan writes it: its prediction the preset's (a named but unknown profile's: any).
+  auto write_stage_pair = [this](const std::string& machine, double scale = 1) {
     Plan plan = testing::one_gpu_plan(testing::breakdown_of(0.5, 0, 0, 0, 0, 0, 0.1));
     plan.machine = machine;
     plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+    if (machine == "perlmutter") plan.predicted = CostModel(plan.model, load_machine(machine)).evaluate(plan.config);
+    plan.predicted.iter_time *= scale;
     write_plan_file(plan, plan_path(machine));
     nlohmann::json root = testing::run_json({{1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}, {1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}});
     for (auto& step : root["steps"]) {
@@ -213,6 +218,13 @@ TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
   ASSERT_NE(plain.output.find("Per pipeline stage"), std::string::npos) << plain.output;
   EXPECT_EQ(stage_table(plain.output), stage_table(costed.output));
   EXPECT_EQ(stage_table(plain.output).find("n/a"), std::string::npos) << plain.output;
+  // A plan the preset of its name prices otherwise was planned on another profile of that name
+  // (an edited copy): its stages are not priced on the preset, and the note says so.
+  const auto edited = testing::run_axo("report" + write_stage_pair("perlmutter", 1.25));
+  ASSERT_EQ(edited.code, 0) << edited.output;
+  EXPECT_NE(edited.output.find("the preset 'perlmutter'"), std::string::npos) << edited.output;
+  EXPECT_NE(edited.output.find("planned on another profile of that name"), std::string::npos) << edited.output;
+  EXPECT_NE(stage_table(edited.output).find("n/a"), std::string::npos) << edited.output;
 
   const auto calibrated = testing::run_axo("report" + write_stage_pair("calibrated-elsewhere"));
   ASSERT_EQ(calibrated.code, 0) << calibrated.output;
