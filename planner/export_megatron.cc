@@ -93,19 +93,38 @@ std::string split_flags(const TransformerSpec& spec, const ParallelConfig& c) {
   return flag("--pipeline-model-parallel-layout \"" + pipeline_layout(split) + "\"");
 }
 
+// Whether the plan runs Megatron's distributed optimizer: zero=1, or what needs it (fp8 weights
+// kept in fp8, an offloaded optimizer) over one data·context rank, where it shards nothing and
+// prices as zero=0 (the search tries zero only where data·context > 1).
+bool distributed_optimizer(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
+  const bool needs_it = c.offload || (spec.precision == Precision::fp8 && machine.fp8_weights == Fp8Weights::primary);
+  return c.zero == 1 || (needs_it && c.data * c.context == 1);
+}
+
+// The dtype Megatron holds and reduces the gradients in, as the stack priced it: by default fp32
+// under --bf16 (--grad-reduce-in-bf16 keeps bf16), the model's under --fp16
+// (--accumulate-allreduce-grads-in-fp32 takes fp32). Its main_grad buffer is that dtype whatever
+// the data-parallel size, as memory_model.h holds it.
+std::string gradient_dtype_flag(const TransformerSpec& spec, const MachineProfile& machine) {
+  const bool fp32 = machine.reduce_dtype == ReduceDtype::fp32;
+  if ((spec.precision == Precision::bf16 || spec.precision == Precision::fp8) && !fp32) {
+    return flag("--grad-reduce-in-bf16");
+  }
+  if (spec.precision == Precision::fp16 && fp32) return flag("--accumulate-allreduce-grads-in-fp32");
+  return "";
+}
+
 // The gradient reduction and the distributed optimizer, over data × context, as the machine's
-// stack priced them: overlapped with the backward (stack.grad_reduce), in the stack's reduce
-// dtype (Megatron reduces bf16 gradients in fp32 unless --grad-reduce-in-bf16).
+// stack priced them: overlapped with the backward (stack.grad_reduce), in the stack's reduce dtype.
 std::string data_parallel_flags(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
   const bool reduced = c.data * c.context > 1, overlapped = machine.grad_reduce == GradReduce::overlapped;
-  const bool bf16 = spec.precision == Precision::bf16 || spec.precision == Precision::fp8;
   std::string text;
   if (reduced && !overlapped) {
     text += "  # the gradients reduced after the backward, as priced (stack.grad_reduce: after_backward)\n";
   }
   if (reduced && overlapped) text += flag("--overlap-grad-reduce");
-  if (reduced && bf16 && machine.reduce_dtype == ReduceDtype::compute) text += flag("--grad-reduce-in-bf16");
-  if (c.zero == 1) {
+  text += gradient_dtype_flag(spec, machine);
+  if (distributed_optimizer(spec, machine, c)) {
     text += flag("--use-distributed-optimizer");
     if (reduced && overlapped) text += flag("--overlap-param-gather");
     if (c.offload) text += flag("--optimizer-cpu-offload");
@@ -122,11 +141,12 @@ std::string megatron_limitation(const TransformerSpec& spec, const MachineProfil
     return "its distributed optimizer shards the optimizer state but keeps each rank's whole "
            "gradient buffer (ZeRO-1), so zero=2 has no counterpart; zero=1 does";
   }
-  if (spec.precision == Precision::fp8 && machine.fp8_weights == Fp8Weights::primary && c.zero == 0) {
+  if (spec.precision == Precision::fp8 && machine.fp8_weights == Fp8Weights::primary &&
+      !distributed_optimizer(spec, machine, c)) {
     return "its fp8 weights (--fp8-param-gather, the machine's stack.fp8_weights: primary) need its "
            "distributed optimizer, which keeps their fp32 masters: plan with zero=1";
   }
-  if (c.offload && c.zero == 0) {
+  if (c.offload && !distributed_optimizer(spec, machine, c)) {
     return "offloading the optimizer (--optimizer-cpu-offload) needs its distributed optimizer, "
            "which shards the optimizer state over the data ranks: plan with zero=1";
   }

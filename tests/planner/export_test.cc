@@ -178,6 +178,28 @@ TEST(ExportMegatron, TheMachinesStackAsPriced) {
   machine.fp8_weights = Fp8Weights::primary;
   c.zero = 0;
   EXPECT_NE(megatron_limitation(fp8, machine, c).find("need its distributed optimizer"), std::string::npos);
+  // One data rank: the distributed optimizer shards nothing and prices as zero=0 (which the search
+  // gives such a grid), so fp8 weights and an offloaded optimizer run it. The gradient buffer's
+  // dtype is the stack's whatever the data-parallel size.
+  c = grid(1, 1, 1, 8, 1, 1);
+  const std::string one = export_megatron(fp8, machine, c, context());
+  for (const char* expected : {"  --fp8-param-gather\n", "  --use-distributed-optimizer\n"}) {
+    EXPECT_NE(one.find(expected), std::string::npos) << expected << one;
+  }
+  EXPECT_EQ(one.find("--overlap-param-gather"), std::string::npos) << one;
+  machine.fp8_weights = Fp8Weights::cached, machine.reduce_dtype = ReduceDtype::compute;
+  c.offload = true;
+  const std::string offload = export_megatron(gpt3_13b(), machine, c, context());
+  for (const char* expected : {"  --grad-reduce-in-bf16\n", "  --use-distributed-optimizer\n", "  --optimizer-cpu-offload\n"}) {
+    EXPECT_NE(offload.find(expected), std::string::npos) << expected << offload;
+  }
+  TransformerSpec fp16 = gpt3_13b();
+  fp16.precision = Precision::fp16;
+  c.offload = false;
+  EXPECT_EQ(export_megatron(fp16, machine, c, context()).find("--grad-reduce-in-bf16"), std::string::npos);
+  machine.reduce_dtype = ReduceDtype::fp32;
+  EXPECT_NE(export_megatron(fp16, machine, c, context()).find("  --accumulate-allreduce-grads-in-fp32\n"),
+            std::string::npos);
 }
 
 // zero=2 has no Megatron counterpart. Splits that neither equal chunks nor first and last
