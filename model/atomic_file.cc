@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -24,28 +25,31 @@ int last_error() { return errno != 0 ? errno : EIO; }
 
 namespace fs = std::filesystem;
 
-// The file a write to `path` lands in: a symbolic link's target (followed
-// through chains of links), so that the link stays a link.
-fs::path link_target(const fs::path& path) {
-  fs::path target = path;
-  std::error_code error;
-  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(target, error)); ++hops) {
-    const fs::path next = fs::read_symlink(target, error);
-    if (error) break;
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
-  return target;
-}
-
-// A device, FIFO or socket (a pipe), or any path in /dev or /proc (/dev/stdout
-// is a link to the process's open file, whatever that is): written in place,
-// since renaming over it would replace the device or orphan the open file.
+// A device, FIFO or socket (a pipe), or a path in /dev or /proc (/dev/stdout is a link to
+// the process's open file, whatever that is; /dev/shm's files too): written in place, since
+// renaming over it would replace the device or orphan the open file.
 bool special_file(const fs::path& path) {
   const std::string text = path.lexically_normal().string();
   if (text.rfind("/dev/", 0) == 0 || text.rfind("/proc/", 0) == 0) return true;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   return fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
+}
+
+// Where a write to `path` lands: a symbolic link's target (followed through chains of links, so
+// that each link stays a link), or nothing when it or some hop is special_file (write `path` in
+// place). A cycle of links is the OS's ELOOP.
+std::optional<fs::path> link_target(const fs::path& path) {
+  fs::path target = path;
+  std::error_code error;
+  for (int hops = 0; !special_file(target) && fs::is_symlink(fs::symlink_status(target, error)); ++hops) {
+    if (hops == 40) fail(path.string(), "cannot write", ELOOP);
+    const fs::path next = fs::read_symlink(target, error);
+    if (error) fail(path.string(), "cannot write", error.value());
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  if (special_file(target)) return std::nullopt;
+  return target;
 }
 
 void write_in_place(const std::string& path, const std::string& text) {
@@ -60,8 +64,9 @@ void write_in_place(const std::string& path, const std::string& text) {
 }  // namespace
 
 void write_file_atomically(const std::string& requested, const std::string& text) {
-  if (special_file(requested)) return write_in_place(requested, text);
-  const std::string path = link_target(requested).string();
+  const std::optional<fs::path> target = link_target(requested);
+  if (!target) return write_in_place(requested, text);
+  const std::string path = target->string();
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   FILE* file = std::fopen(temporary.c_str(), "wb");
   if (!file) fail(path, "cannot write (cannot create " + temporary + ")", last_error());

@@ -103,7 +103,32 @@ TEST(AtomicFile, WritesDevicesAndPipesInPlace) {
   reader.join();
   EXPECT_EQ(received, "through a pipe\n");
   EXPECT_TRUE(fs::is_fifo(fs::status(fifo)));
-  fs::remove(fifo);
+  // A link to one (through another link) is written in place too: the pipe gets the text.
+  const std::string link = temp_path("link-to-fifo");
+  fs::create_symlink(fifo, link + ".inner");
+  fs::create_symlink(link + ".inner", link);
+  std::thread again([&] { received = read_all(fifo); });
+  write_file_atomically(link, "linked pipe\n");
+  again.join();
+  EXPECT_EQ(received, "linked pipe\n");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  fs::remove(link), fs::remove(link + ".inner"), fs::remove(fifo);
+}
+
+// A cycle of links is a runtime failure naming the path, not a write over one of the links.
+TEST(AtomicFile, ACycleOfLinksIsRefused) {
+  namespace fs = std::filesystem;
+  const std::string a = temp_path("cycle-a"), b = temp_path("cycle-b");
+  fs::create_symlink(b, a);
+  fs::create_symlink(a, b);
+  try {
+    write_file_atomically(a, "x");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ELOOP)), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(a)));
+  fs::remove(a), fs::remove(b);
 }
 
 }  // namespace
