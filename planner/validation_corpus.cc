@@ -51,7 +51,7 @@ RecordCollector parse_csv(const std::string& text, const std::string& path) {
                                   RecordCollector::record, &collector);
     ok = used == end - parsed;
     parsed += used;
-    ++collector.line;
+    if (text[end - 1] == '\n') ++collector.line;  // a last line without one ends its record at csv_fini
   }
   ok = ok && csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
   const std::string error = csv_strerror(csv_error(&parser));
@@ -142,7 +142,8 @@ class Row {
     throw InputError(where_ + ": no column '" + column + "'");
   }
   bool has(const std::string& column) const { return find(column) != nullptr; }
-  // A whole number from 1 to 2^30 (kLargestCount: every product of counts stays exact).
+  // A whole number from 1 to 2^30 (kLargestCount: a product of two stays exact; the grid's
+  // product is checked whole, grid_too_large).
   int64_t integer(const std::string& column) const { return count(column, (*this)[column]); }
   // The number after `key` in the cell (VP=4 in "CP=1; VP=4"), 0 when the key is absent.
   int64_t tagged_count(const std::string& column, const std::string& key) const {
@@ -185,8 +186,6 @@ class Row {
 };
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// "CP=2; VP=7; GA=63; ..." or "FSDP ...; grad accum 4; ..." → the number after `key`, or 0.
 
 // What the model cannot express yet, in the row's own words; empty when it can.
 std::string unexpressible_reason(const Row& row) {
@@ -397,6 +396,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   }
   c.model = row_model(row, *family);
   set_config(row, c);
+  if (!(c.why_not = grid_too_large(c.config)).empty()) return c;  // before any product of the grid
   if (!(c.why_not = per_layer_checkpointing(row, c.config)).empty()) return c;  // once the chunks are known
   c.gpus = row.integer("gpus");
   if (c.config.gpus() != c.gpus) {

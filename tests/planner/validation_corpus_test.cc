@@ -358,7 +358,7 @@ TEST_F(CorpusFixture, MalformedRowsNameTheLine) {
   }
 }
 
-// What load_corpus says of the one row `row` (empty: accepted).
+// What load_corpus says of the CSV rows `rows` (empty: accepted).
 std::string corpus_error(const CorpusFixture& fixture, const std::string& rows) {
   fixture.write_csv(rows);
   try {
@@ -390,6 +390,13 @@ TEST_F(CorpusFixture, OutOfRangeCountsAndMeasurementsAreRefused) {
         << bad;
   }
   EXPECT_EQ(corpus_error(*this, head + "4,GA=4,2" + tail + "1.5,,exact\n"), "");
+  // Counts within 2^30 whose grid product is beyond any cluster (2^90 would wrap around to 0):
+  // the row is not expressed, and says why.
+  write_csv("t_a,GPT x,4,512,8,,2048,,1024,1073741824,A100-80,8,1073741824,1073741824,1,CP=1073741824,1,none,no,"
+            "bf16,1.5,,exact\n");
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_NE(cases[0].why_not.find("is larger than 10^12 GPUs"), std::string::npos) << cases[0].why_not;
 }
 
 // Errors name the file's own line: a blank line and a quoted cell over two lines come before it.
@@ -402,6 +409,15 @@ TEST_F(CorpusFixture, ErrorsNameThePhysicalLine) {
   EXPECT_NE(corpus_error(*this, good + "\n" + quoted + "t_c,GPT x,four" + good.substr(good.find(",512")))
                 .find("runs.csv:6: column 'layers'"),
             std::string::npos);
+  // The last line without its newline, and CRLF line ends.
+  std::string last = "t_c,GPT x,four" + good.substr(good.find(",512"));
+  last.pop_back();
+  EXPECT_NE(corpus_error(*this, good + last).find("runs.csv:3: column 'layers'"), std::string::npos)
+      << corpus_error(*this, good + last);
+  std::string crlf = good;
+  crlf.insert(crlf.size() - 1, "\r");
+  EXPECT_NE(corpus_error(*this, crlf + crlf + last + "\r\n").find("runs.csv:4: column 'layers'"), std::string::npos)
+      << corpus_error(*this, crlf + crlf + last + "\r\n");
 }
 
 // A recipe entry fills only the cells a row leaves "not stated"; a row's own statement is kept.
