@@ -16,7 +16,6 @@ namespace axo {
 
 namespace {
 
-
 // get/set of a plain member (an integer, a bool or an enum).
 template <auto Member>
 FieldValue get_member(const ParallelConfig& c) {

@@ -148,27 +148,32 @@ double gathered_weight_bytes(Precision precision, Fp8Weights held) {
   return fp8_gather ? kFp8Bytes : bytes_per_element(precision);
 }
 
-double fp8_weight_casts(const CostInputs& in, double layers, double microbatches, const CostRecorder& record) {
-  if (!fp8(in.spec)) return 0;
+Fp8WeightCost fp8_weight_costs(const CostInputs& in, const Fp8WeightLayers& layers, double microbatches,
+                               const CostRecorder& record) {
+  if (!fp8(in.spec)) return {};
   const ParallelConfig& c = in.config;
-  const bool every_microbatch = c.z > 1 || in.machine.fp8_weights == Fp8Weights::transient ||
-                                in.machine.fp8_weights == Fp8Weights::gathered;
-  const double casts = layers * (every_microbatch ? microbatches : 1);
-  // Z gathers fp8: backward transposes the gathered weight, and a `gathered` stack casts each shard it gathers
-  // (per linear, a fully recomputed forward gathers again: cost_tp_comm.h).
-  double per_element = kCastBytesPerElement;
+  const Fp8Weights held = in.machine.fp8_weights;
+  const bool every_microbatch = c.z > 1 || held == Fp8Weights::transient || held == Fp8Weights::gathered;
+  const double runs = every_microbatch ? microbatches : 1;
+  // Z gathers fp8: backward transposes the gathered weight (2 bytes), and a `gathered` stack casts
+  // the shard of each gather: two a layer, a third for a per-linear gather's recomputed forward.
+  double bytes = layers.stage * kCastBytesPerElement, kernels = 4 * layers.stage;
   if (c.z > 1 && gathered_weight_bytes(in) == kFp8Bytes) {
-    const bool gathers_again = in.machine.weight_gather == WeightGather::per_linear && c.recompute == Recompute::full;
-    const double gathers = kBlockGathers + (gathers_again ? 1 : 0);
-    per_element = kTransposeBytes;
-    if (in.machine.fp8_weights == Fp8Weights::gathered) per_element += gathers * kShardCastBytes / double(c.z);
+    bytes = layers.stage * kTransposeBytes;
+    if (held == Fp8Weights::gathered) {
+      const bool again = in.machine.weight_gather == WeightGather::per_linear && c.recompute == Recompute::full;
+      const double gathers = kBlockGathers * layers.stage + (again ? layers.recomputed : 0);
+      bytes += gathers * kShardCastBytes / double(c.z), kernels += 4 * gathers;
+    }
   }
-  const double bytes = casts * in.shapes.block_weights() * per_element;
-  const double seconds = record.memory(CostScope::step, CostPhase::forward,
-                                       every_microbatch ? "fp8 casts of the stage's linear weights (every microbatch)"
-                                                        : "fp8 casts of the stage's linear weights (first microbatch)",
-                                       bytes, memory_op_seconds(in.machine, bytes, 4 * casts));
-  return seconds + precomputed_scales(in, layers, record);
+  bytes *= runs * in.shapes.block_weights(), kernels *= runs;
+  Fp8WeightCost cost;
+  cost.casts = record.memory(CostScope::step, CostPhase::forward,
+                             every_microbatch ? "fp8 casts of the stage's linear weights (every microbatch)"
+                                              : "fp8 casts of the stage's linear weights (first microbatch)",
+                             bytes, memory_op_seconds(in.machine, bytes, kernels));
+  cost.scales = precomputed_scales(in, layers.stage, record);
+  return cost;
 }
 
 double fp8_layer_copy_bytes(const TransformerSpec& spec, const ParallelConfig& config, Fp8Weights held) {

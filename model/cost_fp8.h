@@ -56,10 +56,16 @@
 //              precomputed scale), and a rank's activations are its own
 //              (torchao's tensor_to_amax reduces only a tensor-parallel
 //              DTensor's amax)
-//   memory     the cached fp8 weight and its transpose: 2 bytes per local
-//              linear weight beside the bf16 weight (and its fp32 master in
-//              the optimizer state). fp8 copies of saved activations are not
-//              credited: the activation bytes stay bf16's (an overestimate).
+//   memory     an fp8 weight and its transpose, 2 bytes per linear weight
+//              element beside the bf16 weight (and its fp32 master in the
+//              optimizer state), as the stack holds them
+//              (fp8_layer_copy_bytes): cached, every layer's of the rank's
+//              x·y·z shard; transient, the computed layer's of the x·y block
+//              Z gathered; gathered with z > 1, that layer's transpose alone
+//              (1 byte: the gathered fp8 weight is the gather buffer);
+//              primary, none (the weights are fp8). fp8 copies of saved
+//              activations are not credited: the activation bytes stay
+//              bf16's (an overestimate).
 #pragma once
 
 #include "model/cost_item.h"
@@ -99,9 +105,17 @@ double gathered_weight_bytes(Precision precision, Fp8Weights held);
 inline double gathered_weight_bytes(const CostInputs& in) {
   return gathered_weight_bytes(in.spec.precision, in.machine.fp8_weights);
 }
-// The weight casts of a stage of `layers` layers over an iteration of
-// `microbatches` (zero unless fp8).
-double fp8_weight_casts(const CostInputs& in, double layers, double microbatches, const CostRecorder& record);
+// A stage's layers, and of them those that recompute (all but partial recompute's kept ones).
+struct Fp8WeightLayers {
+  double stage = 0, recomputed = 0;
+};
+struct Fp8WeightCost {
+  double casts = 0;   // memory-bound: the weight casts and transposes (compute)
+  double scales = 0;  // a collective over Z: the precomputed scales' amax all-reduce (tp_comm)
+};
+// A stage's weight casts over an iteration of `microbatches` (zero unless fp8).
+Fp8WeightCost fp8_weight_costs(const CostInputs& in, const Fp8WeightLayers& layers, double microbatches,
+                               const CostRecorder& record);
 // Bytes of one layer's fp8 weight and transpose on one rank as the stack holds them (zero unless
 // fp8): of the rank's x·y·z shard where it keeps them; of the weight Z gathered where it casts
 // the layer it computes (transient, gathered, z > 1), only the transpose when gathered in fp8

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <unordered_map>
 
@@ -266,8 +267,9 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   LayerCompute paced = local.layer;
   paced.recompute *= recomputed_share;
   Breakdown b;
-  b.compute = m * stage.compute + fp8_weight_casts(in, stage.layers, m, record);
-  b.tp_comm = m * stage.tp_comm;
+  const Fp8WeightCost weights = fp8_weight_costs(in, {stage.layers, stage.recomputed}, m, record);
+  b.compute = m * stage.compute + weights.casts;
+  b.tp_comm = m * stage.tp_comm + weights.scales;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
   const DataParallelStep dp = data_parallel_step(in, layers, stage.layers, paced, record);

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "model/atomic_file.h"
+#include "model/config_fields.h"
 #include "model/error.h"
 #include "model/stage_partition.h"
 #include "model/yaml_fields.h"
@@ -52,7 +53,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
   plan.model = transformer_spec_from_yaml(map.get_node("model"), path);
   validate(plan.model, path);
   plan.machine = map.get_string("machine");
-  plan.gpus = map.get_int("gpus", 1, int64_t(1) << 30);
+  plan.gpus = map.get_int("gpus", 1, kLargestCount);
   plan.config = parallel_config_from_yaml(map.get_node("config"), path);
   if (plan.config.gpus() != plan.gpus) {
     map.fail("config", "pipeline*data*context*z*y*x = " + std::to_string(plan.config.gpus()) +

@@ -17,7 +17,10 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (position - double(below)) * (values[above] - values[below]);
 }
 
-size_t minimum_band_runs(double coverage) { return size_t(std::ceil(2 / (1 - coverage) - 1e-9)); }
+size_t minimum_band_runs(double coverage) {
+  if (!(coverage > 0 && coverage < 1)) throw std::invalid_argument("a band's coverage is between 0 and 1");
+  return size_t(std::ceil(2 / (1 - coverage) - 1e-9));
+}
 
 std::optional<ErrorBand> error_band(const std::vector<double>& residuals_pct, const std::string& gpu,
                                     double coverage) {

@@ -18,10 +18,13 @@
 
 namespace axo {
 
+// The share of published runs a band covers.
+inline constexpr double kBandCoverage = 0.9;
+
 struct ErrorBand {
   std::string gpu;        // the GPU type whose runs gave it
   int runs = 0;           // how many residuals
-  double coverage = 0.9;  // fraction of runs inside
+  double coverage = kBandCoverage;  // fraction of runs inside
   double low_pct = 0;     // measured − predicted, % of predicted, at the low quantile
   double high_pct = 0;    // same at the high quantile
 };
@@ -29,14 +32,14 @@ struct ErrorBand {
 // The q-quantile (0 ≤ q ≤ 1) of `values`, type 7; throws on an empty list.
 double quantile(std::vector<double> values, double q);
 
-// The fewest residuals a band of `coverage` is read from: one run beyond each end,
-// 2/(1 − coverage) (20 for 90%); fewer and its ends would be the extremes themselves.
+// The fewest residuals a band of `coverage` (0 to 1, exclusive) is read from: one run beyond
+// each end, 2/(1 − coverage) (20 for 90%); fewer and its ends would be the extremes themselves.
 size_t minimum_band_runs(double coverage);
 
 // The band from LOSO residuals in percent (100·(predicted − measured)/measured);
 // nullopt when there are fewer than minimum_band_runs (no band: say so).
 std::optional<ErrorBand> error_band(const std::vector<double>& residuals_pct, const std::string& gpu,
-                                    double coverage = 0.9);
+                                    double coverage = kBandCoverage);
 
 // The measured time's range for a prediction of `predicted_s` seconds: {low, high}.
 std::pair<double, double> band_limits(const ErrorBand& band, double predicted_s);

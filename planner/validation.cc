@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "model/config_fields.h"
 #include "model/cost_fp8.h"
 #include "model/cost_model.h"
 #include "model/error.h"
@@ -38,7 +39,7 @@ ValidationPoint read_point(const YAML::Node& node, const std::string& path) {
   point.where = where(node, path);
   point.model = transformer_spec_from_yaml(point_map.get_node("model"), path);
   validate(point.model, path);
-  point.gpus = point_map.get_int("gpus", 1, int64_t(1) << 30);
+  point.gpus = point_map.get_int("gpus", 1, kLargestCount);
   point.config = parallel_config_from_yaml(point_map.get_node("config"), path);
   point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9, 0);
   if (point_map.has("measured_layer_ms")) read_layer_times(point_map, point);

@@ -53,7 +53,7 @@ std::string theta_text(const std::vector<double>& theta) {
 
 std::string no_band_reason(const GpuFit& fit) {
   return fit.loso.sources.size() < 2 ? "come from one source (leave-one-source-out needs two)"
-                                     : "leave fewer than " + std::to_string(minimum_band_runs(0.9)) +
+                                     : "leave fewer than " + std::to_string(minimum_band_runs(kBandCoverage)) +
                                            " iteration times with a leave-one-source-out error (a 90% band needs "
                                            "one beyond each end)";
 }

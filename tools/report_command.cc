@@ -87,16 +87,19 @@ std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& 
   // plan.yaml names its profile only: a preset of that name that prices the plan otherwise is
   // not the profile it was planned on (a copy with its stack edited, say).
   const CostModel model(plan.model, *machine);
-  const bool costable = precision_problem(plan.model.precision, *machine).empty() && model.check(plan.config).empty();
-  const double preset = costable ? model.evaluate(plan.config).iter_time : 0;
-  if (std::abs(preset - plan.predicted.iter_time) > 1e-6 * plan.predicted.iter_time) {
-    std::printf("\nNote: %s predicts %.4f s, the preset '%s' %.4f s for its configuration: it was planned on "
-                "another profile of that name; pass --machine with that profile's file to predict each stage's "
-                "seconds.\n",
-                o.plans[0].c_str(), plan.predicted.iter_time, name.c_str(), preset);
-    return std::nullopt;
+  std::string why = precision_problem(plan.model.precision, *machine);
+  if (why.empty()) why = model.check(plan.config);
+  if (why.empty()) {
+    const double preset = model.evaluate(plan.config).iter_time;
+    if (std::abs(preset - plan.predicted.iter_time) <= 1e-6 * plan.predicted.iter_time) return machine;
+    char text[160];
+    std::snprintf(text, sizeof text, "it predicts %.4f s, the preset %.4f s", plan.predicted.iter_time, preset);
+    why = text;
   }
-  return machine;
+  std::printf("\nNote: %s was planned on another profile than the preset '%s' (%s), or by another axo; pass "
+              "--machine with that profile's file to predict each stage's seconds.\n",
+              o.plans[0].c_str(), name.c_str(), why.c_str());
+  return std::nullopt;
 }
 
 // A plan with stages: predicted against measured stage by stage (stage_comparison.h).

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "model/atomic_file.h"
 #include "model/error.h"
@@ -97,7 +100,7 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
     if (e.name != name) continue;
     if (!named.empty() && named.front()->source != e.source) {
       throw InputError("validate --explain: '" + name + "' names points of " + named.front()->source + " and " +
-                       e.source + ": choose one with --set");
+                       e.source + ": give the one set to explain with --set (a corpus row's name is its own)");
     }
     named.push_back(&e);
   }

@@ -178,9 +178,9 @@ TEST(CostFp8, TransientWeightsAreCastEveryMicrobatch) {
   const double layers = 32, microbatches = 4, block = shapes.block_weights();
   std::vector<CostItem> items;
   h100.fp8_weights = Fp8Weights::cached;
-  fp8_weight_casts({spec, h100, c, shapes}, layers, microbatches, CostRecorder(&items, 1, 1));
+  fp8_weight_costs({spec, h100, c, shapes}, {layers, layers}, microbatches, CostRecorder(&items, 1, 1));
   h100.fp8_weights = Fp8Weights::transient;
-  fp8_weight_casts({spec, h100, c, shapes}, layers, microbatches, CostRecorder(&items, 1, 1));
+  fp8_weight_costs({spec, h100, c, shapes}, {layers, layers}, microbatches, CostRecorder(&items, 1, 1));
   ASSERT_EQ(items.size(), 2u);
   EXPECT_DOUBLE_EQ(items[0].bytes, layers * block * 4);  // read bf16, write fp8 and its transpose
   EXPECT_DOUBLE_EQ(items[1].bytes, microbatches * items[0].bytes);
@@ -189,27 +189,38 @@ TEST(CostFp8, TransientWeightsAreCastEveryMicrobatch) {
 // torchao's fp8 FSDP all-gather (stack.fp8_weights gathered): each gather casts the rank's
 // fp32 shard (5 bytes a shard element, two gathers a microbatch) and moves 1 byte, not 2;
 // backward transposes the gathered weight (2 bytes); FSDP2 copies the gathered fp8 out (1 + 1);
-// one all-reduce of the shards' amaxes over Z per iteration gives every weight its scale.
+// one all-reduce of the shards' amaxes over Z per iteration gives every weight its scale, a
+// collective (tp_comm), not compute.
 TEST(CostFp8, GatheredWeightsAreCastOnTheShardAndGatheredInFp8) {
   const TransformerSpec spec = fp8_model("llama3-8b");
   MachineProfile h200 = load_machine("h200-hgx");
   h200.weight_gather = WeightGather::per_block, h200.fsdp_copies = FsdpCopies::per_parameter;
+  h200.fp8_weights = Fp8Weights::transient;
   ParallelConfig c;
   c.z = 32, c.microbatch = 64;
   const LocalShapes shapes = local_shapes(spec, c);
-  const CostInputs in{spec, h200, c, shapes};
+  const CostInputs in{spec, h200, c, shapes};  // holds h200 by reference: the stack set below is its
   const double layers = 32, microbatches = 2, block = shapes.block_weights();
   EXPECT_DOUBLE_EQ(gathered_weight_bytes(in), 2);  // transient: gathered in bf16
   h200.fp8_weights = Fp8Weights::gathered;
   EXPECT_DOUBLE_EQ(gathered_weight_bytes(in), 1);
   std::vector<CostItem> items;
-  const double seconds = fp8_weight_casts(in, layers, microbatches, CostRecorder(&items, 1, 1));
+  const Fp8WeightCost cost = fp8_weight_costs(in, {layers, layers}, microbatches, CostRecorder(&items, 1, 1));
   ASSERT_EQ(items.size(), 2u);
   EXPECT_DOUBLE_EQ(items[0].bytes, microbatches * layers * block * (2 + 2 * 5 / 32.0));
   EXPECT_EQ(items[1].kind, CostKind::collective);
   EXPECT_EQ(items[1].group_size, 32);
   EXPECT_EQ(items[1].per_iteration, 1);
-  EXPECT_DOUBLE_EQ(seconds, items[0].exposed + items[1].exposed);
+  EXPECT_DOUBLE_EQ(cost.casts, items[0].exposed);
+  EXPECT_DOUBLE_EQ(cost.scales, items[1].exposed);
+  // Per linear under full recompute, the recomputed layers' forward gathers (and casts) a third time.
+  MachineProfile per_linear = h200;
+  per_linear.weight_gather = WeightGather::per_linear;
+  ParallelConfig full = c;
+  full.recompute = Recompute::full;
+  items.clear();
+  fp8_weight_costs({spec, per_linear, full, shapes}, {layers, 8}, microbatches, CostRecorder(&items, 1, 1));
+  EXPECT_DOUBLE_EQ(items[0].bytes, microbatches * block * (layers * 2 + (2 * layers + 8) * 5 / 32.0));
   // The layer's block gathers move fp8.
   items.clear();
   CostModel(spec, h200).explain(c, items);
