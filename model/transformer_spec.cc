@@ -83,6 +83,10 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   auto fail = [&](const std::string& field, const std::string& message) {
     throw InputError(source + ": field '" + field + "': " + message);
   };
+  // The name goes into comments and job names of generated scripts: one printable line.
+  for (char c : spec.name) {
+    if ((unsigned char)c < 0x20 || c == 0x7f) fail("name", "control characters (a line break) are not allowed");
+  }
   if (spec.layers < 1) fail("layers", "must be at least 1");
   if (spec.hidden < 1) fail("hidden", "must be at least 1");
   if (spec.heads < 1) fail("heads", "must be at least 1");
@@ -244,11 +248,34 @@ void check_hf_heads(const nlohmann::json& config, const TransformerSpec& spec, c
                      " wide, not " + std::to_string(spec.heads) + " x " + std::to_string(head_dim) + " = " +
                      std::to_string(spec.heads * head_dim) + ") and cannot size this one");
   }
-  if (spec.hidden % spec.heads != 0 || spec.heads % spec.kv_heads != 0) {
-    throw InputError(source + ": heads (" + std::to_string(spec.heads) + ") and kv heads (" +
-                     std::to_string(spec.kv_heads) + ") do not divide hidden " +
-                     std::to_string(spec.hidden));
+  if (spec.hidden % spec.heads != 0) {
+    throw InputError(source + ": field 'num_attention_heads': " + std::to_string(spec.heads) +
+                     " does not divide hidden_size " + std::to_string(spec.hidden));
   }
+  if (spec.heads % spec.kv_heads != 0) {
+    throw InputError(source + ": the key/value heads (" + std::to_string(spec.kv_heads) +
+                     ") do not divide num_attention_heads " + std::to_string(spec.heads));
+  }
+}
+
+// Key/value heads: Llama's num_key_value_heads, Falcon's num_kv_heads (new_decoder_architecture)
+// or multi_query (one), GPT-BigCode's multi_query; else one per head.
+int64_t hf_kv_heads(const nlohmann::json& config, int64_t heads, const std::string& source) {
+  const int64_t multi_query = hf_bool(config, "multi_query", false, source) ? 1 : heads;
+  return hf_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, source, multi_query);
+}
+
+// Rotary positions: the Llama-like families, and any config naming a rotary setting (rope_theta,
+// GPT-NeoX's rotary_pct, Falcon's rotary unless alibi); ALiBi (BLOOM, MPT, Falcon's alibi) has
+// neither learned nor rotary positions, which axo does not model: refused.
+PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const std::string& source) {
+  if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
+    throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
+  }
+  const bool falcon = hf_string(config, "model_type", "", source) == "falcon";
+  const bool rotary = llama_like || falcon || config.contains("rope_theta") || config.contains("rotary_pct") ||
+                      config.contains("rotary_emb_base");
+  return rotary ? PositionKind::rope : PositionKind::learned;
 }
 
 }  // namespace
@@ -263,7 +290,7 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
   spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
   spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
   spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
-  spec.kv_heads = hf_int(config, {"num_key_value_heads"}, source, spec.heads);
+  spec.kv_heads = hf_kv_heads(config, spec.heads, source);
   spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
                            4 * spec.hidden);
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source);
@@ -271,9 +298,10 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
   spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
   spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
-  spec.positions = (llama_like || config.contains("rope_theta")) ? PositionKind::rope
-                                                                 : PositionKind::learned;
-  spec.bias = !llama_like && hf_bool(config, "attention_bias", true, source);
+  spec.positions = hf_positions(config, llama_like, source);
+  // Biases: attention_bias where the config has it (Llama's, default off), Falcon's `bias`,
+  // else the family's (gated families none, GPT-2 and the like all).
+  spec.bias = hf_bool(config, "attention_bias", hf_bool(config, "bias", !llama_like, source), source);
   const bool tied_by_default = !llama_like || hf_family_in(config, kTiedFamilies, source);
   spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
   spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||

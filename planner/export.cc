@@ -159,8 +159,13 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
                         fix_string(original.config) + "): " + why + ".";
   const std::optional<PlanRow> nearest = nearest_expressible(format, model, options);
   if (!nearest) {
-    return message + " No configuration it can express fits " + model.spec().name + " on " +
-           std::to_string(options.gpus) + " GPUs of " + model.machine().name + ".";
+    std::string held;  // the user's --fix, which the nearest plan keeps
+    for (const ConfigField& field : config_fields()) {
+      if (!options.fixed.holds(field)) continue;
+      held += std::string(held.empty() ? "" : ",") + field.name + "=" + field.text(field.get(options.fixed.values));
+    }
+    return message + " No configuration it can express " + (held.empty() ? "fits " : "with --fix " + held + " fits ") +
+           model.spec().name + " on " + std::to_string(options.gpus) + " GPUs of " + model.machine().name + ".";
   }
   const double original_time = original.breakdown.iter_time;
   const double nearest_time = nearest->breakdown.iter_time;

@@ -40,6 +40,7 @@
 // balances the LM head) as each model part's modules.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "model/error.h"
 #include "planner/export.h"
@@ -100,6 +101,15 @@ std::string stage_keys(const TransformerSpec& spec, const PipelineSplit& split) 
   return text + "]\n";
 }
 
+// The layers of the smallest and the largest chunk of axo's split.
+std::pair<int64_t, int64_t> chunk_layer_range(const TransformerSpec& spec, const ParallelConfig& c) {
+  int64_t smallest = spec.layers, largest = 0;
+  for (const LayerRange& chunk : priced_split(spec, c).chunks()) {
+    smallest = std::min(smallest, chunk.count()), largest = std::max(largest, chunk.count());
+  }
+  return {smallest, largest};
+}
+
 }  // namespace
 
 std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProfile& machine,
@@ -128,6 +138,13 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
   if (spec.precision == Precision::fp16) {
     return "training.mixed_precision_param is bfloat16 or float32, and " + spec.name +
            " trains in fp16";
+  }
+  if (const auto [smallest, largest] = chunk_layer_range(spec, c);
+      partial_recompute(c) && c.recompute_layers >= smallest && c.recompute_layers < largest) {
+    return "it checkpoints every k-th block of each model part (selective_ac_option k), and recompute_layers=" +
+           std::to_string(c.recompute_layers) + " covers a whole part of " + std::to_string(smallest) + " layers (" +
+           split_sentence(spec, priced_split(spec, c)) + ") but not the others: no k gives each part its first " +
+           std::to_string(c.recompute_layers) + " layers";
   }
   if (!places_groups_as(c, "xyczdp", machine.gpus_per_node)) {
     return "its device mesh puts tp innermost, then cp, fsdp, dp_replicate and pp (axo's xyczdp), "
@@ -171,9 +188,9 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
     text += key("pipeline_parallel_microbatch_size", c.microbatch / c.z);
   }
   text += "\n[activation_checkpoint]\n";
-  // The smallest chunk of axo's split: every k-th block recomputes at least N of each chunk.
-  int64_t chunk_layers = spec.layers;
-  for (const LayerRange& chunk : priced_split(spec, c).chunks()) chunk_layers = std::min(chunk_layers, chunk.count());
+  // The smallest chunk of axo's split: every k-th block recomputes at least N of each chunk. N of
+  // the largest chunk or more recompute every layer (full); in between, torchtitan_limitation.
+  const int64_t chunk_layers = chunk_layer_range(spec, c).first;
   if (partial_recompute(c) && c.recompute_layers < chunk_layers) {
     // torchtitan checkpoints every k-th block of a stage in full (an integer selective_ac_option):
     // k = L/N recomputes floor(L/k) >= N of a stage's L blocks, at least what the plan recomputes.

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <system_error>
+#include <utility>
+#include <vector>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -243,11 +246,39 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
   }
 }
 
+// Every file the command will write, by option: two naming one file would overwrite each other
+// (a Slurm script replacing the plan.yaml it runs), a usage error before any work.
+void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // option, path
+  for (const auto& [option, path] : {std::pair{"--csv", o.csv}, {"--json", o.json}, {"--svg", o.svg},
+                                     {"--emit-out", o.emit_out}}) {
+    if (!path.empty()) outputs.emplace_back(option, path);
+  }
+  if (const std::string plan = plan_out_path(o, emit, format); !plan.empty()) {
+    outputs.emplace_back(o.out.empty() ? "the plan.yaml beside --emit-out" : "--out", plan);
+  }
+  if (emit && format == ExportFormat::deepspeed && !o.emit_out.empty()) {
+    outputs.emplace_back("--emit-out's .args.sh", o.emit_out + ".args.sh");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code error;
+      const auto a = std::filesystem::weakly_canonical(outputs[i].second, error);
+      const auto b = std::filesystem::weakly_canonical(outputs[j].second, error);
+      if (outputs[i].second == outputs[j].second || a == b) {
+        throw InputError(outputs[j].first + " and " + outputs[i].first + " both write " + outputs[i].second +
+                         ": give each its own file");
+      }
+    }
+  }
+}
+
 void run_plan(const PlanOptions& o) {
   // Parse --emit before the search so a typo costs nothing.
   const bool emit = !o.emit.empty();
   const ExportFormat format = emit ? parse_export_format(o.emit) : ExportFormat::slurm;
   if (!o.emit_out.empty() && !emit) throw InputError("--emit-out needs --emit FORMAT");
+  check_distinct_outputs(o, emit, format);
   // Exporting to stdout keeps stdout for the export alone; the report goes to stderr.
   FILE* report = emit && o.emit_out.empty() ? stderr : stdout;
   std::ostream& report_stream = report == stderr ? std::cerr : std::cout;

@@ -69,6 +69,45 @@ std::string error_of(F f) {
   return "";
 }
 
+// Falcon's config: key/value heads as num_kv_heads (40B) or multi_query (7B: one), `bias`
+// for every linear, rotary positions; ALiBi (BLOOM's, Falcon's alibi) is refused. Falcon-7B has
+// 6.92B parameters (tiiuae's model card); 40B's weights by hand: 60 layers of QKV h·(h + 2·8·64),
+// the output h·h and the 4h MLP 2·h·4h, and the tied embedding.
+TEST(TransformerSpec, HuggingFaceFalconHeadsBiasAndPositions) {
+  nlohmann::json falcon_7b = {{"model_type", "falcon"}, {"hidden_size", 4544}, {"num_hidden_layers", 32},
+                              {"num_attention_heads", 71}, {"multi_query", true}, {"bias", false},
+                              {"alibi", false}, {"vocab_size", 65024}, {"max_position_embeddings", 2048},
+                              {"parallel_attn", true}};
+  const TransformerSpec seven = transformer_spec_from_hf_config(falcon_7b, "f7.json");
+  EXPECT_EQ(seven.kv_heads, 1);
+  EXPECT_FALSE(seven.bias);
+  EXPECT_EQ(seven.positions, PositionKind::rope);
+  EXPECT_NEAR(double(seven.parameter_count()) / 1e9, 6.92, 0.03);
+  const nlohmann::json falcon_40b = {{"model_type", "falcon"}, {"hidden_size", 8192}, {"num_hidden_layers", 60},
+                                     {"num_attention_heads", 128}, {"num_kv_heads", 8}, {"bias", false},
+                                     {"new_decoder_architecture", true}, {"vocab_size", 65024},
+                                     {"max_position_embeddings", 2048}};
+  const TransformerSpec forty = transformer_spec_from_hf_config(falcon_40b, "f40.json");
+  EXPECT_EQ(forty.kv_heads, 8);
+  const double h = 8192, by_hand = 60 * (h * (h + 2 * 8 * 64) + h * h + 2 * h * 4 * h) + 65024 * h;
+  EXPECT_NEAR(double(forty.parameter_count()), by_hand, 1e-4 * by_hand);  // norms aside
+  falcon_7b["alibi"] = true;
+  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(falcon_7b, "f7.json"); }),
+            "f7.json: field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
+  // A Llama config with attention_bias keeps its biases; GPT-NeoX's rotary_pct is rotary.
+  nlohmann::json llama = {{"model_type", "llama"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
+                          {"num_attention_heads", 8}, {"vocab_size", 1000}, {"max_position_embeddings", 128},
+                          {"attention_bias", true}};
+  EXPECT_TRUE(transformer_spec_from_hf_config(llama, "l.json").bias);
+  const nlohmann::json neox = {{"model_type", "gpt_neox"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
+                               {"num_attention_heads", 8}, {"vocab_size", 1000}, {"max_position_embeddings", 128},
+                               {"rotary_pct", 0.25}};
+  EXPECT_EQ(transformer_spec_from_hf_config(neox, "n.json").positions, PositionKind::rope);
+  llama["num_key_value_heads"] = 3;
+  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(llama, "l.json"); }),
+            "l.json: the key/value heads (3) do not divide num_attention_heads 8");
+}
+
 // Gemma-2B's config.json (hidden_act gelu, head_dim 256 = 2048 / 8, no tie_word_embeddings key):
 // a gated MLP (gate_proj, up_proj, down_proj) with tied embeddings, 2.51B parameters.
 nlohmann::json gemma_2b_config() {

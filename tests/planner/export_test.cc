@@ -332,6 +332,14 @@ TEST(Export, PartialRecomputeAsEachFrameworkNamesIt) {
   c.recompute_layers = 2;
   EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("selective_ac_option = \"1\""),
             std::string::npos);
+  // recompute_layers=3 to 4 covers the 3-layer chunk whole but not the others: no k expresses it
+  // (it was exported as full recompute of every layer, which the plan did not price); 5 is full.
+  c.recompute_layers = 4;
+  EXPECT_NE(torchtitan_limitation(llama3_8b(), machine, c).find("recompute_layers=4 covers a whole part of 3 layers"),
+            std::string::npos) << torchtitan_limitation(llama3_8b(), machine, c);
+  c.recompute_layers = 5;
+  EXPECT_EQ(torchtitan_limitation(llama3_8b(), machine, c), "");
+  EXPECT_NE(export_torchtitan(llama3_8b(), machine, c, context()).find("mode = \"full\""), std::string::npos);
   c = grid(2, 2, 2, 2, 4, 8);
   c.recompute = Recompute::full, c.recompute_layers = 2;
   const std::string axonn = export_axonn(gpt3_13b(), gpu_machine("perlmutter", 4), c, context());

@@ -234,6 +234,34 @@ TEST_F(Cli, MalformedYamlNamesFileAndLine) {
             std::string::npos) << r.output;
 }
 
+// Two outputs naming one file would overwrite each other (a Slurm script written over the
+// plan.yaml it runs): a usage error before any work, naming both options.
+TEST_F(Cli, OutputsNamingOneFileAreAUsageError) {
+  const std::string plan = "plan --model llama3-8b --gpus 16 --machine dgx-h100 --top 1 ";
+  Result r = axo(plan + "--emit slurm --emit-out " + path("plan.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--emit-out and the plan.yaml beside --emit-out both write"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("plan.yaml")));
+  r = axo(plan + "--json " + path("f") + " --csv " + dir_.string() + "/./f");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--csv and --json both write"), std::string::npos) << r.output;
+  r = axo(plan + "--out " + path("same") + " --emit megatron --emit-out " + path("same"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--emit-out and --out both write"), std::string::npos) << r.output;
+  EXPECT_EQ(axo(plan + "--out " + path("p.yaml") + " --emit slurm --emit-out " + path("run.sbatch")).code, 0);
+}
+
+// A model's name goes into the comments and job names of generated scripts: a line break in it
+// would start a command there. Refused, naming the field.
+TEST_F(Cli, AModelNameWithALineBreakIsRefused) {
+  const std::string model = write("nl.yaml", "name: \"a\\nrm -i nothing\"\nlayers: 2\nhidden: 64\nheads: 4\n"
+                                             "seq_len: 128\nvocab: 1000\nglobal_batch: 8\n");
+  const Result r = axo("plan --model " + model + " --gpus 2 --machine selene --emit slurm");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(model + ": field 'name': control characters"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("#SBATCH"), std::string::npos) << r.output;
+}
+
 TEST_F(Cli, ImpossibleRequestsSayWhy) {
   Result r = axo("plan --model gpt2-124m --gpus 13 --machine selene");  // 13 > its 12 layers and divides nothing
   EXPECT_EQ(r.code, 2);
