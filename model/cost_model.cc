@@ -442,6 +442,28 @@ std::string CostModel::check_held_settings(const FixedFields& fixed, const Paral
   return "";
 }
 
+// With data or microbatch free, the interleaved schedule's rule on every microbatch count they
+// allow: global_batch / (data · microbatch) divides the held part's quotient, so the pipeline (held)
+// must divide that quotient, or (free) some pipeline > 1 must, which needs a quotient above 1.
+std::string CostModel::interleave_count_problem(const FixedFields& fixed, const ParallelConfig& c) const {
+  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
+  if (held("data") && held("microbatch") && held("pipeline")) return "";  // interleave_problem's case
+  const int64_t per_step = (held("data") ? c.data : 1) * (held("microbatch") ? c.microbatch : 1);
+  if (spec_.global_batch % per_step != 0) return "";  // the batch rule's case
+  const int64_t most = spec_.global_batch / per_step;  // the most microbatches the held values allow
+  std::string held_text = "global_batch=" + std::to_string(spec_.global_batch);
+  if (held("data")) held_text += ", data=" + std::to_string(c.data);
+  if (held("microbatch")) held_text += ", microbatch=" + std::to_string(c.microbatch);
+  const std::string rule = "the interleaved schedule needs the pipeline to divide its microbatches, "
+                           "global_batch / (data * microbatch): with " + held_text + " there are at most " +
+                           std::to_string(most);
+  if (held("pipeline") && c.pipeline > 1 && most % c.pipeline != 0) {
+    return rule + ", and pipeline=" + std::to_string(c.pipeline) + " divides no count of them";
+  }
+  if (!held("pipeline") && most < 2) return rule + ", which no pipeline > 1 divides";
+  return "";
+}
+
 // check_held's pipeline rules: chunks of a layer or more, interleaving's stages and microbatches,
 // and a recompute_layers that some chunk holds (free pipeline and interleave: the largest chunks).
 std::string CostModel::check_held_chunks(const FixedFields& fixed, const ParallelConfig& c) const {
@@ -455,6 +477,7 @@ std::string CostModel::check_held_chunks(const FixedFields& fixed, const Paralle
     if (held("pipeline") && (c.pipeline == 1 || (held("data") && held("microbatch")))) {
       if (const std::string problem = interleave_problem(c); !problem.empty()) return problem;
     }
+    if (const std::string problem = interleave_count_problem(fixed, c); !problem.empty()) return problem;
   }
   if (!held("pipeline") && !held("interleave") && c.recompute_layers == 0) return "";
   const int64_t interleave = held("interleave") ? c.interleave : 1;

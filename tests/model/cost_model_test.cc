@@ -184,6 +184,24 @@ TEST(CostModel, CheckHeldNamesTheSettingsThatCannotMatter) {
   EXPECT_EQ(held("pipeline=16,zero=1", 0), "");  // without the GPU count nothing is forced
 }
 
+// The interleaved schedule's rule with data or microbatch free: every microbatch count they allow
+// divides global_batch / (the held ones), so a held pipeline must divide that, and a free one needs
+// it above 1.
+TEST(CostModel, CheckHeldNamesTheInterleavedRuleOverEveryMicrobatchCount) {
+  const CostModel model(load_model("llama3-8b"), load_machine("dgx-h100"));  // global_batch 512
+  const auto held = [&](const char* fix) { return model.check_held(parse_fix(fix)); };
+  EXPECT_EQ(held("pipeline=3,interleave=2"),
+            "the interleaved schedule needs the pipeline to divide its microbatches, global_batch / (data * "
+            "microbatch): with global_batch=512 there are at most 512, and pipeline=3 divides no count of them");
+  EXPECT_NE(held("interleave=2,data=8,microbatch=64").find("there are at most 1, which no pipeline > 1 divides"),
+            std::string::npos) << held("interleave=2,data=8,microbatch=64");
+  EXPECT_NE(held("pipeline=4,interleave=2,data=256").find("at most 2, and pipeline=4 divides no count"),
+            std::string::npos) << held("pipeline=4,interleave=2,data=256");
+  for (const char* fine : {"pipeline=4,interleave=2", "interleave=2,data=8", "pipeline=2,interleave=2,microbatch=256"}) {
+    EXPECT_EQ(held(fine), "") << fine;
+  }
+}
+
 // Sequence parallelism with z > 1 prices the rows each Z rank holds: a Z rank
 // of z = 2 with a microbatch of 2 holds one sequence, so its layer costs and
 // activations are those of z = 1 with a microbatch of 1; only the Z weight
