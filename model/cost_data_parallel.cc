@@ -19,19 +19,9 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
   const GroupPlacement pair = place_group(2, apart, in.machine.gpus_per_node);
   const double bytes = double(in.spec.vocab) * double(in.spec.hidden) / double(c.x * c.y * c.z) * in.shapes.element_bytes;
   const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, pair, bytes);
-  if (record.recording()) {
-    CostItem item;
-    item.scope = CostScope::step, item.phase = CostPhase::step, item.kind = CostKind::collective;
-    item.name = "all_reduce tied embedding gradient (first and last stage)";
-    item.group = GridDim::pipeline;
-    item.group_size = 2;
-    item.ranks_per_node = pair.ranks_per_node;
-    item.bytes = bytes;
-    item.seconds = item.exposed = t;
-    item.per_iteration = 1;
-    record.add(std::move(item));
-  }
-  return t;
+  return record.exposed_collective(CostScope::step, CostPhase::step,
+                                   "all_reduce tied embedding gradient (first and last stage)", GridDim::pipeline, 2,
+                                   pair.ranks_per_node, bytes, t);
 }
 
 // PyTorch DDP's default bucket_cap_mb (torch.nn.parallel.DistributedDataParallel).

@@ -41,19 +41,8 @@ double amax_all_reduce(const CostInputs& in, const CostRecorder& record, const G
                        CostPhase phase, double tensors, const char* name) {
   const double bytes = tensors * kAmaxBytes;
   const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, group, bytes);
-  if (record.recording()) {
-    CostItem item;
-    item.scope = scope, item.phase = phase, item.kind = CostKind::collective;
-    item.name = name;
-    item.group = scope == CostScope::step ? GridDim::z : GridDim::y;  // y stands for the tensor group x·y
-    item.group_size = group.size;
-    item.ranks_per_node = group.ranks_per_node;
-    item.bytes = bytes;
-    item.seconds = item.exposed = t;
-    item.per_iteration = 1;
-    record.add(std::move(item));
-  }
-  return t;
+  const GridDim dim = scope == CostScope::step ? GridDim::z : GridDim::y;  // y stands for the tensor group x·y
+  return record.exposed_collective(scope, phase, name, dim, group.size, group.ranks_per_node, bytes, t);
 }
 
 // Fp8Weights::gathered: every linear weight's scale from one all-reduce of the shards' amaxes

@@ -39,17 +39,29 @@ void CostRecorder::add(CostItem item) const {
   items_->push_back(std::move(item));
 }
 
+namespace {
+
+// An item run once per microbatch (step: per iteration), all of its `seconds` exposed.
+CostItem exposed_item(CostScope scope, CostPhase phase, CostKind kind, std::string name, double seconds) {
+  CostItem item;
+  item.scope = scope, item.phase = phase, item.kind = kind;
+  item.name = std::move(name);
+  item.seconds = item.exposed = seconds;
+  item.per_iteration = 1;
+  return item;
+}
+
+}  // namespace
+
 double CostRecorder::gemm(CostScope scope, CostPhase phase, const std::string& name, double m, double n,
                           double k, double seconds, int gemms) const {
   if (!items_) return seconds;
-  CostItem item;
-  item.scope = scope, item.phase = phase, item.kind = CostKind::gemm;
-  item.name = name + " [" + std::to_string(int64_t(m)) + "x" + std::to_string(int64_t(n)) + "x" +
-              std::to_string(int64_t(k)) + "]";
+  CostItem item = exposed_item(scope, phase, CostKind::gemm,
+                               name + " [" + std::to_string(int64_t(m)) + "x" + std::to_string(int64_t(n)) + "x" +
+                                   std::to_string(int64_t(k)) + "]",
+                               seconds);
   item.flops = gemms * 2 * m * n * k;
   item.bandwidth_GBps = item.flops / seconds / 1e12;
-  item.seconds = item.exposed = seconds;
-  item.per_iteration = 1;
   add(std::move(item));
   return seconds;
 }
@@ -57,13 +69,22 @@ double CostRecorder::gemm(CostScope scope, CostPhase phase, const std::string& n
 double CostRecorder::memory(CostScope scope, CostPhase phase, const std::string& name, double bytes,
                             double seconds) const {
   if (!items_) return seconds;
-  CostItem item;
-  item.scope = scope, item.phase = phase, item.kind = CostKind::memory;
-  item.name = name;
+  CostItem item = exposed_item(scope, phase, CostKind::memory, name, seconds);
   item.bytes = bytes;
   item.bandwidth_GBps = bytes / seconds / 1e9;
-  item.seconds = item.exposed = seconds;
-  item.per_iteration = 1;
+  add(std::move(item));
+  return seconds;
+}
+
+double CostRecorder::exposed_collective(CostScope scope, CostPhase phase, const std::string& name, GridDim group,
+                                        int64_t group_size, int64_t ranks_per_node, double bytes,
+                                        double seconds) const {
+  if (!items_) return seconds;
+  CostItem item = exposed_item(scope, phase, CostKind::collective, name, seconds);
+  item.group = group;
+  item.group_size = group_size;
+  item.ranks_per_node = ranks_per_node;
+  item.bytes = bytes;
   add(std::move(item));
   return seconds;
 }

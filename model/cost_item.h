@@ -66,6 +66,10 @@ class CostRecorder {
               double seconds, int gemms = 1) const;
   // A memory-bound op moving `bytes` in `seconds`; returns `seconds`.
   double memory(CostScope scope, CostPhase phase, const std::string& name, double bytes, double seconds) const;
+  // A collective of `bytes` over `group_size` ranks of `group` (`ranks_per_node` of them sharing
+  // a node) that took `seconds`, all exposed; returns `seconds`.
+  double exposed_collective(CostScope scope, CostPhase phase, const std::string& name, GridDim group,
+                            int64_t group_size, int64_t ranks_per_node, double bytes, double seconds) const;
   // Any other item; `per_iteration` holds its count per microbatch (step: per iteration).
   void add(CostItem item) const;
 
