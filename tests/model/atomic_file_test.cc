@@ -37,34 +37,34 @@ TEST(AtomicFile, ReplacesTheContentAndLeavesNoTemporary) {
   std::remove(path.c_str());
 }
 
-// A write that fails is a runtime failure (exit 1), not a mistake in the input (exit 2): the
-// command line checks the folder up front (tools/output_path.h). The message names the path and
-// the OS's reason.
-TEST(AtomicFile, AMissingFolderIsARuntimeFailureNamingThePathAndTheReason) {
-  const std::string path = temp_path("no-such-folder") + "/plan.yaml";
+// The message of the failure writing `path` throws: a runtime failure (exit 1), not a mistake in
+// the input (an InputError, exit 2); "" (and a test failure) when the write succeeds.
+std::string runtime_failure_writing(const std::string& path) {
   try {
     write_file_atomically(path, "x");
-    FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(dynamic_cast<const InputError*>(&e), nullptr) << e.what();
-    const std::string message = e.what();
-    EXPECT_EQ(message.find(path + ": cannot write"), 0u) << message;
-    EXPECT_NE(message.find(std::strerror(ENOENT)), std::string::npos) << message;
+    return e.what();
   }
+  ADD_FAILURE() << "writing " << path << " succeeded";
+  return "";
+}
+
+// A write that fails is a runtime failure: the command line checks the folder up front
+// (tools/output_path.h). The message names the path and the OS's reason.
+TEST(AtomicFile, AMissingFolderIsARuntimeFailureNamingThePathAndTheReason) {
+  const std::string path = temp_path("no-such-folder") + "/plan.yaml";
+  const std::string message = runtime_failure_writing(path);
+  EXPECT_EQ(message.find(path + ": cannot write"), 0u) << message;
+  EXPECT_NE(message.find(std::strerror(ENOENT)), std::string::npos) << message;
 }
 
 TEST(AtomicFile, AFailedRenameNamesTheReasonAndLeavesNoTemporary) {
   const std::string path = temp_path("a-folder");
   std::filesystem::create_directories(path);  // rename cannot put a file in place of a folder
-  try {
-    write_file_atomically(path, "x");
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(dynamic_cast<const InputError*>(&e), nullptr) << e.what();
-    const std::string message = e.what();
-    EXPECT_EQ(message.find(path + ": writing failed: "), 0u) << message;
-    EXPECT_GT(message.size(), (path + ": writing failed: ").size()) << message;
-  }
+  const std::string message = runtime_failure_writing(path);
+  EXPECT_EQ(message.find(path + ": writing failed: "), 0u) << message;
+  EXPECT_GT(message.size(), (path + ": writing failed: ").size()) << message;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
     EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos);
   }
@@ -121,12 +121,8 @@ TEST(AtomicFile, ACycleOfLinksIsRefused) {
   const std::string a = temp_path("cycle-a"), b = temp_path("cycle-b");
   fs::create_symlink(b, a);
   fs::create_symlink(a, b);
-  try {
-    write_file_atomically(a, "x");
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(std::strerror(ELOOP)), std::string::npos) << e.what();
-  }
+  const std::string message = runtime_failure_writing(a);
+  EXPECT_NE(message.find(std::strerror(ELOOP)), std::string::npos) << message;
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(a)));
   fs::remove(a), fs::remove(b);
 }
