@@ -44,6 +44,16 @@ CLI::Validator output_path() {
   return CLI::Validator([](std::string& path) { return unwritable_file(path); }, "PATH");
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  std::error_code error;
+  if (fs::equivalent(a, b, error)) return true;
+  const fs::path resolved_a = fs::weakly_canonical(a, error);
+  if (error) return false;
+  const fs::path resolved_b = fs::weakly_canonical(b, error);
+  return !error && resolved_a == resolved_b;
+}
+
 CLI::Validator output_prefix() {
   return CLI::Validator([](std::string& path) { return missing_folder(path); }, "PREFIX");
 }

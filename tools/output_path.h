@@ -17,4 +17,8 @@ CLI::Validator output_path();
 // The same for a prefix of files (PREFIX_train_000000.bin): only its folder is checked.
 CLI::Validator output_prefix();
 
+// Whether two paths name one file: the same text, the same existing file (a link or a hard
+// link to it), or the same path once links, "." and ".." are resolved (the file need not exist).
+bool same_file(const std::string& a, const std::string& b);
+
 }  // namespace axo::tools

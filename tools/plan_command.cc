@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <system_error>
 #include <utility>
 #include <vector>
 #include <iostream>
@@ -262,10 +261,7 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      std::error_code error;
-      const auto a = std::filesystem::weakly_canonical(outputs[i].second, error);
-      const auto b = std::filesystem::weakly_canonical(outputs[j].second, error);
-      if (outputs[i].second == outputs[j].second || a == b) {
+      if (same_file(outputs[i].second, outputs[j].second)) {
         throw InputError(outputs[j].first + " and " + outputs[i].first + " both write " + outputs[i].second +
                          ": give each its own file");
       }

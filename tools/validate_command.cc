@@ -119,8 +119,7 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
 void reject_repeated_sets(const std::vector<std::string>& sets) {
   for (size_t i = 0; i < sets.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      std::error_code error;
-      if (sets[i] == sets[j] || std::filesystem::equivalent(sets[i], sets[j], error)) {
+      if (same_file(sets[i], sets[j])) {
         throw InputError("--set " + sets[i] + ": given twice (as " + sets[j] + " before): its runs would count twice");
       }
     }

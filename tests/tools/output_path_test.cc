@@ -47,6 +47,17 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
   EXPECT_NE(axo::tools::output_prefix()(missing).find("does not exist"), std::string::npos);
 }
 
+// Two paths name one file: the same text, a link to it, or the same path through "." or "..",
+// whether or not the file exists yet.
+TEST_F(OutputPath, SameFileSeesThroughLinksAndDots) {
+  std::ofstream(path("a.csv")) << "x";
+  fs::create_symlink(path("a.csv"), path("link.csv"));
+  EXPECT_TRUE(axo::tools::same_file(path("a.csv"), path("link.csv")));
+  EXPECT_TRUE(axo::tools::same_file(path("new.csv"), dir_.string() + "/./sub/../new.csv"));
+  EXPECT_TRUE(axo::tools::same_file("x", "x"));
+  EXPECT_FALSE(axo::tools::same_file(path("a.csv"), path("b.csv")));
+}
+
 // Each command line writes to `option` in a missing folder: exit 2 at parse
 // time (nothing planned, trained, encoded or measured), naming both.
 TEST_F(OutputPath, EveryCommandChecksItsOutputsBeforeAnyWork) {
