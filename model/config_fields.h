@@ -161,6 +161,7 @@ class FixedFields {
   ParallelConfig values;  // the held fields' values (the others keep their defaults)
 
   bool holds(const ConfigField& field) const { return held_[field.position]; }
+  bool holds(std::string_view name) const { return holds(config_field(name)); }  // a field by its name
   void hold(const ConfigField& field, FieldValue value);
   // The --fix matcher: `value` of `field` is the held one, or the field is free.
   bool allows(const ConfigField& field, FieldValue value) const {

@@ -373,31 +373,32 @@ std::string CostModel::interleave_problem(const ParallelConfig& c) const {
 }
 
 std::string CostModel::check_held(const FixedFields& fixed, int64_t gpus) const {
-  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
   ParallelConfig c = fixed.values;  // the rest at their defaults
   // The search gives a held recompute_layers full recompute unless recompute is held too.
-  if (!held("recompute") && c.recompute_layers > 0) c.recompute = Recompute::full;
+  if (!fixed.holds("recompute") && c.recompute_layers > 0) c.recompute = Recompute::full;
   if (const std::string problem = recompute_problem(c.recompute, c.recompute_layers); !problem.empty()) return problem;
-  if (held("sequence_parallel")) {
+  if (fixed.holds("sequence_parallel")) {
     ParallelConfig probe = c;
-    if (!held("y")) probe.y = 2;  // any y > 1 (x, free, is 1)
+    if (!fixed.holds("y")) probe.y = 2;  // any y > 1 (x, free, is 1)
     if (const std::string problem = sequence_parallel_problem(probe); !problem.empty()) return problem;
   }
-  if (held("data") || held("microbatch")) {
-    const std::string name = !held("microbatch") ? "data" : !held("data") ? "microbatch" : "data*microbatch";
+  if (fixed.holds("data") || fixed.holds("microbatch")) {
+    const std::string name = !fixed.holds("microbatch") ? "data"
+                             : !fixed.holds("data")     ? "microbatch"
+                                                        : "data*microbatch";
     if (spec_.global_batch % (c.data * c.microbatch) != 0) {
       return name + "=" + std::to_string(c.data * c.microbatch) + " does not divide global_batch=" +
              std::to_string(spec_.global_batch);
     }
   }
-  if (held("z") && held("microbatch") && c.microbatch % c.z != 0) {
+  if (fixed.holds("z") && fixed.holds("microbatch") && c.microbatch % c.z != 0) {
     return "z=" + std::to_string(c.z) + " does not divide microbatch=" + std::to_string(c.microbatch);
   }
   if (const std::string problem = check_held_chunks(fixed, c); !problem.empty()) return problem;
   if (const std::string problem = check_held_settings(fixed, c, gpus); !problem.empty()) return problem;
   // A whole grid held: the model's own check, the free settings at their defaults (a free
   // microbatch at z, the smallest Z splits).
-  if (!held("microbatch")) c.microbatch = c.z;
+  if (!fixed.holds("microbatch")) c.microbatch = c.z;
   return fixed.all_grid_fixed() ? check(c) : "";
 }
 
@@ -412,7 +413,7 @@ int64_t forced_product(const FixedFields& fixed, const ParallelConfig& c, int64_
     int64_t product = 1;
     all_held = true;
     for (const char* name : names) {
-      const bool held = fixed.holds(config_field(name));
+      const bool held = fixed.holds(name);
       all_held = all_held && held;
       if (held) product *= config_field(name).get(c);
     }
@@ -429,12 +430,12 @@ int64_t forced_product(const FixedFields& fixed, const ParallelConfig& c, int64_
 // check_held's rules of the settings the search tries only where they change something
 // (config_fields.cc: zero where data·context > 1, overlap where x·y·z > 1).
 std::string CostModel::check_held_settings(const FixedFields& fixed, const ParallelConfig& c, int64_t gpus) {
-  if (fixed.holds(config_field("zero")) && c.zero > 0 &&
+  if (fixed.holds("zero") && c.zero > 0 &&
       forced_product(fixed, c, gpus, {"data", "context"}, {"pipeline", "x", "y", "z"}) == 1) {
     return "zero=" + std::to_string(c.zero) + " shards over data × context, which is 1 here: hold data*context > 1 "
            "or zero=0";
   }
-  if (fixed.holds(config_field("overlap")) && !c.overlap &&
+  if (fixed.holds("overlap") && !c.overlap &&
       forced_product(fixed, c, gpus, {"x", "y", "z"}, {"pipeline", "data", "context"}) == 1) {
     return "overlap=off has nothing to hold back without tensor parallelism (x*y*z = 1 here): only x*y*z > 1 "
            "searches it";
@@ -446,42 +447,41 @@ std::string CostModel::check_held_settings(const FixedFields& fixed, const Paral
 // allow: global_batch / (data · microbatch) divides the held part's quotient, so the pipeline (held)
 // must divide that quotient, or (free) some pipeline > 1 must, which needs a quotient above 1.
 std::string CostModel::interleave_count_problem(const FixedFields& fixed, const ParallelConfig& c) const {
-  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
-  if (held("data") && held("microbatch") && held("pipeline")) return "";  // interleave_problem's case
-  const int64_t per_step = (held("data") ? c.data : 1) * (held("microbatch") ? c.microbatch : 1);
+  // All three held: interleave_problem's case.
+  if (fixed.holds("data") && fixed.holds("microbatch") && fixed.holds("pipeline")) return "";
+  const int64_t per_step = (fixed.holds("data") ? c.data : 1) * (fixed.holds("microbatch") ? c.microbatch : 1);
   if (spec_.global_batch % per_step != 0) return "";  // the batch rule's case
   const int64_t most = spec_.global_batch / per_step;  // the most microbatches the held values allow
   std::string held_text = "global_batch=" + std::to_string(spec_.global_batch);
-  if (held("data")) held_text += ", data=" + std::to_string(c.data);
-  if (held("microbatch")) held_text += ", microbatch=" + std::to_string(c.microbatch);
+  if (fixed.holds("data")) held_text += ", data=" + std::to_string(c.data);
+  if (fixed.holds("microbatch")) held_text += ", microbatch=" + std::to_string(c.microbatch);
   const std::string rule = "the interleaved schedule needs the pipeline to divide its microbatches, "
                            "global_batch / (data * microbatch): with " + held_text + " there are at most " +
                            std::to_string(most);
-  if (held("pipeline") && c.pipeline > 1 && most % c.pipeline != 0) {
+  if (fixed.holds("pipeline") && c.pipeline > 1 && most % c.pipeline != 0) {
     return rule + ", and pipeline=" + std::to_string(c.pipeline) + " divides no count of them";
   }
-  if (!held("pipeline") && most < 2) return rule + ", which no pipeline > 1 divides";
+  if (!fixed.holds("pipeline") && most < 2) return rule + ", which no pipeline > 1 divides";
   return "";
 }
 
 // check_held's pipeline rules: chunks of a layer or more, interleaving's stages and microbatches,
 // and a recompute_layers that some chunk holds (free pipeline and interleave: the largest chunks).
 std::string CostModel::check_held_chunks(const FixedFields& fixed, const ParallelConfig& c) const {
-  const auto held = [&fixed](const char* name) { return fixed.holds(config_field(name)); };
-  if (held("interleave") && c.interleave > 1) {
-    if (!held("pipeline") && 2 * c.interleave > spec_.layers) {
+  if (fixed.holds("interleave") && c.interleave > 1) {
+    if (!fixed.holds("pipeline") && 2 * c.interleave > spec_.layers) {
       return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1 and a layer per chunk: at least 2 × " +
              std::to_string(c.interleave) + " = " + std::to_string(2 * c.interleave) + " chunks for layers=" +
              std::to_string(spec_.layers);
     }
-    if (held("pipeline") && (c.pipeline == 1 || (held("data") && held("microbatch")))) {
+    if (fixed.holds("pipeline") && (c.pipeline == 1 || (fixed.holds("data") && fixed.holds("microbatch")))) {
       if (const std::string problem = interleave_problem(c); !problem.empty()) return problem;
     }
     if (const std::string problem = interleave_count_problem(fixed, c); !problem.empty()) return problem;
   }
-  if (!held("pipeline") && !held("interleave") && c.recompute_layers == 0) return "";
-  const int64_t interleave = held("interleave") ? c.interleave : 1;
-  const int64_t stages = held("pipeline") ? c.pipeline : interleave > 1 ? 2 : 1;  // interleaving needs two stages
+  if (!fixed.holds("pipeline") && !fixed.holds("interleave") && c.recompute_layers == 0) return "";
+  const int64_t interleave = fixed.holds("interleave") ? c.interleave : 1;
+  const int64_t stages = fixed.holds("pipeline") ? c.pipeline : interleave > 1 ? 2 : 1;  // interleaving needs two stages
   try {
     const PipelineSplit& split = remembered_split(spec_, stages, interleave).split;
     return c.recompute_layers == 0 ? "" : recompute_layers_problem(split, c.recompute_layers);

@@ -176,7 +176,7 @@ TEST(ConfigFields, FixedFieldsAllowOnlyTheirValues) {
                                       "offload=off,overlap=on,interleave=3,order=yxzdp");
   EXPECT_TRUE(fixed.all_grid_fixed());
   EXPECT_EQ(fixed.values.gpus(), 256);
-  EXPECT_FALSE(fixed.holds(config_field("sequence_parallel")));
+  EXPECT_FALSE(fixed.holds("sequence_parallel"));
   ParallelConfig other = fixed.values;
   EXPECT_TRUE(fixed.allows(other));
   other.sequence_parallel = true;  // not held
