@@ -136,10 +136,10 @@ CorpusSpec load_corpus_spec(const std::string& path) {
 
 class Row {
  public:
-  Row(const CorpusRecord& record, std::string where) : record_(record), where_(std::move(where)) {}
+  explicit Row(const CorpusRecord& record) : record_(record) {}
   const std::string& operator[](const std::string& column) const {
     if (const std::string* value = find(column)) return *value;
-    throw InputError(where_ + ": no column '" + column + "'");
+    throw InputError(record_.where + ": no column '" + column + "'");
   }
   bool has(const std::string& column) const { return find(column) != nullptr; }
   // A whole number from 1 to 2^30 (kLargestCount: a product of two stays exact; the grid's
@@ -159,11 +159,11 @@ class Row {
     char* end = nullptr;
     const double value = std::strtod(text.c_str(), &end);
     if (*end != '\0' || !(value >= 1e-9 && value <= 1e12)) {
-      throw InputError(where_ + ": column '" + column + "': expected a number from 1e-9 to 1e12, got '" + text + "'");
+      throw InputError(record_.where + ": column '" + column + "': expected a number from 1e-9 to 1e12, got '" + text + "'");
     }
     return value;
   }
-  const std::string& where() const { return where_; }
+  const std::string& where() const { return record_.where; }
 
  private:
   int64_t count(const std::string& column, const std::string& text) const {
@@ -173,16 +173,15 @@ class Row {
       if (used == text.size() && value > 0 && value <= kLargestCount) return value;
     } catch (const std::exception&) {
     }
-    throw InputError(where_ + ": column '" + column + "': expected a whole number from 1 to 2^30, got '" + text + "'");
+    throw InputError(record_.where + ": column '" + column + "': expected a whole number from 1 to 2^30, got '" + text + "'");
   }
   const std::string* find(const std::string& column) const {
-    for (const auto& [name, value] : record_) {
+    for (const auto& [name, value] : record_.cells) {
       if (name == column) return &value;
     }
     return nullptr;
   }
   const CorpusRecord& record_;
-  std::string where_;
 };
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -422,8 +421,8 @@ std::vector<CorpusRecord> read_csv_records(const std::string& path) {
       throw InputError(where + ": expected " + std::to_string(rows[0].size()) + " columns, got " +
                        std::to_string(rows[r].size()));
     }
-    CorpusRecord record{{kWhereColumn, where}};
-    for (size_t i = 0; i < rows[0].size(); ++i) record.emplace_back(rows[0][i], rows[r][i]);
+    CorpusRecord record{where, {}};
+    for (size_t i = 0; i < rows[0].size(); ++i) record.cells.emplace_back(rows[0][i], rows[r][i]);
     records.push_back(std::move(record));
   }
   return records;
@@ -436,7 +435,7 @@ namespace {
 // recipe gives one.
 CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
   auto cell = [&record](const std::string& column) -> std::string* {
-    for (auto& [name, value] : record) {
+    for (auto& [name, value] : record.cells) {
       if (name == column) return &value;
     }
     return nullptr;
@@ -449,7 +448,9 @@ CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
       std::string* text = cell(column);
       if (text && !value.empty() && contains(*text, "not stated")) *text = value;
     }
-    if (r.pipeline_microbatches > 0) record.emplace_back("pipeline_microbatches", std::to_string(r.pipeline_microbatches));
+    if (r.pipeline_microbatches > 0) {
+      record.cells.emplace_back("pipeline_microbatches", std::to_string(r.pipeline_microbatches));
+    }
   }
   return record;
 }
@@ -461,7 +462,7 @@ std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   std::vector<CorpusCase> cases;
   std::vector<CorpusRecord> records = read_csv_records(spec.csv_path);
   for (CorpusRecord& record : records) record = with_recipe_cells(std::move(record), spec);
-  for (const CorpusRecord& record : records) cases.push_back(express_row(Row(record, record.front().second), spec));
+  for (const CorpusRecord& record : records) cases.push_back(express_row(Row(record), spec));
   return cases;
 }
 

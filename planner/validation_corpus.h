@@ -26,6 +26,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/machine_profile.h"
@@ -66,10 +67,12 @@ struct CorpusCase {
 // relative to the YAML file) into one case per row, expressed or not.
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path);
 
-// A CSV record by column name (header → cell), first the record's place in
-// its file ("runs.csv:7", the line it ends on) under kWhereColumn.
-using CorpusRecord = std::vector<std::pair<std::string, std::string>>;
-inline constexpr const char* kWhereColumn = "(file:line)";
+// A CSV record: its place in its file ("runs.csv:7", the line it ends on) and
+// its cells by column name (header → cell).
+struct CorpusRecord {
+  std::string where;
+  std::vector<std::pair<std::string, std::string>> cells;
+};
 // Reads a CSV file into records; malformed CSV is an InputError with the byte.
 std::vector<CorpusRecord> read_csv_records(const std::string& path);
 
