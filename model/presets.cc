@@ -39,8 +39,8 @@ std::string resolve_preset(const std::string& kind, const std::string& name_or_p
                    (known.empty() ? "none" : known) + ")");
 }
 
-TransformerSpec load_model(const std::string& name_or_path) {
-  return load_transformer_spec(resolve_preset("models", name_or_path));
+TransformerSpec load_model(const std::string& name_or_path, const SpecOverrides& overrides) {
+  return load_transformer_spec(resolve_preset("models", name_or_path), overrides);
 }
 
 MachineProfile load_machine(const std::string& name_or_path) {

@@ -20,7 +20,8 @@ std::vector<std::string> list_presets(const std::string& kind);
 // A file path as given, or the preset's path; InputError listing the presets otherwise.
 std::string resolve_preset(const std::string& kind, const std::string& name_or_path);
 
-TransformerSpec load_model(const std::string& name_or_path);
+// A model preset or file with the command line's overrides applied (transformer_spec.h).
+TransformerSpec load_model(const std::string& name_or_path, const SpecOverrides& overrides = {});
 MachineProfile load_machine(const std::string& name_or_path);
 
 }  // namespace axo

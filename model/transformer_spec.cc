@@ -113,7 +113,20 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   }
 }
 
-TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source) {
+namespace {
+
+// A count the command line may override: the file's (checked, and required) unless `override` is
+// set, when the file may leave it out.
+int64_t overridable_int(const YamlMap& map, const char* key, int64_t max, int64_t override) {
+  if (override < 1) return map.get_int(key, 1, max);
+  map.get_int(key, 1, max, override);  // a value the file does give is still checked
+  return override;
+}
+
+}  // namespace
+
+TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
+                                           const SpecOverrides& overrides) {
   const YamlMap map(node, source, "model spec");
   constexpr int64_t big = int64_t(1) << 40;
   TransformerSpec spec;
@@ -135,9 +148,9 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.bias = map.get_bool("bias", true);
   spec.tied_embeddings = map.get_bool("tied_embeddings", true);
   spec.dropout = map.get_bool("dropout", false);
-  spec.seq_len = map.get_int("seq_len", 1, 1 << 24);
+  spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
-  spec.global_batch = map.get_int("global_batch", 1, big);
+  spec.global_batch = overridable_int(map, "global_batch", big, overrides.global_batch);
   spec.precision = parse_precision(map.get_choice("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"), source);
   map.reject_unknown_keys();
   if (spec.hidden % spec.heads != 0) {
@@ -280,8 +293,8 @@ PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const s
 
 }  // namespace
 
-TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
-                                                const std::string& source) {
+TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
+                                                const SpecOverrides& overrides) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
   refuse_mixture_of_experts(config, source);
   TransformerSpec spec;
@@ -293,7 +306,10 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
   spec.kv_heads = hf_kv_heads(config, spec.heads, source);
   spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
                            4 * spec.hidden);
-  spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source);
+  spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
+                        overrides.seq_len > 0 ? std::optional<int64_t>(overrides.seq_len) : std::nullopt);
+  if (overrides.seq_len > 0) spec.seq_len = overrides.seq_len;
+  spec.global_batch = overrides.global_batch;
   spec.vocab = hf_int(config, {"vocab_size"}, source);
   spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
@@ -314,10 +330,10 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
   return spec;
 }
 
-TransformerSpec load_transformer_spec(const std::string& path) {
+TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrides& overrides) {
   const bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   if (!is_json) {
-    TransformerSpec spec = transformer_spec_from_yaml(load_yaml_file(path), path);
+    TransformerSpec spec = transformer_spec_from_yaml(load_yaml_file(path), path, overrides);
     validate(spec, path);
     return spec;
   }
@@ -325,12 +341,13 @@ TransformerSpec load_transformer_spec(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  return transformer_spec_from_hf_text(text.str(), path);
+  return transformer_spec_from_hf_text(text.str(), path, overrides);
 }
 
-TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source) {
+TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source,
+                                              const SpecOverrides& overrides) {
   const nlohmann::json config = parse_json_text(text, source);
-  return transformer_spec_from_hf_config(config, source);
+  return transformer_spec_from_hf_config(config, source, overrides);
 }
 
 YAML::Node to_yaml(const TransformerSpec& spec) {

@@ -78,20 +78,31 @@ struct TransformerSpec {
 // Throws InputError naming the field when the spec is not a usable model.
 void validate(const TransformerSpec& spec, const std::string& source);
 
+// What the command line sets over a model file's own values (--batch, --seq; 0: the file's). A
+// file may leave out what an override supplies: a YAML spec its global_batch or seq_len, a
+// config.json its max_position_embeddings.
+struct SpecOverrides {
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+};
+
 // From a parsed YAML mapping; `source` names the file in messages.
-TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source);
+TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
+                                           const SpecOverrides& overrides = {});
 // From a Hugging Face config.json (GPT-2, Llama, Mistral, Gemma, GPT-NeoX style keys).
-// config.json has no batch size: global_batch is left 0 for the caller to set.
+// config.json has no batch size: global_batch is the override's, else 0 for the caller to set.
 // The MLP is gated (swiglu) for the Llama and Gemma families (by model_type or
 // architectures, whatever hidden_act says), else when the activation is SiLU.
 // InputError for a mixture-of-experts config (num_local_experts, ...) and for
 // a head_dim other than hidden/heads, which a TransformerSpec cannot hold.
-TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config,
-                                                const std::string& source);
+TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
+                                                const SpecOverrides& overrides = {});
 // From the text of a config.json; malformed JSON is an InputError.
-TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source);
-// Reads a .yaml/.yml spec or a .json Hugging Face config, by extension.
-TransformerSpec load_transformer_spec(const std::string& path);
+TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source,
+                                              const SpecOverrides& overrides = {});
+// Reads a .yaml/.yml spec (validated) or a .json Hugging Face config, by extension, with the
+// overrides applied.
+TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrides& overrides = {});
 YAML::Node to_yaml(const TransformerSpec& spec);
 
 }  // namespace axo

@@ -47,9 +47,7 @@ std::string slurm_plan_path(const PlanOptions& o) {
 
 // The model with --batch and --seq applied, validated.
 TransformerSpec load_spec(const PlanOptions& o) {
-  TransformerSpec spec = load_model(o.model);
-  if (o.batch > 0) spec.global_batch = o.batch;
-  if (o.seq > 0) spec.seq_len = o.seq;
+  TransformerSpec spec = load_model(o.model, {o.batch, o.seq});
   if (!o.precision.empty()) spec.precision = parse_precision(o.precision, "--precision");
   if (spec.global_batch == 0) {
     throw InputError(o.model + ": no global batch size in the model file; pass --batch");

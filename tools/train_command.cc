@@ -129,11 +129,11 @@ void run(TrainArguments& a) {
     spec = plan.model;
     a.options.grid = plan.config;
     if (a.options.microbatch == 0) a.options.microbatch = plan.config.microbatch;
-    if (!a.model.empty()) check_same_model(load_model(a.model), a.model, plan.model, a.plan);
+    if (!a.model.empty()) check_same_model(load_model(a.model, {plan.model.global_batch}), a.model, plan.model, a.plan);
   } else if (world.size() > 1) {
     throw InputError("training on " + std::to_string(world.size()) + " ranks needs --plan (its grid says how to split the model)");
   } else if (!a.model.empty()) {
-    spec = load_model(a.model);
+    spec = load_model(a.model, {a.options.batch});  // its seq_len sizes the positions: not --seq
   } else {
     throw InputError("--model or --plan is required");
   }

@@ -229,5 +229,34 @@ TEST(TransformerSpec, YamlRoundTrip) {
   EXPECT_EQ(back.tied_embeddings, spec.tied_embeddings);
 }
 
+// --batch and --seq (SpecOverrides) win over the file's values and supply the ones it leaves out;
+// without an override a missing global_batch or sequence is still an error naming the field.
+TEST(TransformerSpec, OverridesSupplyWhatTheFileLeavesOut) {
+  const std::string shape = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 10\n";
+  const YAML::Node no_batch = load_yaml_text(shape + "seq_len: 8\n", "nb.yaml");
+  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(no_batch, "nb.yaml"); }).find("field 'global_batch'"),
+            std::string::npos);
+  EXPECT_EQ(transformer_spec_from_yaml(no_batch, "nb.yaml", {64, 0}).global_batch, 64);
+  const YAML::Node both = load_yaml_text(shape + "seq_len: 8\nglobal_batch: 4\n", "b.yaml");
+  const TransformerSpec overridden = transformer_spec_from_yaml(both, "b.yaml", {64, 32});
+  EXPECT_EQ(overridden.global_batch, 64);
+  EXPECT_EQ(overridden.seq_len, 32);
+  // A value the file gives is checked even when overridden.
+  const YAML::Node bad = load_yaml_text(shape + "seq_len: -1\nglobal_batch: 4\n", "bad.yaml");
+  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(bad, "bad.yaml", {0, 32}); }).find("bad.yaml:6"),
+            std::string::npos);
+
+  nlohmann::json config = {{"model_type", "llama"}, {"num_hidden_layers", 2}, {"hidden_size", 64},
+                           {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 10}};
+  EXPECT_NE(error_of([&] { transformer_spec_from_hf_config(config, "c.json"); }).find("'max_position_embeddings'"),
+            std::string::npos);
+  const TransformerSpec hf = transformer_spec_from_hf_config(config, "c.json", {16, 512});
+  EXPECT_EQ(hf.seq_len, 512);
+  EXPECT_EQ(hf.global_batch, 16);
+  config["max_position_embeddings"] = 4096;
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json", {0, 512}).seq_len, 512);
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json").global_batch, 0);  // for the caller to set
+}
+
 }  // namespace
 }  // namespace axo

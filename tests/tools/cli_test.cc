@@ -340,4 +340,19 @@ TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
                      mixtral + ": field 'num_local_experts': 8: a mixture-of-experts model");
 }
 
+// --batch and --seq supply what a model file leaves out; without them the field is named.
+TEST_F(Cli, BatchAndSeqOptionsSupplyWhatTheModelFileLacks) {
+  const std::string spec = write("no-batch.yaml", "name: m\nlayers: 4\nhidden: 256\nheads: 4\nseq_len: 512\nvocab: 1000\n");
+  expect_usage_error("plan --model " + spec + " --gpus 8 --machine dgx-h100", "field 'global_batch'");
+  Result r = axo("plan --model " + spec + " --gpus 8 --machine dgx-h100 --batch 64 --top 1");
+  EXPECT_EQ(r.code, 0) << r.output;
+  const std::string config = write("no-positions.json",
+                                   R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4,
+                                       "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000})");
+  expect_usage_error("plan --model " + config + " --gpus 8 --machine dgx-h100 --batch 64",
+                     "field 'max_position_embeddings'");
+  r = axo("plan --model " + config + " --gpus 8 --machine dgx-h100 --batch 64 --seq 1024 --top 1");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 }  // namespace
