@@ -152,7 +152,7 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
     return best(precision) > 0 ? std::max(best(precision), 1e-9) : p.peak_tflops_fp32;
   };
   p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), 1e-9) : measured_or_fp32(Precision::bf16);
-  p.peak_tflops_fp16 = gpu ? p.peak_tflops_bf16 : measured_or_fp32(Precision::fp16);
+  p.peak_tflops_fp16 = gpu ? std::max(p.peak_tflops_bf16, best(Precision::fp16)) : measured_or_fp32(Precision::fp16);
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, 1e-6);

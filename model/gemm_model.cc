@@ -58,6 +58,7 @@ double gemm_seconds(const MachineProfile& machine, Precision precision, double m
                     double k) {
   const double roofline = gemm_roofline_seconds(machine, precision, m, n, k);
   double weight_sum = 0, ratio_sum = 0;
+  double best_tflops = machine.peak_tflops(precision) * machine.gemm_max_efficiency;
   for (const GemmSample& s : machine.gemm_table) {
     if (s.precision != precision) continue;
     const double dm = std::log2(m / double(s.m));
@@ -71,8 +72,12 @@ double gemm_seconds(const MachineProfile& machine, Precision precision, double m
     const double weight = 1.0 / (distance2 * distance2);
     weight_sum += weight;
     ratio_sum += weight * ratio;
+    best_tflops = std::max(best_tflops, s.tflops);
   }
-  return weight_sum > 0 ? roofline * ratio_sum / weight_sum : roofline;
+  if (weight_sum == 0) return roofline;
+  // A ratio carried from other shapes never prices a GEMM above the best rate anything gives: the
+  // profile's whole-wave rate or its best sample (a small launch-bound sample's ratio would).
+  return std::max(roofline * ratio_sum / weight_sum, 2.0 * m * n * k / (best_tflops * 1e12));
 }
 
 }  // namespace axo

@@ -12,7 +12,9 @@
 // When the profile has measured samples for the precision, the roofline is
 // corrected by the measured/roofline time ratio of the nearby samples
 // (inverse-distance weighting in log2(m, n, k)), so a measured shape is
-// reproduced exactly and shapes between samples are interpolated.
+// reproduced exactly and shapes between samples are interpolated; a carried
+// ratio never prices a GEMM above the larger of peak · max_efficiency and the
+// best sample's rate.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "model/error.h"
 #include "model/yaml_fields.h"
@@ -208,7 +209,9 @@ Precision parse_precision(const YamlMap& map) {
   return p == "fp32" ? Precision::fp32 : p == "fp16" ? Precision::fp16 : Precision::bf16;
 }
 
-std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::string& source) {
+// The measured GEMMs; a rate above the profile's peak for its precision is not a measurement.
+std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::string& source,
+                                        const MachineProfile& profile) {
   if (!table.IsSequence()) throw InputError(where(table, source) + ": gemm table: expected a list");
   std::vector<GemmSample> samples;
   for (const YAML::Node& entry : table) {
@@ -219,6 +222,12 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
     s.n = map.get_int("n", 1, int64_t(1) << 40);
     s.k = map.get_int("k", 1, int64_t(1) << 40);
     s.tflops = map.get_double("tflops", 1e-9, 1e6);
+    const double peak = profile.peak_tflops(s.precision);
+    if (peak > 0 && s.tflops > peak) {
+      std::ostringstream why;
+      why << s.tflops << " is above peak_tflops." << to_string(s.precision) << " = " << peak;
+      map.fail("tflops", why.str());
+    }
     map.reject_unknown_keys();
     samples.push_back(s);
   }
@@ -289,7 +298,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.gemm_sm_count = gemm.get_int("sm_count", 0, 100000, 0);
   p.attention_efficiency = gemm.get_double("attention_efficiency", 1e-3, 1, 0.5);
   p.flash3_speedup = gemm.get_double("flash3_speedup", 1, 10, 1.0);
-  if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source);
+  if (gemm.has("table")) p.gemm_table = read_gemm_table(gemm.get_node("table"), source, p);
   gemm.reject_unknown_keys();
 
   if (const auto stack = read_stack_section(map, source)) static_cast<StackSettings&>(p) = *stack;

@@ -84,5 +84,19 @@ TEST(GemmModel, SamplesAreReproducedAndInterpolated) {
                    gemm_roofline_seconds(m, Precision::fp32, 1024, 1024, 1024));
 }
 
+// One small launch-bound sample, slower than its roofline but less so than the roofline expects,
+// would carry a ratio below 1 to every shape: large GEMMs stay at the profile's whole-wave rate.
+TEST(GemmModel, CarriedRatioNeverBeatsTheBestRate) {
+  MachineProfile m = load_machine("selene");  // bf16 312 TF x 0.86
+  m.gemm_table = {{Precision::bf16, 128, 128, 128, 50}};
+  const double big = 16384;
+  ASSERT_LT(2.0 * 128 * 128 * 128 / (50e12) / gemm_roofline_seconds(m, Precision::bf16, 128, 128, 128), 1);
+  const double rate = 2 * big * big * big / gemm_seconds(m, Precision::bf16, big, big, big) / 1e12;
+  EXPECT_NEAR(rate, 312 * 0.86, 1e-6);
+  // A sample faster than max_efficiency (a calibrated profile's best) raises the ceiling to it.
+  m.gemm_table.push_back({Precision::bf16, 8192, 8192, 8192, 300});
+  EXPECT_NEAR(2 * big * big * big / gemm_seconds(m, Precision::bf16, big, big, big) / 1e12, 300, 1e-6);
+}
+
 }  // namespace
 }  // namespace axo

@@ -55,6 +55,25 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   }
 }
 
+// A measured GEMM faster than the profile's own peak for its precision is not a measurement.
+TEST(MachineProfile, GemmSampleAbovePeakIsRefused) {
+  MachineProfile m = load_machine("selene");  // bf16 peak 312
+  m.gemm_table.push_back({Precision::bf16, 4096, 4096, 4096, 312});
+  YAML::Emitter at_peak;
+  at_peak << to_yaml(m, YAML::Node());
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(at_peak.c_str(), "m.yaml"), "m.yaml").gemm_table.size(), 1u);
+  m.gemm_table[0].tflops = 5000;
+  YAML::Emitter above;
+  above << to_yaml(m, YAML::Node());
+  try {
+    machine_profile_from_yaml(load_yaml_text(above.c_str(), "m.yaml"), "m.yaml");
+    FAIL() << "a 5000 TF sample on a 312 TF device was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'tflops': 5000 is above peak_tflops.bf16 = 312"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A profile with an fp32 rate alone has no fp16 or bf16 rate (0, refused for those precisions by
 // precision_problem), not fp32's; writing it back leaves them out.
 TEST(MachineProfile, AbsentHalfPrecisionRatesAreZeroNotFp32s) {
