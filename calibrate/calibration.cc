@@ -214,6 +214,14 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
                      std::to_string(ranks) + " ranks of this launch");
   }
+  if (!o.ops.empty() && group_shapes(ranks, per_node).empty()) {
+    throw InputError("calibration measures groups of 2, 4, 8... ranks that tile the launch; none tiles " +
+                     std::to_string(ranks) + " ranks: launch an even number (mpirun -np 2, 4, 8 ...)");
+  }
+  if (o.fault.hang_rank >= ranks) {
+    throw InputError("--inject-fault hang:" + std::to_string(o.fault.hang_rank) + ": this launch has ranks 0 to " +
+                     std::to_string(ranks - 1));
+  }
 #ifdef AXO_WITH_CUDA
   const bool gpu = cuda::device_count() > 0;
   if (gpu) {
@@ -232,6 +240,10 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   cpu::set_gemm_threads(threads);
   const double max_bytes =
       o.max_bytes > 0 ? o.max_bytes : (gpu ? (o.quick ? 16.0 : 256.0) : (o.quick ? 4.0 : 64.0)) * (1 << 20);
+  if (o.min_bytes > max_bytes) {
+    throw InputError("--min-bytes " + std::to_string(int64_t(o.min_bytes)) + " is more than the largest message, " +
+                     std::to_string(int64_t(max_bytes)) + " bytes (--max-bytes)");
+  }
   const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
   DeviceFacts device;
   device.memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /

@@ -17,4 +17,13 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// Model and machine names go into comments and job names of generated scripts (Slurm, Megatron):
+// one line without control characters, or a line break there would start a shell command.
+inline bool is_one_printable_line(const std::string& text) {
+  for (char c : text) {
+    if ((unsigned char)c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
 }  // namespace axo

@@ -83,10 +83,7 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   auto fail = [&](const std::string& field, const std::string& message) {
     throw InputError(source + ": field '" + field + "': " + message);
   };
-  // The name goes into comments and job names of generated scripts: one printable line.
-  for (char c : spec.name) {
-    if ((unsigned char)c < 0x20 || c == 0x7f) fail("name", "control characters (a line break) are not allowed");
-  }
+  if (!is_one_printable_line(spec.name)) fail("name", "control characters (a line break) are not allowed");
   if (spec.layers < 1) fail("layers", "must be at least 1");
   if (spec.hidden < 1) fail("hidden", "must be at least 1");
   if (spec.heads < 1) fail("heads", "must be at least 1");

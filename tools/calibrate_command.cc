@@ -46,9 +46,13 @@ calibration::FaultInjection parse_fault(const std::string& text) {
   if (text == "corrupt") {
     fault.corrupt = true;
   } else if (text.rfind("hang:", 0) == 0) {
+    size_t used = 0;
     try {
-      fault.hang_rank = std::stoi(text.substr(5));
+      fault.hang_rank = std::stoi(text.substr(5), &used);
     } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() - 5 || fault.hang_rank < 0) {
       throw InputError("--inject-fault: expected corrupt or hang:RANK, got '" + text + "'");
     }
   } else {
@@ -83,6 +87,9 @@ void run(CalibrateArguments& a) {
   if (!a.refine_runs.empty()) return refine(a);
   if (!a.refine_plans.empty() || !a.machine.empty()) {
     throw InputError("--plan and --machine go with --refine RUN.json ...");
+  }
+  if (!is_one_printable_line(a.options.name)) {
+    throw InputError("--name: control characters (a line break) are not allowed");
   }
   MpiSession session(nullptr, nullptr);
   if (!a.ops.empty()) a.options.ops = parse_ops(a.ops);

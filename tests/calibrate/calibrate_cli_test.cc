@@ -60,4 +60,23 @@ TEST(CalibrateCli, BadLaunchesExitTwo) {
   EXPECT_NE(r.output.find("unknown collective 'teleport'"), std::string::npos) << r.output;
 }
 
+// Launches that would measure nothing, and names that would become shell lines in a Slurm script,
+// are refused before any measurement.
+TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
+  Result r = mpirun(3, "--quick --out " + temp("odd.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("none tiles 3 ranks: launch an even number"), std::string::npos) << r.output;
+  r = mpirun(2, "--quick --min-bytes 1e6 --max-bytes 1e3 --out " + temp("range.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--min-bytes 1000000 is more than the largest message, 1000 bytes"), std::string::npos)
+      << r.output;
+  r = mpirun(2, "--quick --inject-fault hang:5 --out " + temp("hang5.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("hang:5: this launch has ranks 0 to 1"), std::string::npos) << r.output;
+  r = mpirun(2, "--quick --name \"$(printf 'lab\\ntouch x')\" --out " + temp("name.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--name: control characters"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(temp("odd.yaml")) || fs::exists(temp("range.yaml")) || fs::exists(temp("name.yaml")));
+}
+
 }  // namespace

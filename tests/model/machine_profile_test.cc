@@ -55,6 +55,20 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   }
 }
 
+// The name goes into generated scripts' comments: a line break there would start a shell command.
+TEST(MachineProfile, NameWithALineBreakIsRefused) {
+  MachineProfile m = load_machine("selene");
+  m.name = "sel\nrm -rf x #";
+  YAML::Emitter out;
+  out << to_yaml(m, YAML::Node());
+  try {
+    machine_profile_from_yaml(load_yaml_text(out.c_str(), "m.yaml"), "m.yaml");
+    FAIL() << "a name with a line break was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'name': control characters"), std::string::npos) << e.what();
+  }
+}
+
 // A measured GEMM faster than the profile's own peak for its precision is not a measurement.
 TEST(MachineProfile, GemmSampleAbovePeakIsRefused) {
   MachineProfile m = load_machine("selene");  // bf16 peak 312
