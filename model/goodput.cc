@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "model/memory_model.h"
@@ -40,6 +41,18 @@ Goodput goodput(double state_bytes, double iteration_s, int64_t gpus, const Mach
   const double lost = (g.restart_s + segment / 2) / g.mtbf_s;
   g.goodput = std::max(0.0, g.checkpoint_interval_s / segment * (1 - lost));
   return g;
+}
+
+std::string no_progress_reason(const Goodput& g, int64_t gpus, const MachineProfile& machine) {
+  if (g.goodput > 0) return "";
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "the job on %lld GPUs fails every %.0f s on average (failures_per_gpu_hour %g), and each "
+                "failure costs %.0f s (restart_s %g and reading the checkpoint back) plus half of a "
+                "%.0f s checkpoint interval and write: no work survives (goodput 0)",
+                (long long)gpus, g.mtbf_s, machine.failures_per_gpu_hour, g.restart_s, machine.restart_s,
+                g.checkpoint_interval_s + g.checkpoint_write_s);
+  return text;
 }
 
 double goodput_upper_bound(int64_t gpus, const MachineProfile& machine) {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
@@ -43,6 +44,10 @@ struct Goodput {
 };
 
 Goodput goodput(double state_bytes, double iteration_s, int64_t gpus, const MachineProfile& machine);
+
+// Why a goodput of 0 makes no progress, in the job's own numbers: a failure on average every M
+// seconds, and each costs R plus half a segment or more ("" when the goodput is above 0).
+std::string no_progress_reason(const Goodput& g, int64_t gpus, const MachineProfile& machine);
 
 // An upper bound on the goodput of any configuration on `gpus` GPUs (for
 // pruning): 1 − restart_s / M, since R ≥ restart_s and τ / (τ + C) ≤ 1.

@@ -355,4 +355,22 @@ TEST_F(Cli, BatchAndSeqOptionsSupplyWhatTheModelFileLacks) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
+// Failures faster than restarts: the goodput is 0, a token budget has no finite time (refused, in
+// the job's own numbers), and a plain plan says why its goodput column reads 0.
+TEST_F(Cli, GoodputZeroIsExplainedNotInfinite) {
+  std::ifstream selene(axo::config_dir() + "/machines/selene.yaml");
+  std::string profile, line;
+  while (std::getline(selene, line)) {
+    profile += (line.rfind("failures_per_gpu_hour:", 0) == 0 ? "failures_per_gpu_hour: 0.01" : line) + "\n";
+  }
+  write("flaky.yaml", profile);
+  const std::string plan = "plan --model gpt3-175b --gpus 1024 --top 2 --machine " + path("flaky.yaml");
+  expect_usage_error(plan + " --tokens 3e11", "--tokens: the job on 1024 GPUs fails every 352 s on average");
+  expect_usage_error(plan + " --rank-by cost", "no work survives (goodput 0)");
+  const Result r = axo(plan);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Note: the job on 1024 GPUs fails every 352 s"), std::string::npos) << r.output;
+  EXPECT_EQ(axo("plan --model gpt3-175b --gpus 1024 --top 2 --machine selene").output.find("Note:"), std::string::npos);
+}
+
 }  // namespace
