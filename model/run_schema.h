@@ -6,7 +6,7 @@
 //   model        string   the model's name
 //   backend      string   "cpu" (or "cuda")
 //   ranks        integer  MPI ranks
-//   grid         object   pipeline, data, z, y, x (integers), order (string, innermost first)
+//   grid         object   pipeline, data, context, z, y, x, zero (integers), order (string, innermost first)
 //   schedule     string   "message-driven" or "1f1b"
 //   pipeline     object   the layer split the run used (model/stage_partition.h):
 //                           split  string  layers by stage, chunks joined by '+': "8,4", "2+2,2+1"
@@ -36,6 +36,8 @@ inline constexpr const char* kModel = "model";
 inline constexpr const char* kBackend = "backend";
 inline constexpr const char* kRanks = "ranks";
 inline constexpr const char* kGrid = "grid";
+inline constexpr const char* kContext = "context";
+inline constexpr const char* kZero = "zero";
 inline constexpr const char* kOrder = "order";
 inline constexpr const char* kSchedule = "schedule";
 inline constexpr const char* kPipeline = "pipeline";

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "model/error.h"
 #include "model/json_text.h"
@@ -122,9 +124,23 @@ ParallelConfig grid_from_json(const nlohmann::json& grid, const std::string& sou
   return c;
 }
 
-std::string grid_text(const ParallelConfig& c) {
-  return "pipeline=" + std::to_string(c.pipeline) + ",data=" + std::to_string(c.data) + ",z=" + std::to_string(c.z) +
-         ",y=" + std::to_string(c.y) + ",x=" + std::to_string(c.x);
+// A precision named at `field`: fp32, bf16 or fp16 (what the CPU executor trains), or fp8 where
+// `fp8` (a plan's precision the executor trained in bf16).
+Precision precision_at(const nlohmann::json& root, const char* field, const std::string& source, bool fp8) {
+  const nlohmann::json& p = root[field];
+  for (Precision candidate : {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8}) {
+    if (p == to_string(candidate) && (fp8 || candidate != Precision::fp8)) return candidate;
+  }
+  throw InputError(source + ": " + field + ": expected \"fp32\", \"bf16\"" + (fp8 ? ", \"fp16\" or \"fp8\"" : " or \"fp16\"") +
+                   ", got " + type_and_value(p));
+}
+
+// The optional grid counts of later run.json files (context, zero).
+void read_grid_extras(const nlohmann::json& grid, const std::string& source, MeasuredRun& run) {
+  if (grid.contains(key::kContext)) run.context = count_at(grid, key::kContext, source, path(key::kGrid, key::kContext));
+  if (grid.contains(key::kZero)) {
+    run.zero = integer_at(grid, key::kZero, source, path(key::kGrid, key::kZero), 0, "an integer >= 0");
+  }
 }
 
 }  // namespace
@@ -132,15 +148,43 @@ std::string grid_text(const ParallelConfig& c) {
 bool ranks_shared_cores(const MeasuredRun& run) { return run.node_cores > 0 && run.node_ranks > run.node_cores; }
 
 
-std::string grid_mismatch(const MeasuredRun& run, const ParallelConfig& planned) {
-  if (!run.grid) return "";
-  const ParallelConfig& g = *run.grid;
-  if (g.pipeline == planned.pipeline && g.data == planned.data && g.z == planned.z && g.y == planned.y &&
-      g.x == planned.x) {
-    return "";
+std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
+  std::vector<std::tuple<std::string, std::string, std::string>> fields;  // name, run's, plan's
+  auto count = [&](const char* name, int64_t ran, int64_t planned) {
+    if (ran > 0) fields.emplace_back(name, std::to_string(ran), std::to_string(planned));
+  };
+  if (!run.model.empty()) fields.emplace_back("model", run.model, plan.model.name);
+  count("ranks", run.ranks, plan.gpus);
+  if (run.grid) {
+    const ParallelConfig& g = *run.grid;
+    const ParallelConfig& c = plan.config;
+    count("pipeline", g.pipeline, c.pipeline), count("data", g.data, c.data);
+    count("context", run.context.value_or(0), c.context);
+    count("z", g.z, c.z), count("y", g.y, c.y), count("x", g.x, c.x);
   }
-  return run.source + " trained " + grid_text(g) + " where the plan has " + grid_text(planned) +
-         ": pair each plan with its own run";
+  if (run.zero) fields.emplace_back("zero", std::to_string(*run.zero), std::to_string(plan.config.zero));
+  if (run.memory) fields.emplace_back("offload", run.memory->offload ? "on" : "off", plan.config.offload ? "on" : "off");
+  count("batch", run.batch, plan.model.global_batch);
+  count("microbatch", run.microbatch, plan.config.microbatch);
+  count("seq", run.seq, plan.model.seq_len);
+  if (run.precision_stated) {
+    fields.emplace_back("precision", to_string(run.planned_precision.value_or(run.precision)),
+                        to_string(plan.model.precision));
+  }
+  for (const auto& [name, ran, planned] : fields) {
+    if (ran == planned) continue;
+    return run.source + " trained " + name + "=" + ran + " where the plan has " + name + "=" + planned +
+           ": pair each plan with its own run (a run with other --batch, --microbatch or --seq is another plan's)";
+  }
+  return "";
+}
+
+MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::string& plan_path) {
+  MeasuredRun run = read_run_file(path);
+  if (const std::string mismatch = plan_mismatch(run, plan); !mismatch.empty()) {
+    throw InputError(mismatch + " (" + plan_path + ")");
+  }
+  return run;
 }
 
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
@@ -188,16 +232,22 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (root.contains(key::kBatch)) run.batch = count_at(root, key::kBatch, source, key::kBatch);
   if (root.contains(key::kMicrobatch)) run.microbatch = count_at(root, key::kMicrobatch, source, key::kMicrobatch);
   if (root.contains(key::kSeq)) run.seq = count_at(root, key::kSeq, source, key::kSeq);
-  if (root.contains(key::kPrecision)) {
-    const nlohmann::json& p = root[key::kPrecision];
-    if (p == "fp32" || p == "bf16" || p == "fp16") {
-      run.precision = p == "bf16" ? Precision::bf16 : p == "fp16" ? Precision::fp16 : Precision::fp32;
-    } else {
-      throw InputError(source + ": " + key::kPrecision + ": expected \"fp32\", \"bf16\" or \"fp16\", got " +
-                       type_and_value(p));
-    }
+  run.precision_stated = root.contains(key::kPrecision);
+  if (run.precision_stated) run.precision = precision_at(root, key::kPrecision, source, false);
+  if (root.contains(key::kPlannedPrecision)) {
+    run.planned_precision = precision_at(root, key::kPlannedPrecision, source, true);
   }
-  if (root.contains(key::kGrid)) run.grid = grid_from_json(root[key::kGrid], source);
+  if (root.contains(key::kModel)) {
+    if (!root[key::kModel].is_string()) {
+      throw InputError(source + ": " + key::kModel + ": expected a name, got " + type_and_value(root[key::kModel]));
+    }
+    run.model = root[key::kModel].get<std::string>();
+  }
+  if (root.contains(key::kRanks)) run.ranks = count_at(root, key::kRanks, source, key::kRanks);
+  if (root.contains(key::kGrid)) {
+    run.grid = grid_from_json(root[key::kGrid], source);
+    read_grid_extras(root[key::kGrid], source, run);
+  }
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   bool finite = std::isfinite(run.iteration_s);
   for (double value : run.components) finite = finite && std::isfinite(value);

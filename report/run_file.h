@@ -17,6 +17,7 @@
 
 #include "model/breakdown.h"
 #include "model/parallel_config.h"
+#include "model/plan_file.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -37,14 +38,21 @@ struct MeasuredRun {
   size_t steps = 0;                   // steps in the file
   size_t steps_used = 0;              // steps averaged (steps, or steps - 1 without warm-up)
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
+  std::string model;                  // the model's name; empty where the file does not say
+  int64_t ranks = 0;                  // 0 where the file does not say
   int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
   Precision precision = Precision::fp32;       // the run's (fp32 where the file does not say)
+  bool precision_stated = false;               // whether the file says
+  std::optional<Precision> planned_precision;  // the plan's, where the executor trained another (fp8 in bf16)
   std::optional<ParallelConfig> grid;          // pipeline, data, z, y, x where the file says (the rest default)
+  std::optional<int64_t> context, zero;        // the grid's, where the file says (run.json before them did not)
   std::optional<MeasuredMemory> memory;
 };
 
-// Empty, or why `run` is not a run of a plan with `planned` (its grid: pipeline, data, z, y, x).
-std::string grid_mismatch(const MeasuredRun& run, const ParallelConfig& planned);
+// Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,
+// context, z, y, x), ZeRO stage, offload, batch, microbatch, sequence or precision, where the file
+// says. Predictions and refinements of the plan would otherwise be compared with another run.
+std::string plan_mismatch(const MeasuredRun& run, const Plan& plan);
 
 // Whether more ranks than cores ran on a node: each rank's time waiting in
 // collectives then includes the time its peers were not running, which the
@@ -57,5 +65,7 @@ bool ranks_shared_cores(const MeasuredRun& run);
 MeasuredRun read_run_file(const std::string& path);
 // Same, from parsed JSON; `source` names it in messages.
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source);
+// read_run_file, refused (InputError naming both files) when plan_mismatch finds a difference.
+MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::string& plan_path);
 
 }  // namespace axo

@@ -73,7 +73,8 @@ void refine(const CalibrateArguments& a) {
   const MachineProfile profile = machine_profile_from_yaml(original, profile_path);
   std::vector<RefinementCase> cases;
   for (size_t i = 0; i < a.refine_runs.size(); ++i) {
-    cases.push_back({a.refine_runs[i], read_plan_file(a.refine_plans[i]), read_run_file(a.refine_runs[i])});
+    const Plan plan = read_plan_file(a.refine_plans[i]);
+    cases.push_back({a.refine_runs[i], plan, read_run_of(a.refine_runs[i], plan, a.refine_plans[i])});
   }
   const RefinementResult result = refine_profile(profile, cases);
   std::printf("Refining %s against %zu run(s): each plan costed again, its components fitted to the run\n",

@@ -115,15 +115,6 @@ void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& r
   std::fputs(stage_comparison_table(stages).c_str(), stdout);
 }
 
-// The run of a plan: a run.json whose grid is not the plan's is a mistake in the pairing.
-MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::string& plan_path) {
-  MeasuredRun run = read_run_file(path);
-  if (const std::string mismatch = grid_mismatch(run, plan.config); !mismatch.empty()) {
-    throw InputError(mismatch + " (" + plan_path + ")");
-  }
-  return run;
-}
-
 void report_one(const ReportOptions& o) {
   const Plan plan = read_predicted_plan(o.plans[0], o.machine);
   const MeasuredRun run = read_run_of(o.runs[0], plan, o.plans[0]);

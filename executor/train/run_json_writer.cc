@@ -82,8 +82,8 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   j[key::kModel] = run.model;
   j[key::kBackend] = "cpu";
   j[key::kRanks] = run.ranks;
-  j[key::kGrid] = {{"pipeline", g.pipeline}, {"data", g.data}, {"z", g.z},
-                   {"y", g.y},               {"x", g.x},       {key::kOrder, g.order_string()}};
+  j[key::kGrid] = {{"pipeline", g.pipeline}, {"data", g.data}, {key::kContext, g.context}, {"z", g.z},
+                   {"y", g.y},  {"x", g.x}, {key::kZero, g.zero}, {key::kOrder, g.order_string()}};
   j[key::kSchedule] = to_string(run.schedule);
   j[key::kPipeline] = pipeline_json(run.split);
   if (run.node_cores > 0) j[key::kNode] = {{key::kRanks, run.node_ranks}, {key::kCores, run.node_cores}};

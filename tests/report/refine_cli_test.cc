@@ -26,7 +26,9 @@ class RefineCli : public ::testing::Test {
     const Breakdown truth =
         CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1, 1})).evaluate(plan.config);
     const testing::StepTimes step{truth.iter_time, components(truth)};
-    folder_.write("run.json", testing::run_json({step, step, step}).dump());
+    nlohmann::json run = testing::run_json({step, step, step});
+    run["model"] = plan.model.name;
+    folder_.write("run.json", run.dump());
   }
   std::string files() const {
     return " --plan " + folder_.file("plan.yaml") + " --machine selene --out " + folder_.file("refined.yaml");

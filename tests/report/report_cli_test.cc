@@ -89,6 +89,9 @@ TEST_F(ReportCli, ComparesDeviceMemoryWhenTheRunRecordedIt) {
                           {"host_bytes", 4000}};
   };
   add_to_run(1, "memory", {{"offload", true}, {"ranks", {rank(100), rank(200 << 20)}}});
+  Plan offloaded = testing::one_gpu_plan(testing::breakdown_of(1.8, 0, 0, 0, 0, 0, 0.2));
+  offloaded.config.offload = true;  // the run's offload is the plan's
+  write_plan_file(offloaded, plan(1));
   r = testing::run_axo("report" + pair(1));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("Device memory of the fullest rank (1) at its peak, with offload, against the memory model:"),
@@ -143,14 +146,24 @@ TEST_F(ReportCli, MismatchedPairsAndMissingOptionsExitTwo) {
   EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
 }
 
-// A run of another grid than the plan's is refused, naming both.
+// A run of another grid, model or batch than the plan's is refused, naming both values.
 TEST_F(ReportCli, ARunOfAnotherGridIsRefused) {
   write_pair(1, 2.0, 2.5);
   add_to_run(1, "grid", {{"pipeline", 4}, {"data", 1}, {"z", 1}, {"y", 1}, {"x", 1}, {"order", "xyzcdp"}});
   auto r = testing::run_axo("report" + pair(1));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("trained pipeline=4,data=1,z=1,y=1,x=1 where the plan has pipeline=1,data=1,z=1,y=1,x=1"),
-            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trained pipeline=4 where the plan has pipeline=1"), std::string::npos) << r.output;
+  write_pair(3, 2.0, 2.5);
+  add_to_run(3, "microbatch", 32);
+  r = testing::run_axo("report" + pair(3));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("trained microbatch=32 where the plan has microbatch=1"), std::string::npos) << r.output;
+  write_pair(3, 2.0, 2.5);
+  add_to_run(3, "model", "gpt2-mini");
+  r = testing::run_axo("calibrate --refine " + run(3) + " --plan " + plan(3) + " --machine selene --out " +
+                       folder_.file("refined.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("trained model=gpt2-mini where the plan has model=gpt2-tiny"), std::string::npos) << r.output;
   write_pair(2, 2.0, 2.5);
   add_to_run(2, "grid", {{"pipeline", 1}, {"data", 1}, {"z", 1}, {"y", 1}, {"x", 1}, {"order", "xyzcdp"}});
   r = testing::run_axo("report" + pair(2) + pair(1));

@@ -98,18 +98,39 @@ TEST(RunFile, ReadsThePrecisionFp32WhenAbsent) {
   EXPECT_NE(error.find("run.json: precision: expected \"fp32\", \"bf16\" or \"fp16\""), std::string::npos) << error;
 }
 
-// The executor's grid, where the file has it, against a plan's.
-TEST(RunFile, TheGridSaysWhichPlanTheRunIsOf) {
+// What the run says of itself (model, ranks, grid, ZeRO, offload, batch, microbatch, sequence,
+// precision) against a plan: any difference names the field and both values.
+TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
-  ParallelConfig planned;
-  planned.pipeline = 2, planned.data = 2, planned.y = 2;
-  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned), "");  // no grid: nothing to say
-  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"x", 1}, {"y", 2}, {"z", 1}, {"order", "xyzcdp"}};
-  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned), "");
+  Plan plan;
+  plan.model.name = "gpt2-tiny", plan.model.global_batch = 8, plan.model.seq_len = 64;
+  plan.model.precision = Precision::bf16;
+  plan.gpus = 8;
+  plan.config.pipeline = 2, plan.config.data = 2, plan.config.y = 2, plan.config.microbatch = 2, plan.config.zero = 1;
+  auto mismatch = [&] { return plan_mismatch(measured_run_from_json(root, "run.json"), plan); };
+  EXPECT_EQ(mismatch(), "");  // the file says nothing: nothing to compare
+  root["model"] = "gpt2-tiny", root["ranks"] = 8, root["batch"] = 8, root["microbatch"] = 2, root["seq"] = 64;
+  root["precision"] = "bf16";
+  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"context", 1}, {"x", 1}, {"y", 2}, {"z", 1}, {"zero", 1},
+                  {"order", "xyzcdp"}};
+  EXPECT_EQ(mismatch(), "");
+  const std::string tail = ": pair each plan with its own run (a run with other --batch, --microbatch or --seq is "
+                           "another plan's)";
   root["grid"]["data"] = 4, root["grid"]["pipeline"] = 1;
-  EXPECT_EQ(grid_mismatch(measured_run_from_json(root, "run.json"), planned),
-            "run.json trained pipeline=1,data=4,z=1,y=2,x=1 where the plan has pipeline=2,data=2,z=1,y=2,x=1: pair "
-            "each plan with its own run");
+  EXPECT_EQ(mismatch(), "run.json trained pipeline=1 where the plan has pipeline=2" + tail);
+  root["grid"]["data"] = 2, root["grid"]["pipeline"] = 2, root["grid"]["context"] = 2;
+  EXPECT_EQ(mismatch(), "run.json trained context=2 where the plan has context=1" + tail);
+  root["grid"]["context"] = 1, root["grid"]["zero"] = 2;
+  EXPECT_EQ(mismatch(), "run.json trained zero=2 where the plan has zero=1" + tail);
+  root["grid"]["zero"] = 1, root["microbatch"] = 8;
+  EXPECT_EQ(mismatch(), "run.json trained microbatch=8 where the plan has microbatch=2" + tail);
+  root["microbatch"] = 2, root["model"] = "gpt2-mini";
+  EXPECT_EQ(mismatch(), "run.json trained model=gpt2-mini where the plan has model=gpt2-tiny" + tail);
+  root["model"] = "gpt2-tiny", root["precision"] = "fp32";
+  EXPECT_EQ(mismatch(), "run.json trained precision=fp32 where the plan has precision=bf16" + tail);
+  // An fp8 plan the executor trained in bf16 is that plan's run.
+  plan.model.precision = Precision::fp8, root["precision"] = "bf16", root["planned_precision"] = "fp8";
+  EXPECT_EQ(mismatch(), "");
   root["grid"] = "2x2";
   EXPECT_NE(error_of(root).find("run.json: grid: expected an object"), std::string::npos) << error_of(root);
 }

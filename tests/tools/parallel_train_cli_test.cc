@@ -120,7 +120,7 @@ TEST_F(ParallelTrainCli, EveryKindOfGridTrainsToTheSameLoss) {
 // Issue 17: run.json records each rank's stage and chunks; the report compares stage by stage.
 TEST_F(ParallelTrainCli, TheReportComparesAPipelinedRunStageByStage) {
   const std::string plan = path("stages.yaml"), run = path("stages.json");
-  Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --fix "
+  Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --batch 8 --seq 32 --fix "
                  "'pipeline=2,data=2,x=1,y=1,z=1,microbatch=4,zero=1,context=1,order=xyzdp' --top 1 --out " + plan);
   ASSERT_EQ(r.code, 0) << r.output;
   r = mpirun(4, "train --plan " + plan + " " + data() + "--steps 3 --batch 8 --microbatch 4 --run " + run);
