@@ -78,13 +78,15 @@ std::string TokenStream::token_outside(int vocab) const {
 }
 
 void TokenStream::next_batch(int64_t B, int64_t T, int* inputs, int* targets) {
-  const int64_t span = B * T;
-  if (int64_t(tokens_.size()) < span + 1) {
+  const int64_t span = B * T, global_span = span * world_;
+  if (int64_t(tokens_.size()) < global_span + 1) {
     throw InputError("'" + pattern_ + "' holds " + std::to_string(tokens_.size()) + " tokens, fewer than one batch of " +
-                     std::to_string(B) + " sequences of " + std::to_string(T) + " + 1 = " + std::to_string(span + 1));
+                     std::to_string(B * world_) + " sequences of " + std::to_string(T) + " + 1 = " +
+                     std::to_string(global_span + 1));
   }
-  const int64_t windows = (int64_t(tokens_.size()) - 1) / span;
-  const int64_t start = ((window_ + rank_) % windows) * span;
+  // Wrap at whole batches of all ranks, as one rank reading B·world sequences does.
+  const int64_t batches = (int64_t(tokens_.size()) - 1) / global_span;
+  const int64_t start = (window_ / world_ % batches) * global_span + rank_ * span;
   for (int64_t i = 0; i < span; ++i) {
     inputs[i] = tokens_[size_t(start + i)];
     targets[i] = tokens_[size_t(start + i + 1)];

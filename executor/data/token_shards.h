@@ -5,7 +5,8 @@
 // consecutive tokens: sequence b's inputs are tokens [bT, bT+T) and its
 // targets [bT+1, bT+T]. Rank r of W reads the r-th of every W consecutive
 // batch windows, so ranks never read the same tokens; the stream wraps
-// around at the end of the data.
+// around at the end of the data at whole batches of all W ranks, so W ranks
+// read what one rank reading W·B sequences reads, wrapped or not.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ class TokenStream {
  public:
   // Every shard matching `pattern` (glob), in name order.
   TokenStream(const std::string& pattern, int rank = 0, int world = 1);
-  // Fills inputs[B·T] and targets[B·T]; InputError if the data is smaller than one window.
+  // Fills inputs[B·T] and targets[B·T]; InputError if the data is smaller than one batch of all ranks.
   void next_batch(int64_t B, int64_t T, int* inputs, int* targets);
   int64_t position() const { return window_; }  // batch windows read so far (all ranks)
   void seek(int64_t window) { window_ = window; }

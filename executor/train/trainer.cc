@@ -80,6 +80,13 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
     throw InputError("--checkpoint-every, --stop-after and --resume need --checkpoint-dir");
   }
   if (o_.val_every > 0 && o_.val_data.empty()) throw InputError("--val-every needs --val-data");
+  if (!o_.val_data.empty() && o_.val_every == 0) {
+    throw InputError("--val-data needs --val-every N (steps between validation losses; the last step is one)");
+  }
+  if (!o_.checkpoint_dir.empty() && !writes_checkpoints() && !o_.resume) {
+    throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " with neither --checkpoint-every nor --stop-after "
+                     "writes no checkpoint: give --checkpoint-every N");
+  }
   if (!o_.checkpoint_dir.empty() && std::filesystem::exists(o_.checkpoint_dir) &&
       !std::filesystem::is_directory(o_.checkpoint_dir)) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " is a file, not a folder");

@@ -74,6 +74,9 @@ TEST(Gpt, LlmcModelFileRoundTrip) {
 
 TEST(Gpt, OnlyGpt2ArchitectureIsAccepted) {
   EXPECT_THROW(gpt_shape(load_model("llama2-7b")), InputError);
+  TransformerSpec with_dropout = load_model("gpt2-tiny");
+  with_dropout.dropout = true;  // trained without, silently, before
+  EXPECT_THROW(gpt_shape(with_dropout), InputError);
   const GptShape g = gpt_shape(load_model("gpt2-124m"));
   EXPECT_EQ(g.padded_vocab, 50304);
   EXPECT_EQ(gpt_parameter_count(g), 124475904);  // llm.c's GPT-2 124M with the padded vocabulary

@@ -53,6 +53,39 @@ TEST_F(Shards, RanksReadDisjointWindows) {
   }
 }
 
+// Past the end of the data, 4 ranks of 2 sequences read what one rank of 8 reads: the stream wraps
+// at whole batches of all ranks (it wrapped at each rank's windows, a different order).
+TEST_F(Shards, RanksWrapAsOneRankReadingTheirWholeBatch) {
+  std::vector<uint16_t> tokens(700);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = uint16_t(i);
+  write_token_shard(path("w.bin"), tokens);
+  TokenStream serial(path("w.bin"));
+  std::vector<int> all(8 * 10), all_targets(all.size()), part(2 * 10), part_targets(part.size());
+  std::vector<TokenStream> ranks;
+  for (int rank = 0; rank < 4; ++rank) ranks.emplace_back(path("w.bin"), rank, 4);
+  for (int step = 0; step < 20; ++step) {  // 8 whole batches of 80 tokens: wraps at 8
+    serial.next_batch(8, 10, all.data(), all_targets.data());
+    for (int rank = 0; rank < 4; ++rank) {
+      ranks[size_t(rank)].next_batch(2, 10, part.data(), part_targets.data());
+      for (size_t i = 0; i < part.size(); ++i) {
+        ASSERT_EQ(part[i], all[size_t(rank) * part.size() + i]) << "step " << step << " rank " << rank;
+        ASSERT_EQ(part_targets[i], all_targets[size_t(rank) * part.size() + i]);
+      }
+    }
+  }
+  // Data smaller than the batch of all ranks is refused on every rank, not read twice.
+  write_token_shard(path("n.bin"), std::vector<uint16_t>(300, 1));
+  TokenStream last(path("n.bin"), 3, 4);
+  std::vector<int> inputs(2 * 64), targets(inputs.size());
+  try {
+    last.next_batch(2, 64, inputs.data(), targets.data());
+    FAIL() << "a rank read its window of data smaller than one batch";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fewer than one batch of 8 sequences of 64 + 1 = 513"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(Shards, ErrorsNameTheFile) {
   std::ofstream(path("bad.bin"), std::ios::binary) << std::string(1024, 'x');
   try {

@@ -180,6 +180,14 @@ TEST_F(TrainCli, MistakesExitTwo) {
   r = axo("train --model gpt2-124m --data '" + path("lit_train_*.bin") + "' --steps 1 --checkpoint-every 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("need --checkpoint-dir"), std::string::npos) << r.output;
+  // Options that did nothing, silently: a validation set never read, a folder never written.
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --val-data '" +
+          path("lit_val_*.bin") + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--val-data needs --val-every N"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --checkpoint-dir " + path("ck"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("writes no checkpoint: give --checkpoint-every N"), std::string::npos) << r.output;
 }
 
 }  // namespace
