@@ -47,14 +47,23 @@ bool is_shard_name(const std::string& name, const std::string& stem) {
 }
 
 // Removes the shards an earlier encode wrote with `prefix` (files named as is_shard_name, nothing
-// else), so a glob over the prefix reads the new text alone; says how many.
-void remove_old_shards(const std::string& prefix) {
+// else), so a glob over the prefix reads the new text alone; says how many. One of them being an
+// --in file is a usage error: it would be deleted and overwritten.
+void remove_old_shards(const std::string& prefix, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   const fs::path folder = fs::path(prefix).parent_path().empty() ? fs::path(".") : fs::path(prefix).parent_path();
   const std::string stem = fs::path(prefix).filename().string();
   std::vector<fs::path> old;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
     if (entry.is_regular_file() && is_shard_name(entry.path().filename().string(), stem)) old.push_back(entry.path());
+  }
+  for (const fs::path& path : old) {
+    for (const std::string& input : inputs) {
+      if (same_file(input, path.string())) {
+        throw InputError("--in " + input + " is a shard of --out " + prefix + ", which encoding replaces: give --out "
+                         "another prefix");
+      }
+    }
   }
   for (const fs::path& path : old) fs::remove(path);
   if (!old.empty()) {
@@ -85,7 +94,7 @@ void encode(const EncodeArguments& a) {
   const std::vector<uint16_t> tokens = encode_bytes(text);
   const size_t val = size_t(double(tokens.size()) * a.val_fraction);
   if (tokens.size() - val < 2) throw InputError("--in: too little text to make a training shard");
-  remove_old_shards(a.out);
+  remove_old_shards(a.out, a.inputs);
   write_shards(a.out, "train", std::vector<uint16_t>(tokens.begin(), tokens.end() - std::ptrdiff_t(val)), a.shard_tokens);
   if (val > 0) write_shards(a.out, "val", std::vector<uint16_t>(tokens.end() - std::ptrdiff_t(val), tokens.end()), a.shard_tokens);
 }
@@ -101,7 +110,7 @@ void add_data_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "Shard path prefix: PREFIX_train_000000.bin, PREFIX_val_000000.bin")
       ->required()
       ->check(output_prefix());
-  cmd->add_option("--val-fraction", a->val_fraction, "Share of the text kept for validation")->check(CLI::Range(0.0, 0.5));
+  cmd->add_option("--val-fraction", a->val_fraction, "Share of the text kept for validation")->check(non_negative())->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--shard-tokens", a->shard_tokens, "Tokens per shard")->check(positive());
   cmd->callback([a] { encode(*a); });
 }

@@ -61,4 +61,19 @@ TEST_F(DataEncode, AFailedEncodeRemovesNothing) {
   EXPECT_TRUE(fs::exists(path("s_val_000000.bin"))) << r.output;
 }
 
+// An --in file that is a shard encoding would replace is refused, and kept (it was deleted); a NaN
+// share for validation is refused (it wrote no validation shard).
+TEST_F(DataEncode, AnInputAmongTheShardsItReplacesIsRefused) {
+  ASSERT_EQ(encode("long.txt", "").code, 0);
+  const auto size = fs::file_size(path("s_train_000000.bin"));
+  Result r = axo::testing::run_axo("data encode --in " + path("s_train_000000.bin") + " --out " + path("s"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a shard of --out " + path("s") + ", which encoding replaces"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(fs::file_size(path("s_train_000000.bin")), size);
+  r = encode("long.txt", "--val-fraction nan");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("'nan' is not a finite number"), std::string::npos) << r.output;
+}
+
 }  // namespace
