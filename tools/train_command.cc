@@ -104,8 +104,8 @@ Precision training_precision(Precision requested, const std::string& name, bool 
   if (requested != Precision::fp8) return requested;
   const Precision trained = Precision::bf16;
   if (leader) {
-    std::cout << "note: " << name << " is planned in " << to_string(requested) << ", which the CPU executor does "
-              << "not train in; training in " << to_string(trained) << "\n";
+    std::cout << "note: " << name << " in " << to_string(requested) << " (--precision or the plan's), which the CPU "
+              << "executor does not train in; training in " << to_string(trained) << "\n";
   }
   return trained;
 }

@@ -247,7 +247,7 @@ std::vector<StepRecord> Trainer::run() {
   const int64_t first_step = o_.resume ? resume(data, log) : 0;
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
   log << "precision: " << to_string(o_.precision);
-  if (o_.planned_precision) log << " (planned in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
+  if (o_.planned_precision) log << " (asked for in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
   log << "\n";
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
