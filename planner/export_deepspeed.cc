@@ -149,6 +149,10 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   if (spec.positions == PositionKind::rope) text += flag("--use-rotary-position-embeddings");
   if (!spec.bias) text += flag("--disable-bias-linear");
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
+  if (!spec.dropout) {  // both default to 0.1 in megatron/arguments.py
+    text += flag("--attention-dropout 0.0");
+    text += flag("--hidden-dropout 0.0");
+  }
   if (spec.precision == Precision::fp16) text += flag("--fp16");
   if (spec.precision == Precision::bf16 || spec.precision == Precision::fp8) text += flag("--bf16");
   text += ")\n";

@@ -19,5 +19,7 @@ MEGATRON_DS_ARGS=(
   --num-attention-heads 40
   --seq-length 2048
   --max-position-embeddings 2048
+  --attention-dropout 0.0
+  --hidden-dropout 0.0
   --bf16
 )
