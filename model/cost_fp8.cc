@@ -69,14 +69,26 @@ double linear_gemm_seconds(const MachineProfile& machine, Precision precision, d
   return gemm_seconds(machine, Precision::bf16, m, n, k) * scale;
 }
 
+namespace {
+
+// fp8 runs its attention core and memory-bound ops in bf16: it needs both rates.
+bool prices(Precision precision, const MachineProfile& machine) {
+  return machine.peak_tflops(precision) > 0 && machine.peak_tflops(tensor_precision(precision)) > 0;
+}
+
+}  // namespace
+
 std::string precision_problem(Precision precision, const MachineProfile& machine, const std::string& profile_path) {
-  // fp8 runs its attention core and memory-bound ops in bf16: it needs both rates.
   for (Precision needed : {precision, tensor_precision(precision)}) {
     if (machine.peak_tflops(needed) > 0) continue;
     const std::string name = to_string(needed);
+    std::string rates;  // the precisions it can price, fp32 always
+    for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+      if (prices(p, machine)) rates += std::string(rates.empty() ? "" : ", ") + to_string(p);
+    }
     return std::string("precision ") + to_string(precision) + ": machine '" + machine.name + "' has no " + name +
            " rate (peak_tflops." + name + " in its profile" + (profile_path.empty() ? "" : " " + profile_path) +
-           ")";
+           "); it prices " + rates;
   }
   return "";
 }

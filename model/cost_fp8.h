@@ -82,7 +82,8 @@ double linear_gemm_seconds(const MachineProfile& machine, Precision precision, d
 
 // Empty when `machine` has a rate for `precision` (fp8: and for bf16, its
 // tensors'); else why not, naming the field and, when given, the profile's file:
-// "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile a100.yaml)".
+// "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile a100.yaml); it prices
+// fp32, fp16, bf16".
 // A profile's fp16 and bf16 rates are optional, like fp8's: no precision falls back on another's.
 std::string precision_problem(Precision precision, const MachineProfile& machine,
                               const std::string& profile_path = "");

@@ -51,14 +51,14 @@ TEST(CostFp8, AMachineWithoutABf16OrFp16RateRefusesIt) {
   MachineProfile fp32_only = load_machine("selene");
   fp32_only.peak_tflops_bf16 = fp32_only.peak_tflops_fp16 = 0;
   EXPECT_EQ(precision_problem(Precision::bf16, fp32_only, "m.yaml"),
-            "precision bf16: machine 'selene' has no bf16 rate (peak_tflops.bf16 in its profile m.yaml)");
+            "precision bf16: machine 'selene' has no bf16 rate (peak_tflops.bf16 in its profile m.yaml); it prices fp32");
   EXPECT_EQ(precision_problem(Precision::fp16, fp32_only),
-            "precision fp16: machine 'selene' has no fp16 rate (peak_tflops.fp16 in its profile)");
+            "precision fp16: machine 'selene' has no fp16 rate (peak_tflops.fp16 in its profile); it prices fp32");
   EXPECT_EQ(precision_problem(Precision::fp32, fp32_only), "");
   MachineProfile fp8_without_bf16 = load_machine("dgx-h100");
   fp8_without_bf16.peak_tflops_bf16 = 0;
   EXPECT_EQ(precision_problem(Precision::fp8, fp8_without_bf16),
-            "precision fp8: machine 'dgx-h100' has no bf16 rate (peak_tflops.bf16 in its profile)");
+            "precision fp8: machine 'dgx-h100' has no bf16 rate (peak_tflops.bf16 in its profile); it prices fp32, fp16");
 }
 
 // Cast on their own (stack.fp8_casts separate), each linear's input [T × in]

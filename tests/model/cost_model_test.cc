@@ -314,7 +314,9 @@ TEST(CostModel, CollectiveSlowdownMultipliesCommunication) {
 }
 
 TEST(CostModel, OffloadTradesMemoryForHostTime) {
-  const CostModel model(load_model("gpt3-6.7b"), load_machine("summit"));
+  TransformerSpec spec = load_model("gpt3-6.7b");
+  spec.precision = Precision::fp16;  // V100 has no bf16
+  const CostModel model(spec, load_machine("summit"));
   ParallelConfig c;
   c.y = 2, c.pipeline = 2, c.data = 2, c.microbatch = 1;
   ASSERT_EQ(model.check(c), "") << model.check(c);

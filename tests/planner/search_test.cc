@@ -240,7 +240,7 @@ TEST(Search, AContextThatDoesNotSplitTheSequenceNamesTheValues) {
 }
 
 TEST(Search, NothingFitsGivesTheClosest) {
-  const SearchResult result = run("llama3-405b", "summit", 6);
+  const SearchResult result = run("llama3-405b", "perlmutter", 6);
   EXPECT_TRUE(result.best.empty());
   ASSERT_TRUE(result.closest.has_value());
   EXPECT_FALSE(result.closest->breakdown.fits);

@@ -154,7 +154,7 @@ TEST_F(Cli, PlanErrorBand) {
   EXPECT_NE(cpu.output.find("no band: the machine profile names no GPU type"), std::string::npos) << cpu.output;
   std::ifstream cpu_json(path("c.json"));
   EXPECT_EQ(nlohmann::json::parse(cpu_json)["configurations"][0].count("iter_time_low_s"), 0u);
-  const Result v100 = axo("plan --model gpt3-13b --gpus 32 --machine summit --top 2");
+  const Result v100 = axo("plan --model gpt3-13b --gpus 32 --machine summit --precision fp16 --top 2");
   EXPECT_NE(v100.output.find("no band: no published runs on V100-16"), std::string::npos) << v100.output;
   // Without a validation folder a plan still plans, with no band; validate needs --set and --corpus.
   const std::string model = axo::config_dir() + "/models/gpt2-mini.yaml";
@@ -266,9 +266,12 @@ TEST_F(Cli, ImpossibleRequestsSayWhy) {
   Result r = axo("plan --model gpt2-124m --gpus 13 --machine selene");  // 13 > its 12 layers and divides nothing
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("does not divide"), std::string::npos) << r.output;
-  r = axo("plan --model llama3-405b --gpus 6 --machine summit");
+  r = axo("plan --model llama3-405b --gpus 6 --machine summit --precision fp16");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("nothing fits"), std::string::npos) << r.output;
+  // V100 has no bf16: a bf16 model is refused there, naming what the machine prices.
+  expect_usage_error("plan --model llama3-405b --gpus 6 --machine summit", "has no bf16 rate");
+  expect_usage_error("plan --model llama3-405b --gpus 6 --machine summit", "it prices fp32, fp16");
   EXPECT_NE(r.output.find("GiB too much"), std::string::npos) << r.output;
   // The closest configuration's table and explanation come whole before the error line, and
   // its training estimate is priced like any row's.
