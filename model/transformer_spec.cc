@@ -104,7 +104,10 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   if (spec.ffn_hidden > (1 << 24)) fail("ffn_hidden", "must be at most 2^24");
   if (spec.vocab > (1 << 24)) fail("vocab", "must be at most 2^24");
   if (spec.seq_len > (1 << 24)) fail("seq_len", "must be at most 2^24");
-  if (spec.layers > 100000) fail("layers", "must be at most 100000");
+  if (spec.layers > kMostLayers) {
+    fail("layers", std::to_string(spec.layers) + " is more than " + std::to_string(kMostLayers) +
+                       " (the deepest published models have under 200; the search's candidates grow with layers)");
+  }
   if (double(spec.layers) * double(spec.hidden) * double(spec.hidden + 3 * spec.ffn_hidden) > 1e16) {
     fail("layers", "the model has more than 10^16 parameters");
   }
@@ -129,7 +132,7 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   TransformerSpec spec;
   spec.name = map.get_string("name");
   spec.source = map.get_string("source", "");
-  spec.layers = map.get_int("layers", 1, 100000);
+  spec.layers = map.get_int("layers", 1, kMostLayers);
   spec.hidden = map.get_int("hidden", 1, 1 << 24);
   spec.heads = map.get_int("heads", 1, 1 << 20);
   spec.kv_heads = map.get_int("kv_heads", 1, 1 << 20, spec.heads);

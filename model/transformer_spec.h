@@ -37,6 +37,10 @@ Precision parse_precision(const std::string& text, const std::string& where);
 // A parameter count for people: "0.8M" below a billion, "1.31B" above.
 std::string parameter_count_text(int64_t count);
 
+// The most layers a spec may have: the search's candidates (splits, interleavings, recomputed
+// layers) grow with the layer count, about 7 s at 1000 (tens of minutes at 10^5).
+inline constexpr int64_t kMostLayers = 1000;
+
 struct TransformerSpec {
   std::string name;
   std::string source;           // where the shape comes from (paper, model card)

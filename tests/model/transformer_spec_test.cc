@@ -229,6 +229,20 @@ TEST(TransformerSpec, YamlRoundTrip) {
   EXPECT_EQ(back.tied_embeddings, spec.tied_embeddings);
 }
 
+// More layers than any published model is refused (the search would take minutes to hours), from
+// YAML with its line and from a config.json.
+TEST(TransformerSpec, LayerCountIsBounded) {
+  const std::string shape = "name: x\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 8\nglobal_batch: 1\n";
+  EXPECT_NO_THROW(transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1000\n", "a.yaml"), "a.yaml"));
+  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1001\n", "b.yaml"), "b.yaml"); })
+                .find("b.yaml:7"),
+            std::string::npos);
+  const nlohmann::json deep = {{"n_layer", 100000}, {"n_embd", 64}, {"n_head", 4}, {"n_positions", 8}, {"vocab_size", 10}};
+  TransformerSpec spec = transformer_spec_from_hf_config(deep, "c.json");
+  spec.global_batch = 1;
+  EXPECT_NE(error_of([&] { validate(spec, "c.json"); }).find("100000 is more than 1000"), std::string::npos);
+}
+
 // --batch and --seq (SpecOverrides) win over the file's values and supply the ones it leaves out;
 // without an override a missing global_batch or sequence is still an error naming the field.
 TEST(TransformerSpec, OverridesSupplyWhatTheFileLeavesOut) {
