@@ -72,6 +72,9 @@ TEST_F(Cli, PlanTimeToTrainGoodputAndThePicture) {
   EXPECT_NE(bad.output.find("--gpu-hour-price needs --tokens"), std::string::npos) << bad.output;
   bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --rank-by speed");
   EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--rank-by: expected iteration or cost, got 'speed'"), std::string::npos) << bad.output;
+  // The help offers what works: goodput is refused (with why), so it is not listed.
+  EXPECT_EQ(axo("plan --help").output.find("goodput,cost"), std::string::npos);
   // Below a billion parameters, millions.
   EXPECT_NE(axo("plan --model gpt2-mini --gpus 4 --machine selene --top 1").output.find("gpt2-mini (0.8M parameters, fp32)"),
             std::string::npos);
