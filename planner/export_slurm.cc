@@ -28,6 +28,16 @@ namespace {
 
 std::string directive(const std::string& option) { return "#SBATCH " + option + "\n"; }
 
+// The job's name from the model's: sbatch splits an #SBATCH line at blanks, so every character
+// but letters, digits, '.', '_' and '-' becomes '-'.
+std::string job_name(const std::string& model) {
+  std::string name = "axo-" + model;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
+  }
+  return name;
+}
+
 }  // namespace
 
 std::string shell_word(const std::string& text) {
@@ -55,7 +65,7 @@ std::string export_slurm(const TransformerSpec& spec, const MachineProfile& mach
           "# Ranks fill each node in turn (block) as the plan's rank order " +
           c.order_string() + " assumes,\n"
           "# and the job owns its nodes' links (exclusive), as the cost model charges them.\n";
-  text += directive("--job-name=axo-" + spec.name);
+  text += directive("--job-name=" + job_name(spec.name));
   text += directive("--nodes=" + std::to_string(nodes));
   text += directive("--ntasks=" + std::to_string(ranks));
   text += directive("--ntasks-per-node=" + std::to_string(per_node));

@@ -231,6 +231,12 @@ TEST(TransformerSpec, YamlRoundTrip) {
 
 // More layers than any published model is refused (the search would take minutes to hours), from
 // YAML with its line and from a config.json.
+TEST(TransformerSpec, AnEmptyNameIsRefused) {
+  TransformerSpec spec = load_model("gpt2-tiny");
+  spec.name = "";
+  EXPECT_NE(error_of([&] { validate(spec, "m.yaml"); }).find("m.yaml: field 'name': must not be empty"), std::string::npos);
+}
+
 TEST(TransformerSpec, LayerCountIsBounded) {
   const std::string shape = "name: x\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 8\nglobal_batch: 1\n";
   EXPECT_NO_THROW(transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1000\n", "a.yaml"), "a.yaml"));

@@ -543,6 +543,14 @@ TEST(ExportSlurm, CpuRanksFillNodesAndPathsAreQuoted) {
                 export_slurm(gpt3_13b(), machine, grid(1, 2, 1, 1, 1, 4), ctx));
 }
 
+// sbatch splits an #SBATCH line at blanks: a model name's spaces and other marks become '-'.
+TEST(ExportSlurm, TheJobNameIsOneWord) {
+  TransformerSpec spec = gpt3_13b();
+  spec.name = "my model: v2 (test)";
+  const std::string script = export_slurm(spec, gpu_machine("selene", 8), grid(2, 4, 1, 8, 1, 2), context());
+  EXPECT_NE(script.find("#SBATCH --job-name=axo-my-model--v2--test-\n"), std::string::npos) << script;
+}
+
 TEST(Export, FormatsFixStringsAndPlacement) {
   EXPECT_EQ(parse_export_format("torchtitan"), ExportFormat::torchtitan);
   try {
