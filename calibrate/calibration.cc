@@ -267,7 +267,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int version_length = 0;
   MPI_Get_library_version(version, &version_length);
-  const std::string mpi_version = std::string(version, size_t(version_length)).substr(0, 120);
+  const std::string mpi_version = std::string(version).substr(0, 120);  // its length counts the final NUL
   const std::string cpu_backend = std::string("cpu (MPI; fp32 GEMMs in ") + cpu::to_string(cpu::fp32_gemm_backend()) +
                                   ", bf16 GEMMs in oneDNN " + cpu::onednn_version() +
                                   ", fp16 GEMMs widened to fp32)";

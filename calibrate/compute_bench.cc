@@ -39,7 +39,10 @@ std::vector<GemmShape> gemm_grid(const std::vector<int64_t>& sizes, const std::v
   for (int64_t m : sizes)
     for (int64_t n : sizes)
       for (int64_t k : sizes) shapes.push_back({m, n, k});
-  shapes.insert(shapes.end(), extra.begin(), extra.end());
+  for (const GemmShape& s : extra) {  // each shape once: a profile refuses two samples of one
+    const auto same = [&](const GemmShape& t) { return t.m == s.m && t.n == s.n && t.k == s.k; };
+    if (std::none_of(shapes.begin(), shapes.end(), same)) shapes.push_back(s);
+  }
   return shapes;
 }
 

@@ -25,7 +25,7 @@ struct GemmShape {
   int64_t m, n, k;
 };
 
-// Every (m, n, k) with each of m, n, k in `sizes`, plus the given extra shapes.
+// Every (m, n, k) with each of m, n, k in `sizes`, plus the given extra shapes, each shape once.
 std::vector<GemmShape> gemm_grid(const std::vector<int64_t>& sizes, const std::vector<GemmShape>& extra);
 // The CPU grid (smaller with `quick`).
 std::vector<GemmShape> gemm_shapes(bool quick, const std::vector<GemmShape>& extra);

@@ -229,6 +229,12 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
       map.fail("tflops", why.str());
     }
     map.reject_unknown_keys();
+    for (const GemmSample& earlier : samples) {  // two rates for one shape: which one is measured?
+      if (earlier.precision == s.precision && earlier.m == s.m && earlier.n == s.n && earlier.k == s.k) {
+        map.fail("m", "a second " + std::string(to_string(s.precision)) + " sample of " + std::to_string(s.m) + "x" +
+                          std::to_string(s.n) + "x" + std::to_string(s.k) + ": give each shape once");
+      }
+    }
     samples.push_back(s);
   }
   return samples;
@@ -260,6 +266,12 @@ std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::s
       fit.segments.push_back(piece);
     }
     map.reject_unknown_keys({"measured"});
+    for (const CollectiveFit& earlier : fits) {  // the first would win silently
+      if (earlier.op == fit.op && earlier.group_size == fit.group_size && earlier.ranks_per_node == fit.ranks_per_node) {
+        map.fail("op", "a second fit of " + std::string(to_string(fit.op)) + " over " + std::to_string(fit.group_size) +
+                           " ranks, " + std::to_string(fit.ranks_per_node) + " per node: give each group once");
+      }
+    }
     fits.push_back(fit);
   }
   return fits;

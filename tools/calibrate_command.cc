@@ -3,6 +3,7 @@
 // (no MPI, no measurement: report/profile_refinement.h).
 #include <mpi.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "calibrate/calibration.h"
@@ -34,7 +35,9 @@ std::vector<CollectiveOp> parse_ops(const std::string& text) {
   std::stringstream items(text);
   std::string item;
   while (std::getline(items, item, ',')) {
-    if (!item.empty()) ops.push_back(parse_collective_op(item, "--ops"));
+    if (item.empty()) continue;
+    const CollectiveOp op = parse_collective_op(item, "--ops");
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);  // each measured once
   }
   if (ops.empty()) throw InputError("--ops: expected a list such as all_reduce,all_gather");
   return ops;

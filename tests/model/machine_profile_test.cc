@@ -55,6 +55,32 @@ TEST(MachineProfile, ErrorsNameFileLineField) {
   }
 }
 
+// Two measurements of one GEMM shape or one collective group: the first won silently.
+TEST(MachineProfile, DuplicateSamplesAndFitsAreRefused) {
+  MachineProfile m = load_machine("selene");
+  m.gemm_table = {{Precision::bf16, 512, 512, 512, 60}, {Precision::bf16, 512, 512, 512, 90}};
+  YAML::Emitter gemms;
+  gemms << to_yaml(m, YAML::Node());
+  try {
+    machine_profile_from_yaml(load_yaml_text(gemms.c_str(), "g.yaml"), "g.yaml");
+    FAIL() << "two samples of one shape were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a second bf16 sample of 512x512x512"), std::string::npos) << e.what();
+  }
+  m.gemm_table.clear();
+  const CollectiveFit fit{CollectiveOp::all_gather, 4, 2, {{1e18, 20, 80}}};
+  m.collectives = {fit, fit};
+  YAML::Emitter fits;
+  fits << to_yaml(m, YAML::Node());
+  try {
+    machine_profile_from_yaml(load_yaml_text(fits.c_str(), "c.yaml"), "c.yaml");
+    FAIL() << "two fits of one group were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a second fit of all_gather over 4 ranks, 2 per node"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The name goes into generated scripts' comments: a line break there would start a shell command.
 TEST(MachineProfile, NameWithALineBreakIsRefused) {
   MachineProfile m = load_machine("selene");
