@@ -1,17 +1,32 @@
 // `axo models` and `axo machines`: list the presets with their key figures.
 #include <cstdio>
 
+#include "model/error.h"
 #include "model/presets.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
+
+namespace {
+
+// The presets of `kind`; none is a mistake in where they are looked for (an empty table said nothing).
+std::vector<std::string> preset_names(const std::string& kind) {
+  std::vector<std::string> names = list_presets(kind);
+  if (names.empty()) {
+    throw InputError("no " + kind + " presets in " + config_dir() + "/" + kind +
+                     " (the folder comes from AXO_CONFIG_DIR, else the source tree's configs/)");
+  }
+  return names;
+}
+
+}  // namespace
 
 void add_models_command(CLI::App& app) {
   CLI::App* models = app.add_subcommand("models", "List the model presets");
   models->callback([] {
     std::printf("%-20s %10s %6s %6s %5s %4s %7s %5s %7s %6s %-6s\n", "name", "params", "layers",
                 "hidden", "heads", "kv", "ffn", "seq", "vocab", "batch", "mlp");
-    for (const std::string& name : list_presets("models")) {
+    for (const std::string& name : preset_names("models")) {
       const TransformerSpec s = load_model(name);
       std::printf("%-20s %10s %6lld %6lld %5lld %4lld %7lld %5lld %7lld %6lld %-6s\n", name.c_str(),
                   parameter_count_text(s.parameter_count()).c_str(), (long long)s.layers, (long long)s.hidden,
@@ -26,7 +41,7 @@ void add_machines_command(CLI::App& app) {
   machines->callback([] {
     std::printf("%-14s %8s %8s %10s %9s %11s %11s\n", "name", "gpus/node", "mem_GiB", "bf16_TF/s",
                 "HBM_GB/s", "intra_GB/s", "NIC_GB/s");
-    for (const std::string& name : list_presets("machines")) {
+    for (const std::string& name : preset_names("machines")) {
       const MachineProfile m = load_machine(name);
       std::printf("%-14s %8lld %8.0f %10.1f %9.0f %11.0f %5lldx%-5.0f\n", name.c_str(),
                   (long long)m.gpus_per_node, m.device_memory_GiB, m.peak_tflops_bf16,

@@ -190,6 +190,10 @@ TEST_F(Cli, PlanRefusesAPrecisionTheMachineHasNoRateFor) {
 TEST_F(Cli, ListsAndValidates) {
   EXPECT_NE(axo("models").output.find("llama3-405b"), std::string::npos);
   EXPECT_NE(axo("machines").output.find("perlmutter"), std::string::npos);
+  // A config folder that does not exist is said, not shown as an empty table.
+  const Result none = axo::testing::run_command("AXO_CONFIG_DIR=" + path("none") + " " + AXO_BINARY + " models 2>&1");
+  EXPECT_EQ(none.code, 2) << none.output;
+  EXPECT_NE(none.output.find("no models presets in " + path("none") + "/models"), std::string::npos) << none.output;
   const Result v = axo("validate");
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("mean |error|"), std::string::npos);
