@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // The magic's last byte is the format: '2' adds the batch, the sequence length and the loss scaler's
-// state after the random state.
-constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '2'};
+// state after the random state; '3' the run's settings at the end.
+constexpr char kMagic[8] = {'A', 'X', 'O', 'C', 'K', 'P', 'T', '3'};
 constexpr size_t kVersionAt = sizeof kMagic - 1;
 
 template <class T>
@@ -122,6 +122,9 @@ void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) 
   put_floats(payload, s.parameters);
   put_floats(payload, s.m);
   put_floats(payload, s.v);
+  const RunSettings settings = s.settings.value_or(RunSettings{});
+  for (double v : {settings.lr, settings.min_lr_fraction, settings.weight_decay, settings.grad_clip}) put(payload, v);
+  for (int64_t v : {settings.steps, settings.warmup, settings.lr_schedule, settings.data_tokens}) put(payload, v);
   std::string file(kMagic, sizeof kMagic);
   put(file, uint64_t(payload.size()));
   put(file, crc32(payload));
@@ -139,10 +142,10 @@ TrainingState read_checkpoint(const std::string& path) {
   const std::string file = buffer.str();
   const size_t header = sizeof kMagic + sizeof(uint64_t) + sizeof(uint32_t);
   if (file.size() < header || std::memcmp(file.data(), kMagic, kVersionAt) != 0 ||
-      (file[kVersionAt] != '1' && file[kVersionAt] != '2')) {
+      file[kVersionAt] < '1' || file[kVersionAt] > '3') {
     throw InputError(path + ": not an axo checkpoint (bad magic or too short)");
   }
-  const bool second_format = file[kVersionAt] == '2';
+  const bool second_format = file[kVersionAt] >= '2';
   uint64_t length = 0;
   uint32_t checksum = 0;
   std::memcpy(&length, file.data() + sizeof kMagic, sizeof length);
@@ -176,6 +179,13 @@ TrainingState read_checkpoint(const std::string& path) {
   s.parameters = r.floats(n);
   s.m = r.floats(n);
   s.v = r.floats(n);
+  if (file[kVersionAt] == '3') {
+    RunSettings& settings = s.settings.emplace();
+    settings.lr = r.get<double>(), settings.min_lr_fraction = r.get<double>();
+    settings.weight_decay = r.get<double>(), settings.grad_clip = r.get<double>();
+    settings.steps = r.get<int64_t>(), settings.warmup = r.get<int64_t>();
+    settings.lr_schedule = r.get<int64_t>(), settings.data_tokens = r.get<int64_t>();
+  }
   return s;
 }
 

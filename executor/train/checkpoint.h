@@ -1,9 +1,9 @@
 // Training checkpoints: everything a run needs to continue exactly where it
 // stopped (parameters, AdamW moments, step, data position, random state).
 //
-// One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT2"
-// ("AXOCKPT1", without the batch, sequence length and loss scaler's state,
-// still reads), the payload's
+// One file per checkpoint, dir/step_NNNNNNNN.axockpt: the magic "AXOCKPT3"
+// ("AXOCKPT2", without the run's settings at the end, and "AXOCKPT1", without
+// the batch, sequence length and loss scaler's state either, still read), the payload's
 // length (uint64) and CRC-32 (uint32, Boost.CRC), then the payload. Written
 // atomically; the newest two are kept, so a checkpoint damaged on disk is
 // detected by its length or checksum and the one before it is used (a resumed
@@ -21,6 +21,15 @@
 
 namespace axo {
 
+// The options that shape every step of a run: the learning-rate schedule, the optimizer's
+// settings and the data. A resumed run must give the same, or it departs from the run it
+// continues (AXOCKPT3 on; the lr_schedule is LrSchedule's value).
+struct RunSettings {
+  double lr = 0, min_lr_fraction = 0, weight_decay = 0, grad_clip = 0;
+  int64_t steps = 0, warmup = 0, lr_schedule = 0, data_tokens = 0;
+  bool operator==(const RunSettings&) const = default;
+};
+
 struct TrainingState {
   GptShape shape;
   int64_t step = 0;           // optimizer steps completed
@@ -29,6 +38,7 @@ struct TrainingState {
   std::string rng_state;      // the trainer's generator, serialised
   LossScalerState loss_scaler;  // fp16's dynamic loss scale (loss_scaler.h)
   std::vector<float> parameters, m, v;
+  std::optional<RunSettings> settings;  // none in files before AXOCKPT3
 };
 
 std::string checkpoint_path(const std::string& dir, int64_t step);

@@ -1,6 +1,8 @@
 // The training loop (see trainer.h).
 #include "executor/train/trainer.h"
 
+#include <vector>
+#include <tuple>
 #include <unistd.h>
 
 #include <chrono>
@@ -180,13 +182,56 @@ std::optional<TrainingState> Trainer::load_agreed_checkpoint(std::ostream& log) 
   return state;
 }
 
-// A checkpoint this run can continue from: its model, batch and sequence, and steps left to run.
-void Trainer::check_resumable(const TrainingState& state, const std::string& path) const {
+RunSettings Trainer::run_settings(const TokenStream& data) const {
+  return {o_.lr, o_.min_lr_fraction, o_.weight_decay, o_.grad_clip, o_.steps, o_.warmup, int64_t(o_.lr_schedule),
+          data.tokens()};
+}
+
+namespace {
+
+// Empty, or the first option that differs from the checkpointed run's, with both values.
+std::string changed_setting(const RunSettings& then, const RunSettings& now, const std::string& path) {
+  auto number = [](double v) {
+    std::ostringstream text;
+    text << v;
+    return text.str();
+  };
+  auto schedule = [](int64_t v) { return std::string(to_string(LrSchedule(v))); };
+  const std::vector<std::tuple<const char*, std::string, std::string>> options = {
+      {"--lr", number(now.lr), number(then.lr)},
+      {"--lr-schedule", schedule(now.lr_schedule), schedule(then.lr_schedule)},
+      {"--warmup", number(double(now.warmup)), number(double(then.warmup))},
+      {"--steps", number(double(now.steps)), number(double(then.steps))},
+      {"--weight-decay", number(now.weight_decay), number(then.weight_decay)},
+      {"--grad-clip", number(now.grad_clip), number(then.grad_clip)}};
+  for (const auto& [option, given, kept] : options) {
+    if (given != kept) {
+      return std::string(option) + " " + given + ": " + path + " was trained with " + option + " " + kept +
+             "; a resumed run keeps the options that shape its steps";
+    }
+  }
+  if (now.data_tokens != then.data_tokens) {
+    return "--data holds " + std::to_string(now.data_tokens) + " tokens, where " + path + "'s run read " +
+           std::to_string(then.data_tokens) + ": a resumed run reads the same data";
+  }
+  return "";
+}
+
+}  // namespace
+
+// A checkpoint this run can continue from: its model, batch and sequence, the options that shape
+// its steps, and steps left to run.
+void Trainer::check_resumable(const TrainingState& state, const std::string& path, const TokenStream& data) const {
   if (!(state.shape == model_.layout().shape())) throw InputError(path + ": the checkpoint is of another model");
   if (state.batch > 0 && (state.batch != o_.batch || state.seq != T_)) {
     throw InputError("--batch " + std::to_string(o_.batch) + " --seq " + std::to_string(T_) + ": " + path +
                      " was trained with --batch " + std::to_string(state.batch) + " --seq " +
                      std::to_string(state.seq) + " (its data position counts those)");
+  }
+  if (state.settings) {
+    if (const std::string why = changed_setting(*state.settings, run_settings(data), path); !why.empty()) {
+      throw InputError(why);
+    }
   }
   if (state.step >= last_step()) {
     const std::string option = last_step() < o_.steps ? "--stop-after " : "--steps ";
@@ -204,7 +249,7 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
     return 0;
   }
   const std::string path = checkpoint_path(o_.checkpoint_dir, state->step);
-  check_resumable(*state, path);
+  check_resumable(*state, path, data);
   model_.load(state->parameters);
   model_.load_moments(state->m, state->v);
   // Sequences read, over all replicas: this grid's windows of batch / data each (AXOCKPT1 kept the windows).
@@ -222,7 +267,7 @@ void Trainer::save_checkpoint(int64_t step, const TokenStream& data) {
   const int64_t sequences_read = data.position() * replica_batch();
   TrainingState state{model_.layout().shape(), step, sequences_read, o_.batch, T_, rng.str(), scaler_.state(),
                       model_.gathered_master_weights(), model_.gathered_first_moment(),
-                      model_.gathered_second_moment()};
+                      model_.gathered_second_moment(), run_settings(data)};
   if (leader()) write_checkpoint(o_.checkpoint_dir, state);
 }
 

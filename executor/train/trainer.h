@@ -106,7 +106,8 @@ class Trainer {
   // Loads the newest good checkpoint (--resume); returns its step.
   int64_t resume(TokenStream& data, std::ostream& log);
   std::optional<TrainingState> load_agreed_checkpoint(std::ostream& log);
-  void check_resumable(const TrainingState& state, const std::string& path) const;
+  void check_resumable(const TrainingState& state, const std::string& path, const TokenStream& data) const;
+  RunSettings run_settings(const TokenStream& data) const;  // what a checkpoint keeps of this run's options
   void save_checkpoint(int64_t step, const TokenStream& data);
   void gather_rank_breakdowns(StepRecord& r) const;
   std::string step_line(const StepRecord& r) const;

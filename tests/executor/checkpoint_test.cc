@@ -31,6 +31,7 @@ class Checkpoints : public ::testing::Test {
     s.loss_scaler = {32768.0, 7, 2};
     const size_t n = size_t(gpt_parameter_count(s.shape));
     s.parameters.assign(n, 0.5f), s.m.assign(n, 0.25f), s.v.assign(n, 0.125f);
+    s.settings = RunSettings{3e-4, 0.1, 0.1, 1.0, 100, 10, 1, 12345};
     return s;
   }
   static std::string bytes(const std::string& path) {
@@ -56,6 +57,27 @@ TEST_F(Checkpoints, EveryFieldReadsBackAsWritten) {
   EXPECT_EQ(read.parameters, written.parameters);
   EXPECT_EQ(read.m, written.m);
   EXPECT_EQ(read.v, written.v);
+  ASSERT_TRUE(read.settings);
+  EXPECT_TRUE(*read.settings == *written.settings);
+}
+
+// A file of the second format (AXOCKPT2): the same payload without the run's settings at its end.
+TEST_F(Checkpoints, TheSecondFormatStillReadsWithoutSettings) {
+  write_checkpoint(dir(), state(5));
+  std::string file = bytes(checkpoint_path(dir(), 5));
+  std::string payload = file.substr(8 + 8 + 4);
+  payload.resize(payload.size() - 8 * 8);
+  boost::crc_32_type crc;
+  crc.process_bytes(payload.data(), payload.size());
+  const uint64_t length = payload.size();
+  const uint32_t checksum = crc.checksum();
+  file = "AXOCKPT2" + std::string(reinterpret_cast<const char*>(&length), 8) +
+         std::string(reinterpret_cast<const char*>(&checksum), 4) + payload;
+  std::ofstream(checkpoint_path(dir(), 5), std::ios::binary) << file;
+  const TrainingState read = read_checkpoint(checkpoint_path(dir(), 5));
+  EXPECT_EQ(read.batch, 4);
+  EXPECT_EQ(read.v, state(5).v);
+  EXPECT_FALSE(read.settings);  // nothing to compare a resumed run's options with
 }
 
 // A file of the first format: the same payload without the batch, sequence and scaler's 40 bytes,

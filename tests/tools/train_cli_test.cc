@@ -55,6 +55,18 @@ TEST_F(TrainCli, CheckpointThenResume) {
                              " --checkpoint-every 2";
   Result r = axo(common + " --stop-after 4");
   ASSERT_EQ(r.code, 0) << r.output;
+  // Options that shape the steps cannot change on resume: the curve would depart from the run's.
+  r = axo(common + " --resume --lr 0.01");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--lr 0.01: " + path("ck") + "/step_00000004.axockpt was trained with --lr 0.0003"),
+            std::string::npos) << r.output;
+  r = axo(common + " --resume --lr-schedule constant");
+  EXPECT_NE(r.output.find("--lr-schedule constant: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("was trained with --lr-schedule cosine"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_val_*.bin") +
+          "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") + " --checkpoint-every 2 --resume");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("a resumed run reads the same data"), std::string::npos) << r.output;
   r = axo(common + " --resume");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("resuming from step 4"), std::string::npos) << r.output;
