@@ -256,6 +256,13 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     device.sm_count = cuda::sm_count(cuda_device);
   }
 #endif
+  // A message's send and receive buffers and the check's host copies: about 4 times its bytes.
+  if (!o.ops.empty() && 4 * max_bytes > device.memory_GiB * double(1ull << 30)) {
+    char text[200];
+    std::snprintf(text, sizeof text, "--max-bytes %.0f: its collectives need about 4 x that in buffers, more than "
+                  "the %.1f GiB of memory per rank here", max_bytes, device.memory_GiB);
+    throw InputError(text);
+  }
 
   std::vector<GemmSample> gemms;
   MemoryRates memory;

@@ -70,6 +70,10 @@ TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("--min-bytes 1000000 is more than the largest message, 1000 bytes"), std::string::npos)
       << r.output;
+  r = mpirun(2, "--quick --min-bytes 1e14 --max-bytes 1e15 --out " + temp("huge.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--max-bytes 1000000000000000: its collectives need about 4 x that"), std::string::npos)
+      << r.output;
   r = mpirun(2, "--quick --inject-fault hang:5 --out " + temp("hang5.yaml"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("hang:5: this launch has ranks 0 to 1"), std::string::npos) << r.output;
