@@ -136,7 +136,9 @@ std::vector<ValidationEntry> validate_set(const ValidationSet& set, const Machin
     base.name = point.name;
     base.source = source;
     base.group = source.substr(0, source.find('_'));
-    base.gpu = set.gpu;
+    // Priced on another profile than the set's (--machine): its GPU type says so, apart from the runs
+    // of the set's own GPU in the summary and the bands.
+    base.gpu = machine.name == set.machine ? set.gpu : set.gpu + " on " + machine.name;
     base.machine = machine.name;
     base.measured_from = set.source;
     base.model = point.model;

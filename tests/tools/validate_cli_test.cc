@@ -25,8 +25,10 @@ TEST(ValidateCli, MachineReplacesTheSetsProfilesOnly) {
   std::stringstream text;
   text << in.rdbuf();
   fs::remove(csv);
-  EXPECT_NE(text.str().find(",korthikanti2022_table5,A100-80,perlmutter,"), std::string::npos);
+  // The sets' runs priced on another profile are labelled so, apart from A100-80's own in the summary.
+  EXPECT_NE(text.str().find(",korthikanti2022_table5,A100-80 on perlmutter,perlmutter,"), std::string::npos);
   EXPECT_NE(text.str().find(",dgxc,H100-80,dgx-h100,"), std::string::npos);
+  EXPECT_NE(r.output.find("korthikanti2022_table5   A100-80 on perlmutter"), std::string::npos) << r.output;
 }
 
 TEST(ValidateCli, SummaryCsvAndFit) {
