@@ -338,8 +338,20 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
       map.get_double("failures_per_gpu_hour", 1e-12, 1, kLlama3FailuresPerGpuHour);
   p.checkpoint_filesystem_GBps = map.get_double("checkpoint_filesystem_GBps", 1e-6, 1e9, 2000);
   p.restart_s = map.get_double("restart_s", 0, 1e7, 600);
-  map.reject_unknown_keys({"metadata", "raw"});
+  map.reject_unknown_keys({"metadata", "raw"});  // calibrate's record: only metadata.complete is read
+  const YAML::Node metadata = map.has("metadata") ? map.get_node("metadata") : YAML::Node();
+  const auto scalar = [&](const char* key) -> std::string {  // "" where absent or not a scalar
+    if (!metadata.IsMap() || !metadata[key] || !metadata[key].IsScalar()) return "";
+    return metadata[key].Scalar();
+  };
+  if (scalar("complete") == "false") p.incomplete = scalar("error").empty() ? "metadata.complete: false" : scalar("error");
   return p;
+}
+
+std::string partial_calibration_note(const MachineProfile& profile, const std::string& path) {
+  if (profile.incomplete.empty()) return "";
+  return "Note: " + path + " is a partial calibration (" + profile.incomplete +
+         "): what it did not measure is estimated\n";
 }
 
 MachineProfile load_machine_profile(const std::string& path) {

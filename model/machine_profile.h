@@ -269,6 +269,9 @@ struct MachineProfile : StackSettings {
   // `gpu`: A100-80, H100-80 ...): its published runs give the predictions' error band
   // (planner/prediction_band.h). Empty: none (a calibrated CPU profile), no band.
   std::string gpu_type;
+  // Why a calibration stopped before its end (metadata.complete: false, and metadata.error):
+  // what it did not measure is estimated. Empty for a whole profile.
+  std::string incomplete;
   int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node
   double device_memory_GiB = 0;   // per device
   double reserved_memory_GiB = 0; // runtime, allocator fragmentation, libraries
@@ -341,6 +344,8 @@ struct MachineProfile : StackSettings {
 
 MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::string& source);
 MachineProfile load_machine_profile(const std::string& path);
+// "" for a whole profile; else a line saying the profile at `path` is a partial calibration and why.
+std::string partial_calibration_note(const MachineProfile& profile, const std::string& path);
 // Writes every field; `extra` (raw measurements, metadata) is copied in as is.
 YAML::Node to_yaml(const MachineProfile& profile, const YAML::Node& extra = YAML::Node());
 

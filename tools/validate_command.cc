@@ -139,7 +139,8 @@ void run_validate(ValidateOptions options) {
   }
   if (!options.machine.empty() && options.explain.empty()) {
     std::printf("--machine %s prices the validation sets above; the published runs below keep their clusters'\n"
-                "presets (%s)\n\n", options.machine.c_str(), options.corpus.c_str());
+                "presets (%s)\n%s\n", options.machine.c_str(), options.corpus.c_str(),
+                partial_calibration_note(load_machine(options.machine), options.machine).c_str());
   }
   const auto corpus = validate_corpus(load_corpus(options.corpus));
   entries.insert(entries.end(), corpus.begin(), corpus.end());

@@ -35,6 +35,11 @@ TEST(CalibrateCli, CorruptedResultIsCaught) {
   const YAML::Node root = axo::load_yaml_file(out);
   EXPECT_FALSE(root["metadata"]["complete"].as<bool>());
   EXPECT_NO_THROW(axo::load_machine_profile(out));  // partial, but a valid profile
+  EXPECT_NE(axo::load_machine_profile(out).incomplete.find("rank 1: all_reduce of 1024 bytes"), std::string::npos);
+  const Result plan = axo::testing::run_command(std::string(AXO_BINARY) + " plan --model gpt2-mini --gpus 2 --top 1 --machine " +
+                                                out + " 2>&1");
+  EXPECT_NE(plan.output.find("Note: " + out + " is a partial calibration (rank 1: all_reduce"), std::string::npos)
+      << plan.output;
   fs::remove(out);
 }
 
