@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 
 #include "model/config_fields.h"
@@ -394,7 +395,7 @@ std::string CostModel::check_held(const FixedFields& fixed, int64_t gpus) const 
   if (fixed.holds("z") && fixed.holds("microbatch") && c.microbatch % c.z != 0) {
     return "z=" + std::to_string(c.z) + " does not divide microbatch=" + std::to_string(c.microbatch);
   }
-  if (const std::string problem = check_held_chunks(fixed, c); !problem.empty()) return problem;
+  if (const std::string problem = check_held_chunks(fixed, c, gpus); !problem.empty()) return problem;
   if (const std::string problem = check_held_settings(fixed, c, gpus); !problem.empty()) return problem;
   // A whole grid held: the model's own check, the free settings at their defaults (a free
   // microbatch at z, the smallest Z splits).
@@ -445,8 +446,8 @@ std::string CostModel::check_held_settings(const FixedFields& fixed, const Paral
 
 // With data or microbatch free, the interleaved schedule's rule on every microbatch count they
 // allow: global_batch / (data · microbatch) divides the held part's quotient, so the pipeline (held)
-// must divide that quotient, or (free) some pipeline > 1 must, which needs a quotient above 1.
-std::string CostModel::interleave_count_problem(const FixedFields& fixed, const ParallelConfig& c) const {
+// must divide that quotient, or (free) some pipeline > 1 that divides the GPUs must.
+std::string CostModel::interleave_count_problem(const FixedFields& fixed, const ParallelConfig& c, int64_t gpus) const {
   // All three held: interleave_problem's case.
   if (fixed.holds("data") && fixed.holds("microbatch") && fixed.holds("pipeline")) return "";
   const int64_t per_step = (fixed.holds("data") ? c.data : 1) * (fixed.holds("microbatch") ? c.microbatch : 1);
@@ -461,13 +462,17 @@ std::string CostModel::interleave_count_problem(const FixedFields& fixed, const 
   if (fixed.holds("pipeline") && c.pipeline > 1 && most % c.pipeline != 0) {
     return rule + ", and pipeline=" + std::to_string(c.pipeline) + " divides no count of them";
   }
-  if (!fixed.holds("pipeline") && most < 2) return rule + ", which no pipeline > 1 divides";
+  if (!fixed.holds("pipeline") && std::gcd(most, gpus) < 2) {
+    return rule + (most < 2 ? ", which no pipeline > 1 divides"
+                            : ", and no pipeline > 1 that divides the " + std::to_string(gpus) + " GPUs divides " +
+                                  std::to_string(most));
+  }
   return "";
 }
 
 // check_held's pipeline rules: chunks of a layer or more, interleaving's stages and microbatches,
 // and a recompute_layers that some chunk holds (free pipeline and interleave: the largest chunks).
-std::string CostModel::check_held_chunks(const FixedFields& fixed, const ParallelConfig& c) const {
+std::string CostModel::check_held_chunks(const FixedFields& fixed, const ParallelConfig& c, int64_t gpus) const {
   if (fixed.holds("interleave") && c.interleave > 1) {
     if (!fixed.holds("pipeline") && 2 * c.interleave > spec_.layers) {
       return "interleave=" + std::to_string(c.interleave) + " needs pipeline>1 and a layer per chunk: at least 2 × " +
@@ -477,7 +482,7 @@ std::string CostModel::check_held_chunks(const FixedFields& fixed, const Paralle
     if (fixed.holds("pipeline") && (c.pipeline == 1 || (fixed.holds("data") && fixed.holds("microbatch")))) {
       if (const std::string problem = interleave_problem(c); !problem.empty()) return problem;
     }
-    if (const std::string problem = interleave_count_problem(fixed, c); !problem.empty()) return problem;
+    if (const std::string problem = interleave_count_problem(fixed, c, gpus); !problem.empty()) return problem;
   }
   if (!fixed.holds("pipeline") && !fixed.holds("interleave") && c.recompute_layers == 0) return "";
   const int64_t interleave = fixed.holds("interleave") ? c.interleave : 1;

@@ -99,8 +99,8 @@ class CostModel {
   struct Priced;
   std::string check_schedule(const ParallelConfig& config) const;  // sequence parallelism, interleaving
   std::string interleave_problem(const ParallelConfig& config) const;
-  std::string check_held_chunks(const FixedFields& fixed, const ParallelConfig& held) const;
-  std::string interleave_count_problem(const FixedFields& fixed, const ParallelConfig& held) const;
+  std::string check_held_chunks(const FixedFields& fixed, const ParallelConfig& held, int64_t gpus) const;
+  std::string interleave_count_problem(const FixedFields& fixed, const ParallelConfig& held, int64_t gpus) const;
   static std::string check_held_settings(const FixedFields& fixed, const ParallelConfig& held, int64_t gpus);
   Priced price(const ParallelConfig& config, const CostRecorder& record,
                const MemoryBreakdown* memory = nullptr) const;

@@ -446,7 +446,8 @@ class Walk {
     }
     const std::string with = head + " with --fix " + held + " is valid for " + space_.spec.name;
     if (options_.gpus % product != 0) {
-      return with + ": " + product_text + " = " + std::to_string(product) + " does not divide the " +
+      const bool one_field = product_text.find('*') == std::string::npos;
+      return with + ": " + product_text + (one_field ? "" : " = " + std::to_string(product)) + " does not divide the " +
              std::to_string(options_.gpus) + " GPUs";
     }
     if (!held_why.empty()) return with + " (" + held_why + ")";

@@ -323,6 +323,10 @@ TEST_F(Cli, ImpossibleFixNamesTheRule) {
                      "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
   expect_usage_error(base + "recompute=full,recompute_layers=100",
                      "recompute_layers=100 is more than the 80 layers of the model");
+  // A free pipeline divides the GPUs too: 3 microbatches at most, and no pipeline of 8 GPUs divides 3.
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --batch 3 --fix interleave=3",
+                     "at most 3, and no pipeline > 1 that divides the 8 GPUs divides 3");
+  expect_usage_error(base + "data=3", "data=3 does not divide the 64 GPUs");
 }
 
 TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
