@@ -204,8 +204,10 @@ std::string changed_setting(const RunSettings& then, const RunSettings& now, con
       {"--steps", number(double(now.steps)), number(double(then.steps))},
       {"--weight-decay", number(now.weight_decay), number(then.weight_decay)},
       {"--grad-clip", number(now.grad_clip), number(then.grad_clip)}};
+  // A constant rate does not follow --steps: such a run may be lengthened.
+  const bool constant = now.lr_schedule == int64_t(LrSchedule::constant) && then.lr_schedule == now.lr_schedule;
   for (const auto& [option, given, kept] : options) {
-    if (given != kept) {
+    if (given != kept && !(constant && std::string(option) == "--steps")) {
       return std::string(option) + " " + given + ": " + path + " was trained with " + option + " " + kept +
              "; a resumed run keeps the options that shape its steps";
     }

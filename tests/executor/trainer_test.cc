@@ -142,13 +142,28 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   again.resume = true;
   EXPECT_THROW(Trainer(spec, again, self_, log_).run(), InputError);  // step 4 of 4: nothing left to run
   auto resume_error = [&] { return input_error([&] { Trainer(spec, again, self_, log_).run(); }); };
-  again.steps = 6, again.stop_after = 3;
+  again.stop_after = 3;
   EXPECT_NE(resume_error().find("--stop-after 3: "), std::string::npos) << resume_error();
+  again.steps = 6, again.stop_after = 0;  // the cosine schedule follows --steps: the rates would change
+  EXPECT_NE(resume_error().find("--steps 6: "), std::string::npos) << resume_error();
+  EXPECT_NE(resume_error().find("was trained with --steps 4"), std::string::npos) << resume_error();
+  again.steps = 4;
   again.stop_after = 0, again.batch = 4;
   EXPECT_NE(resume_error().find("was trained with --batch 8 --seq 32"), std::string::npos) << resume_error();
   again.batch = 8;
   for (const std::string& file : checkpoint_files(path("ckpt"))) fs::resize_file(file, 100);
   EXPECT_NE(resume_error().find("every checkpoint in"), std::string::npos) << "restarted from step 0";
+}
+
+// A constant rate does not follow --steps: its run may be resumed for more steps.
+TEST_F(Training, AConstantRateRunMayBeLengthened) {
+  const TransformerSpec spec = load_model("gpt2-tiny");
+  TrainOptions first = checkpointed(4);
+  first.lr_schedule = LrSchedule::constant;
+  Trainer(spec, first, self_, log_).run();
+  TrainOptions longer = first;
+  longer.resume = true, longer.steps = 6;
+  EXPECT_EQ(Trainer(spec, longer, self_, log_).run().size(), 2u);  // steps 5 and 6
 }
 
 // A run that does not resume never writes into (and prunes) another run's checkpoints.
