@@ -8,6 +8,7 @@
 #include "model/cost_elementwise.h"
 #include "model/cost_fp8.h"
 #include "model/cost_fsdp_copies.h"
+#include "model/cost_grad_accumulation.h"
 #include "model/gemm_model.h"
 #include "model/per_op_checkpoint.h"
 
@@ -156,6 +157,7 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
     record.memory(kLayer, CostPhase::recompute, what, 0, layer.recompute);
   }
   layer.backward += fsdp_copy_seconds(in, record, kLayer, in.shapes.block_weights(), 2, gathered_weight_bytes(in));
+  layer.backward += grad_accumulation_seconds(in, record, kLayer, in.shapes.block_weights());
   double oar_windows = 0;
   for (double dw : layer.linear_dw) oar_windows += dw;
   layer.backward_window = layer.backward + layer.recompute - oar_windows;

@@ -3,6 +3,7 @@
 
 #include "model/cost_fp8.h"
 #include "model/cost_fsdp_copies.h"
+#include "model/cost_grad_accumulation.h"
 #include "model/gemm_model.h"
 
 namespace axo {
@@ -19,6 +20,10 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
   // An untied embedding is an FSDP unit of its own; a tied one is the LM head's (head_compute).
   if (!in.spec.tied_embeddings) {
     ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.head_weights(), 1, in.shapes.element_bytes);
+  }
+  // The embedding's gradients; a tied embedding on the head's stage is the head's (head_compute).
+  if (!in.spec.tied_embeddings || in.config.pipeline > 1) {
+    ends.first_backward += grad_accumulation_seconds(in, record, first, in.shapes.head_weights());
   }
 }
 
@@ -43,7 +48,8 @@ void head_compute(const CostInputs& in, const CostRecorder& record, StageEndComp
   const double loss_backward = record.memory(last, CostPhase::backward, "cross-entropy backward", loss_bytes, loss);
   const double norm_backward = record.memory(last, CostPhase::backward, "final norm backward", 2 * norm_bytes, 2 * norm);
   const double copies = fsdp_copy_seconds(in, record, last, x.head_weights(), 1, x.element_bytes);
-  ends.last_backward = head_dx + head_dw + loss_backward + norm_backward + copies;
+  const double accumulation = grad_accumulation_seconds(in, record, last, x.head_weights());
+  ends.last_backward = head_dx + head_dw + loss_backward + norm_backward + copies + accumulation;
 }
 
 // Sums exposed collectives and records each whole.

@@ -139,6 +139,15 @@ GradBuckets parse_grad_buckets(const YamlMap& map) {
   return choice == "pytorch_ddp" ? GradBuckets::pytorch_ddp : GradBuckets::per_layer;
 }
 
+const char* to_string(GradAccumulation accumulation) {
+  return accumulation == GradAccumulation::separate ? "separate" : "fused";
+}
+
+GradAccumulation parse_grad_accumulation(const YamlMap& map) {
+  return map.get_choice("grad_accumulation", {"fused", "separate"}) == "separate" ? GradAccumulation::separate
+                                                                                  : GradAccumulation::fused;
+}
+
 GradReduce parse_grad_reduce(const YamlMap& map) {
   return map.get_choice("grad_reduce", {"overlapped", "after_backward"}) == "after_backward" ? GradReduce::after_backward
                                                                                             : GradReduce::overlapped;
@@ -164,6 +173,7 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   if (map.has("grad_buckets")) s.grad_buckets = parse_grad_buckets(map);
+  if (map.has("grad_accumulation")) s.grad_accumulation = parse_grad_accumulation(map);
   return s;
 }
 
@@ -406,6 +416,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
   node["stack"]["grad_reduce"] = to_string(p.grad_reduce);
   node["stack"]["grad_buckets"] = to_string(p.grad_buckets);
+  node["stack"]["grad_accumulation"] = to_string(p.grad_accumulation);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;

@@ -196,8 +196,19 @@ const char* to_string(GradReduce reduce);
 // bucket_cap_mb). A reduction after the backward (grad_reduce) is one collective.
 enum class GradBuckets { per_layer, megatron_core, pytorch_ddp };
 const char* to_string(GradBuckets buckets);
+// How each microbatch's weight gradients join the iteration's (model/cost_grad_accumulation.h):
+// `fused`, the weight-gradient GEMMs accumulate into the gradient buffer (Megatron-LM's
+// gradient_accumulation_fusion, on by default since February 2022, Megatron-LM 83b1e42f; Transformer
+// Engine's fuse_wgrad_accumulation; FSDP's per-microbatch reduce-scatter leaves a shard); `separate`,
+// autograd writes each gradient and a kernel per parameter adds it into the buffer: Megatron-LM's
+// local DistributedDataParallel of 2021 (megatron/model/distributed.py at 6985e589, the commit of
+// Narayanan et al.'s Table 1 script: a hook runs param.main_grad.add_(param.grad.data) for every
+// parameter, every microbatch).
+enum class GradAccumulation { fused, separate };
+const char* to_string(GradAccumulation accumulation);
 // The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype`,
-// `fsdp_copies`, `grad_reduce` and `grad_buckets` keys (a clear error names the choices).
+// `fsdp_copies`, `grad_reduce`, `grad_buckets` and `grad_accumulation` keys (a clear error names
+// the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
@@ -205,6 +216,7 @@ ReduceDtype parse_reduce_dtype(const YamlMap& map);
 FsdpCopies parse_fsdp_copies(const YamlMap& map);
 GradReduce parse_grad_reduce(const YamlMap& map);
 GradBuckets parse_grad_buckets(const YamlMap& map);
+GradAccumulation parse_grad_accumulation(const YamlMap& map);
 const char* to_string(CollectiveOp op);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& where);
 
@@ -253,6 +265,7 @@ struct StackSettings {
   FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
   GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
   GradBuckets grad_buckets = GradBuckets::per_layer;            // stack.grad_buckets
+  GradAccumulation grad_accumulation = GradAccumulation::fused;  // stack.grad_accumulation
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

@@ -124,6 +124,8 @@ std::string data_parallel_flags(const TransformerSpec& spec, const MachineProfil
   }
   if (reduced && overlapped) text += flag("--overlap-grad-reduce");
   text += gradient_dtype_flag(spec, machine);
+  // Accumulated outside the weight-gradient GEMMs, as priced (stack.grad_accumulation: separate).
+  if (machine.grad_accumulation == GradAccumulation::separate) text += flag("--no-gradient-accumulation-fusion");
   if (distributed_optimizer(spec, machine, c)) {
     text += flag("--use-distributed-optimizer");
     if (reduced && overlapped) text += flag("--overlap-param-gather");

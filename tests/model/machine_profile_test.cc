@@ -332,6 +332,9 @@ TEST(MachineProfile, FsdpCopiesAndGradReduceReadAndRoundTrip) {
   expect_stack_choices_round_trip("fsdp_copies", {"none", "flat_parameter", "per_parameter"});
   expect_stack_choices_round_trip("grad_reduce", {"overlapped", "after_backward"});
   expect_stack_choices_round_trip("grad_buckets", {"per_layer", "megatron_core", "pytorch_ddp"});
+  expect_stack_choices_round_trip("grad_accumulation", {"fused", "separate"});
+  expect_bad_stack_choice(to_yaml(selene), "grad_accumulation", "later", "fused, separate");
+  EXPECT_EQ(selene.grad_accumulation, GradAccumulation::fused);
   expect_bad_stack_choice(to_yaml(selene), "fsdp_copies", "fsdp3", "none, flat_parameter, per_parameter");
   expect_bad_stack_choice(to_yaml(selene), "grad_reduce", "never", "overlapped, after_backward");
   expect_bad_stack_choice(to_yaml(selene), "grad_buckets", "one", "per_layer, megatron_core, pytorch_ddp");

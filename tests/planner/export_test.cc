@@ -200,6 +200,11 @@ TEST(ExportMegatron, TheMachinesStackAsPriced) {
   machine.reduce_dtype = ReduceDtype::fp32;
   EXPECT_NE(export_megatron(fp16, machine, c, context()).find("  --accumulate-allreduce-grads-in-fp32\n"),
             std::string::npos);
+  // Gradients accumulated outside the weight-gradient GEMMs, as priced.
+  EXPECT_EQ(export_megatron(fp16, machine, c, context()).find("--no-gradient-accumulation-fusion"), std::string::npos);
+  machine.grad_accumulation = GradAccumulation::separate;
+  EXPECT_NE(export_megatron(fp16, machine, c, context()).find("  --no-gradient-accumulation-fusion\n"),
+            std::string::npos);
 }
 
 // zero=2 has no Megatron counterpart. Splits that neither equal chunks nor first and last
