@@ -319,6 +319,11 @@ double CostModel::compute_lower_bound(const ParallelConfig& c) const {
   return double(microbatches(c)) * double(*std::max_element(layers.begin(), layers.end())) * per_layer;
 }
 
+std::string CostModel::pricing_problem(const ParallelConfig& config) const {
+  const std::string precision = precision_problem(spec_.precision, machine_);
+  return precision.empty() ? check(config) : precision;
+}
+
 std::string CostModel::check(const ParallelConfig& c) const {
   try {
     pipeline_split(c);

@@ -59,6 +59,9 @@ class CostModel {
   // Empty when the configuration can be built for this model; otherwise what
   // does not divide what, e.g. "y=3 does not divide heads=32".
   std::string check(const ParallelConfig& config) const;
+  // Empty when this machine can price `config` for this model: a rate for its precision
+  // (precision_problem) and a configuration check() accepts; otherwise why not.
+  std::string pricing_problem(const ParallelConfig& config) const;
   // Empty, or why no configuration can hold `fixed`'s values, naming them: the rules of check() on
   // the settings (batch and microbatch, interleaving and its chunks, sequence parallelism,
   // recompute and recompute_layers) that the held values break whatever the free fields are.

@@ -129,8 +129,7 @@ std::vector<ValidationEntry> validate_set(const ValidationSet& set, const Machin
   for (const ValidationPoint& point : set.points) {
     MachineProfile machine = preset;
     if (const auto& stack = point.stack ? point.stack : set.stack) static_cast<StackSettings&>(machine) = *stack;
-    std::string problem = precision_problem(point.model.precision, machine);
-    if (problem.empty()) problem = CostModel(point.model, machine).check(point.config);
+    const std::string problem = CostModel(point.model, machine).pricing_problem(point.config);
     if (!problem.empty()) throw InputError(point.where + ": point '" + point.name + "': " + problem);
     ValidationEntry base;
     base.name = point.name;
@@ -179,8 +178,7 @@ std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& case
       e.config = c.config;
       e.profile = machines.at(c.machine);
       static_cast<StackSettings&>(e.profile) = c.stack;
-      e.why_not = precision_problem(e.model.precision, e.profile);
-      if (e.expressed()) e.why_not = CostModel(e.model, e.profile).check(e.config);
+      e.why_not = CostModel(e.model, e.profile).pricing_problem(e.config);
       if (e.expressed()) cost_entry(e);
     }
     entries.push_back(e);

@@ -43,13 +43,10 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   Plan plan = read_plan_file(path);
   if (!machine.empty()) {
     const MachineProfile profile = load_machine(machine);
-    if (const std::string why = precision_problem(plan.model.precision, profile, resolve_preset("machines", machine));
-        !why.empty()) {
-      throw InputError(path + ": its model cannot be costed on " + machine + ": " + why);
-    }
     const CostModel model(plan.model, profile);
-    if (const std::string why = model.check(plan.config); !why.empty()) {
-      throw InputError(path + ": its configuration cannot be costed on " + machine + ": " + why);
+    if (const std::string why = model.pricing_problem(plan.config); !why.empty()) {
+      throw InputError(path + ": it cannot be costed on " + machine + " (" + resolve_preset("machines", machine) +
+                       "): " + why);
     }
     plan.predicted = model.evaluate(plan.config);
     plan.machine = profile.name;
@@ -87,8 +84,7 @@ std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& 
   // plan.yaml names its profile only: a preset of that name that prices the plan otherwise is
   // not the profile it was planned on (a copy with its stack edited, say).
   const CostModel model(plan.model, *machine);
-  std::string why = precision_problem(plan.model.precision, *machine);
-  if (why.empty()) why = model.check(plan.config);
+  std::string why = model.pricing_problem(plan.config);
   if (why.empty()) {
     const double preset = model.evaluate(plan.config).iter_time;
     if (std::abs(preset - plan.predicted.iter_time) <= 1e-6 * plan.predicted.iter_time) return machine;

@@ -374,6 +374,19 @@ TEST(CostModel, ExplainAgreesWithEvaluate) {
 // Without a pipeline every priced second of compute has its row: the GEMM and memory-bound rows,
 // exposed, add up to compute + optimizer (the loss's and the final norm's backward, and fp8's
 // casts again under full recompute, had none).
+// Whether a machine can price a configuration: its precision's rate first, then the configuration.
+TEST(CostModel, PricingProblemNamesTheRateThenTheConfiguration) {
+  MachineProfile fp32_only = load_machine("selene");
+  fp32_only.peak_tflops_bf16 = 0;
+  ParallelConfig c;
+  c.y = 3;  // does not divide 40 heads
+  EXPECT_NE(CostModel(load_model("gpt3-13b"), fp32_only).pricing_problem(c).find("has no bf16 rate"), std::string::npos);
+  const CostModel selene(load_model("gpt3-13b"), load_machine("selene"));
+  EXPECT_NE(selene.pricing_problem(c).find("y=3"), std::string::npos) << selene.pricing_problem(c);
+  c.y = 1;
+  EXPECT_EQ(selene.pricing_problem(c), "");
+}
+
 TEST(CostModel, ExplainedComputeRowsAddUpToTheBreakdown) {
   TransformerSpec fp8 = load_model("llama3-8b");
   fp8.precision = Precision::fp8;
