@@ -14,6 +14,7 @@
 #include "executor/data/token_shards.h"
 #include "executor/train/checkpoint.h"
 #include "model/error.h"
+#include "tests/input_error_of.h"
 #include "model/presets.h"
 
 namespace axo {
@@ -62,15 +63,6 @@ class Training : public ::testing::Test {
     std::vector<double> values;
     for (const StepRecord& r : records) values.push_back(r.loss);
     return values;
-  }
-  // The InputError `f` throws, or "(nothing thrown)".
-  static std::string input_error(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "(nothing thrown)";
   }
   fs::path dir_ = fs::temp_directory_path() / ("axo_training_" + std::to_string(::getpid()));
   std::ostringstream log_;
@@ -141,7 +133,7 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   TrainOptions again = first;
   again.resume = true;
   EXPECT_THROW(Trainer(spec, again, self_, log_).run(), InputError);  // step 4 of 4: nothing left to run
-  auto resume_error = [&] { return input_error([&] { Trainer(spec, again, self_, log_).run(); }); };
+  auto resume_error = [&] { return testing::input_error_of([&] { Trainer(spec, again, self_, log_).run(); }); };
   again.stop_after = 3;
   EXPECT_NE(resume_error().find("--stop-after 3: "), std::string::npos) << resume_error();
   again.steps = 6, again.stop_after = 0;  // the cosine schedule follows --steps: the rates would change
@@ -175,10 +167,10 @@ TEST_F(Training, AFreshRunRefusesAnotherRunsCheckpointFolder) {
   TrainOptions second = options(6);
   second.checkpoint_dir = path("ckpt");
   second.stop_after = 1;
-  const std::string error = input_error([&] { Trainer(spec, second, self_, log_); });
+  const std::string error = testing::input_error_of([&] { Trainer(spec, second, self_, log_); });
   EXPECT_NE(error.find("holds another run's checkpoints"), std::string::npos) << error;
   second.checkpoint_dir = path("train.bin");  // a file
-  EXPECT_NE(input_error([&] { Trainer(spec, second, self_, log_); }).find("is a file, not a folder"),
+  EXPECT_NE(testing::input_error_of([&] { Trainer(spec, second, self_, log_); }).find("is a file, not a folder"),
             std::string::npos);
   EXPECT_EQ(checkpoint_files(path("ckpt")), before);
 }
@@ -239,7 +231,7 @@ TEST_F(Training, ValidationDataSmallerThanABatchIsRefusedBeforeTraining) {
   TrainOptions o = options(3);
   o.val_data = path("small.bin"), o.val_every = 1;
   Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
-  EXPECT_NE(input_error([&] { trainer.run(); }).find("fewer than one validation batch of --batch 8 × 32 + 1"),
+  EXPECT_NE(testing::input_error_of([&] { trainer.run(); }).find("fewer than one validation batch of --batch 8 × 32 + 1"),
             std::string::npos);
   EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }
@@ -266,7 +258,7 @@ TEST_F(Training, TokensOutsideTheVocabularyAreRefusedBeforeTraining) {
   o.val_data = path("bad.bin");
   o.val_every = 1;
   Trainer trainer(load_model("gpt2-tiny"), o, self_, log_);
-  EXPECT_EQ(input_error([&] { trainer.run(); }),
+  EXPECT_EQ(testing::input_error_of([&] { trainer.run(); }),
             "--val-data: token 300 (" + path("bad.bin") + ", position 100) is outside the model's vocabulary of 256");
   EXPECT_EQ(log_.str().find("step"), std::string::npos) << "it trained before checking";
 }

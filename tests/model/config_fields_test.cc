@@ -11,6 +11,7 @@
 
 #include "model/comm_model.h"
 #include "model/error.h"
+#include "tests/input_error_of.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 #include "tests/model/config_field_samples.h"
@@ -21,15 +22,6 @@ namespace {
 using testing::other_value;
 using testing::sample_values;
 using testing::unusual_config;
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(ConfigFields, TableIsConsistent) {
   std::set<std::string> keys;
@@ -117,7 +109,7 @@ TEST(ConfigFields, OptionalFieldsMayBeAbsentFromPlanYaml) {
     if (field.optional) continue;
     YAML::Node missing = to_yaml(unusual_config());
     missing.remove(field.name);
-    EXPECT_NE(error_of([&] { parallel_config_from_yaml(missing, "p.yaml"); })
+    EXPECT_NE(testing::input_error_of([&] { parallel_config_from_yaml(missing, "p.yaml"); })
                   .find("field '" + std::string(field.name) + "': missing"),
               std::string::npos)
         << field.name;
@@ -126,48 +118,48 @@ TEST(ConfigFields, OptionalFieldsMayBeAbsentFromPlanYaml) {
 
 TEST(ConfigFields, BadValuesNameTheFieldAndTheAllowedValues) {
   for (const ConfigField& field : config_fields()) {
-    const std::string fix = error_of([&] { parse_fix(std::string(field.name) + "=bogus"); });
+    const std::string fix = testing::input_error_of([&] { parse_fix(std::string(field.name) + "=bogus"); });
     EXPECT_NE(fix.find(field.name), std::string::npos) << fix;
     EXPECT_NE(fix.find("bogus"), std::string::npos) << fix;
     EXPECT_NE(fix.find("expected " + field.allowed()), std::string::npos) << fix;
 
     YAML::Node node = to_yaml(ParallelConfig{});
     node[field.name] = "bogus";
-    const std::string yaml = error_of([&] { parallel_config_from_yaml(node, "p.yaml"); });
+    const std::string yaml = testing::input_error_of([&] { parallel_config_from_yaml(node, "p.yaml"); });
     EXPECT_NE(yaml.find("field '" + std::string(field.name) + "'"), std::string::npos) << yaml;
     EXPECT_NE(yaml.find("bogus"), std::string::npos) << yaml;
   }
   EXPECT_EQ(config_field("recompute").allowed(), "none, selective or full");
-  EXPECT_EQ(error_of([] { parse_fix("recompute=some"); }),
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("recompute=some"); }),
             "--fix: recompute=some: expected none, selective or full");
-  EXPECT_EQ(error_of([] { parse_fix("sp=maybe"); }), "--fix: sp=maybe: expected on or off");
-  EXPECT_EQ(error_of([] { parse_fix("x=0"); }), "--fix: x=0: expected a whole number from 1 to 2^30");
-  EXPECT_NE(error_of([] { parse_fix("order=xyz"); }).find("the six letters"), std::string::npos);
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("sp=maybe"); }), "--fix: sp=maybe: expected on or off");
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("x=0"); }), "--fix: x=0: expected a whole number from 1 to 2^30");
+  EXPECT_NE(testing::input_error_of([] { parse_fix("order=xyz"); }).find("the six letters"), std::string::npos);
 }
 
 TEST(ConfigFields, ParseFixErrors) {
-  EXPECT_EQ(error_of([] { parse_fix("colour=red"); }),
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("colour=red"); }),
             "--fix: unknown key 'colour' (expected " + config_field_names() + ")");
   EXPECT_EQ(config_field_names(),
             "pipeline, data, context, x, y, z, microbatch, recompute, recompute_layers, offload, zero, overlap, "
             "sequence_parallel, interleave, order");
   // A count says its own least value: recompute_layers' 0 means every layer.
   EXPECT_EQ(parse_fix("recompute_layers=0").values.recompute_layers, 0);
-  EXPECT_EQ(error_of([] { parse_fix("recompute_layers=-1"); }),
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("recompute_layers=-1"); }),
             "--fix: recompute_layers=-1: expected a whole number from 0 to 2^30");
-  EXPECT_NE(error_of([] { parse_fix("pipeline=0"); }).find("a whole number from 1 to 2^30"), std::string::npos);
+  EXPECT_NE(testing::input_error_of([] { parse_fix("pipeline=0"); }).find("a whole number from 1 to 2^30"), std::string::npos);
   EXPECT_THROW(parse_fix("pipeline"), InputError);
   EXPECT_THROW(parse_fix("=3"), InputError);
   EXPECT_THROW(parse_fix("pipeline="), InputError);
   EXPECT_THROW(parse_fix("order=xxyzd"), InputError);
-  EXPECT_NE(error_of([] { parse_fix("pipeline=65536,data=65536,x=65536"); }).find("larger than 10^12"),
+  EXPECT_NE(testing::input_error_of([] { parse_fix("pipeline=65536,data=65536,x=65536"); }).find("larger than 10^12"),
             std::string::npos);
   EXPECT_NO_THROW(parse_fix(""));
   EXPECT_NO_THROW(parse_fix("y=8,,z=1"));
   // A field given twice (by its alias too) is refused: the last would win without a word.
-  EXPECT_EQ(error_of([] { parse_fix("pipeline=2,pipeline=4"); }),
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("pipeline=2,pipeline=4"); }),
             "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
-  EXPECT_EQ(error_of([] { parse_fix("cp=2,context=2"); }),
+  EXPECT_EQ(testing::input_error_of([] { parse_fix("cp=2,context=2"); }),
             "--fix: context given twice (context=2, then context=2): give each field once");
 }
 

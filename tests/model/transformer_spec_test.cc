@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "tests/input_error_of.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 
@@ -58,17 +59,6 @@ TEST(TransformerSpec, HuggingFaceConfig) {
             load_model("gpt2-124m").parameter_count());
 }
 
-// The message of the InputError `f` throws ("" if none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // Falcon's config: key/value heads as num_kv_heads (40B) or multi_query (7B: one), `bias`
 // for every linear, rotary positions; ALiBi (BLOOM's, Falcon's alibi) is refused. Falcon-7B has
 // 6.92B parameters (tiiuae's model card); 40B's weights by hand: 60 layers of QKV h·(h + 2·8·64),
@@ -92,7 +82,7 @@ TEST(TransformerSpec, HuggingFaceFalconHeadsBiasAndPositions) {
   const double h = 8192, by_hand = 60 * (h * (h + 2 * 8 * 64) + h * h + 2 * h * 4 * h) + 65024 * h;
   EXPECT_NEAR(double(forty.parameter_count()), by_hand, 1e-4 * by_hand);  // norms aside
   falcon_7b["alibi"] = true;
-  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(falcon_7b, "f7.json"); }),
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(falcon_7b, "f7.json"); }),
             "f7.json: field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
   // A Llama config with attention_bias keeps its biases; GPT-NeoX's rotary_pct is rotary.
   nlohmann::json llama = {{"model_type", "llama"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
@@ -104,7 +94,7 @@ TEST(TransformerSpec, HuggingFaceFalconHeadsBiasAndPositions) {
                                {"rotary_pct", 0.25}};
   EXPECT_EQ(transformer_spec_from_hf_config(neox, "n.json").positions, PositionKind::rope);
   llama["num_key_value_heads"] = 3;
-  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(llama, "l.json"); }),
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(llama, "l.json"); }),
             "l.json: the key/value heads (3) do not divide num_attention_heads 8");
 }
 
@@ -159,7 +149,7 @@ TEST(TransformerSpec, HuggingFaceHeadDimOtherThanHiddenOverHeadsIsRefused) {
   nlohmann::json gemma_7b = gemma_2b_config();
   gemma_7b["hidden_size"] = 3072, gemma_7b["num_hidden_layers"] = 28, gemma_7b["num_attention_heads"] = 16;
   gemma_7b["num_key_value_heads"] = 16, gemma_7b["intermediate_size"] = 24576;
-  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(gemma_7b, "gemma-7b.json"); }),
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(gemma_7b, "gemma-7b.json"); }),
             "gemma-7b.json: field 'head_dim': 256 is not hidden_size / num_attention_heads = 3072 / 16: axo's "
             "model has heads of hidden/heads channels (attention 3072 wide, not 16 x 256 = 4096) and cannot "
             "size this one");
@@ -174,12 +164,12 @@ TEST(TransformerSpec, HuggingFaceMixtureOfExpertsIsRefused) {
                                   {"hidden_act", "silu"},    {"max_position_embeddings", 32768},
                                   {"vocab_size", 32000},     {"num_local_experts", 8},
                                   {"num_experts_per_tok", 2}};
-  EXPECT_EQ(error_of([&] { transformer_spec_from_hf_config(mixtral, "mixtral.json"); }),
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(mixtral, "mixtral.json"); }),
             "mixtral.json: field 'num_local_experts': 8: a mixture-of-experts model; axo plans dense "
             "transformers only");
   nlohmann::json routed_only = mixtral;
   routed_only.erase("num_local_experts");
-  EXPECT_NE(error_of([&] { transformer_spec_from_hf_config(routed_only, "m.json"); }).find("'num_experts_per_tok'"),
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(routed_only, "m.json"); }).find("'num_experts_per_tok'"),
             std::string::npos);
   // One expert per token of one expert is a dense model.
   nlohmann::json single = mixtral;
@@ -234,19 +224,19 @@ TEST(TransformerSpec, YamlRoundTrip) {
 TEST(TransformerSpec, AnEmptyNameIsRefused) {
   TransformerSpec spec = load_model("gpt2-tiny");
   spec.name = "";
-  EXPECT_NE(error_of([&] { validate(spec, "m.yaml"); }).find("m.yaml: field 'name': must not be empty"), std::string::npos);
+  EXPECT_NE(testing::input_error_of([&] { validate(spec, "m.yaml"); }).find("m.yaml: field 'name': must not be empty"), std::string::npos);
 }
 
 TEST(TransformerSpec, LayerCountIsBounded) {
   const std::string shape = "name: x\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 8\nglobal_batch: 1\n";
   EXPECT_NO_THROW(transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1000\n", "a.yaml"), "a.yaml"));
-  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1001\n", "b.yaml"), "b.yaml"); })
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(load_yaml_text(shape + "layers: 1001\n", "b.yaml"), "b.yaml"); })
                 .find("b.yaml:7"),
             std::string::npos);
   const nlohmann::json deep = {{"n_layer", 100000}, {"n_embd", 64}, {"n_head", 4}, {"n_positions", 8}, {"vocab_size", 10}};
   TransformerSpec spec = transformer_spec_from_hf_config(deep, "c.json");
   spec.global_batch = 1;
-  EXPECT_NE(error_of([&] { validate(spec, "c.json"); }).find("100000 is more than 1000"), std::string::npos);
+  EXPECT_NE(testing::input_error_of([&] { validate(spec, "c.json"); }).find("100000 is more than 1000"), std::string::npos);
 }
 
 // --batch and --seq (SpecOverrides) win over the file's values and supply the ones it leaves out;
@@ -254,7 +244,7 @@ TEST(TransformerSpec, LayerCountIsBounded) {
 TEST(TransformerSpec, OverridesSupplyWhatTheFileLeavesOut) {
   const std::string shape = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 10\n";
   const YAML::Node no_batch = load_yaml_text(shape + "seq_len: 8\n", "nb.yaml");
-  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(no_batch, "nb.yaml"); }).find("field 'global_batch'"),
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(no_batch, "nb.yaml"); }).find("field 'global_batch'"),
             std::string::npos);
   EXPECT_EQ(transformer_spec_from_yaml(no_batch, "nb.yaml", {64, 0}).global_batch, 64);
   const YAML::Node both = load_yaml_text(shape + "seq_len: 8\nglobal_batch: 4\n", "b.yaml");
@@ -263,12 +253,12 @@ TEST(TransformerSpec, OverridesSupplyWhatTheFileLeavesOut) {
   EXPECT_EQ(overridden.seq_len, 32);
   // A value the file gives is checked even when overridden.
   const YAML::Node bad = load_yaml_text(shape + "seq_len: -1\nglobal_batch: 4\n", "bad.yaml");
-  EXPECT_NE(error_of([&] { transformer_spec_from_yaml(bad, "bad.yaml", {0, 32}); }).find("bad.yaml:6"),
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(bad, "bad.yaml", {0, 32}); }).find("bad.yaml:6"),
             std::string::npos);
 
   nlohmann::json config = {{"model_type", "llama"}, {"num_hidden_layers", 2}, {"hidden_size", 64},
                            {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 10}};
-  EXPECT_NE(error_of([&] { transformer_spec_from_hf_config(config, "c.json"); }).find("'max_position_embeddings'"),
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(config, "c.json"); }).find("'max_position_embeddings'"),
             std::string::npos);
   const TransformerSpec hf = transformer_spec_from_hf_config(config, "c.json", {16, 512});
   EXPECT_EQ(hf.seq_len, 512);

@@ -4,22 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "model/error.h"
+#include "tests/input_error_of.h"
 
 namespace axo {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(YamlFields, SyntaxErrorNamesLineAndColumn) {
   const std::string message =
-      error_of([] { load_yaml_text("a: 1\nb: [1, 2\nc: 3\n", "spec.yaml"); });
+      testing::input_error_of([] { load_yaml_text("a: 1\nb: [1, 2\nc: 3\n", "spec.yaml"); });
   EXPECT_NE(message.find("spec.yaml:"), std::string::npos) << message;
   EXPECT_NE(message.find("malformed YAML"), std::string::npos) << message;
 }
@@ -27,18 +19,18 @@ TEST(YamlFields, SyntaxErrorNamesLineAndColumn) {
 TEST(YamlFields, WrongTypeNamesFieldAndLine) {
   const YAML::Node node = load_yaml_text("name: x\nlayers: twelve\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "model spec");
-  const std::string message = error_of([&] { map.get_int("layers", 1, 100); });
+  const std::string message = testing::input_error_of([&] { map.get_int("layers", 1, 100); });
   EXPECT_EQ(message, "m.yaml:2:9: field 'layers': expected a whole number, got 'twelve'");
 }
 
 TEST(YamlFields, RangeAndMissingAndUnknown) {
   const YAML::Node node = load_yaml_text("layers: 0\nlayres: 3\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "model spec");
-  EXPECT_NE(error_of([&] { map.get_int("layers", 1, 100); }).find("in [1, 100], got 0"),
+  EXPECT_NE(testing::input_error_of([&] { map.get_int("layers", 1, 100); }).find("in [1, 100], got 0"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { map.get_string("name"); }).find("field 'name': missing"),
+  EXPECT_NE(testing::input_error_of([&] { map.get_string("name"); }).find("field 'name': missing"),
             std::string::npos);
-  const std::string unknown = error_of([&] { map.reject_unknown_keys(); });
+  const std::string unknown = testing::input_error_of([&] { map.reject_unknown_keys(); });
   EXPECT_NE(unknown.find("m.yaml:2:1: field 'layres': unknown field"), std::string::npos) << unknown;
 }
 
@@ -46,18 +38,18 @@ TEST(YamlFields, RangeAndMissingAndUnknown) {
 // in a nested mapping too.
 TEST(YamlFields, ARepeatedKeyIsRefused) {
   const YAML::Node node = load_yaml_text("name: x\nlayers: 12\nhidden: 768\nlayers: 24\n", "m.yaml");
-  EXPECT_EQ(error_of([&] { YamlMap(node, "m.yaml", "model spec"); }),
+  EXPECT_EQ(testing::input_error_of([&] { YamlMap(node, "m.yaml", "model spec"); }),
             "m.yaml:4:1: field 'layers': given twice in the model spec (first on line 2)");
   const YAML::Node nested = load_yaml_text("peak_tflops: {fp32: 10, fp32: 20}\n", "p.yaml");
   const YamlMap outer(nested, "p.yaml", "machine profile");
-  EXPECT_EQ(error_of([&] { YamlMap(outer.get_node("peak_tflops"), "p.yaml", "peak_tflops"); }),
+  EXPECT_EQ(testing::input_error_of([&] { YamlMap(outer.get_node("peak_tflops"), "p.yaml", "peak_tflops"); }),
             "p.yaml:1:25: field 'fp32': given twice in the peak_tflops (first on line 1)");
 }
 
 TEST(YamlFields, ChoicesAndDefaults) {
   const YAML::Node node = load_yaml_text("mlp: relu\nflag: yes\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "spec");
-  EXPECT_NE(error_of([&] { map.get_choice("mlp", {"gelu", "swiglu"}); }).find("expected one of gelu, swiglu"),
+  EXPECT_NE(testing::input_error_of([&] { map.get_choice("mlp", {"gelu", "swiglu"}); }).find("expected one of gelu, swiglu"),
             std::string::npos);
   EXPECT_TRUE(map.get_bool("flag"));
   EXPECT_EQ(map.get_int("absent", 1, 10, 7), 7);
