@@ -1,6 +1,7 @@
 // MachineProfile: YAML schema, validation and output.
 #include "model/machine_profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -239,13 +240,12 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
       map.fail("tflops", why.str());
     }
     map.reject_unknown_keys();
-    for (const GemmSample& earlier : samples) {  // two rates for one shape: which one is measured?
-      if (earlier.precision == s.precision && earlier.m == s.m && earlier.n == s.n && earlier.k == s.k) {
-        map.fail("m", "a second " + std::string(to_string(s.precision)) + " sample of " + std::to_string(s.m) + "x" +
-                          std::to_string(s.n) + "x" + std::to_string(s.k) + ": give each shape once");
-      }
-    }
-    samples.push_back(s);
+    // A shape measured twice (calibrate --model before it measured each shape once) keeps its
+    // first sample, the one pricing always took.
+    const auto same = [&](const GemmSample& t) {
+      return t.precision == s.precision && t.m == s.m && t.n == s.n && t.k == s.k;
+    };
+    if (std::none_of(samples.begin(), samples.end(), same)) samples.push_back(s);
   }
   return samples;
 }

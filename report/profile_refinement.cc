@@ -94,6 +94,19 @@ bool affects_predictions(const MachineProfile& profile, const std::vector<Refine
   return false;
 }
 
+// A sample scaled past its precision's peak raises the peak to it: a calibrated profile's peak is
+// its best sample, and a profile refuses a sample above its peak. A precision without a rate
+// (peak 0) stays without one.
+void raise_peaks_to_samples(MachineProfile& p) {
+  for (const GemmSample& s : p.gemm_table) {
+    double& peak = s.precision == Precision::fp32   ? p.peak_tflops_fp32
+                   : s.precision == Precision::fp16 ? p.peak_tflops_fp16
+                   : s.precision == Precision::bf16 ? p.peak_tflops_bf16
+                                                    : p.peak_tflops_fp8;
+    if (peak > 0) peak = std::max(peak, s.tflops);
+  }
+}
+
 }  // namespace
 
 bool communication_factor(size_t i) {
@@ -108,6 +121,7 @@ MachineProfile apply_refinement_factors(const MachineProfile& profile,
     p.gemm_max_efficiency = std::min(1.0, p.gemm_max_efficiency * factors[0]);
   } else {
     for (GemmSample& sample : p.gemm_table) sample.tflops *= factors[0];
+    raise_peaks_to_samples(p);
   }
   p.memory_bound_efficiency = std::min(1.0, p.memory_bound_efficiency * factors[1]);
   p.collective_slowdown /= factors[2];

@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <map>
 
-#include "calibrate/compute_bench.h"
 #include "calibrate/fit.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
@@ -134,14 +133,6 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
 // A CPU profile's peaks come from each precision's own GEMM samples; without
 // bf16 or fp16 samples (profiles calibrated before they were measured), those
 // run at the fp32 rate.
-// A model's GEMM shapes join the grid once each: the grid's own 512^3, and a shape given twice, are
-// measured once (a profile refuses two samples of one shape).
-TEST(Calibration, GemmGridHasEachShapeOnce) {
-  const std::vector<GemmShape> shapes = gemm_grid({256, 512}, {{512, 512, 512}, {4096, 1024, 512}, {4096, 1024, 512}});
-  EXPECT_EQ(shapes.size(), 8u + 1u);
-  EXPECT_EQ(shapes.back().m, 4096);
-}
-
 TEST(Calibration, CpuPeaksPerPrecision) {
   const std::vector<GemmSample> all = {{Precision::fp32, 512, 512, 512, 0.15},
                                        {Precision::bf16, 512, 512, 512, 0.40},

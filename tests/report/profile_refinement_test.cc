@@ -7,6 +7,7 @@
 #include "model/cost_model.h"
 #include "model/error.h"
 #include "model/presets.h"
+#include "model/yaml_fields.h"
 
 namespace axo {
 namespace {
@@ -163,6 +164,14 @@ TEST(ProfileRefinement, FasterGemmsThanTheTableSaid) {
   const RefinementResult result = refine_profile(calibrated, cases);
   EXPECT_NEAR(result.factors[0], 1.25, 0.0125);
   EXPECT_LT(result.rms_error_after, 1e-3);
+  // Its peak was its best sample: the scaled samples raise it, and the written profile loads back.
+  calibrated.peak_tflops_bf16 = 200;
+  const MachineProfile faster = apply_refinement_factors(calibrated, {1.25, 1, 1, 1, 1});
+  EXPECT_DOUBLE_EQ(faster.peak_tflops_bf16, 250);
+  EXPECT_DOUBLE_EQ(faster.peak_tflops_fp8, 0);  // no rate, none made up
+  YAML::Emitter out;
+  out << to_yaml(faster, YAML::Node());
+  EXPECT_NO_THROW(machine_profile_from_yaml(load_yaml_text(out.c_str(), "refined.yaml"), "refined.yaml"));
 }
 
 TEST(ProfileRefinement, FactorsNoRunDependsOnStayAtOne) {
