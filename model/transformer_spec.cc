@@ -117,11 +117,11 @@ void validate(const TransformerSpec& spec, const std::string& source) {
 namespace {
 
 // A count the command line may override: the file's (checked, and required) unless `override` is
-// set, when the file may leave it out.
-int64_t overridable_int(const YamlMap& map, const char* key, int64_t max, int64_t override) {
-  if (override < 1) return map.get_int(key, 1, max);
-  map.get_int(key, 1, max, override);  // a value the file does give is still checked
-  return override;
+// set, when the file may leave it out; `missing` (when set) stands in for it where the file has none.
+int64_t overridable_int(const YamlMap& map, const char* key, int64_t max, int64_t override, int64_t missing = 0) {
+  const int64_t absent = override > 0 ? override : missing;
+  const int64_t from_file = absent > 0 ? map.get_int(key, 1, max, absent) : map.get_int(key, 1, max);
+  return override > 0 ? override : from_file;  // a value the file does give is still checked
 }
 
 }  // namespace
@@ -149,7 +149,7 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.bias = map.get_bool("bias", true);
   spec.tied_embeddings = map.get_bool("tied_embeddings", true);
   spec.dropout = map.get_bool("dropout", false);
-  spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len);
+  spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len, overrides.missing_seq_len);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
   spec.global_batch = overridable_int(map, "global_batch", big, overrides.global_batch);
   spec.precision = parse_precision(map.get_choice("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"), source);
@@ -299,7 +299,8 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
   refuse_mixture_of_experts(config, source);
   TransformerSpec spec;
-  spec.name = hf_string(config, "_name_or_path", hf_string(config, "model_type", "hf-model", source), source);
+  spec.name = hf_string(config, "_name_or_path", "", source);  // empty, as absent: the model type's
+  if (spec.name.empty()) spec.name = hf_string(config, "model_type", "hf-model", source);
   spec.source = source;
   spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
   spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
@@ -307,8 +308,9 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.kv_heads = hf_kv_heads(config, spec.heads, source);
   spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
                            4 * spec.hidden);
+  const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
-                        overrides.seq_len > 0 ? std::optional<int64_t>(overrides.seq_len) : std::nullopt);
+                        absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::nullopt);
   if (overrides.seq_len > 0) spec.seq_len = overrides.seq_len;
   spec.global_batch = overrides.global_batch;
   spec.vocab = hf_int(config, {"vocab_size"}, source);

@@ -88,6 +88,7 @@ void validate(const TransformerSpec& spec, const std::string& source);
 struct SpecOverrides {
   int64_t global_batch = 0;
   int64_t seq_len = 0;
+  int64_t missing_seq_len = 0;  // a seq_len for a file without one only (train: its positions stay the file's)
 };
 
 // From a parsed YAML mapping; `source` names the file in messages.

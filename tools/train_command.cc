@@ -129,11 +129,15 @@ void run(TrainArguments& a) {
     spec = plan.model;
     a.options.grid = plan.config;
     if (a.options.microbatch == 0) a.options.microbatch = plan.config.microbatch;
-    if (!a.model.empty()) check_same_model(load_model(a.model, {plan.model.global_batch}), a.model, plan.model, a.plan);
+    // The plan's batch and sequence over the file's (plan --batch and --seq set them there).
+    if (!a.model.empty()) {
+      check_same_model(load_model(a.model, {plan.model.global_batch, plan.model.seq_len}), a.model, plan.model, a.plan);
+    }
   } else if (world.size() > 1) {
     throw InputError("training on " + std::to_string(world.size()) + " ranks needs --plan (its grid says how to split the model)");
   } else if (!a.model.empty()) {
-    spec = load_model(a.model, {a.options.batch});  // its seq_len sizes the positions: not --seq
+    // Its seq_len sizes the positions: --seq only where the file has none.
+    spec = load_model(a.model, {.global_batch = a.options.batch, .seq_len = 0, .missing_seq_len = a.options.seq});
   } else {
     throw InputError("--model or --plan is required");
   }

@@ -1,6 +1,7 @@
 // The training loop (see trainer.h).
 #include "executor/train/trainer.h"
 
+#include <iomanip>
 #include <vector>
 #include <tuple>
 #include <unistd.h>
@@ -189,28 +190,39 @@ RunSettings Trainer::run_settings(const TokenStream& data) const {
 
 namespace {
 
-// Empty, or the first option that differs from the checkpointed run's, with both values.
+// Empty, or the first option that differs from the checkpointed run's, with both values (compared
+// as numbers; the schedule by its value).
 std::string changed_setting(const RunSettings& then, const RunSettings& now, const std::string& path) {
-  auto number = [](double v) {
-    std::ostringstream text;
-    text << v;
-    return text.str();
+  auto text = [](double v) {  // the fewest digits that read back as v
+    std::string shortest;
+    for (int digits = 6; digits <= 17; ++digits) {
+      std::ostringstream out;
+      out << std::setprecision(digits) << v;
+      shortest = out.str();
+      if (std::stod(shortest) == v) break;
+    }
+    return shortest;
   };
-  auto schedule = [](int64_t v) { return std::string(to_string(LrSchedule(v))); };
-  const std::vector<std::tuple<const char*, std::string, std::string>> options = {
-      {"--lr", number(now.lr), number(then.lr)},
-      {"--lr-schedule", schedule(now.lr_schedule), schedule(then.lr_schedule)},
-      {"--warmup", number(double(now.warmup)), number(double(then.warmup))},
-      {"--steps", number(double(now.steps)), number(double(then.steps))},
-      {"--weight-decay", number(now.weight_decay), number(then.weight_decay)},
-      {"--grad-clip", number(now.grad_clip), number(then.grad_clip)}};
+  auto schedule = [](double v) { return std::string(to_string(LrSchedule(int64_t(v)))); };
   // A constant rate does not follow --steps: such a run may be lengthened.
   const bool constant = now.lr_schedule == int64_t(LrSchedule::constant) && then.lr_schedule == now.lr_schedule;
-  for (const auto& [option, given, kept] : options) {
-    if (given != kept && !(constant && std::string(option) == "--steps")) {
-      return std::string(option) + " " + given + ": " + path + " was trained with " + option + " " + kept +
-             "; a resumed run keeps the options that shape its steps";
-    }
+  struct Option {
+    const char* name;
+    double given, kept;
+  };
+  const std::vector<Option> options = {
+      {"--lr", now.lr, then.lr},
+      {"--lr-schedule", double(now.lr_schedule), double(then.lr_schedule)},
+      {"--warmup", double(now.warmup), double(then.warmup)},
+      {"--steps", double(now.steps), constant ? double(now.steps) : double(then.steps)},
+      {"--weight-decay", now.weight_decay, then.weight_decay},
+      {"--grad-clip", now.grad_clip, then.grad_clip}};
+  for (const Option& o : options) {
+    if (o.given == o.kept) continue;
+    const bool named = std::string(o.name) == "--lr-schedule";
+    const std::string given = named ? schedule(o.given) : text(o.given), kept = named ? schedule(o.kept) : text(o.kept);
+    return std::string(o.name) + " " + given + ": " + path + " was trained with " + o.name + " " + kept +
+           "; a resumed run keeps the options that shape its steps";
   }
   if (now.data_tokens != then.data_tokens) {
     return "--data holds " + std::to_string(now.data_tokens) + " tokens, where " + path + "'s run read " +

@@ -139,7 +139,13 @@ TEST_F(Training, ResumeRefusesDamagedOnlyAndFinishedFolders) {
   again.steps = 6, again.stop_after = 0;  // the cosine schedule follows --steps: the rates would change
   EXPECT_NE(resume_error().find("--steps 6: "), std::string::npos) << resume_error();
   EXPECT_NE(resume_error().find("was trained with --steps 4"), std::string::npos) << resume_error();
-  again.steps = 4;
+  again.steps = 4, again.weight_decay = first.weight_decay * (1 + 1e-12);  // compared as numbers, not six digits
+  EXPECT_NE(resume_error().find("--weight-decay 0.10000000000010001: "), std::string::npos) << resume_error();
+  again.weight_decay = first.weight_decay, again.warmup = first.warmup + 1;
+  EXPECT_NE(resume_error().find("--warmup "), std::string::npos) << resume_error();
+  again.warmup = first.warmup, again.grad_clip = 0;
+  EXPECT_NE(resume_error().find("--grad-clip 0: "), std::string::npos) << resume_error();
+  again.grad_clip = first.grad_clip;
   again.stop_after = 0, again.batch = 4;
   EXPECT_NE(resume_error().find("was trained with --batch 8 --seq 32"), std::string::npos) << resume_error();
   again.batch = 8;

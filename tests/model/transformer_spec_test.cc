@@ -225,6 +225,10 @@ TEST(TransformerSpec, AnEmptyNameIsRefused) {
   TransformerSpec spec = load_model("gpt2-tiny");
   spec.name = "";
   EXPECT_NE(testing::input_error_of([&] { validate(spec, "m.yaml"); }).find("m.yaml: field 'name': must not be empty"), std::string::npos);
+  // A config.json's empty _name_or_path is as absent: the model type names it.
+  const nlohmann::json config = {{"model_type", "gpt2"}, {"_name_or_path", ""}, {"n_layer", 2}, {"n_embd", 64},
+                                 {"n_head", 4}, {"n_positions", 8}, {"vocab_size", 10}};
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json").name, "gpt2");
 }
 
 TEST(TransformerSpec, LayerCountIsBounded) {
@@ -266,6 +270,11 @@ TEST(TransformerSpec, OverridesSupplyWhatTheFileLeavesOut) {
   config["max_position_embeddings"] = 4096;
   EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json", {0, 512}).seq_len, 512);
   EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json").global_batch, 0);  // for the caller to set
+  // missing_seq_len stands in only where the file has no sequence (train's --seq: positions stay).
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json", {.missing_seq_len = 64}).seq_len, 4096);
+  config.erase("max_position_embeddings");
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json", {.missing_seq_len = 64}).seq_len, 64);
+  EXPECT_EQ(transformer_spec_from_yaml(both, "b.yaml", {.missing_seq_len = 99}).seq_len, 8);
 }
 
 }  // namespace

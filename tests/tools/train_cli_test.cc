@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/presets.h"
 #include "tests/run_command.h"
 #include "tests/tools/encoded_text_fixture.h"
 
@@ -98,6 +99,21 @@ TEST_F(TrainCli, LearningRateOptionsLossDigitsAndModelBesidePlan) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--model gpt2-mini is gpt2-mini"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("plans gpt2-tiny"), std::string::npos) << r.output;
+  // A plan made with --seq and --batch is still of --model gpt2-tiny; a spec without seq_len or
+  // global_batch takes the plan's, and alone --seq and --batch.
+  ASSERT_EQ(axo("plan --model gpt2-tiny --gpus 1 --machine selene --seq 32 --batch 2 --out " + path("s32.yaml")).code, 0);
+  r = axo("train --plan " + path("s32.yaml") + " --model gpt2-tiny" + data);
+  EXPECT_EQ(r.code, 0) << r.output;
+  std::ifstream tiny(axo::config_dir() + "/models/gpt2-tiny.yaml");
+  std::string spec, line;
+  while (std::getline(tiny, line)) {
+    if (line.rfind("seq_len:", 0) != 0 && line.rfind("global_batch:", 0) != 0) spec += line + "\n";
+  }
+  std::ofstream(path("bare.yaml")) << spec;
+  r = axo("train --plan " + path("s32.yaml") + " --model " + path("bare.yaml") + data);
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = axo("train --model " + path("bare.yaml") + data);
+  EXPECT_EQ(r.code, 0) << r.output;
 }
 
 // --precision: the log and run.json say which; bf16 with offload books 4
