@@ -124,7 +124,7 @@ double predict(const ValidationEntry& entry, const MachineProfile& profile) {
 }
 
 std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& preset,
-                                          const std::string& source) {
+                                          const std::string& source, bool other_profile) {
   std::vector<ValidationEntry> entries;
   for (const ValidationPoint& point : set.points) {
     MachineProfile machine = preset;
@@ -135,9 +135,7 @@ std::vector<ValidationEntry> validate_set(const ValidationSet& set, const Machin
     base.name = point.name;
     base.source = source;
     base.group = source.substr(0, source.find('_'));
-    // Priced on another profile than the set's (--machine): its GPU type says so, apart from the runs
-    // of the set's own GPU in the summary and the bands.
-    base.gpu = machine.name == set.machine ? set.gpu : set.gpu + " on " + machine.name;
+    base.gpu = other_profile ? set.gpu + " on " + machine.name : set.gpu;
     base.machine = machine.name;
     base.measured_from = set.source;
     base.model = point.model;

@@ -77,11 +77,11 @@ struct ValidationEntry {
   bool expressed() const { return why_not.empty(); }
 };
 
-// The entries of a set costed on `machine` (its preset, or --machine's);
-// `source` is the set's file stem. Throws InputError when a point's
-// configuration does not fit its model.
+// The entries of a set costed on `machine` (its preset, or `other_profile`: --machine's, which
+// labels the GPU type "A100-80 on NAME" apart from that GPU's own runs); `source` is the set's
+// file stem. Throws InputError when a point's configuration does not fit its model.
 std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& machine,
-                                          const std::string& source);
+                                          const std::string& source, bool other_profile = false);
 // The corpus's cases costed on their presets; a configuration the cost model
 // refuses becomes an unexpressed entry with its reason.
 std::vector<ValidationEntry> validate_corpus(const std::vector<CorpusCase>& cases);

@@ -133,7 +133,10 @@ void run_validate(ValidateOptions options) {
   for (const std::string& path : options.sets) {
     const ValidationSet set = load_validation_set(path);
     const MachineProfile machine = load_machine(options.machine.empty() ? set.machine : options.machine);
-    const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string());
+    // --machine naming the set's own profile prices it as its preset does.
+    const bool other = !options.machine.empty() &&
+                       !same_file(resolve_preset("machines", options.machine), resolve_preset("machines", set.machine));
+    const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }

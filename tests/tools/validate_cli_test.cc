@@ -29,6 +29,10 @@ TEST(ValidateCli, MachineReplacesTheSetsProfilesOnly) {
   EXPECT_NE(text.str().find(",korthikanti2022_table5,A100-80 on perlmutter,perlmutter,"), std::string::npos);
   EXPECT_NE(text.str().find(",dgxc,H100-80,dgx-h100,"), std::string::npos);
   EXPECT_NE(r.output.find("korthikanti2022_table5   A100-80 on perlmutter"), std::string::npos) << r.output;
+  // --machine naming the sets' own preset labels nothing.
+  const auto own = axo::testing::run_axo("validate --machine selene");
+  EXPECT_NE(own.output.find("korthikanti2022_table5   A100-80    "), std::string::npos) << own.output;
+  EXPECT_EQ(own.output.find(" on selene"), std::string::npos) << own.output;
 }
 
 TEST(ValidateCli, SummaryCsvAndFit) {
