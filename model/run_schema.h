@@ -6,7 +6,9 @@
 //   model        string   the model's name
 //   backend      string   "cpu" (or "cuda")
 //   ranks        integer  MPI ranks
-//   grid         object   pipeline, data, context, z, y, x, zero (integers), order (string, innermost first)
+//   grid         object   pipeline, data, z, y, x (integers), and the settings of kGridSettings as
+//                         --fix spells them (integers for counts, else strings: "full", "on",
+//                         "xyzcdp"); runs before a setting was recorded lack it
 //   schedule     string   "message-driven" or "1f1b"
 //   pipeline     object   the layer split the run used (model/stage_partition.h):
 //                           split  string  layers by stage, chunks joined by '+': "8,4", "2+2,2+1"
@@ -30,15 +32,18 @@
 // breaking older readers; a key is never renamed.
 #pragma once
 
+#include <array>
+
 namespace axo::run_json {
 
 inline constexpr const char* kModel = "model";
 inline constexpr const char* kBackend = "backend";
 inline constexpr const char* kRanks = "ranks";
 inline constexpr const char* kGrid = "grid";
-inline constexpr const char* kContext = "context";
-inline constexpr const char* kZero = "zero";
-inline constexpr const char* kOrder = "order";
+// The grid's settings a run.json records beside its dimensions, by their --fix names
+// (model/config_fields.h): a report pairs a run with a plan only where they agree.
+inline constexpr std::array<const char*, 7> kGridSettings = {"context",          "zero",  "interleave", "recompute",
+                                                             "recompute_layers", "sequence_parallel", "order"};
 inline constexpr const char* kSchedule = "schedule";
 inline constexpr const char* kPipeline = "pipeline";
 inline constexpr const char* kSplit = "split";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/error.h"
+#include "model/config_fields.h"
 #include "model/json_text.h"
 #include "model/run_schema.h"
 
@@ -135,11 +136,19 @@ Precision precision_at(const nlohmann::json& root, const char* field, const std:
                    ", got " + type_and_value(p));
 }
 
-// The optional grid counts of later run.json files (context, zero).
-void read_grid_extras(const nlohmann::json& grid, const std::string& source, MeasuredRun& run) {
-  if (grid.contains(key::kContext)) run.context = count_at(grid, key::kContext, source, path(key::kGrid, key::kContext));
-  if (grid.contains(key::kZero)) {
-    run.zero = integer_at(grid, key::kZero, source, path(key::kGrid, key::kZero), 0, "an integer >= 0");
+// The grid's settings later run.json files record, as --fix spells them (a count as its digits).
+void read_grid_settings(const nlohmann::json& grid, const std::string& source, MeasuredRun& run) {
+  for (const char* name : key::kGridSettings) {
+    if (!grid.contains(name)) continue;
+    const nlohmann::json& value = grid[name];
+    if (value.is_number_integer()) {
+      run.settings[name] = std::to_string(value.get<int64_t>());
+    } else if (value.is_string()) {
+      run.settings[name] = value.get<std::string>();
+    } else {
+      throw InputError(source + ": " + path(key::kGrid, name) + ": expected an integer or a name, got " +
+                       type_and_value(value));
+    }
   }
 }
 
@@ -157,12 +166,17 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
   count("ranks", run.ranks, plan.gpus);
   if (run.grid) {
     const ParallelConfig& g = *run.grid;
-    const ParallelConfig& c = plan.config;
-    count("pipeline", g.pipeline, c.pipeline), count("data", g.data, c.data);
-    count("context", run.context.value_or(0), c.context);
-    count("z", g.z, c.z), count("y", g.y, c.y), count("x", g.x, c.x);
+    count("pipeline", g.pipeline, plan.config.pipeline), count("data", g.data, plan.config.data);
+    count("z", g.z, plan.config.z), count("y", g.y, plan.config.y), count("x", g.x, plan.config.x);
   }
-  if (run.zero) fields.emplace_back("zero", std::to_string(*run.zero), std::to_string(plan.config.zero));
+  // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over:
+  // a serial run is a one-GPU plan's whatever either says.
+  const ParallelConfig& c = plan.config;
+  for (const auto& [name, ran] : run.settings) {
+    if ((name == "order" && c.gpus() == 1) || (name == "zero" && c.data * c.context == 1)) continue;
+    const ConfigField& field = config_field(name);
+    fields.emplace_back(name, ran, field.text(field.get(c)));
+  }
   if (run.memory) fields.emplace_back("offload", run.memory->offload ? "on" : "off", plan.config.offload ? "on" : "off");
   count("batch", run.batch, plan.model.global_batch);
   count("microbatch", run.microbatch, plan.config.microbatch);
@@ -173,8 +187,9 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
   }
   for (const auto& [name, ran, planned] : fields) {
     if (ran == planned) continue;
+    const bool option = name == "batch" || name == "microbatch" || name == "seq";
     return run.source + " trained " + name + "=" + ran + " where the plan has " + name + "=" + planned +
-           ": pair each plan with its own run (a run with other --batch, --microbatch or --seq is another plan's)";
+           ": pair each plan with its own run" + (option ? " (train's --" + name + " makes another plan's run)" : "");
   }
   return "";
 }
@@ -246,7 +261,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (root.contains(key::kRanks)) run.ranks = count_at(root, key::kRanks, source, key::kRanks);
   if (root.contains(key::kGrid)) {
     run.grid = grid_from_json(root[key::kGrid], source);
-    read_grid_extras(root[key::kGrid], source, run);
+    read_grid_settings(root[key::kGrid], source, run);
   }
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   bool finite = std::isfinite(run.iteration_s);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <map>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -45,13 +46,15 @@ struct MeasuredRun {
   bool precision_stated = false;               // whether the file says
   std::optional<Precision> planned_precision;  // the plan's, where the executor trained another (fp8 in bf16)
   std::optional<ParallelConfig> grid;          // pipeline, data, z, y, x where the file says (the rest default)
-  std::optional<int64_t> context, zero;        // the grid's, where the file says (run.json before them did not)
+  // The grid's settings the file records (run_schema.h's kGridSettings), as --fix spells them.
+  std::map<std::string, std::string> settings;
   std::optional<MeasuredMemory> memory;
 };
 
 // Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,
-// context, z, y, x), ZeRO stage, offload, batch, microbatch, sequence or precision, where the file
-// says. Predictions and refinements of the plan would otherwise be compared with another run.
+// z, y, x and its recorded settings: context, zero, interleave, recompute, sequence parallelism,
+// order), offload, batch, microbatch, sequence or precision, where the file says. Predictions and
+// refinements of the plan would otherwise be compared with another run.
 std::string plan_mismatch(const MeasuredRun& run, const Plan& plan);
 
 // Whether more ranks than cores ran on a node: each rank's time waiting in

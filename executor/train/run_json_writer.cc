@@ -5,6 +5,7 @@
 
 #include "executor/parallel/process_grid.h"
 #include "model/breakdown.h"
+#include "model/config_fields.h"
 #include "model/run_schema.h"
 
 namespace axo {
@@ -82,8 +83,12 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   j[key::kModel] = run.model;
   j[key::kBackend] = "cpu";
   j[key::kRanks] = run.ranks;
-  j[key::kGrid] = {{"pipeline", g.pipeline}, {"data", g.data}, {key::kContext, g.context}, {"z", g.z},
-                   {"y", g.y},  {"x", g.x}, {key::kZero, g.zero}, {key::kOrder, g.order_string()}};
+  j[key::kGrid] = {{"pipeline", g.pipeline}, {"data", g.data}, {"z", g.z}, {"y", g.y}, {"x", g.x}};
+  for (const char* name : key::kGridSettings) {
+    const ConfigField& field = config_field(name);
+    const FieldValue value = field.get(g);
+    j[key::kGrid][name] = field.kind == FieldKind::count ? Json(value) : Json(field.text(value));
+  }
   j[key::kSchedule] = to_string(run.schedule);
   j[key::kPipeline] = pipeline_json(run.split);
   if (run.node_cores > 0) j[key::kNode] = {{key::kRanks, run.node_ranks}, {key::kCores, run.node_cores}};

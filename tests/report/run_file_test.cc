@@ -98,8 +98,8 @@ TEST(RunFile, ReadsThePrecisionFp32WhenAbsent) {
   EXPECT_NE(error.find("run.json: precision: expected \"fp32\", \"bf16\" or \"fp16\""), std::string::npos) << error;
 }
 
-// What the run says of itself (model, ranks, grid, ZeRO, offload, batch, microbatch, sequence,
-// precision) against a plan: any difference names the field and both values.
+// What the run says of itself (model, ranks, grid and its settings, offload, batch, microbatch,
+// sequence, precision) against a plan: any difference names the field and both values.
 TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
   Plan plan;
@@ -107,23 +107,32 @@ TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   plan.model.precision = Precision::bf16;
   plan.gpus = 8;
   plan.config.pipeline = 2, plan.config.data = 2, plan.config.y = 2, plan.config.microbatch = 2, plan.config.zero = 1;
+  plan.config.interleave = 2, plan.config.recompute = Recompute::full;
   auto mismatch = [&] { return plan_mismatch(measured_run_from_json(root, "run.json"), plan); };
   EXPECT_EQ(mismatch(), "");  // the file says nothing: nothing to compare
   root["model"] = "gpt2-tiny", root["ranks"] = 8, root["batch"] = 8, root["microbatch"] = 2, root["seq"] = 64;
   root["precision"] = "bf16";
-  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"context", 1}, {"x", 1}, {"y", 2}, {"z", 1}, {"zero", 1},
+  root["grid"] = {{"pipeline", 2},        {"data", 2},           {"context", 1}, {"x", 1},
+                  {"y", 2},               {"z", 1},              {"zero", 1},    {"interleave", 2},
+                  {"recompute", "full"},  {"recompute_layers", 0}, {"sequence_parallel", "off"},
                   {"order", "xyzcdp"}};
   EXPECT_EQ(mismatch(), "");
-  const std::string tail = ": pair each plan with its own run (a run with other --batch, --microbatch or --seq is "
-                           "another plan's)";
+  const std::string tail = ": pair each plan with its own run";
   root["grid"]["data"] = 4, root["grid"]["pipeline"] = 1;
   EXPECT_EQ(mismatch(), "run.json trained pipeline=1 where the plan has pipeline=2" + tail);
   root["grid"]["data"] = 2, root["grid"]["pipeline"] = 2, root["grid"]["context"] = 2;
   EXPECT_EQ(mismatch(), "run.json trained context=2 where the plan has context=1" + tail);
   root["grid"]["context"] = 1, root["grid"]["zero"] = 2;
   EXPECT_EQ(mismatch(), "run.json trained zero=2 where the plan has zero=1" + tail);
-  root["grid"]["zero"] = 1, root["microbatch"] = 8;
-  EXPECT_EQ(mismatch(), "run.json trained microbatch=8 where the plan has microbatch=2" + tail);
+  root["grid"]["zero"] = 1, root["grid"]["interleave"] = 1;
+  EXPECT_EQ(mismatch(), "run.json trained interleave=1 where the plan has interleave=2" + tail);
+  root["grid"]["interleave"] = 2, root["grid"]["recompute"] = "none";
+  EXPECT_EQ(mismatch(), "run.json trained recompute=none where the plan has recompute=full" + tail);
+  root["grid"]["recompute"] = "full", root["grid"]["order"] = "pyxzcd";
+  EXPECT_EQ(mismatch(), "run.json trained order=pyxzcd where the plan has order=xyzcdp" + tail);
+  root["grid"]["order"] = "xyzcdp", root["microbatch"] = 8;
+  EXPECT_EQ(mismatch(), "run.json trained microbatch=8 where the plan has microbatch=2" + tail +
+                            " (train's --microbatch makes another plan's run)");
   root["microbatch"] = 2, root["model"] = "gpt2-mini";
   EXPECT_EQ(mismatch(), "run.json trained model=gpt2-mini where the plan has model=gpt2-tiny" + tail);
   root["model"] = "gpt2-tiny", root["precision"] = "fp32";
@@ -131,6 +140,16 @@ TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   // An fp8 plan the executor trained in bf16 is that plan's run.
   plan.model.precision = Precision::fp8, root["precision"] = "bf16", root["planned_precision"] = "fp8";
   EXPECT_EQ(mismatch(), "");
+  // A serial run of a one-GPU plan: its rank order and ZeRO mean nothing there.
+  Plan one = plan;
+  one.gpus = 1, one.config = ParallelConfig{}, one.config.microbatch = 2, one.config.zero = 1;
+  one.config.order = parse_order("pyxzcd", "test");
+  root["ranks"] = 1;
+  root["grid"] = {{"pipeline", 1}, {"data", 1}, {"x", 1}, {"y", 1}, {"z", 1}, {"zero", 0}, {"order", "xyzcdp"}};
+  EXPECT_EQ(plan_mismatch(measured_run_from_json(root, "run.json"), one), "");
+  root["grid"]["sequence_parallel"] = true;
+  EXPECT_NE(error_of(root).find("run.json: grid.sequence_parallel: expected an integer or a name"), std::string::npos)
+      << error_of(root);
   root["grid"] = "2x2";
   EXPECT_NE(error_of(root).find("run.json: grid: expected an object"), std::string::npos) << error_of(root);
 }
