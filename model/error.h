@@ -25,5 +25,7 @@ inline bool is_one_printable_line(const std::string& text) {
   }
   return true;
 }
+// What a name that is not one printable line is told.
+inline constexpr const char* kNotOnePrintableLine = "control characters (a line break, a tab) are not allowed";
 
 }  // namespace axo

@@ -293,7 +293,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   const YamlMap map(node, source, "machine profile");
   MachineProfile p;
   p.name = map.get_string("name");
-  if (!is_one_printable_line(p.name)) map.fail("name", "control characters (a line break) are not allowed");
+  if (!is_one_printable_line(p.name)) map.fail("name", kNotOnePrintableLine);
   p.source = map.get_string("source", "");
   p.backend = map.get_choice("backend", {"gpu", "cpu"}, "gpu");
   p.gpu_type = map.get_string("gpu_type", "");

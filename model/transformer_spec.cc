@@ -84,7 +84,7 @@ void validate(const TransformerSpec& spec, const std::string& source) {
     throw InputError(source + ": field '" + field + "': " + message);
   };
   if (spec.name.empty()) fail("name", "must not be empty");
-  if (!is_one_printable_line(spec.name)) fail("name", "control characters (a line break) are not allowed");
+  if (!is_one_printable_line(spec.name)) fail("name", kNotOnePrintableLine);
   if (spec.layers < 1) fail("layers", "must be at least 1");
   if (spec.hidden < 1) fail("hidden", "must be at least 1");
   if (spec.heads < 1) fail("heads", "must be at least 1");

@@ -93,7 +93,7 @@ void run(CalibrateArguments& a) {
     throw InputError("--plan and --machine go with --refine RUN.json ...");
   }
   if (!is_one_printable_line(a.options.name)) {
-    throw InputError("--name: control characters (a line break) are not allowed");
+    throw InputError(std::string("--name: ") + kNotOnePrintableLine);
   }
   MpiSession session(nullptr, nullptr);
   if (!a.ops.empty()) a.options.ops = parse_ops(a.ops);

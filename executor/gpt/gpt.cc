@@ -25,7 +25,8 @@ GptShape gpt_shape(const TransformerSpec& s) {
   need(s.positions == PositionKind::learned, "needs learned positions");
   need(s.bias && s.tied_embeddings, "needs biases and a tied LM head");
   need(s.kv_heads == s.heads, "needs as many key/value heads as heads");
-  need(!s.dropout, "trains without dropout (the spec has dropout: true)");
+  need(!s.dropout, "trains without dropout (the model has it: a spec's dropout: true, a config.json's "
+                   "attention_dropout or attn_pdrop)");
   GptShape g;
   g.layers = s.layers, g.heads = s.heads, g.channels = s.hidden, g.max_seq = s.seq_len, g.vocab = s.vocab;
   g.padded_vocab = (s.vocab + 127) / 128 * 128;

@@ -193,7 +193,9 @@ TEST_F(Cli, ListsAndValidates) {
   // A config folder that does not exist is said, not shown as an empty table.
   const Result none = axo::testing::run_command("AXO_CONFIG_DIR=" + path("none") + " " + AXO_BINARY + " models 2>&1");
   EXPECT_EQ(none.code, 2) << none.output;
-  EXPECT_NE(none.output.find("no models presets in " + path("none") + "/models"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("no model presets in " + path("none") + "/models"), std::string::npos) << none.output;
+  EXPECT_EQ(none.output.find("params"), std::string::npos) << none.output;  // no table header before the error
+  EXPECT_NE(axo("machines").output.find("\nsummit                6       15          -"), std::string::npos);
   const Result v = axo("validate");
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("mean |error|"), std::string::npos);
