@@ -244,6 +244,11 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--min-bytes " + std::to_string(int64_t(o.min_bytes)) + " is more than the largest message, " +
                      std::to_string(int64_t(max_bytes)) + " bytes (--max-bytes)");
   }
+  if (!o.ops.empty() && measured_message_bytes(max_bytes, 2) == measured_message_bytes(o.min_bytes, 2)) {
+    throw InputError("--min-bytes and --max-bytes leave one message size (" +
+                     std::to_string(int64_t(measured_message_bytes(max_bytes, 2))) +
+                     " bytes, whole floats over the ranks): a latency and bandwidth fit needs two");
+  }
   const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
   DeviceFacts device;
   device.memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
@@ -357,6 +362,10 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
         if (!measures(op, shape)) continue;
         ++done;
         for (size_t i = 0; i < sizes.size(); ++i) {
+          // Sizes below a float per rank round up to one: each measured size once.
+          if (i > 0 && measured_message_bytes(sizes[i], shape.size) == measured_message_bytes(sizes[i - 1], shape.size)) {
+            continue;
+          }
           if (me == 0 && (i == 0 || isatty(fileno(stderr)))) {
             progress(collective_progress(done, total, op, shape, sizes, i));
           }

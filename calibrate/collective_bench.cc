@@ -109,12 +109,16 @@ const BufferSpace& host_memory() {
   return memory;
 }
 
+double measured_message_bytes(double bytes, int64_t ranks) {
+  const size_t count = size_t(std::max(1.0, bytes / sizeof(float)));
+  return double(std::max<size_t>(count / size_t(ranks), 1) * size_t(ranks) * sizeof(float));  // divisible by the group
+}
+
 Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes) {
   const int64_t p = bench.shape.size;
   const int64_t position = bench.group->rank();
   const int me = bench.world->rank();
-  size_t count = size_t(std::max(1.0, bytes / sizeof(float)));
-  count = std::max<size_t>(count / size_t(p), 1) * size_t(p);  // divisible by the group
+  const size_t count = size_t(measured_message_bytes(bytes, p)) / sizeof(float);
   Measurement m;
   m.op = op;
   m.shape = bench.shape;

@@ -59,5 +59,7 @@ struct CollectiveBench {
 // Measures `op` with a buffer of `bytes`; throws CalibrationError on a wrong
 // result (a timeout ends the process through the watchdog).
 Measurement measure(const CollectiveBench& bench, CollectiveOp op, double bytes);
+// The bytes a message of `bytes` is measured at over `ranks`: whole floats, a multiple of the ranks.
+double measured_message_bytes(double bytes, int64_t ranks);
 
 }  // namespace axo::calibration

@@ -75,6 +75,10 @@ TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("--min-bytes 1000000 is more than the largest message, 1000 bytes"), std::string::npos)
       << r.output;
+  r = mpirun(2, "--quick --ops all_reduce --min-bytes 0.5 --max-bytes 1 --out " + temp("one.yaml"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("leave one message size (8 bytes, whole floats over the ranks)"), std::string::npos)
+      << r.output;
   r = mpirun(2, "--quick --min-bytes 1e14 --max-bytes 1e15 --out " + temp("huge.yaml"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("--max-bytes 1000000000000000: its collectives need about 4 x that"), std::string::npos)
