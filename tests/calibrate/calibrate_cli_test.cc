@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include "model/machine_profile.h"
 #include "model/yaml_fields.h"
@@ -66,30 +68,22 @@ TEST(CalibrateCli, BadLaunchesExitTwo) {
 }
 
 // Launches that would measure nothing, and names that would become shell lines in a Slurm script,
-// are refused before any measurement.
+// are refused before any measurement, writing nothing.
 TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
-  Result r = mpirun(3, "--quick --out " + temp("odd.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("none tiles 3 ranks: launch an even number"), std::string::npos) << r.output;
-  r = mpirun(2, "--quick --min-bytes 1e6 --max-bytes 1e3 --out " + temp("range.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("--min-bytes 1000000 is more than the largest message, 1000 bytes"), std::string::npos)
-      << r.output;
-  r = mpirun(2, "--quick --ops all_reduce --min-bytes 0.5 --max-bytes 1 --out " + temp("one.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("leave one message size (8 bytes, whole floats over the ranks)"), std::string::npos)
-      << r.output;
-  r = mpirun(2, "--quick --min-bytes 1e14 --max-bytes 1e15 --out " + temp("huge.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("--max-bytes 1000000000000000: its collectives need about 4 x that"), std::string::npos)
-      << r.output;
-  r = mpirun(2, "--quick --inject-fault hang:5 --out " + temp("hang5.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("hang:5: this launch has ranks 0 to 1"), std::string::npos) << r.output;
-  r = mpirun(2, "--quick --name \"$(printf 'lab\\ntouch x')\" --out " + temp("name.yaml"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("--name: control characters"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(temp("odd.yaml")) || fs::exists(temp("range.yaml")) || fs::exists(temp("name.yaml")));
+  const std::vector<std::tuple<int, std::string, std::string>> launches = {
+      {3, "", "none tiles 3 ranks: launch an even number"},
+      {2, "--min-bytes 1e6 --max-bytes 1e3", "--min-bytes 1000000 is more than the largest message, 1000 bytes"},
+      {2, "--ops all_reduce --min-bytes 0.5 --max-bytes 1", "leave one message size (8 bytes, whole floats over the ranks)"},
+      {2, "--min-bytes 1e14 --max-bytes 1e15", "--max-bytes 1000000000000000: its collectives need about 4 x that"},
+      {2, "--inject-fault hang:5", "hang:5: this launch has ranks 0 to 1"},
+      {2, "--name \"$(printf 'lab\\ntouch x')\"", "--name: control characters"}};
+  for (const auto& [ranks, options, message] : launches) {
+    const std::string out = temp("refused.yaml");
+    const Result r = mpirun(ranks, "--quick " + options + " --out " + out);
+    EXPECT_NE(r.code, 0) << options;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out)) << options;
+  }
 }
 
 }  // namespace
