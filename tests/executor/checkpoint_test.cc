@@ -61,19 +61,25 @@ TEST_F(Checkpoints, EveryFieldReadsBackAsWritten) {
   EXPECT_TRUE(*read.settings == *written.settings);
 }
 
-// A file of the second format (AXOCKPT2): the same payload without the run's settings at its end.
-TEST_F(Checkpoints, TheSecondFormatStillReadsWithoutSettings) {
-  write_checkpoint(dir(), state(5));
-  std::string file = bytes(checkpoint_path(dir(), 5));
-  std::string payload = file.substr(8 + 8 + 4);
-  payload.resize(payload.size() - 8 * 8);
+// The payload of a checkpoint file (after its 8-byte magic, length and CRC-32).
+std::string payload_of(const std::string& file) { return file.substr(8 + 8 + 4); }
+
+// Writes `payload` to `path` as a checkpoint of the format `magic` names, its length and CRC-32 set.
+void write_as(const std::string& path, const char* magic, const std::string& payload) {
   boost::crc_32_type crc;
   crc.process_bytes(payload.data(), payload.size());
   const uint64_t length = payload.size();
   const uint32_t checksum = crc.checksum();
-  file = "AXOCKPT2" + std::string(reinterpret_cast<const char*>(&length), 8) +
-         std::string(reinterpret_cast<const char*>(&checksum), 4) + payload;
-  std::ofstream(checkpoint_path(dir(), 5), std::ios::binary) << file;
+  std::ofstream(path, std::ios::binary) << std::string(magic) + std::string(reinterpret_cast<const char*>(&length), 8) +
+                                               std::string(reinterpret_cast<const char*>(&checksum), 4) + payload;
+}
+
+// A file of the second format (AXOCKPT2): the same payload without the run's settings at its end.
+TEST_F(Checkpoints, TheSecondFormatStillReadsWithoutSettings) {
+  write_checkpoint(dir(), state(5));
+  std::string payload = payload_of(bytes(checkpoint_path(dir(), 5)));
+  payload.resize(payload.size() - 8 * 8);
+  write_as(checkpoint_path(dir(), 5), "AXOCKPT2", payload);
   const TrainingState read = read_checkpoint(checkpoint_path(dir(), 5));
   EXPECT_EQ(read.batch, 4);
   EXPECT_EQ(read.v, state(5).v);
@@ -84,17 +90,10 @@ TEST_F(Checkpoints, TheSecondFormatStillReadsWithoutSettings) {
 // magic AXOCKPT1.
 TEST_F(Checkpoints, TheFirstFormatStillReadsWithoutALossScale) {
   write_checkpoint(dir(), state(3));
-  std::string file = bytes(checkpoint_path(dir(), 3));
-  const size_t header = 8 + 8 + 4, rng_end = header + 6 * 8 + 8 + 8 + 8 + std::string("rng 3").size();
-  std::string payload = file.substr(header);
-  payload.erase(rng_end - header, 40);
-  boost::crc_32_type crc;
-  crc.process_bytes(payload.data(), payload.size());
-  const uint64_t length = payload.size();
-  const uint32_t checksum = crc.checksum();
-  file = "AXOCKPT1" + std::string(reinterpret_cast<const char*>(&length), 8) +
-         std::string(reinterpret_cast<const char*>(&checksum), 4) + payload;
-  std::ofstream(checkpoint_path(dir(), 3), std::ios::binary) << file;
+  std::string payload = payload_of(bytes(checkpoint_path(dir(), 3)));
+  const size_t rng_end = 6 * 8 + 8 + 8 + 8 + std::string("rng 3").size();
+  payload.erase(rng_end, 40);
+  write_as(checkpoint_path(dir(), 3), "AXOCKPT1", payload);
   const TrainingState read = read_checkpoint(checkpoint_path(dir(), 3));
   EXPECT_EQ(read.step, 3);
   EXPECT_EQ(read.loss_scaler.scale, 0);  // none kept: the scaler goes on as it is
