@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "calibrate/deadline.h"
@@ -244,10 +245,14 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--min-bytes " + std::to_string(int64_t(o.min_bytes)) + " is more than the largest message, " +
                      std::to_string(int64_t(max_bytes)) + " bytes (--max-bytes)");
   }
-  if (!o.ops.empty() && measured_message_bytes(max_bytes, 2) == measured_message_bytes(o.min_bytes, 2)) {
-    throw InputError("--min-bytes and --max-bytes leave one message size (" +
-                     std::to_string(int64_t(measured_message_bytes(max_bytes, 2))) +
-                     " bytes, whole floats over the ranks): a latency and bandwidth fit needs two");
+  for (const GroupShape& shape : o.ops.empty() ? std::vector<GroupShape>{} : group_shapes(ranks, per_node)) {
+    std::set<double> measured;  // the sizes the sweep measures over this group
+    for (double bytes : message_sizes(o.min_bytes, max_bytes)) measured.insert(measured_message_bytes(bytes, shape.size));
+    if (measured.size() < 2) {
+      throw InputError("--min-bytes and --max-bytes leave one message size over groups of " +
+                       std::to_string(shape.size) + " (" + std::to_string(int64_t(*measured.begin())) +
+                       " bytes, whole floats over the ranks): a latency and bandwidth fit needs two");
+    }
   }
   const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
   DeviceFacts device;

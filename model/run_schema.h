@@ -6,9 +6,10 @@
 //   model        string   the model's name
 //   backend      string   "cpu" (or "cuda")
 //   ranks        integer  MPI ranks
-//   grid         object   pipeline, data, z, y, x (integers), and the settings of kGridSettings as
-//                         --fix spells them (integers for counts, else strings: "full", "on",
-//                         "xyzcdp"); runs before a setting was recorded lack it
+//   grid         object   pipeline, data, z, y, x (integers), the settings of kGridSettings as
+//                         --fix spells them (integers for counts and zero, else strings: "full",
+//                         "on", "xyzcdp") and the overlaps run (kOverlap); runs before a setting
+//                         was recorded lack it
 //   schedule     string   "message-driven" or "1f1b"
 //   pipeline     object   the layer split the run used (model/stage_partition.h):
 //                           split  string  layers by stage, chunks joined by '+': "8,4", "2+2,2+1"
@@ -44,6 +45,9 @@ inline constexpr const char* kGrid = "grid";
 // (model/config_fields.h): a report pairs a run with a plan only where they agree.
 inline constexpr std::array<const char*, 7> kGridSettings = {"context",          "zero",  "interleave", "recompute",
                                                              "recompute_layers", "sequence_parallel", "order"};
+// The tensor-parallel overlaps the run ran (train --overlap, else the plan's): "on" (all three),
+// "off" (none), or those it ran ("oar,oag"), which no plan's on or off is.
+inline constexpr const char* kOverlap = "overlap";
 inline constexpr const char* kSchedule = "schedule";
 inline constexpr const char* kPipeline = "pipeline";
 inline constexpr const char* kSplit = "split";

@@ -136,20 +136,23 @@ Precision precision_at(const nlohmann::json& root, const char* field, const std:
                    ", got " + type_and_value(p));
 }
 
-// The grid's settings later run.json files record, as --fix spells them (a count as its digits).
+// The grid's settings later run.json files record, as --fix spells them (a count as its digits),
+// each checked as --fix checks it; the overlaps as run (kOverlap: on, off or the list run).
 void read_grid_settings(const nlohmann::json& grid, const std::string& source, MeasuredRun& run) {
+  const auto text_at = [&](const char* name) {
+    const nlohmann::json& value = grid[name];
+    if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
+    if (value.is_string()) return value.get<std::string>();
+    throw InputError(source + ": " + path(key::kGrid, name) + ": expected an integer or a name, got " +
+                     type_and_value(value));
+  };
   for (const char* name : key::kGridSettings) {
     if (!grid.contains(name)) continue;
-    const nlohmann::json& value = grid[name];
-    if (value.is_number_integer()) {
-      run.settings[name] = std::to_string(value.get<int64_t>());
-    } else if (value.is_string()) {
-      run.settings[name] = value.get<std::string>();
-    } else {
-      throw InputError(source + ": " + path(key::kGrid, name) + ": expected an integer or a name, got " +
-                       type_and_value(value));
-    }
+    const std::string text = text_at(name);
+    const ConfigField& field = config_field(name);
+    run.settings[name] = field.text(field.parse(name, text, source + ": " + key::kGrid));
   }
+  if (grid.contains(key::kOverlap)) run.settings[key::kOverlap] = text_at(key::kOverlap);
 }
 
 }  // namespace
@@ -169,11 +172,15 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
     count("pipeline", g.pipeline, plan.config.pipeline), count("data", g.data, plan.config.data);
     count("z", g.z, plan.config.z), count("y", g.y, plan.config.y), count("x", g.x, plan.config.x);
   }
-  // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over:
-  // a serial run is a one-GPU plan's whatever either says.
+  // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over,
+  // nor the tensor-parallel overlaps without tensor parallelism: a serial run is a one-GPU plan's
+  // whatever they say.
   const ParallelConfig& c = plan.config;
   for (const auto& [name, ran] : run.settings) {
-    if ((name == "order" && c.gpus() == 1) || (name == "zero" && c.data * c.context == 1)) continue;
+    if ((name == "order" && c.gpus() == 1) || (name == "zero" && c.data * c.context == 1) ||
+        (name == "overlap" && c.x * c.y * c.z == 1)) {
+      continue;
+    }
     const ConfigField& field = config_field(name);
     fields.emplace_back(name, ran, field.text(field.get(c)));
   }
@@ -187,7 +194,8 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
   }
   for (const auto& [name, ran, planned] : fields) {
     if (ran == planned) continue;
-    const bool option = name == "batch" || name == "microbatch" || name == "seq";
+    const bool option = name == "batch" || name == "microbatch" || name == "seq" || name == "offload" ||
+                        name == "overlap" || name == "precision";
     return run.source + " trained " + name + "=" + ran + " where the plan has " + name + "=" + planned +
            ": pair each plan with its own run" + (option ? " (train's --" + name + " makes another plan's run)" : "");
   }

@@ -126,6 +126,16 @@ void reject_repeated_sets(const std::vector<std::string>& sets) {
   }
 }
 
+// Whether --machine names the set's own profile (which prices it as its preset does); a set whose
+// profile is not found is priced on --machine's alone.
+bool same_profile(const std::string& given, const std::string& sets) {
+  try {
+    return same_file(resolve_preset("machines", given), resolve_preset("machines", sets));
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 void run_validate(ValidateOptions options) {
   find_inputs(options);
   reject_repeated_sets(options.sets);
@@ -134,8 +144,7 @@ void run_validate(ValidateOptions options) {
     const ValidationSet set = load_validation_set(path);
     const MachineProfile machine = load_machine(options.machine.empty() ? set.machine : options.machine);
     // --machine naming the set's own profile prices it as its preset does.
-    const bool other = !options.machine.empty() &&
-                       !same_file(resolve_preset("machines", options.machine), resolve_preset("machines", set.machine));
+    const bool other = !options.machine.empty() && !same_profile(options.machine, set.machine);
     const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());

@@ -1,6 +1,8 @@
 // run.json writing (see run_json_writer.h; the format is model/run_schema.h).
 #include "executor/train/run_json_writer.h"
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "executor/parallel/process_grid.h"
@@ -87,8 +89,11 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   for (const char* name : key::kGridSettings) {
     const ConfigField& field = config_field(name);
     const FieldValue value = field.get(g);
-    j[key::kGrid][name] = field.kind == FieldKind::count ? Json(value) : Json(field.text(value));
+    const std::string text = field.text(value);
+    const bool number = field.kind == FieldKind::count || std::isdigit(static_cast<unsigned char>(text[0]));
+    j[key::kGrid][name] = number ? Json(value) : Json(text);  // zero's choices are digits: a number
   }
+  j[key::kGrid][key::kOverlap] = run.overlap;
   j[key::kSchedule] = to_string(run.schedule);
   j[key::kPipeline] = pipeline_json(run.split);
   if (run.node_cores > 0) j[key::kNode] = {{key::kRanks, run.node_ranks}, {key::kCores, run.node_cores}};

@@ -28,6 +28,7 @@ struct RunDescription {
   int64_t device_limit_bytes = 0;
   Precision precision = Precision::fp32;
   std::optional<Precision> planned_precision;  // asked for, where the run trained in `precision` instead
+  std::string overlap = "on";  // the tensor-parallel overlaps run (run_schema.h's kOverlap)
 };
 
 // One rank's device memory (peak by use) and host memory.

@@ -38,6 +38,16 @@ int64_t sequence_length(const TransformerSpec& spec, const TrainOptions& o) {
   return T;
 }
 
+// The overlaps as run.json records them: "on", "off", or the list of those on.
+std::string overlap_text(const Overlap& overlap) {
+  std::string on;
+  for (const auto& [name, run] : {std::pair{"oar", overlap.all_reduce}, {"ors", overlap.reduce_scatter},
+                                  {"oag", overlap.all_gather}}) {
+    if (run) on += std::string(on.empty() ? "" : ",") + name;
+  }
+  return on == "oar,ors,oag" ? "on" : on.empty() ? "off" : on;
+}
+
 ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   ParallelOptions p;
   p.schedule = o.schedule;
@@ -430,6 +440,7 @@ void Trainer::write_run_json(const std::vector<StepRecord>& records, const std::
   run.parameters = gpt_parameter_count(model_.layout().shape());
   run.offload = model_.offload(), run.device_limit_bytes = o_.device_memory;
   run.precision = o_.precision, run.planned_precision = o_.planned_precision;
+  run.overlap = overlap_text(parallel_options(o_, T_).overlap);
   write_file_atomically(o_.run_json, run_json_text(run, memory, records));
 }
 

@@ -73,7 +73,8 @@ TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
   const std::vector<std::tuple<int, std::string, std::string>> launches = {
       {3, "", "none tiles 3 ranks: launch an even number"},
       {2, "--min-bytes 1e6 --max-bytes 1e3", "--min-bytes 1000000 is more than the largest message, 1000 bytes"},
-      {2, "--ops all_reduce --min-bytes 0.5 --max-bytes 1", "leave one message size (8 bytes, whole floats over the ranks)"},
+      {2, "--ops all_reduce --min-bytes 0.5 --max-bytes 1", "leave one message size over groups of 2 (8 bytes"},
+      {2, "--ops all_reduce --min-bytes 1000 --max-bytes 1500", "leave one message size over groups of 2 (1000 bytes"},
       {2, "--min-bytes 1e14 --max-bytes 1e15", "--max-bytes 1000000000000000: its collectives need about 4 x that"},
       {2, "--inject-fault hang:5", "hang:5: this launch has ranks 0 to 1"},
       {2, "--name \"$(printf 'lab\\ntouch x')\"", "--name: control characters"}};

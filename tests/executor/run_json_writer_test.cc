@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "model/config_fields.h"
 #include "report/run_file.h"
 
 namespace axo {
@@ -45,6 +46,24 @@ TEST(RunJsonWriter, TheReportReadsWhatTheTrainerWrites) {
   ASSERT_TRUE(run.memory.has_value());
   EXPECT_EQ(run.memory->device_peak, 103);
   EXPECT_EQ(run.memory->rank, 3u);
+}
+
+// The grid's settings as --fix spells them, zero and the counts as numbers, and the overlaps run; the
+// report reads them back as the plan's text for the same fields.
+TEST(RunJsonWriter, RecordsTheGridsSettingsAndTheOverlapsRun) {
+  RunDescription run = two_stage_run();
+  run.grid.zero = 1, run.grid.recompute = Recompute::full, run.overlap = "oar,oag";
+  const std::string text = run_json_text(run, std::vector<RankMemory>(4), {step(1, 1.0)});
+  const nlohmann::json grid = nlohmann::json::parse(text)["grid"];
+  EXPECT_EQ(grid["zero"], 1);
+  EXPECT_EQ(grid["context"], 1);
+  EXPECT_EQ(grid["recompute"], "full");
+  EXPECT_EQ(grid["sequence_parallel"], "off");
+  EXPECT_EQ(grid["overlap"], "oar,oag");
+  const MeasuredRun read = measured_run_from_json(nlohmann::json::parse(text), "run.json");
+  EXPECT_EQ(read.settings.at("zero"), "1");
+  EXPECT_EQ(read.settings.at("overlap"), "oar,oag");
+  EXPECT_EQ(read.settings.at("order"), config_field("order").text(config_field("order").get(run.grid)));
 }
 
 TEST(RunJsonWriter, RecordsTheLayerSplitAndEachRanksStage) {

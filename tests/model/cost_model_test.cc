@@ -371,9 +371,6 @@ TEST(CostModel, ExplainAgreesWithEvaluate) {
   EXPECT_LT(gemm, evaluated.compute);
 }
 
-// Without a pipeline every priced second of compute has its row: the GEMM and memory-bound rows,
-// exposed, add up to compute + optimizer (the loss's and the final norm's backward, and fp8's
-// casts again under full recompute, had none).
 // Whether a machine can price a configuration: its precision's rate first, then the configuration.
 TEST(CostModel, PricingProblemNamesTheRateThenTheConfiguration) {
   MachineProfile fp32_only = load_machine("selene");
@@ -387,6 +384,9 @@ TEST(CostModel, PricingProblemNamesTheRateThenTheConfiguration) {
   EXPECT_EQ(selene.pricing_problem(c), "");
 }
 
+// Without a pipeline every priced second of compute has its row: the GEMM and memory-bound rows,
+// exposed, add up to compute + optimizer (the loss's and the final norm's backward, and fp8's
+// casts again under full recompute, had none).
 TEST(CostModel, ExplainedComputeRowsAddUpToTheBreakdown) {
   TransformerSpec fp8 = load_model("llama3-8b");
   fp8.precision = Precision::fp8;

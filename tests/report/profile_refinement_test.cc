@@ -169,6 +169,9 @@ TEST(ProfileRefinement, FasterGemmsThanTheTableSaid) {
   const MachineProfile faster = apply_refinement_factors(calibrated, {1.25, 1, 1, 1, 1});
   EXPECT_DOUBLE_EQ(faster.peak_tflops_bf16, 250);
   EXPECT_DOUBLE_EQ(faster.peak_tflops_fp8, 0);  // no rate, none made up
+  // Flash attention's rate, peak x efficiency, stays: the GEMM factor is the GEMMs'.
+  EXPECT_NEAR(faster.peak_tflops_bf16 * faster.attention_efficiency,
+              calibrated.peak_tflops_bf16 * calibrated.attention_efficiency, 1e-9);
   YAML::Emitter out;
   out << to_yaml(faster, YAML::Node());
   EXPECT_NO_THROW(machine_profile_from_yaml(load_yaml_text(out.c_str(), "refined.yaml"), "refined.yaml"));

@@ -130,13 +130,17 @@ TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   EXPECT_EQ(mismatch(), "run.json trained recompute=none where the plan has recompute=full" + tail);
   root["grid"]["recompute"] = "full", root["grid"]["order"] = "pyxzcd";
   EXPECT_EQ(mismatch(), "run.json trained order=pyxzcd where the plan has order=xyzcdp" + tail);
-  root["grid"]["order"] = "xyzcdp", root["microbatch"] = 8;
+  root["grid"]["order"] = "xyzcdp", root["grid"]["overlap"] = "oar";  // a partial list is no plan's on or off
+  EXPECT_EQ(mismatch(), "run.json trained overlap=oar where the plan has overlap=on" + tail +
+                            " (train's --overlap makes another plan's run)");
+  root["grid"]["overlap"] = "on", root["microbatch"] = 8;
   EXPECT_EQ(mismatch(), "run.json trained microbatch=8 where the plan has microbatch=2" + tail +
                             " (train's --microbatch makes another plan's run)");
   root["microbatch"] = 2, root["model"] = "gpt2-mini";
   EXPECT_EQ(mismatch(), "run.json trained model=gpt2-mini where the plan has model=gpt2-tiny" + tail);
   root["model"] = "gpt2-tiny", root["precision"] = "fp32";
-  EXPECT_EQ(mismatch(), "run.json trained precision=fp32 where the plan has precision=bf16" + tail);
+  EXPECT_EQ(mismatch(), "run.json trained precision=fp32 where the plan has precision=bf16" + tail +
+                            " (train's --precision makes another plan's run)");
   // An fp8 plan the executor trained in bf16 is that plan's run.
   plan.model.precision = Precision::fp8, root["precision"] = "bf16", root["planned_precision"] = "fp8";
   EXPECT_EQ(mismatch(), "");
@@ -147,9 +151,13 @@ TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   root["ranks"] = 1;
   root["grid"] = {{"pipeline", 1}, {"data", 1}, {"x", 1}, {"y", 1}, {"z", 1}, {"zero", 0}, {"order", "xyzcdp"}};
   EXPECT_EQ(plan_mismatch(measured_run_from_json(root, "run.json"), one), "");
+  root["grid"]["overlap"] = "oar";  // the overlaps mean nothing without tensor parallelism
+  EXPECT_EQ(plan_mismatch(measured_run_from_json(root, "run.json"), one), "");
   root["grid"]["sequence_parallel"] = true;
   EXPECT_NE(error_of(root).find("run.json: grid.sequence_parallel: expected an integer or a name"), std::string::npos)
       << error_of(root);
+  root["grid"]["sequence_parallel"] = "off", root["grid"]["context"] = -3;  // checked as --fix checks it
+  EXPECT_NE(error_of(root).find("run.json: grid: context=-3"), std::string::npos) << error_of(root);
   root["grid"] = "2x2";
   EXPECT_NE(error_of(root).find("run.json: grid: expected an object"), std::string::npos) << error_of(root);
 }
