@@ -33,6 +33,16 @@ TEST(ValidateCli, MachineReplacesTheSetsProfilesOnly) {
   const auto own = axo::testing::run_axo("validate --machine selene");
   EXPECT_NE(own.output.find("korthikanti2022_table5   A100-80    "), std::string::npos) << own.output;
   EXPECT_EQ(own.output.find(" on selene"), std::string::npos) << own.output;
+  // A set whose own profile is not installed is priced on --machine's alone.
+  std::ifstream table5(axo::config_dir() + "/validation/korthikanti2022_table5.yaml");
+  std::string set, line;
+  while (std::getline(table5, line)) set += (line.rfind("machine:", 0) == 0 ? "machine: mycluster" : line) + "\n";
+  const fs::path elsewhere = fs::temp_directory_path() / ("axo_validate_set_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(elsewhere) << set;
+  const auto priced = axo::testing::run_axo("validate --set " + elsewhere.string() + " --machine selene");
+  fs::remove(elsewhere);
+  EXPECT_EQ(priced.code, 0) << priced.output;
+  EXPECT_NE(priced.output.find("A100-80 on selene"), std::string::npos) << priced.output;
 }
 
 TEST(ValidateCli, SummaryCsvAndFit) {
