@@ -31,20 +31,6 @@ struct TrainArguments {
   int optimizer_threads = 0;  // 0: the node's cores shared among its ranks
 };
 
-// --overlap none | a comma list of oar, ors, oag.
-Overlap parse_overlap(const std::string& text) {
-  Overlap o = Overlap::none();
-  if (text == "none") return o;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    if (item == "oar") o.all_reduce = true;
-    else if (item == "ors") o.reduce_scatter = true;
-    else if (item == "oag") o.all_gather = true;
-    else throw InputError("--overlap: expected none or a list of oar, ors, oag; got '" + item + "'");
-  }
-  return o;
-}
-
 // --inject-fault kill:RANK:STEP or overflow:RANK:STEP (testing only).
 void parse_fault(const std::string& text, TrainOptions& o) {
   int rank = -1;
@@ -118,7 +104,7 @@ void run(TrainArguments& a) {
   a.options.schedule.schedule = parse_schedule(a.schedule);
   a.options.lr_schedule = parse_lr_schedule(a.lr_schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
-  if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap);
+  if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap, "--overlap");
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "executor/comm/communicator.h"
@@ -38,6 +39,10 @@ struct Overlap {
   bool all_gather = true;      // OAG: the next layer's weight all-gather prefetched
   static Overlap none() { return {false, false, false}; }
 };
+// --overlap's text: "none" or a comma list of oar, ors, oag (InputError naming `option` otherwise).
+Overlap parse_overlap(const std::string& text, const std::string& option);
+// As run.json records the overlaps run: "on" (all three), "off" (none), or the list of those on.
+std::string overlap_text(const Overlap& overlap);
 
 // Buffers the layers of a stage share: one layer runs at a time, and each
 // forward or backward is done with `rows` and `partial` when it returns.

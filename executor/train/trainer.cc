@@ -1,9 +1,6 @@
 // The training loop (see trainer.h).
 #include "executor/train/trainer.h"
 
-#include <iomanip>
-#include <vector>
-#include <tuple>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <sstream>
 
 #include "executor/data/token_shards.h"
@@ -36,16 +34,6 @@ int64_t sequence_length(const TransformerSpec& spec, const TrainOptions& o) {
   const int64_t T = o.seq > 0 ? o.seq : spec.seq_len;
   if (T > spec.seq_len) throw InputError("--seq " + std::to_string(T) + " exceeds the model's seq_len " + std::to_string(spec.seq_len));
   return T;
-}
-
-// The overlaps as run.json records them: "on", "off", or the list of those on.
-std::string overlap_text(const Overlap& overlap) {
-  std::string on;
-  for (const auto& [name, run] : {std::pair{"oar", overlap.all_reduce}, {"ors", overlap.reduce_scatter},
-                                  {"oag", overlap.all_gather}}) {
-    if (run) on += std::string(on.empty() ? "" : ",") + name;
-  }
-  return on == "oar,ors,oag" ? "on" : on.empty() ? "off" : on;
 }
 
 ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
