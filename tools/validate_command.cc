@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -140,11 +141,12 @@ void run_validate(ValidateOptions options) {
   find_inputs(options);
   reject_repeated_sets(options.sets);
   std::vector<ValidationEntry> entries;
+  const std::optional<MachineProfile> given =
+      options.machine.empty() ? std::nullopt : std::optional<MachineProfile>(load_machine(options.machine));
   for (const std::string& path : options.sets) {
     const ValidationSet set = load_validation_set(path);
-    const MachineProfile machine = load_machine(options.machine.empty() ? set.machine : options.machine);
-    // --machine naming the set's own profile prices it as its preset does.
-    const bool other = !options.machine.empty() && !same_profile(options.machine, set.machine);
+    const MachineProfile machine = given ? *given : load_machine(set.machine);
+    const bool other = given && !same_profile(options.machine, set.machine);
     const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
@@ -152,7 +154,7 @@ void run_validate(ValidateOptions options) {
   if (!options.machine.empty() && options.explain.empty()) {
     std::printf("--machine %s prices the validation sets above; the published runs below keep their clusters'\n"
                 "presets (%s)\n%s\n", options.machine.c_str(), options.corpus.c_str(),
-                partial_calibration_note(load_machine(options.machine), options.machine).c_str());
+                partial_calibration_note(*given, options.machine).c_str());
   }
   const auto corpus = validate_corpus(load_corpus(options.corpus));
   entries.insert(entries.end(), corpus.begin(), corpus.end());
