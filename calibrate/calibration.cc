@@ -215,7 +215,9 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
                      std::to_string(ranks) + " ranks of this launch");
   }
-  if (!o.ops.empty() && group_shapes(ranks, per_node).empty()) {
+  // The groups the sweep measures (none without collectives to measure).
+  const std::vector<GroupShape> shapes = o.ops.empty() ? std::vector<GroupShape>{} : group_shapes(ranks, per_node);
+  if (!o.ops.empty() && shapes.empty()) {
     throw InputError("calibration measures groups of 2, 4, 8... ranks that tile the launch; none tiles " +
                      std::to_string(ranks) + " ranks: launch an even number (mpirun -np 2, 4, 8 ...)");
   }
@@ -245,7 +247,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--min-bytes " + std::to_string(int64_t(o.min_bytes)) + " is more than the largest message, " +
                      std::to_string(int64_t(max_bytes)) + " bytes (--max-bytes)");
   }
-  for (const GroupShape& shape : o.ops.empty() ? std::vector<GroupShape>{} : group_shapes(ranks, per_node)) {
+  for (const GroupShape& shape : shapes) {
     std::set<double> measured;  // the sizes the sweep measures over this group
     for (double bytes : message_sizes(o.min_bytes, max_bytes)) measured.insert(measured_message_bytes(bytes, shape.size));
     if (measured.size() < 2) {
@@ -348,7 +350,6 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
       memory.elementwise_GBps = elementwise_GBps;
       overlap = measured_overlap;
     }
-    const auto shapes = group_shapes(ranks, per_node);
     const auto sizes = message_sizes(o.min_bytes, max_bytes);
     size_t done = 0;
     const size_t total = measured_pairs(shapes, o.ops);

@@ -182,10 +182,11 @@ void check_rank(const PlanOptions& o, const CostModel& model, const SearchResult
 
 // A goodput of 0 (failures faster than restarts): a token budget or a cost ranking has no finite
 // answer, refused; otherwise a note under the table says why the goodput column reads 0.
-void check_progress(FILE* report, const PlanOptions& o, const PlanRow& chosen, const MachineProfile& machine) {
+void check_progress(FILE* report, const PlanOptions& o, RankBy rank_by, const PlanRow& chosen,
+                    const MachineProfile& machine) {
   const std::string why = no_progress_reason(chosen.training.goodput, o.gpus, machine);
   if (why.empty()) return;
-  if (o.budget.tokens > 0 || o.rank_by == "cost") {
+  if (o.budget.tokens > 0 || rank_by == RankBy::cost) {
     throw InputError((o.budget.tokens > 0 ? "--tokens: " : "--rank-by cost: ") + why + "; see " + o.machine +
                      "'s failures_per_gpu_hour, restart_s and checkpoint_filesystem_GBps");
   }
@@ -311,7 +312,7 @@ void run_plan(const PlanOptions& o) {
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
-  check_progress(report, o, chosen, machine);
+  check_progress(report, o, options.rank_by, chosen, machine);
   if (o.explain) {
     report_stream << "\n" << explain_text(model, chosen.config) << "\n"
                   << band_explain_text(chosen.breakdown.iter_time, band)
