@@ -9,6 +9,7 @@
 #include "calibrate/calibration.h"
 #include "executor/comm/mpi_communicator.h"
 #include "model/error.h"
+#include "model/machine_profile.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
@@ -82,6 +83,7 @@ void refine(const CalibrateArguments& a) {
   const RefinementResult result = refine_profile(profile, cases);
   std::printf("Refining %s against %zu run(s): each plan costed again, its components fitted to the run\n",
               profile.name.c_str(), cases.size());
+  std::fputs(partial_calibration_note(profile, a.machine).c_str(), stdout);
   std::fputs(refinement_text(result, profile, a.refine_runs).c_str(), stdout);
   write_refined_profile(result, original, a.refine_runs, a.options.out);
   std::printf("Wrote %s\n", a.options.out.c_str());

@@ -17,6 +17,7 @@
 #include "model/atomic_file.h"
 #include "model/error.h"
 #include "model/json_text.h"
+#include "model/machine_profile.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "planner/export.h"
@@ -43,6 +44,7 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   Plan plan = read_plan_file(path);
   if (!machine.empty()) {
     const MachineProfile profile = load_machine(machine);
+    std::fputs(partial_calibration_note(profile, machine).c_str(), stdout);
     const CostModel model(plan.model, profile);
     if (const std::string why = model.pricing_problem(plan.config); !why.empty()) {
       throw InputError(path + ": it cannot be costed on " + machine + " (" + resolve_preset("machines", machine) +

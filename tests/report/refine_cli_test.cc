@@ -50,6 +50,17 @@ TEST_F(RefineCli, FitsKnownFactorsAndWritesTheProfile) {
   EXPECT_LT(file["metadata"]["refinement"]["rms_component_error_after"].as<double>(), 1e-3);
 }
 
+TEST_F(RefineCli, SaysWhenTheProfileIsAPartialCalibration) {
+  const std::string partial = testing::partial_selene(folder_);
+  const auto r = testing::run_axo("calibrate --refine " + folder_.file("run.json") + " --plan " +
+                                  folder_.file("plan.yaml") + " --machine " + partial + " --out " +
+                                  folder_.file("refined.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Note: " + partial + " is a partial calibration (rank 1: all_reduce stopped)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(RefineCli, MistakesExitTwo) {
   const std::string run = folder_.file("run.json");
   auto r = testing::run_axo("calibrate --refine " + run + " " + run + files());

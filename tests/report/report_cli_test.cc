@@ -112,6 +112,19 @@ TEST_F(ReportCli, MachineCostsThePlansAgain) {
   EXPECT_EQ(missing.code, 2) << missing.output;
 }
 
+TEST_F(ReportCli, SaysWhenTheMachineIsAPartialCalibration) {
+  write_pair(1, 2.0, 2.5);
+  auto r = testing::run_axo("report" + pair(1) + " --machine selene");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("partial calibration"), std::string::npos) << r.output;
+  const std::string partial = testing::partial_selene(folder_);
+  r = testing::run_axo("report" + pair(1) + " --machine " + partial);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Note: " + partial + " is a partial calibration (rank 1: all_reduce stopped)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(ReportCli, SeveralPairsRankAndCheckThePick) {
   write_pair(1, 1.0, 2.1);  // the planner's pick, 5% slower than the fastest
   write_pair(2, 1.5, 2.0);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ inline Plan one_gpu_plan(const Breakdown& predicted) {
   plan.config.microbatch = 1;
   plan.predicted = predicted;
   return plan;
+}
+
+// A copy of the selene preset in `folder` that says it is a partial calibration, as calibrate
+// writes one whose measurement failed (metadata.complete: false and the error).
+inline std::string partial_selene(const TemporaryFolder& folder) {
+  std::ifstream preset(resolve_preset("machines", "selene"));
+  std::stringstream text;
+  text << preset.rdbuf() << "metadata:\n  complete: false\n  error: \"rank 1: all_reduce stopped\"\n";
+  return folder.write("partial-selene.yaml", text.str());
 }
 
 inline Breakdown breakdown_of(double compute, double tp_comm, double bubble, double pp_comm,
