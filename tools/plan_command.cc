@@ -16,6 +16,7 @@
 #include "model/presets.h"
 #include "planner/explain.h"
 #include "planner/export.h"
+#include "planner/format.h"
 #include "planner/plan_table.h"
 #include "planner/prediction_band.h"
 #include "planner/search.h"
@@ -67,6 +68,14 @@ SearchOptions search_options(const PlanOptions& o) {
   options.prune = o.svg.empty();  // the picture shows every configuration that fits
   if (o.budget.gpu_hour_price > 0 && o.budget.tokens <= 0) {
     throw InputError("--gpu-hour-price needs --tokens (the cost is that of training on that many tokens)");
+  }
+  // Far beyond any run (Llama 3 trained on 15.6e12 tokens) or price, and finite in days and cost.
+  constexpr double kMostTokens = 1e17, kMostGpuHourPrice = 1e7;
+  if (o.budget.tokens > kMostTokens) {
+    throw InputError(format("--tokens %g: at most %g tokens", o.budget.tokens, kMostTokens));
+  }
+  if (o.budget.gpu_hour_price > kMostGpuHourPrice) {
+    throw InputError(format("--gpu-hour-price %g: at most %g per GPU-hour", o.budget.gpu_hour_price, kMostGpuHourPrice));
   }
   const FixedFields& fixed = options.fixed;
   if (fixed.all_grid_fixed() && fixed.values.gpus() != o.gpus) {

@@ -70,6 +70,13 @@ TEST_F(Cli, PlanTimeToTrainGoodputAndThePicture) {
   Result bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --gpu-hour-price 2");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.output.find("--gpu-hour-price needs --tokens"), std::string::npos) << bad.output;
+  // Budgets whose days or cost would not be finite numbers are refused with the bound.
+  bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --tokens 1e30");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--tokens 1e+30: at most 1e+17 tokens"), std::string::npos) << bad.output;
+  bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --tokens 1e12 --gpu-hour-price 1e300");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--gpu-hour-price 1e+300: at most 1e+07 per GPU-hour"), std::string::npos) << bad.output;
   bad = axo("plan --model gpt3-13b --gpus 32 --machine selene --rank-by speed");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.output.find("--rank-by: expected iteration or cost, got 'speed'"), std::string::npos) << bad.output;
