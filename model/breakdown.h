@@ -56,4 +56,8 @@ inline std::array<double, 7> components(const Breakdown& b) {
   return {b.compute, b.tp_comm, b.bubble, b.pp_comm, b.dp_comm, b.offload, b.optimizer};
 }
 
+// The most seconds an iteration or a component of one may be, predicted (plan.yaml) or measured
+// (run.json): more is a typing slip, not a run.
+inline constexpr double kMostIterationSeconds = 1e12;
+
 }  // namespace axo

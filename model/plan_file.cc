@@ -62,7 +62,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
   if (map.has("predicted")) {
     const YamlMap predicted(map.get_node("predicted"), path, "predicted breakdown");
     Breakdown& b = plan.predicted;
-    b.iter_time = predicted.get_double("iter_time_s", 0, 1e12);
+    b.iter_time = predicted.get_double("iter_time_s", 0, kMostIterationSeconds);
     b.tflops_per_gpu = predicted.get_double("tflops_per_gpu", 0, 1e12, 0);
     b.pct_peak = predicted.get_double("pct_peak", 0, 1e6, 0);
     b.fits = predicted.get_bool("fits", true);
@@ -70,7 +70,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
     double* fields[] = {&b.compute, &b.tp_comm, &b.bubble, &b.pp_comm,
                         &b.dp_comm, &b.offload, &b.optimizer};
     for (size_t i = 0; i < kComponentNames.size(); ++i) {
-      *fields[i] = parts.get_double(kComponentNames[i], 0, 1e12);
+      *fields[i] = parts.get_double(kComponentNames[i], 0, kMostIterationSeconds);
     }
     parts.reject_unknown_keys();
     if (predicted.has("memory_GiB")) {

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -35,18 +36,20 @@ const nlohmann::json& value_at(const nlohmann::json& parent, const std::string& 
   return parent[key];
 }
 
-// A finite, non-negative number of seconds at `field`.
+// A finite number of seconds at `field`, from 0 (above 0 where `positive`) to kMostIterationSeconds.
 double seconds_at(const nlohmann::json& parent, const std::string& key, const std::string& source,
-                  const std::string& field) {
+                  const std::string& field, bool positive = false) {
   const nlohmann::json& value = value_at(parent, key, source, field);
   if (!value.is_number()) {
     throw InputError(source + ": " + field + ": expected a number of seconds, got " +
                      type_and_value(value));
   }
   const double seconds = value.get<double>();
-  if (!std::isfinite(seconds) || seconds < 0) {
-    throw InputError(source + ": " + field + ": expected a number of seconds >= 0, got " +
-                     value.dump());
+  if (!std::isfinite(seconds) || seconds < 0 || (positive && seconds == 0) || seconds > kMostIterationSeconds) {
+    char most[32];
+    std::snprintf(most, sizeof most, "%g", kMostIterationSeconds);
+    throw InputError(source + ": " + field + ": expected a number of seconds " + (positive ? "> 0" : ">= 0") +
+                     " and at most " + most + ", got " + value.dump());
   }
   return seconds;
 }
@@ -113,6 +116,18 @@ MeasuredMemory memory_from_json(const nlohmann::json& memory, const std::string&
     if (k == 0 || m.device_peak > most.device_peak) most = m;
   }
   return most;
+}
+
+// A step's components split each rank's iteration, and are the mean over its ranks, while
+// iteration_s is one rank's: they add up to about iteration_s, never to twice it.
+void check_components_fit(const std::array<double, 7>& components, double iteration_s, const std::string& source,
+                          const std::string& field) {
+  double sum = 0;
+  for (double value : components) sum += value;
+  if (sum > 2 * iteration_s) {
+    throw InputError(source + ": " + field + ": add up to " + std::to_string(sum) + " s, more than twice the step's " +
+                     key::kIterationS + " " + std::to_string(iteration_s) + " s they split");
+  }
 }
 
 // run.json's grid: the executor's pipeline, data, z, y and x (run_json_writer.cc).
@@ -228,7 +243,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     const std::string at = std::string(key::kSteps) + "[" + std::to_string(s) + "]";
     const nlohmann::json& step = steps[s];
     if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
-    const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS));
+    const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS), true);
     const std::string parts_field = path(at, key::kComponentsS);
     const nlohmann::json& parts = value_at(step, key::kComponentsS, source, parts_field);
     if (!parts.is_object()) {
@@ -238,6 +253,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     for (size_t i = 0; i < kComponentNames.size(); ++i) {
       values[i] = seconds_at(parts, kComponentNames[i], source, path(parts_field, kComponentNames[i]));
     }
+    check_components_fit(values, iteration, source, parts_field);
     if (s < first) continue;
     run.iteration_s += iteration;
     for (size_t i = 0; i < values.size(); ++i) run.components[i] += values[i];
@@ -272,9 +288,6 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     read_grid_settings(root[key::kGrid], source, run);
   }
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
-  bool finite = std::isfinite(run.iteration_s);
-  for (double value : run.components) finite = finite && std::isfinite(value);
-  if (!finite) throw InputError(source + ": " + key::kSteps + ": seconds too large to average");
   return run;
 }
 

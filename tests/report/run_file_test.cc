@@ -211,6 +211,25 @@ TEST(RunFile, ReadsTheFile) {
   EXPECT_DOUBLE_EQ(run.components[0], 1.5);
 }
 
+// A step of no time, or of more seconds than any run, and components that do not split their step
+// are typing slips: a report or a refinement fitted to them would be nonsense.
+TEST(RunFile, StepsOfNoOrEndlessTimeAreRefused) {
+  nlohmann::json root = testing::run_json({{0.0, {0, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(error_of(root), "run.json: steps[0].iteration_s: expected a number of seconds > 0 and at most 1e+12, got 0.0");
+  root = testing::run_json({{1e300, {1, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_NE(error_of(root).find("steps[0].iteration_s: expected a number of seconds > 0 and at most 1e+12, got 1e+300"),
+            std::string::npos);
+  root = testing::run_json({{1.0, {0.5, 0, 0, 0, 0, 0, 1e13}}});
+  EXPECT_NE(error_of(root).find("steps[0].components_s.optimizer: expected a number of seconds >= 0 and at most 1e+12"),
+            std::string::npos);
+  root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}, {0.0035, {10, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(error_of(root), "run.json: steps[1].components_s: add up to 10.000000 s, more than twice the step's "
+                            "iteration_s 0.003500 s they split");
+  // What a run writes: components a little above rank 0's iteration, the mean over slower ranks.
+  root = testing::run_json({{1.0, {1.02, 0, 0, 0, 0, 0, 0.01}}});
+  EXPECT_EQ(error_of(root), "");
+}
+
 TEST(RunFile, BadFilesNameTheFileAndTheField) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}, {1.0, {1, 0, 0, 0, 0, 0, 0}}});
   root["steps"][1]["components_s"].erase("bubble");
@@ -223,7 +242,7 @@ TEST(RunFile, BadFilesNameTheFileAndTheField) {
 
   root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
   root["steps"][0]["iteration_s"] = -1;
-  EXPECT_NE(error_of(root).find("steps[0].iteration_s: expected a number of seconds >= 0"),
+  EXPECT_NE(error_of(root).find("steps[0].iteration_s: expected a number of seconds > 0"),
             std::string::npos);
 
   root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
@@ -242,8 +261,9 @@ TEST(RunFile, BadFilesNameTheFileAndTheField) {
   EXPECT_NE(error_of({{"steps", nlohmann::json::array()}}).find("steps: expected a non-empty list"),
             std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::array()).find("expected a JSON object"), std::string::npos);
+  // Seconds whose sum would overflow are refused one by one.
   EXPECT_EQ(error_of(testing::run_json({{1e308, {1e308, 0, 0, 0, 0, 0, 0}}, {1e308, {1e308, 0, 0, 0, 0, 0, 0}}})),
-            "run.json: steps: seconds too large to average");
+            "run.json: steps[0].iteration_s: expected a number of seconds > 0 and at most 1e+12, got 1e+308");
 }
 
 TEST(RunFile, NotJsonOrMissingFileIsAnInputError) {
