@@ -94,17 +94,6 @@ struct SpecOverrides {
 // From a parsed YAML mapping; `source` names the file in messages.
 TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
                                            const SpecOverrides& overrides = {});
-// From a Hugging Face config.json (GPT-2, Llama, Mistral, Gemma, GPT-NeoX style keys).
-// config.json has no batch size: global_batch is the override's, else 0 for the caller to set.
-// The MLP is gated (swiglu) for the Llama and Gemma families (by model_type or
-// architectures, whatever hidden_act says), else when the activation is SiLU.
-// InputError for a mixture-of-experts config (num_local_experts, ...) and for
-// a head_dim other than hidden/heads, which a TransformerSpec cannot hold.
-TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
-                                                const SpecOverrides& overrides = {});
-// From the text of a config.json; malformed JSON is an InputError.
-TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source,
-                                              const SpecOverrides& overrides = {});
 // Reads a .yaml/.yml spec (validated) or a .json Hugging Face config, by extension, with the
 // overrides applied.
 TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrides& overrides = {});

@@ -11,6 +11,7 @@
 #include "executor/train/checkpoint.h"
 #include "model/cost_model.h"
 #include "model/error.h"
+#include "model/hf_config.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"

@@ -1,0 +1,189 @@
+// Hugging Face config.json input (see hf_config.h).
+#include "model/hf_config.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+#include <string_view>
+
+#include "model/error.h"
+#include "model/json_text.h"
+
+namespace axo {
+
+namespace {
+
+// The first of `keys` present in `config` as an integer.
+int64_t hf_int(const nlohmann::json& config, std::initializer_list<const char*> keys,
+               const std::string& source, std::optional<int64_t> fallback = std::nullopt) {
+  for (const char* key : keys) {
+    if (!config.contains(key) || config[key].is_null()) continue;
+    const nlohmann::json& v = config[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      throw InputError(source + ": field '" + key + "': expected a positive integer, got " +
+                       v.dump());
+    }
+    return v.get<int64_t>();
+  }
+  if (fallback) return *fallback;
+  throw InputError(source + ": field '" + *keys.begin() + "': missing from the config.json");
+}
+
+// Optional typed fields: absent or null gives the fallback, a wrong type an InputError.
+std::string hf_string(const nlohmann::json& config, const char* key, const std::string& fallback,
+                      const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_string()) throw InputError(source + ": field '" + key + "': expected a string");
+  return config[key].get<std::string>();
+}
+
+bool hf_bool(const nlohmann::json& config, const char* key, bool fallback, const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_boolean()) throw InputError(source + ": field '" + key + "': expected true or false");
+  return config[key].get<bool>();
+}
+
+double hf_number(const nlohmann::json& config, const char* key, double fallback, const std::string& source) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_number()) throw InputError(source + ": field '" + key + "': expected a number");
+  return config[key].get<double>();
+}
+
+// Families whose MLP is gated (gate_proj, up_proj, down_proj) whatever their hidden_act: Llama's
+// SiLU (SwiGLU) and Gemma's GELU (GeGLU, which axo prices as SwiGLU: the same weights and GEMMs).
+constexpr std::array<std::string_view, 13> kGatedFamilies = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
+    "granite", "cohere"};
+// Gated families whose LM head is tied to the embedding unless the config says otherwise
+// (transformers' GemmaConfig and CohereConfig: tie_word_embeddings=True; LlamaConfig's is False).
+constexpr std::array<std::string_view, 4> kTiedFamilies = {"gemma", "gemma2", "gemma3_text", "cohere"};
+
+// Whether the config's model_type, else its first architecture ("GemmaForCausalLM"), lowercased,
+// names one of `families` (an architecture by its prefix).
+template <size_t N>
+bool hf_family_in(const nlohmann::json& config, const std::array<std::string_view, N>& families,
+                  const std::string& source) {
+  const std::string type = hf_string(config, "model_type", "", source);
+  if (!type.empty()) return std::find(families.begin(), families.end(), type) != families.end();
+  if (!config.contains("architectures") || !config["architectures"].is_array() ||
+      config["architectures"].empty() || !config["architectures"][0].is_string()) {
+    return false;
+  }
+  std::string architecture = config["architectures"][0].get<std::string>();
+  for (char& c : architecture) c = char(std::tolower((unsigned char)c));
+  return std::any_of(families.begin(), families.end(), [&](std::string_view family) {
+    return architecture.rfind(std::string(family) + "for", 0) == 0 ||
+           architecture.rfind(std::string(family) + "model", 0) == 0;
+  });
+}
+
+// A gated MLP: by the family (model_type or architectures), else a SiLU activation (a family
+// axo does not know, as before): GPT-2, GPT-NeoX, OPT and the like have a plain GELU MLP.
+bool hf_mlp_gated(const nlohmann::json& config, const std::string& source) {
+  if (hf_family_in(config, kGatedFamilies, source)) return true;
+  const std::string act =
+      hf_string(config, "hidden_act", hf_string(config, "activation_function", "gelu", source), source);
+  return act == "silu" || act == "swiglu";
+}
+
+// axo models dense transformers: a mixture-of-experts config (Mixtral's num_local_experts,
+// Qwen-MoE's and OLMoE's num_experts, DeepSeek's n_routed_experts, num_experts_per_tok) is refused.
+void refuse_mixture_of_experts(const nlohmann::json& config, const std::string& source) {
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"}) {
+    if (!config.contains(key) || !config[key].is_number()) continue;
+    if (config[key].get<double>() <= 1) continue;  // one expert, or one per token of a single expert: dense
+    throw InputError(source + ": field '" + key + "': " + config[key].dump() +
+                     ": a mixture-of-experts model; axo plans dense transformers only");
+  }
+}
+
+// Heads that divide the hidden size, and a head_dim (Gemma's, Mistral's) that is hidden/heads:
+// TransformerSpec has heads of hidden/heads channels and cannot size any other attention.
+void check_hf_heads(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source) {
+  const int64_t head_dim = hf_int(config, {"head_dim"}, source, 0);
+  if (head_dim > 0 && head_dim * spec.heads != spec.hidden) {
+    throw InputError(source + ": field 'head_dim': " + std::to_string(head_dim) + " is not hidden_size / " +
+                     "num_attention_heads = " + std::to_string(spec.hidden) + " / " + std::to_string(spec.heads) +
+                     ": axo's model has heads of hidden/heads channels (attention " + std::to_string(spec.hidden) +
+                     " wide, not " + std::to_string(spec.heads) + " x " + std::to_string(head_dim) + " = " +
+                     std::to_string(spec.heads * head_dim) + ") and cannot size this one");
+  }
+  if (spec.hidden % spec.heads != 0) {
+    throw InputError(source + ": field 'num_attention_heads': " + std::to_string(spec.heads) +
+                     " does not divide hidden_size " + std::to_string(spec.hidden));
+  }
+  if (spec.heads % spec.kv_heads != 0) {
+    throw InputError(source + ": the key/value heads (" + std::to_string(spec.kv_heads) +
+                     ") do not divide num_attention_heads " + std::to_string(spec.heads));
+  }
+}
+
+// Key/value heads: Llama's num_key_value_heads, Falcon's num_kv_heads (new_decoder_architecture)
+// or multi_query (one), GPT-BigCode's multi_query; else one per head.
+int64_t hf_kv_heads(const nlohmann::json& config, int64_t heads, const std::string& source) {
+  const int64_t multi_query = hf_bool(config, "multi_query", false, source) ? 1 : heads;
+  return hf_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, source, multi_query);
+}
+
+// Rotary positions: the Llama-like families, and any config naming a rotary setting (rope_theta,
+// GPT-NeoX's rotary_pct, Falcon's rotary unless alibi); ALiBi (BLOOM, MPT, Falcon's alibi) has
+// neither learned nor rotary positions, which axo does not model: refused.
+PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const std::string& source) {
+  if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
+    throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
+  }
+  const bool falcon = hf_string(config, "model_type", "", source) == "falcon";
+  const bool rotary = llama_like || falcon || config.contains("rope_theta") || config.contains("rotary_pct") ||
+                      config.contains("rotary_emb_base");
+  return rotary ? PositionKind::rope : PositionKind::learned;
+}
+
+}  // namespace
+
+TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
+                                                const SpecOverrides& overrides) {
+  if (!config.is_object()) throw InputError(source + ": expected a JSON object");
+  refuse_mixture_of_experts(config, source);
+  TransformerSpec spec;
+  spec.name = hf_string(config, "_name_or_path", "", source);  // empty, as absent: the model type's
+  if (spec.name.empty()) spec.name = hf_string(config, "model_type", "hf-model", source);
+  spec.source = source;
+  spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
+  spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
+  spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
+  spec.kv_heads = hf_kv_heads(config, spec.heads, source);
+  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
+                           4 * spec.hidden);
+  const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
+  spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
+                        absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::nullopt);
+  if (overrides.seq_len > 0) spec.seq_len = overrides.seq_len;
+  spec.global_batch = overrides.global_batch;
+  spec.vocab = hf_int(config, {"vocab_size"}, source);
+  spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
+  const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
+  spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
+  spec.positions = hf_positions(config, llama_like, source);
+  // Biases: attention_bias where the config has it (Llama's, default off), Falcon's `bias`,
+  // else the family's (gated families none, GPT-2 and the like all).
+  spec.bias = hf_bool(config, "attention_bias", hf_bool(config, "bias", !llama_like, source), source);
+  const bool tied_by_default = !llama_like || hf_family_in(config, kTiedFamilies, source);
+  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
+  spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
+                 hf_number(config, "attn_pdrop", 0, source) > 0;
+  const std::string dtype = hf_string(config, "torch_dtype", "bfloat16", source);
+  spec.precision = dtype == "float32" ? Precision::fp32
+                   : dtype == "float16" ? Precision::fp16
+                                        : Precision::bf16;
+  check_hf_heads(config, spec, source);
+  return spec;
+}
+
+TransformerSpec transformer_spec_from_hf_text(const std::string& text, const std::string& source,
+                                              const SpecOverrides& overrides) {
+  const nlohmann::json config = parse_json_text(text, source);
+  return transformer_spec_from_hf_config(config, source, overrides);
+}
+
+}  // namespace axo
