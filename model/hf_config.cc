@@ -52,9 +52,9 @@ double hf_number(const nlohmann::json& config, const char* key, double fallback,
 
 // Families whose MLP is gated (gate_proj, up_proj, down_proj) whatever their hidden_act: Llama's
 // SiLU (SwiGLU) and Gemma's GELU (GeGLU, which axo prices as SwiGLU: the same weights and GEMMs).
-constexpr std::array<std::string_view, 13> kGatedFamilies = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
-    "granite", "cohere"};
+constexpr std::array<std::string_view, 14> kGatedFamilies = {
+    "llama", "mistral", "mixtral", "qwen", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo",
+    "olmo2", "granite", "cohere"};
 // Gated families whose LM head is tied to the embedding unless the config says otherwise
 // (transformers' GemmaConfig and CohereConfig: tie_word_embeddings=True; LlamaConfig's is False).
 constexpr std::array<std::string_view, 4> kTiedFamilies = {"gemma", "gemma2", "gemma3_text", "cohere"};
@@ -88,13 +88,60 @@ bool hf_mlp_gated(const nlohmann::json& config, const std::string& source) {
 }
 
 // axo models dense transformers: a mixture-of-experts config (Mixtral's num_local_experts,
-// Qwen-MoE's and OLMoE's num_experts, DeepSeek's n_routed_experts, num_experts_per_tok) is refused.
+// Qwen-MoE's and OLMoE's num_experts, DeepSeek's n_routed_experts, ERNIE 4.5's moe_num_experts,
+// num_experts_per_tok) is refused.
 void refuse_mixture_of_experts(const nlohmann::json& config, const std::string& source) {
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"}) {
+  for (const char* key :
+       {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_per_tok"}) {
     if (!config.contains(key) || !config[key].is_number()) continue;
     if (config[key].get<double>() <= 1) continue;  // one expert, or one per token of a single expert: dense
     throw InputError(source + ": field '" + key + "': " + config[key].dump() +
                      ": a mixture-of-experts model; axo plans dense transformers only");
+  }
+}
+
+// axo models decoder-only causal language models: an encoder-decoder (T5, BART: is_encoder_decoder)
+// or a model whose architectures are none of a causal LM's (BERT's ...ForMaskedLM) is refused.
+void refuse_other_than_a_decoder(const nlohmann::json& config, const std::string& source) {
+  if (hf_bool(config, "is_encoder_decoder", false, source)) {
+    throw InputError(source + ": field 'is_encoder_decoder': an encoder-decoder model; axo plans decoder-only "
+                     "transformers");
+  }
+  if (!config.contains("architectures") || !config["architectures"].is_array()) return;
+  const nlohmann::json& architectures = config["architectures"];
+  const auto causal = [](const nlohmann::json& name) {
+    if (!name.is_string()) return false;
+    const std::string text = name.get<std::string>();
+    const auto ends_with = [&](std::string_view end) {
+      return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+    };
+    return ends_with("ForCausalLM") || ends_with("LMHeadModel");
+  };
+  if (!architectures.empty() && std::none_of(architectures.begin(), architectures.end(), causal)) {
+    throw InputError(source + ": field 'architectures': " + architectures.dump() +
+                     ": not a causal language model (...ForCausalLM or ...LMHeadModel); axo plans decoder-only "
+                     "transformers");
+  }
+}
+
+// BLOOM and MPT attend with ALiBi biases whether or not their config says so (MPT's under
+// attn_config); Falcon's and others' `alibi` key is read by hf_positions.
+void refuse_alibi_families(const nlohmann::json& config, const std::string& source) {
+  const std::string type = hf_string(config, "model_type", "", source);
+  if (type == "bloom" || type == "mpt") {
+    throw InputError(source + ": field 'model_type': " + type +
+                     " attends with ALiBi biases; axo prices learned or rotary positions");
+  }
+}
+
+// OPT-350M's embedding is word_embed_proj_dim wide, projected in and out of the hidden size:
+// a TransformerSpec's embedding is as wide as its hidden size.
+void refuse_projected_embeddings(const nlohmann::json& config, const std::string& source) {
+  const int64_t width = hf_int(config, {"word_embed_proj_dim"}, source, 0);
+  const int64_t hidden = hf_int(config, {"hidden_size"}, source, 0);
+  if (width > 0 && hidden > 0 && width != hidden) {
+    throw InputError(source + ": field 'word_embed_proj_dim': " + std::to_string(width) + " is not hidden_size " +
+                     std::to_string(hidden) + ": axo's embedding is as wide as the hidden size");
   }
 }
 
@@ -126,6 +173,18 @@ int64_t hf_kv_heads(const nlohmann::json& config, int64_t heads, const std::stri
   return hf_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, source, multi_query);
 }
 
+// A learned position table has max_position_embeddings (n_positions) rows: a longer --seq has no
+// position to look up (GPT-2 at 8192 of its 1024).
+void check_learned_positions_cover(const nlohmann::json& config, const TransformerSpec& spec,
+                                   const std::string& source) {
+  if (spec.positions != PositionKind::learned) return;
+  const int64_t table = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source, 0);
+  if (table > 0 && spec.seq_len > table) {
+    throw InputError(source + ": sequence length " + std::to_string(spec.seq_len) + " is longer than the " +
+                     std::to_string(table) + " learned positions of max_position_embeddings (n_positions)");
+  }
+}
+
 // Rotary positions: the Llama-like families, and any config naming a rotary setting (rope_theta,
 // GPT-NeoX's rotary_pct, Falcon's rotary unless alibi); ALiBi (BLOOM, MPT, Falcon's alibi) has
 // neither learned nor rotary positions, which axo does not model: refused.
@@ -144,7 +203,10 @@ PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const s
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
                                                 const SpecOverrides& overrides) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
+  refuse_other_than_a_decoder(config, source);
   refuse_mixture_of_experts(config, source);
+  refuse_alibi_families(config, source);
+  refuse_projected_embeddings(config, source);
   TransformerSpec spec;
   spec.name = hf_string(config, "_name_or_path", "", source);  // empty, as absent: the model type's
   if (spec.name.empty()) spec.name = hf_string(config, "model_type", "hf-model", source);
@@ -162,9 +224,13 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.global_batch = overrides.global_batch;
   spec.vocab = hf_int(config, {"vocab_size"}, source);
   spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
+  // Qwen (v1)'s intermediate_size is both gated branches together: w1 and w2 are each half of it
+  // (QWenMLP in Qwen-7B's modeling_qwen.py; 7.72B parameters with 22016 / 2).
+  if (hf_string(config, "model_type", "", source) == "qwen") spec.ffn_hidden /= 2;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
   spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
   spec.positions = hf_positions(config, llama_like, source);
+  check_learned_positions_cover(config, spec, source);
   // Biases: attention_bias where the config has it (Llama's, default off), Falcon's `bias`,
   // else the family's (gated families none, GPT-2 and the like all).
   spec.bias = hf_bool(config, "attention_bias", hf_bool(config, "bias", !llama_like, source), source);
@@ -172,10 +238,9 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
   spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
                  hf_number(config, "attn_pdrop", 0, source) > 0;
-  const std::string dtype = hf_string(config, "torch_dtype", "bfloat16", source);
-  spec.precision = dtype == "float32" ? Precision::fp32
-                   : dtype == "float16" ? Precision::fp16
-                                        : Precision::bf16;
+  // torch_dtype is how the checkpoint is stored (Llama 2's float16, OLMo's float32), not how the
+  // model trains: bf16 mixed precision, which --precision changes.
+  spec.precision = Precision::bf16;
   check_hf_heads(config, spec, source);
   return spec;
 }

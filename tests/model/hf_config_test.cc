@@ -146,5 +146,87 @@ TEST(HfConfig, MixtureOfExpertsIsRefused) {
   EXPECT_EQ(transformer_spec_from_hf_config(single, "single.json").layers, mixtral["num_hidden_layers"].get<int64_t>());
 }
 
+// ERNIE 4.5's experts are moe_num_experts (baidu/ERNIE-4.5-21B-A3B: 64, 6 a token): 21B, not the
+// 3.35B of its dense part.
+TEST(HfConfig, ErnieExpertsAreRefused) {
+  const nlohmann::json ernie = {{"model_type", "ernie4_5_moe"}, {"hidden_size", 2560}, {"num_hidden_layers", 28},
+                                {"num_attention_heads", 20},    {"num_key_value_heads", 4},
+                                {"intermediate_size", 12288},   {"max_position_embeddings", 131072},
+                                {"vocab_size", 103424},         {"moe_num_experts", 64}, {"moe_k", 6}};
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(ernie, "ernie.json"); })
+                .find("field 'moe_num_experts': 64: a mixture-of-experts model"),
+            std::string::npos);
+}
+
+// Encoder-decoders (T5's is_encoder_decoder), encoder-only models (BERT's ...ForMaskedLM), ALiBi
+// families (BLOOM, MPT: no alibi key) and OPT-350M's projected embedding are refused by name,
+// not by the first field their keys lack.
+TEST(HfConfig, ModelsATransformerSpecCannotHoldAreRefusedByWhatTheyAre) {
+  const nlohmann::json t5 = {{"architectures", {"T5ForConditionalGeneration"}}, {"model_type", "t5"},
+                             {"d_model", 512}, {"num_heads", 8}, {"num_layers", 6}, {"is_encoder_decoder", true}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(t5, "t5.json"); }),
+            "t5.json: field 'is_encoder_decoder': an encoder-decoder model; axo plans decoder-only transformers");
+  const nlohmann::json bert = {{"architectures", {"BertForMaskedLM"}}, {"model_type", "bert"},
+                               {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
+                               {"max_position_embeddings", 512}, {"vocab_size", 30522}};
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(bert, "bert.json"); })
+                .find("field 'architectures': [\"BertForMaskedLM\"]: not a causal language model"),
+            std::string::npos);
+  const nlohmann::json bloom = {{"architectures", {"BloomForCausalLM"}}, {"model_type", "bloom"},
+                                {"hidden_size", 1024}, {"n_layer", 24}, {"n_head", 16}, {"vocab_size", 250880}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(bloom, "bloom.json"); }),
+            "bloom.json: field 'model_type': bloom attends with ALiBi biases; axo prices learned or rotary positions");
+  const nlohmann::json mpt = {{"architectures", {"MPTForCausalLM"}}, {"model_type", "mpt"}, {"d_model", 4096},
+                              {"n_layers", 32}, {"n_heads", 32}, {"attn_config", {{"alibi", true}}}};
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(mpt, "mpt.json"); }).find("mpt attends with ALiBi"),
+            std::string::npos);
+  nlohmann::json opt = {{"architectures", {"OPTForCausalLM"}}, {"model_type", "opt"}, {"hidden_size", 1024},
+                        {"word_embed_proj_dim", 512}, {"num_hidden_layers", 24}, {"num_attention_heads", 16},
+                        {"ffn_dim", 4096}, {"max_position_embeddings", 2048}, {"vocab_size", 50272}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(opt, "opt.json"); }),
+            "opt.json: field 'word_embed_proj_dim': 512 is not hidden_size 1024: axo's embedding is as wide as the "
+            "hidden size");
+  opt["word_embed_proj_dim"] = 1024;  // OPT-1.3B's, and most OPTs': as wide as the hidden size
+  EXPECT_EQ(transformer_spec_from_hf_config(opt, "opt.json").hidden, 1024);
+}
+
+// Qwen-7B (v1): intermediate_size 22016 is both SwiGLU branches. 7,721,324,544 parameters on its
+// model card; axo leaves out the QKV biases (32 layers x 3 x 4096 = 393,216).
+TEST(HfConfig, QwenOneCountsHalfItsIntermediateSizePerBranch) {
+  const nlohmann::json qwen = {{"architectures", {"QWenLMHeadModel"}}, {"model_type", "qwen"},
+                               {"hidden_size", 4096}, {"intermediate_size", 22016}, {"num_attention_heads", 32},
+                               {"num_hidden_layers", 32}, {"max_position_embeddings", 8192}, {"no_bias", true},
+                               {"vocab_size", 151936}, {"rotary_emb_base", 10000}, {"tie_word_embeddings", false}};
+  const TransformerSpec spec = transformer_spec_from_hf_config(qwen, "qwen.json");
+  EXPECT_EQ(spec.mlp, MlpKind::swiglu);
+  EXPECT_EQ(spec.ffn_hidden, 11008);
+  EXPECT_EQ(spec.parameter_count(), 7721324544 - 393216);
+}
+
+// GPT-2 has 1024 learned positions: --seq 8192 has none to look up; rotary models take any length.
+TEST(HfConfig, ASequenceLongerThanTheLearnedPositionsIsRefused) {
+  const nlohmann::json gpt2 = {{"n_layer", 12}, {"n_embd", 768}, {"n_head", 12}, {"n_positions", 1024},
+                               {"vocab_size", 50257}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(gpt2, "gpt2.json", {0, 8192}); }),
+            "gpt2.json: sequence length 8192 is longer than the 1024 learned positions of max_position_embeddings "
+            "(n_positions)");
+  EXPECT_EQ(transformer_spec_from_hf_config(gpt2, "gpt2.json", {0, 512}).seq_len, 512);
+  const nlohmann::json llama = {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_hidden_layers", 32},
+                                {"num_attention_heads", 32}, {"intermediate_size", 11008},
+                                {"max_position_embeddings", 4096}, {"vocab_size", 32000}};
+  EXPECT_EQ(transformer_spec_from_hf_config(llama, "llama.json", {0, 8192}).seq_len, 8192);
+}
+
+// torch_dtype is the checkpoint's storage (Llama 2: float16, OLMo: float32): the plan is bf16.
+TEST(HfConfig, TheStorageDtypeIsNotTheTrainingPrecision) {
+  nlohmann::json llama = {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_hidden_layers", 32},
+                          {"num_attention_heads", 32}, {"intermediate_size", 11008},
+                          {"max_position_embeddings", 4096}, {"vocab_size", 32000}};
+  for (const char* dtype : {"float16", "float32", "bfloat16"}) {
+    llama["torch_dtype"] = dtype;
+    EXPECT_EQ(transformer_spec_from_hf_config(llama, "llama.json").precision, Precision::bf16) << dtype;
+  }
+}
+
 }  // namespace
 }  // namespace axo
