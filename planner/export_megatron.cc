@@ -25,7 +25,7 @@
 // data ranks, the gradient all-reduce a reduce-scatter plus a parameter
 // all-gather, overlapped with --overlap-grad-reduce and --overlap-param-gather,
 // megatron/core/distributed/distributed_data_parallel_config.py); offload
-// then is --optimizer-cpu-offload, which needs it. Megatron keeps each rank's
+// then is --optimizer-cpu-offload with --use-precision-aware-optimizer, which needs it. Megatron keeps each rank's
 // whole gradient buffer, so zero=2 has no counterpart, nor offload without it.
 // The split is axo's own (priced_split), never merely equal because the layers
 // divide (axo's split balances the LM head, so a large vocabulary leaves the
@@ -129,7 +129,10 @@ std::string data_parallel_flags(const TransformerSpec& spec, const MachineProfil
   if (distributed_optimizer(spec, machine, c)) {
     text += flag("--use-distributed-optimizer");
     if (reduced && overlapped) text += flag("--overlap-param-gather");
-    if (c.offload) text += flag("--optimizer-cpu-offload");
+    // Its CPU offload runs on the precision-aware optimizer's code path, which it asserts
+    // (arguments.py, "The optimizer cpu offload must be used in conjunction with ..."); its main
+    // parameters, gradients and moments stay fp32 by default, as priced.
+    if (c.offload) text += flag("--optimizer-cpu-offload") + flag("--use-precision-aware-optimizer");
   }
   return text;
 }

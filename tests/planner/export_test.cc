@@ -190,7 +190,9 @@ TEST(ExportMegatron, TheMachinesStackAsPriced) {
   machine.fp8_weights = Fp8Weights::cached, machine.reduce_dtype = ReduceDtype::compute;
   c.offload = true;
   const std::string offload = export_megatron(gpt3_13b(), machine, c, context());
-  for (const char* expected : {"  --grad-reduce-in-bf16\n", "  --use-distributed-optimizer\n", "  --optimizer-cpu-offload\n"}) {
+  // Megatron asserts the precision-aware optimizer beside the CPU offload (arguments.py).
+  for (const char* expected : {"  --grad-reduce-in-bf16\n", "  --use-distributed-optimizer\n", "  --optimizer-cpu-offload\n",
+                               "  --use-precision-aware-optimizer\n"}) {
     EXPECT_NE(offload.find(expected), std::string::npos) << expected << offload;
   }
   TransformerSpec fp16 = gpt3_13b();

@@ -28,4 +28,5 @@ MEGATRON_ARGS=(
   --use-distributed-optimizer
   --overlap-param-gather
   --optimizer-cpu-offload
+  --use-precision-aware-optimizer
 )
