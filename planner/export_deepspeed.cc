@@ -87,6 +87,14 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
   if (c.offload && c.zero == 0) {
     return "offload_optimizer (ZeRO-Offload) needs ZeRO stage 1 or 2: plan with zero=1";
   }
+  // GPTModelPipe checkpoints every k-th layer (--recompute-method uniform) or none: any other
+  // method sets its activation_checkpoint_interval to 0 (megatron/model/gpt_model.py at f4157be,
+  // "deepspeed's pipeline doesn't support the block recompute method").
+  if (c.pipeline > 1 && partial_recompute(c)) {
+    return "its PipelineEngine recomputes every layer or none (the block method of recompute_layers=" +
+           std::to_string(c.recompute_layers) + " would recompute none), and this plan has pipeline=" +
+           std::to_string(c.pipeline);
+  }
   if (const PipelineSplit& split = priced_split(spec, c); !equal_chunks(split)) {
     return split_sentence(spec, split) +
            ", and Megatron-DeepSpeed's GPTModelPipe fixes partition_method 'type:transformer', "

@@ -108,6 +108,14 @@ TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {
   c = grid(4, 2, 8, 1);
   c.interleave = 2;
   EXPECT_NE(deepspeed_limitation(spec, machine, c).find("interleave=2"), std::string::npos);
+  c = grid(4, 2, 8, 1);
+  c.recompute = Recompute::full, c.recompute_layers = 2;  // GPTModelPipe would recompute none
+  EXPECT_NE(deepspeed_limitation(spec, machine, c).find("recompute_layers=2 would recompute none"), std::string::npos);
+  c.recompute_layers = 0;
+  EXPECT_EQ(deepspeed_limitation(spec, machine, c), "");
+  c = grid(1, 8, 8, 1);
+  c.recompute = Recompute::full, c.recompute_layers = 2;  // without a pipeline, Megatron's own block method
+  EXPECT_EQ(deepspeed_limitation(spec, machine, c), "");
   EXPECT_EQ(deepspeed_limitation(spec, machine, grid(4, 2, 8, 1)), "");
   const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, FixedFields{}, false);
   EXPECT_EQ(fixed.values.x, 1);
