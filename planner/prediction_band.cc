@@ -36,7 +36,7 @@ std::vector<ValidationEntry> published_entries(const std::string& gpu, const std
     } else {
       const ValidationSet set = load_validation_set(path);
       if (set.gpu != gpu) continue;
-      found = validate_set(set, load_machine(set.machine), std::filesystem::path(path).stem().string());
+      found = validate_set(set, set_machine(set), std::filesystem::path(path).stem().string());
     }
     for (ValidationEntry& e : found) {
       if (e.quantity == Quantity::iteration_s) ++published;

@@ -55,6 +55,26 @@ ValidationPoint read_point(const YAML::Node& node, const std::string& path) {
   return point;
 }
 
+// The set's machine, of the set's GPU type where it names one (the fit and the error bands group
+// the runs by that type); one that does not load is kept as why, with the field's line, for a
+// --machine to stand in for.
+void load_set_machine(const YamlMap& map, ValidationSet& set) {
+  try {
+    try {
+      set.profile = load_machine(set.machine);
+    } catch (const InputError& e) {
+      map.fail("machine", e.what());
+    }
+  } catch (const InputError& located) {
+    set.machine_problem = located.what();
+    return;
+  }
+  if (!set.profile->gpu_type.empty() && set.profile->gpu_type != set.gpu) {
+    map.fail("gpu", set.gpu + " is not the GPU type of machine " + set.machine + " (" + set.profile->gpu_type +
+                        "): the fit and the error bands group runs by it");
+  }
+}
+
 }  // namespace
 
 ValidationSet load_validation_set(const std::string& path) {
@@ -69,6 +89,7 @@ ValidationSet load_validation_set(const std::string& path) {
     set.machine = beside.string();
   }
   set.gpu = map.get_string("gpu");
+  load_set_machine(map, set);
   set.stack = read_stack_section(map, path);
   const YAML::Node points = map.get_node("points");
   if (!points.IsSequence() || points.size() == 0) map.fail("points", "expected a non-empty list");
@@ -121,6 +142,11 @@ void cost_entry(ValidationEntry& e) {
 
 double predict(const ValidationEntry& entry, const MachineProfile& profile) {
   return quantity_value(CostModel(entry.model, profile).evaluate(entry.config), entry.quantity);
+}
+
+const MachineProfile& set_machine(const ValidationSet& set) {
+  if (!set.profile) throw InputError(set.machine_problem);
+  return *set.profile;
 }
 
 std::vector<ValidationEntry> validate_set(const ValidationSet& set, const MachineProfile& preset,

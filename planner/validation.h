@@ -40,14 +40,19 @@ struct ValidationSet {
   std::string source;   // the publication
   std::string machine;  // the machine all points use: a preset's name, or a profile file (relative to the set's)
   std::string gpu;      // its GPU type, as the corpus names them (e.g. A100-80)
+  std::optional<MachineProfile> profile;  // `machine` loaded, of type `gpu`; none where it did not load:
+  std::string machine_problem;            //   why, at the set's line (a --machine may stand in)
   // The publication's training stack (`stack:`, every key the profile's `stack` takes, over
   // Megatron-LM's defaults); it replaces the preset's. A point's own replaces it in turn.
   std::optional<StackSettings> stack;
   std::vector<ValidationPoint> points;
 };
 
-// InputError (file, line, field) on a malformed set, or two points of one name.
+// InputError (file, line, field) on a malformed set, two points of one name, or a machine of
+// another GPU type than `gpu`.
 ValidationSet load_validation_set(const std::string& path);
+// The set's own profile; InputError (the machine field's line) where it did not load.
+const MachineProfile& set_machine(const ValidationSet& set);
 
 enum class Quantity { iteration_s, layer_forward_ms, layer_backward_ms };
 const char* to_string(Quantity quantity);

@@ -11,8 +11,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Empty when the folder that would hold `path` is there, else why not.
+// Empty when the folder that would hold `path` is there, else why not (an empty path, from
+// `--csv ""`, names no file to write: refused, not taken for "no output").
 std::string missing_folder(const std::string& path) {
+  if (path.empty()) return "an empty path names no file to write";
   const fs::path folder = fs::path(path).parent_path();
   if (folder.empty()) return {};  // the working directory
   std::error_code error;

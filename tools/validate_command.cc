@@ -137,15 +137,31 @@ bool same_profile(const std::string& given, const std::string& sets) {
   }
 }
 
+// A set is grouped with the sets of its file name's first word (korthikanti2022_table4 and _table5
+// are one source): a set named as a published source (mpt_mine.yaml) would join that source's runs.
+void reject_sets_named_as_corpus_sources(const std::vector<std::string>& sets, const std::vector<CorpusCase>& corpus) {
+  for (const std::string& path : sets) {
+    const std::string stem = std::filesystem::path(path).stem().string(), group = stem.substr(0, stem.find('_'));
+    for (const CorpusCase& c : corpus) {
+      if (c.source == group) {
+        throw InputError("--set " + path + ": its file name makes it source '" + group +
+                         "', a published source of the corpus, whose runs it would join: rename the file");
+      }
+    }
+  }
+}
+
 void run_validate(ValidateOptions options) {
   find_inputs(options);
   reject_repeated_sets(options.sets);
+  const std::vector<CorpusCase> cases = load_corpus(options.corpus);  // its mistakes before any output
+  reject_sets_named_as_corpus_sources(options.sets, cases);
   std::vector<ValidationEntry> entries;
   const std::optional<MachineProfile> given =
       options.machine.empty() ? std::nullopt : std::optional<MachineProfile>(load_machine(options.machine));
   for (const std::string& path : options.sets) {
     const ValidationSet set = load_validation_set(path);
-    const MachineProfile machine = given ? *given : load_machine(set.machine);
+    const MachineProfile machine = given ? *given : set_machine(set);
     const bool other = given && !same_profile(options.machine, set.machine);
     const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
     if (options.explain.empty()) print_set(set, set_entries);
@@ -156,7 +172,7 @@ void run_validate(ValidateOptions options) {
                 "presets (%s)\n%s\n", options.machine.c_str(), options.corpus.c_str(),
                 partial_calibration_note(*given, options.machine).c_str());
   }
-  const auto corpus = validate_corpus(load_corpus(options.corpus));
+  const auto corpus = validate_corpus(cases);
   entries.insert(entries.end(), corpus.begin(), corpus.end());
   if (!options.explain.empty()) return print_explanation(entries, options.explain);
   const auto expressed = std::count_if(corpus.begin(), corpus.end(), [](const auto& e) { return e.expressed(); });
@@ -207,6 +223,8 @@ void add_validate_command(CLI::App& app) {
   validate
       ->add_option("--explain", options->explain,
                    "Explain one validation point's or corpus row's prediction, cost by cost (its name)")
+      ->check(CLI::Validator([](std::string& name) { return name.empty() ? "an empty name names no run" : ""; },
+                             "NAME"))
       ->excludes(csv)
       ->excludes(fit);
   validate->callback([options] { run_validate(*options); });

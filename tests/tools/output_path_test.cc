@@ -47,6 +47,16 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
   EXPECT_NE(axo::tools::output_prefix()(missing).find("does not exist"), std::string::npos);
 }
 
+TEST_F(OutputPath, AnEmptyPathIsRefused) {
+  EXPECT_EQ(check(""), "an empty path names no file to write");
+  std::string empty;
+  EXPECT_EQ(axo::tools::output_prefix()(empty), "an empty path names no file to write");
+  const auto r = axo::testing::run_command(std::string(AXO_BINARY) +
+                                           " plan --model gpt2-mini --gpus 2 --machine selene --csv '' 2>&1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--csv: an empty path names no file to write"), std::string::npos) << r.output;
+}
+
 // Two paths name one file: the same text, a link to it, or the same path through "." or "..",
 // whether or not the file exists yet.
 TEST_F(OutputPath, SameFileSeesThroughLinksAndDots) {

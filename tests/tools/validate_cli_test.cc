@@ -186,6 +186,30 @@ TEST_F(ValidateSets, PointNamesAreUniqueAndExplainNamesAreUnambiguous) {
   EXPECT_NE(ambiguous.output.find("'shared' names points of d and e"), std::string::npos) << ambiguous.output;
 }
 
+// A set's machine of another GPU type, a machine that is not there (without --machine to stand
+// in), a file named as a published source, and an empty --explain are refused, naming what.
+TEST_F(ValidateSets, SetsThatWouldBeGroupedWrongAreRefused) {
+  std::string set = write_set("f.yaml", "f", "dgx-h100");  // gpu: A100-80
+  auto r = axo::testing::run_axo("validate --set " + set);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(set + ":4:6: field 'gpu': A100-80 is not the GPU type of machine dgx-h100 (H100-80)"),
+            std::string::npos) << r.output;
+  set = write_set("g.yaml", "g", "nosuchmachine");
+  r = axo::testing::run_axo("validate --set " + set);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(set + ":3:10: field 'machine': 'nosuchmachine' is neither a file nor a machine preset"),
+            std::string::npos) << r.output;
+  set = write_set("mpt_mine.yaml", "mine", "selene");
+  r = axo::testing::run_axo("validate --set " + set);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("its file name makes it source 'mpt', a published source of the corpus"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("korthikanti"), std::string::npos) << "refused before any table\n" << r.output;
+  r = axo::testing::run_axo("validate --explain ''");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("an empty name names no run"), std::string::npos) << r.output;
+}
+
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
   const auto r = axo::testing::run_axo("validate --corpus /nonexistent/corpus.yaml");
   EXPECT_EQ(r.code, 2) << r.output;
