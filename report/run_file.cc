@@ -217,6 +217,13 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
   return "";
 }
 
+std::string backend_mismatch(const MeasuredRun& run, const MachineProfile& profile, const std::string& profile_path) {
+  const std::string machine_kind = run.backend == "cuda" ? "gpu" : run.backend;  // run.json's names, the profile's
+  if (run.backend.empty() || machine_kind == profile.backend) return "";
+  return run.source + " ran on the " + run.backend + " backend, and " + profile_path + " describes a " +
+         profile.backend + " machine: its predictions are of another machine than the run's";
+}
+
 MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::string& plan_path) {
   MeasuredRun run = read_run_file(path);
   if (const std::string mismatch = plan_mismatch(run, plan); !mismatch.empty()) {
@@ -283,6 +290,13 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     run.model = root[key::kModel].get<std::string>();
   }
   if (root.contains(key::kRanks)) run.ranks = count_at(root, key::kRanks, source, key::kRanks);
+  if (root.contains(key::kBackend)) {
+    const nlohmann::json& backend = root[key::kBackend];
+    if (backend != "cpu" && backend != "cuda") {
+      throw InputError(source + ": " + key::kBackend + ": expected \"cpu\" or \"cuda\", got " + type_and_value(backend));
+    }
+    run.backend = backend.get<std::string>();
+  }
   if (root.contains(key::kGrid)) {
     run.grid = grid_from_json(root[key::kGrid], source);
     read_grid_settings(root[key::kGrid], source, run);

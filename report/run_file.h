@@ -5,7 +5,7 @@
 // its mean over the steps, leaving out the first step when there are three
 // or more (it pays for warm-up: page faults, allocator growth, cold caches).
 // Read and checked: steps (iteration_s, components_s), and where present
-// node, batch, microbatch, seq, precision, grid and memory; other keys are ignored.
+// node, backend, batch, microbatch, seq, precision, grid and memory; other keys are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,7 @@
 #include <string>
 
 #include "model/breakdown.h"
+#include "model/machine_profile.h"
 #include "model/parallel_config.h"
 #include "model/plan_file.h"
 #include "model/transformer_spec.h"
@@ -40,6 +41,7 @@ struct MeasuredRun {
   size_t steps_used = 0;              // steps averaged (steps, or steps - 1 without warm-up)
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
   std::string model;                  // the model's name; empty where the file does not say
+  std::string backend;                // "cpu" or "cuda"; empty where the file does not say
   int64_t ranks = 0;                  // 0 where the file does not say
   int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
   Precision precision = Precision::fp32;       // the run's (fp32 where the file does not say)
@@ -56,6 +58,10 @@ struct MeasuredRun {
 // order), offload, batch, microbatch, sequence or precision, where the file says. Predictions and
 // refinements of the plan would otherwise be compared with another run.
 std::string plan_mismatch(const MeasuredRun& run, const Plan& plan);
+
+// Empty, or why `run` is not a run on `profile`'s kind of machine: a run on CPU ranks priced on a
+// GPU profile (backend gpu), or a CUDA run on a CPU one, where the file says.
+std::string backend_mismatch(const MeasuredRun& run, const MachineProfile& profile, const std::string& profile_path);
 
 // Whether more ranks than cores ran on a node: each rank's time waiting in
 // collectives then includes the time its peers were not running, which the

@@ -78,7 +78,11 @@ void refine(const CalibrateArguments& a) {
   std::vector<RefinementCase> cases;
   for (size_t i = 0; i < a.refine_runs.size(); ++i) {
     const Plan plan = read_plan_file(a.refine_plans[i]);
-    cases.push_back({a.refine_runs[i], plan, read_run_of(a.refine_runs[i], plan, a.refine_plans[i])});
+    MeasuredRun run = read_run_of(a.refine_runs[i], plan, a.refine_plans[i]);
+    if (const std::string why = backend_mismatch(run, profile, a.machine); !why.empty()) {
+      throw InputError(why + ": refine the profile of the machine it ran on");
+    }
+    cases.push_back({a.refine_runs[i], plan, std::move(run)});
   }
   const RefinementResult result = refine_profile(profile, cases);
   std::printf("Refining %s against %zu run(s): each plan costed again, its components fitted to the run\n",

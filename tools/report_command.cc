@@ -59,6 +59,23 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   return plan;
 }
 
+// read_run_of, with a note where the run ran on another kind of machine (CPU ranks, a GPU) than
+// the profile that predicts it (--machine, else the plan's where it loads): the comparison is then
+// of two machines (calibrate --refine refuses to fit one to the other).
+MeasuredRun read_run_for(const std::string& path, const Plan& plan, const std::string& plan_path,
+                         const std::string& machine) {
+  MeasuredRun run = read_run_of(path, plan, plan_path);
+  const std::string name = machine.empty() ? plan.machine : machine;
+  try {
+    if (const std::string why = backend_mismatch(run, load_machine(name), name); !why.empty()) {
+      std::printf("Note: %s\n", why.c_str());
+    }
+  } catch (const InputError&) {
+    // A calibrated profile's name, say: the plan's prediction is all there is (--machine loaded before).
+  }
+  return run;
+}
+
 // Under a component table: where the run's ranks shared cores, its components
 // and the model's are split differently (see ranks_shared_cores).
 void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
@@ -115,7 +132,7 @@ void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& r
 
 void report_one(const ReportOptions& o) {
   const Plan plan = read_predicted_plan(o.plans[0], o.machine);
-  const MeasuredRun run = read_run_of(o.runs[0], plan, o.plans[0]);
+  const MeasuredRun run = read_run_for(o.runs[0], plan, o.plans[0], o.machine);
   std::printf("%s: %s on %lld x %s, %s\n", o.plans[0].c_str(), plan.model.name.c_str(),
               (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
   std::printf("%s: %zu steps, %zu averaged%s\n\n", o.runs[0].c_str(), run.steps, run.steps_used,
@@ -145,7 +162,7 @@ void report_many(const ReportOptions& o) {
   std::vector<RunSetEntry> entries;
   for (size_t i = 0; i < o.plans.size(); ++i) {
     const Plan plan = read_predicted_plan(o.plans[i], o.machine);
-    const MeasuredRun run = read_run_of(o.runs[i], plan, o.plans[i]);
+    const MeasuredRun run = read_run_for(o.runs[i], plan, o.plans[i], o.machine);
     entries.push_back({o.plans[i] + " vs " + o.runs[i], plan.predicted.iter_time, run.iteration_s});
   }
   const RunSetSummary summary = summarize_run_set(entries);

@@ -2,6 +2,8 @@
 // profile with known factors is fitted back to them, and mistakes exit 2.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "model/cost_model.h"
 #include "model/yaml_fields.h"
 #include "report/profile_refinement.h"
@@ -59,6 +61,22 @@ TEST_F(RefineCli, SaysWhenTheProfileIsAPartialCalibration) {
   EXPECT_NE(r.output.find("Note: " + partial + " is a partial calibration (rank 1: all_reduce stopped)"),
             std::string::npos)
       << r.output;
+}
+
+// A run on CPU ranks fitted into a GPU profile would write an A100 profile of CPU speeds.
+TEST_F(RefineCli, ARunOfAnotherKindOfMachineIsRefused) {
+  nlohmann::json run = nlohmann::json::parse(std::ifstream(folder_.file("run.json")));
+  run["backend"] = "cpu";
+  folder_.write("cpu.json", run.dump());
+  const auto r = testing::run_axo("calibrate --refine " + folder_.file("cpu.json") + files());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cpu.json ran on the cpu backend, and selene describes a gpu machine: its predictions "
+                          "are of another machine than the run's: refine the profile of the machine it ran on"),
+            std::string::npos)
+      << r.output;
+  run["backend"] = "cuda";
+  folder_.write("cuda.json", run.dump());
+  EXPECT_EQ(testing::run_axo("calibrate --refine " + folder_.file("cuda.json") + files()).code, 0);
 }
 
 TEST_F(RefineCli, MistakesExitTwo) {

@@ -230,6 +230,22 @@ TEST(RunFile, StepsOfNoOrEndlessTimeAreRefused) {
   EXPECT_EQ(error_of(root), "");
 }
 
+TEST(RunFile, TheBackendIsCpuOrCuda) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  root["backend"] = "tpu";
+  EXPECT_EQ(error_of(root), "run.json: backend: expected \"cpu\" or \"cuda\", got string \"tpu\"");
+  root["backend"] = "cuda";
+  EXPECT_EQ(measured_run_from_json(root, "run.json").backend, "cuda");
+  MachineProfile gpu;  // backend gpu
+  EXPECT_EQ(backend_mismatch(measured_run_from_json(root, "run.json"), gpu, "a100.yaml"), "");
+  root["backend"] = "cpu";
+  EXPECT_EQ(backend_mismatch(measured_run_from_json(root, "run.json"), gpu, "a100.yaml"),
+            "run.json ran on the cpu backend, and a100.yaml describes a gpu machine: its predictions are of another "
+            "machine than the run's");
+  root.erase("backend");  // a run that does not say is taken at its word
+  EXPECT_EQ(backend_mismatch(measured_run_from_json(root, "run.json"), gpu, "a100.yaml"), "");
+}
+
 TEST(RunFile, BadFilesNameTheFileAndTheField) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}, {1.0, {1, 0, 0, 0, 0, 0, 0}}});
   root["steps"][1]["components_s"].erase("bubble");

@@ -138,6 +138,9 @@ TEST_F(ParallelTrainCli, TheReportComparesAPipelinedRunStageByStage) {
   EXPECT_NE(r.output.find("\n0      1        "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\n1      1        "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("leaves out the embedding"), std::string::npos) << r.output;  // selene loads
+  // A CPU run compared with an A100's prediction says so.
+  EXPECT_NE(r.output.find("stages.json ran on the cpu backend, and selene describes a gpu machine"), std::string::npos)
+      << r.output;
 }
 
 TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
