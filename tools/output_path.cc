@@ -56,6 +56,15 @@ bool same_file(const std::string& a, const std::string& b) {
   return !error && resolved_a == resolved_b;
 }
 
+std::optional<std::pair<size_t, size_t>> repeated_file(const std::vector<std::string>& paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (same_file(paths[j], paths[i])) return std::pair{j, i};
+    }
+  }
+  return std::nullopt;
+}
+
 CLI::Validator output_prefix() {
   return CLI::Validator([](std::string& path) { return missing_folder(path); }, "PREFIX");
 }

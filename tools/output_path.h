@@ -8,6 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace axo::tools {
 
 // For add_option(...)->check(output_path()): CLI11 reports a failure as
@@ -20,5 +25,8 @@ CLI::Validator output_prefix();
 // Whether two paths name one file: the same text, the same existing file (a link or a hard
 // link to it), or the same path once links, "." and ".." are resolved (the file need not exist).
 bool same_file(const std::string& a, const std::string& b);
+// The first pair (earlier, later) of `paths` that name one file (same_file), if any: an input given
+// twice would count twice, an output written twice would lose one.
+std::optional<std::pair<size_t, size_t>> repeated_file(const std::vector<std::string>& paths);
 
 }  // namespace axo::tools

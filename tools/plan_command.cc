@@ -279,13 +279,12 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
   if (emit && format == ExportFormat::deepspeed && !o.emit_out.empty()) {
     outputs.emplace_back("--emit-out's .args.sh", o.emit_out + ".args.sh");
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (same_file(outputs[i].second, outputs[j].second)) {
-        throw InputError(outputs[j].first + " and " + outputs[i].first + " both write " + outputs[i].second +
-                         ": give each its own file");
-      }
-    }
+  std::vector<std::string> paths;
+  for (const auto& output : outputs) paths.push_back(output.second);
+  if (const auto twice = repeated_file(paths)) {
+    const auto& [first, second] = *twice;
+    throw InputError(outputs[first].first + " and " + outputs[second].first + " both write " + paths[second] +
+                     ": give each its own file");
   }
 }
 

@@ -183,6 +183,10 @@ void run_report(const ReportOptions& o) {
                      std::to_string(o.runs.size()) +
                      " times: give one --run per --plan, in pairs (--plan p1.yaml --run r1.json --plan p2.yaml --run r2.json)");
   }
+  if (const auto twice = repeated_file(o.runs)) {
+    throw InputError("--run " + o.runs[twice->second] + ": given twice (as " + o.runs[twice->first] +
+                     " before): one run is one point of the comparison");
+  }
   if (o.plans.size() == 1) {
     report_one(o);
   } else {

@@ -118,12 +118,9 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
 
 // A set given twice would count its runs twice in the summary and the fit.
 void reject_repeated_sets(const std::vector<std::string>& sets) {
-  for (size_t i = 0; i < sets.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (same_file(sets[i], sets[j])) {
-        throw InputError("--set " + sets[i] + ": given twice (as " + sets[j] + " before): its runs would count twice");
-      }
-    }
+  if (const auto twice = repeated_file(sets)) {
+    throw InputError("--set " + sets[twice->second] + ": given twice (as " + sets[twice->first] +
+                     " before): its runs would count twice");
   }
 }
 

@@ -94,6 +94,10 @@ TEST_F(RefineCli, MistakesExitTwo) {
   r = testing::run_axo("calibrate" + files());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--plan and --machine go with --refine"), std::string::npos) << r.output;
+  r = testing::run_axo("calibrate --refine " + run + " " + run + " --plan " + folder_.file("plan.yaml") + files());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("given twice (as " + run + " before): the fit would weigh it twice"), std::string::npos)
+      << r.output;
   r = testing::run_axo("calibrate --refine " + folder_.file("absent.json") + files());
   EXPECT_EQ(r.code, 2) << r.output;
 }

@@ -154,6 +154,9 @@ TEST_F(ReportCli, MismatchedPairsAndMissingOptionsExitTwo) {
   r = testing::run_axo("report --plan " + plan(1) + " --run " + folder_.file("absent.json"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("absent.json: cannot open file"), std::string::npos) << r.output;
+  r = testing::run_axo("report" + pair(1) + pair(1));  // one run counted as two points
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--run " + run(1) + ": given twice (as " + run(1) + " before)"), std::string::npos) << r.output;
   r = testing::run_axo("report" + pair(1) + " --svg " + folder_.file("no/such/folder/cost.svg"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;

@@ -68,6 +68,15 @@ TEST_F(OutputPath, SameFileSeesThroughLinksAndDots) {
   EXPECT_FALSE(axo::tools::same_file(path("a.csv"), path("b.csv")));
 }
 
+TEST_F(OutputPath, RepeatedFileFindsTheFirstPairNamingOneFile) {
+  std::ofstream(path("a.json")) << "x";
+  fs::create_symlink(path("a.json"), path("link.json"));
+  using Pair = std::optional<std::pair<size_t, size_t>>;
+  EXPECT_EQ(axo::tools::repeated_file({path("a.json"), path("b.json"), path("link.json")}), Pair({0, 2}));
+  EXPECT_EQ(axo::tools::repeated_file({path("a.json"), path("b.json")}), std::nullopt);
+  EXPECT_EQ(axo::tools::repeated_file({}), std::nullopt);
+}
+
 // Each command line writes to `option` in a missing folder: exit 2 at parse
 // time (nothing planned, trained, encoded or measured), naming both.
 TEST_F(OutputPath, EveryCommandChecksItsOutputsBeforeAnyWork) {
