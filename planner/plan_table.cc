@@ -41,6 +41,7 @@ struct ResultColumn {
   // Empty: every row has it. Else a row without it leaves it out of the
   // JSON, and a table whose first row lacks it has no such column.
   std::function<bool(const PlanRow&)> present = {};
+  bool in_every_csv = false;  // an optional column every CSV has, empty where the row lacks it
   bool may_be_infinite = false;  // JSON writes infinity as null: null reads back as infinity
   // A text column (get unused): left-aligned, printed as wide as its widest cell.
   std::function<std::string(const PlanRow&)> text = {};
@@ -107,15 +108,17 @@ const std::vector<ResultColumn>& later_results() {
       memory_column("mem_buffers_gib", &MemoryBreakdown::comm_buffers),
       {.name = "mem_capacity_gib", .get = [](const PlanRow& r) { return r.breakdown.memory_capacity / GiB; },
        .set = [](PlanRow& r, double v) { r.breakdown.memory_capacity = v * GiB; }},
-      // The error band of the GPU type (prediction_band.h): where the measured time falls.
+      // The error band of the GPU type (prediction_band.h): where the measured time falls. Its
+      // columns are in every CSV, empty on a GPU type without a band, so a machine's CSV has the same
+      // columns as another's.
       {.name = "iter_time_low_s", .get = [](const PlanRow& r) { return r.band->low_s; },
        .set = [](PlanRow& r, double v) { r.band = IterationBand{v, r.band ? r.band->high_s : 0}; },
        .header = "low_s", .width = 9, .decimals = 4, .rule_before = true,
-       .present = [](const PlanRow& r) { return r.band.has_value(); }},
+       .present = [](const PlanRow& r) { return r.band.has_value(); }, .in_every_csv = true},
       {.name = "iter_time_high_s", .get = [](const PlanRow& r) { return r.band->high_s; },
        .set = [](PlanRow& r, double v) { r.band = IterationBand{r.band ? r.band->low_s : 0, v}; },
        .header = "high_s", .width = 9, .decimals = 4,
-       .present = [](const PlanRow& r) { return r.band.has_value(); }},
+       .present = [](const PlanRow& r) { return r.band.has_value(); }, .in_every_csv = true},
       // Failures and checkpoints (model/goodput.h).
       {.name = "goodput", .get = [](const PlanRow& r) { return r.training.goodput.goodput; },
        .set = [](PlanRow& r, double v) { r.training.goodput.goodput = v; },
@@ -317,12 +320,14 @@ struct CsvCollector {
   }
 };
 
-// The columns of a table of `rows`: an optional result's only when the first row has it.
+// The columns of a CSV of `rows`: an optional result's only when the first row has it, or when
+// every CSV has it.
 std::vector<std::string> table_columns(const std::vector<PlanRow>& rows) {
   std::vector<std::string> names;
   for (const Column& column : columns()) {
     const ResultColumn* result = column.result;
-    const bool shown = !result || (rows.empty() ? !result->present : result->in(rows.front()));
+    const bool shown =
+        !result || result->in_every_csv || (rows.empty() ? !result->present : result->in(rows.front()));
     if (shown) names.push_back(column.name);
   }
   return names;
@@ -396,6 +401,7 @@ std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::stri
       const std::string& cell = cells[i];
       char* end = nullptr;
       const double value = std::strtod(cell.c_str(), &end);
+      if (cell.empty()) continue;  // a column the row does not have (the band of a GPU type without one)
       if (cell == "true" || cell == "false") j[header[i]] = cell == "true";
       else if (!cell.empty() && end && *end == '\0') j[header[i]] = value;
       else j[header[i]] = cell;
