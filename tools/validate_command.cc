@@ -188,7 +188,8 @@ void run_validate(ValidateOptions options) {
               misses.empty() ? "  none\n" : misses.c_str());
   if (!options.csv.empty()) write_file_atomically(options.csv, csv_text(entries));
   if (options.fit) {
-    std::printf("Fitted per GPU type, with leave-one-source-out (LOSO) errors:\n\n%s",
+    std::printf("Fitted per GPU type, with leave-one-source-out (LOSO) errors; a band is where the measured\n"
+                "time fell about the prediction, (measured - predicted) / predicted, as plan's low_s and high_s:\n\n%s",
                 fit_table(fit_by_gpu(entries)).c_str());
   }
 }
