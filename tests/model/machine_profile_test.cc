@@ -166,6 +166,17 @@ TEST(MachineProfile, StackAttentionReadsAndRoundTrips) {
   }
 }
 
+// A misspelled key in a stack without its attention is named, not taken for the attention missing.
+TEST(MachineProfile, AMisspelledStackKeyIsNamedAsUnknown) {
+  YAML::Node node = to_yaml(load_machine("selene"));
+  node["stack"] = YAML::Load("{weight_gather: per_block, atention: flash}");
+  EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("field 'atention': unknown field in the stack"),
+            std::string::npos);
+  node["stack"] = YAML::Load("{weight_gather: per_block}");
+  EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("field 'attention': missing"),
+            std::string::npos);
+}
+
 TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
   const MachineProfile selene = load_machine("selene");
   EXPECT_EQ(selene.weight_gather, WeightGather::per_linear);  // AxoNN's default
