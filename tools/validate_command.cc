@@ -49,8 +49,8 @@ void print_set(const ValidationSet& set, const std::vector<ValidationEntry>& ent
     errors.push_back(e.error_pct);
   }
   const ErrorStats s = error_stats(errors);
-  std::printf("\nmean |error| %.2f%%, worst %+.2f%%, bias %+.2f%% over %d comparisons\n\n", s.mean_abs_pct,
-              s.worst_pct, s.bias_pct, s.count);
+  std::printf("\nmean |error| %.2f%%, worst %+.2f%%, bias %+.2f%% over %d comparison%s\n\n", s.mean_abs_pct,
+              s.worst_pct, s.bias_pct, s.count, s.count == 1 ? "" : "s");
 }
 
 std::string csv_text(const std::vector<ValidationEntry>& entries) {
@@ -108,7 +108,10 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
   if (named.empty()) throw InputError("validate --explain: no validation point or corpus row is named '" + name + "'");
   const ValidationEntry& first = *named.front();
   if (!first.expressed()) throw InputError("validate --explain: '" + name + "' is not expressible: " + first.why_not);
-  std::printf("%s (%s, %s on %s):", first.name.c_str(), first.source.c_str(), first.gpu.c_str(), first.machine.c_str());
+  // A set priced on --machine is labelled "A100-80 on X" already.
+  const bool labelled = first.gpu.ends_with(" on " + first.machine);
+  std::printf("%s (%s, %s%s%s):", first.name.c_str(), first.source.c_str(), first.gpu.c_str(), labelled ? "" : " on ",
+              labelled ? "" : first.machine.c_str());
   for (const ValidationEntry* e : named) {
     std::printf("%s %s measured %.4g, predicted %.4g (%+.1f%%)", e == named.front() ? "" : ";", to_string(e->quantity),
                 e->measured, e->predicted, e->error_pct);

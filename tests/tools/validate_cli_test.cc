@@ -92,6 +92,10 @@ TEST(ValidateCli, ExplainsOneRunCostByCost) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.output.find("no validation point or corpus row is named 'no_such_run'"), std::string::npos)
       << unknown.output;
+  // Priced on --machine: the label says so once.
+  const auto elsewhere = axo::testing::run_axo("validate --explain \"175B full\" --machine dgx-h100");
+  EXPECT_NE(elsewhere.output.find("175B full (korthikanti2022_table5, A100-80 on dgx-h100):"), std::string::npos)
+      << elsewhere.output;
   const auto with_fit = axo::testing::run_axo("validate --fit --explain \"175B full\"");  // one or the other
   EXPECT_EQ(with_fit.code, 2);
   EXPECT_NE(with_fit.output.find("--explain"), std::string::npos) << with_fit.output;
@@ -154,6 +158,9 @@ TEST_F(ValidateSets, RepeatedSetsAndFitOnAnotherMachineAreUsageErrors) {
   const auto twice = axo::testing::run_axo("validate --set " + set + " --set " + set);
   EXPECT_EQ(twice.code, 2) << twice.output;
   EXPECT_NE(twice.output.find("given twice"), std::string::npos) << twice.output;
+  const auto once = axo::testing::run_axo("validate --set " + set);
+  EXPECT_EQ(once.code, 0) << once.output;
+  EXPECT_NE(once.output.find(" over 1 comparison\n"), std::string::npos) << once.output;
   const auto fit = axo::testing::run_axo("validate --machine dgx-h100 --fit");
   EXPECT_EQ(fit.code, 2) << fit.output;
   EXPECT_NE(fit.output.find("--machine"), std::string::npos) << fit.output;
