@@ -55,6 +55,13 @@ std::string refinement_text(const RefinementResult& result, const MachineProfile
   std::snprintf(line, sizeof line, "RMS relative component error: %.2f%% before, %.2f%% after (%d evaluations)\n",
                 100 * result.rms_error_before, 100 * result.rms_error_after, result.evaluations);
   text += line;
+  if (result.rms_error_after > result.rms_error_before) {
+    // The last stage fits the iteration times, which few runs of alike plans can meet with factors
+    // that trade one component for another.
+    text += "The components' error grew: the fit met the iteration times by trading one component for\n"
+            "another, which these runs cannot tell apart; runs of plans that differ in what they spend\n"
+            "their time on (compute, tensor-, data-parallel communication) pin the factors.\n";
+  }
   if (result.runs_sharing_cores > 0) {
     std::snprintf(line, sizeof line,
                   "(%d run(s) whose ranks shared cores counted by their iteration time only, in this\n"
