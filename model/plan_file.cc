@@ -5,6 +5,7 @@
 
 #include "model/atomic_file.h"
 #include "model/config_fields.h"
+#include "model/cost_model.h"
 #include "model/error.h"
 #include "model/stage_partition.h"
 #include "model/yaml_fields.h"
@@ -44,6 +45,24 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   write_file_atomically(path, std::string(out.c_str()) + "\n");
 }
 
+namespace {
+
+// `pipeline_split` is written for the reader; a plan whose text says another split than the one
+// axo trains and prices (stage_partition.h) would mislead whoever edited it: refused.
+void check_pipeline_split(const YamlMap& predicted, const Plan& plan) {
+  if (!predicted.has("pipeline_split")) return;
+  const std::string text = predicted.get_string("pipeline_split");
+  const ParallelConfig& c = plan.config;
+  const std::string split =
+      c.pipeline * c.interleave <= plan.model.layers ? split_pipeline(plan.model, c.pipeline, c.interleave).text() : "";
+  if (text != split) {
+    predicted.fail("pipeline_split", "'" + text + "' is not the split axo runs for this plan (" + split +
+                                         "): it is written for the reader, not read; axo splits the layers itself");
+  }
+}
+
+}  // namespace
+
 Plan read_plan_file(const std::string& path) { return plan_from_yaml(load_yaml_file(path), path); }
 
 Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
@@ -58,6 +77,11 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
   if (plan.config.gpus() != plan.gpus) {
     map.fail("config", "pipeline*data*context*z*y*x = " + std::to_string(plan.config.gpus()) +
                            " does not equal gpus = " + std::to_string(plan.gpus));
+  }
+  // A configuration the model can be built with, as --fix and the search check it (check() reads
+  // the model alone): a hand-edited sequence_parallel with y=1 trained a model that never learned.
+  if (const std::string why = CostModel(plan.model, MachineProfile{}).check(plan.config); !why.empty()) {
+    map.fail("config", why);
   }
   if (map.has("predicted")) {
     const YamlMap predicted(map.get_node("predicted"), path, "predicted breakdown");
@@ -84,7 +108,8 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
       b.memory_capacity = memory.get_double("capacity", 0, 1e9, 0) * GiB;
       memory.reject_unknown_keys({"total"});
     }
-    predicted.reject_unknown_keys({"pipeline_split"});
+    check_pipeline_split(predicted, plan);
+    predicted.reject_unknown_keys();
   }
   map.reject_unknown_keys();
   return plan;

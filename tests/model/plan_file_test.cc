@@ -2,14 +2,17 @@
 #include "model/plan_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <sstream>
 
+#include "model/cost_model.h"
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/input_error_of.h"
 #include "tests/model/config_field_samples.h"
 
 namespace axo {
@@ -50,10 +53,53 @@ TEST(PlanFile, EveryConfigurationFieldRoundTrips) {
       plan.gpus = plan.config.gpus();
       const std::string path = temp_path("field.yaml");
       write_plan_file(plan, path);
-      EXPECT_EQ(read_plan_file(path).config, plan.config) << field.name << "=" << field.text(value);
+      // A value the model cannot be built with (pipeline=64 of 12 layers) is refused as check() says.
+      const std::string problem = CostModel(plan.model, load_machine("selene")).check(plan.config);
+      if (problem.empty()) {
+        EXPECT_EQ(read_plan_file(path).config, plan.config) << field.name << "=" << field.text(value);
+      } else {
+        EXPECT_NE(testing::input_error_of([&] { read_plan_file(path); }).find("field 'config': " + problem),
+                  std::string::npos)
+            << field.name << "=" << field.text(value);
+      }
       std::remove(path.c_str());
     }
   }
+}
+
+// What the model cannot be built with, which train would otherwise run (sequence parallelism
+// with y=1 trained a model that never learned), and a pipeline_split other than axo's.
+TEST(PlanFile, AConfigurationTheModelCannotRunIsRefused) {
+  const std::string path = temp_path("edited.yaml");
+  Plan plan;
+  plan.model = load_model("gpt2-tiny");
+  plan.machine = "selene";
+  plan.config.data = 2, plan.config.microbatch = 2, plan.gpus = 2;
+  write_plan_file(plan, path);
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  const std::string good = text.str();
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string changed = good;
+    const size_t at = changed.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    std::ofstream(path) << changed.replace(at, from.size(), to);
+    return testing::input_error_of([&] { read_plan_file(path); });
+  };
+  EXPECT_NE(edited("sequence_parallel: false", "sequence_parallel: true").find("field 'config': sequence parallelism"),
+            std::string::npos);
+  EXPECT_NE(edited("interleave: 1", "interleave: 2").find("interleave=2 needs pipeline>1"), std::string::npos);
+  plan.config.data = 1, plan.config.pipeline = 2;
+  write_plan_file(plan, path);
+  text.str("");
+  text << std::ifstream(path).rdbuf();
+  std::string split = text.str();
+  ASSERT_NE(split.find("pipeline_split: 1,1"), std::string::npos) << split;
+  std::ofstream(path) << split.replace(split.find("pipeline_split: 1,1"), 19, "pipeline_split: 2,0");
+  EXPECT_NE(testing::input_error_of([&] { read_plan_file(path); })
+                .find("field 'pipeline_split': '2,0' is not the split axo runs for this plan (1,1)"),
+            std::string::npos);
+  std::remove(path.c_str());
 }
 
 TEST(PlanFile, GridMustMatchGpus) {
