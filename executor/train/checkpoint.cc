@@ -193,7 +193,13 @@ std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std:
                                                     std::vector<std::string>* damaged) {
   for (const std::string& path : checkpoint_files(dir)) {
     try {
-      return read_checkpoint(path);
+      TrainingState state = read_checkpoint(path);
+      // Newest is by name: a file renamed or copied to another step's name would shadow the
+      // newer checkpoints (and keep them pruned) run after run.
+      if (checkpoint_path(dir, state.step) != path) {
+        throw InputError(path + ": it holds step " + std::to_string(state.step) + ", not the step of its name");
+      }
+      return state;
     } catch (const InputError& e) {
       log << "warning: " << e.what() << "; trying the previous checkpoint\n";
       if (damaged) damaged->push_back(path);

@@ -116,5 +116,20 @@ TEST_F(Checkpoints, TheFolderKeepsTheNewestTwoAndItsHousekeeping) {
   EXPECT_TRUE(checkpoint_files(dir() + "/absent").empty());
 }
 
+// A checkpoint copied to another step's name is damaged: as the newest by name it would shadow
+// the newer good one run after run (and keep it pruned).
+TEST_F(Checkpoints, AFileWhoseNameSaysAnotherStepIsDamaged) {
+  for (int64_t step : {6, 8}) write_checkpoint(dir(), state(step));
+  fs::copy_file(checkpoint_path(dir(), 6), checkpoint_path(dir(), 99));
+  std::ostringstream log;
+  std::vector<std::string> damaged;
+  const std::optional<TrainingState> loaded = load_latest_checkpoint(dir(), log, &damaged);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 8);
+  EXPECT_EQ(damaged, std::vector<std::string>{checkpoint_path(dir(), 99)});
+  EXPECT_NE(log.str().find(checkpoint_path(dir(), 99) + ": it holds step 6, not the step of its name"), std::string::npos)
+      << log.str();
+}
+
 }  // namespace
 }  // namespace axo
