@@ -11,6 +11,8 @@
 #include <functional>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "model/atomic_file.h"
 #include "model/error.h"
 
@@ -86,6 +88,17 @@ void set_aside_damaged(const std::vector<std::string>& paths, std::ostream& log)
     fs::rename(path, path + ".damaged");
     log << "set aside " << path << " as " << path << ".damaged\n";
   }
+}
+
+void check_checkpoint_folder(const std::string& dir, const std::string& option) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw InputError(option + " " + dir + ": cannot create it (" + error.message() + ")");
+  const fs::path probe = fs::path(dir) / (".axo_write_probe." + std::to_string(::getpid()));
+  std::ofstream(probe) << "probe";  // closed here; its state is read back below
+  const bool written = fs::file_size(probe, error) == 5 && !error;
+  fs::remove(probe, error);
+  if (!written) throw InputError(option + " " + dir + ": cannot write in it");
 }
 
 void remove_partial_checkpoints(const std::string& dir, std::ostream& log) {

@@ -56,5 +56,9 @@ std::vector<std::string> checkpoint_files(const std::string& dir);
 void set_aside_damaged(const std::vector<std::string>& paths, std::ostream& log);
 // Removes what writers killed mid-write left in `dir` (step_N.axockpt.tmp.PID).
 void remove_partial_checkpoints(const std::string& dir, std::ostream& log);
+// Creates `dir` and writes a file in it (removed again), so that a folder that cannot hold
+// checkpoints (under a file, read-only) is an InputError before the first step, not at the first
+// checkpoint; `option` names it in messages.
+void check_checkpoint_folder(const std::string& dir, const std::string& option);
 
 }  // namespace axo

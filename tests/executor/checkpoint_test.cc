@@ -116,6 +116,25 @@ TEST_F(Checkpoints, TheFolderKeepsTheNewestTwoAndItsHousekeeping) {
   EXPECT_TRUE(checkpoint_files(dir() + "/absent").empty());
 }
 
+// A folder under a file cannot hold checkpoints: found before training, not at the first
+// checkpoint; a good folder is made and left without the probe.
+TEST_F(Checkpoints, AFolderThatCannotHoldThemIsFoundBeforeTraining) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "file") << "x";
+  const std::string under_a_file = (dir_ / "file" / "sub").string();
+  try {
+    check_checkpoint_folder(under_a_file, "--checkpoint-dir");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--checkpoint-dir " + under_a_file + ": cannot create it ("), std::string::npos)
+        << e.what();
+  }
+  const std::string good = (dir_ / "new" / "ckpt").string();
+  check_checkpoint_folder(good, "--checkpoint-dir");
+  EXPECT_TRUE(fs::is_directory(good));
+  EXPECT_TRUE(fs::is_empty(good));
+}
+
 // A checkpoint copied to another step's name is damaged: as the newest by name it would shadow
 // the newer good one run after run (and keep it pruned).
 TEST_F(Checkpoints, AFileWhoseNameSaysAnotherStepIsDamaged) {
