@@ -6,9 +6,12 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
+#include "executor/data/token_shards.h"
 #include "executor/train/trainer.h"
 #include "model/byte_size.h"
 #include "model/error.h"
@@ -96,6 +99,25 @@ Precision training_precision(Precision requested, const std::string& name, bool 
   return trained;
 }
 
+// The files train writes (--save-model, --run) are neither one another nor a token shard it reads:
+// --save-model onto a training shard replaced the data with the model.
+void check_outputs_spare_inputs(const TrainOptions& o) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // option, path
+  for (const auto& [option, path] : {std::pair{"--save-model", o.save_model}, {"--run", o.run_json}}) {
+    if (!path.empty()) outputs.emplace_back(option, path);
+  }
+  if (outputs.size() == 2 && same_file(outputs[0].second, outputs[1].second)) {
+    throw InputError("--save-model and --run both write " + outputs[1].second + ": give each its own file");
+  }
+  for (const auto& [option, pattern] : {std::pair{"--data", o.data}, {"--val-data", o.val_data}}) {
+    for (const std::string& shard : pattern.empty() ? std::vector<std::string>{} : token_shard_paths(pattern)) {
+      for (const auto& [output, path] : outputs) {
+        if (same_file(path, shard)) throw InputError(std::string(output) + " " + path + " is a shard " + option + " reads");
+      }
+    }
+  }
+}
+
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
@@ -105,6 +127,7 @@ void run(TrainArguments& a) {
   a.options.lr_schedule = parse_lr_schedule(a.lr_schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
   if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap, "--overlap");
+  check_outputs_spare_inputs(a.options);
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);

@@ -45,6 +45,10 @@ std::vector<uint16_t> read_token_shard(const std::string& path) {
     throw InputError(path + ": truncated: the header promises " + std::to_string(header[2]) + " tokens, the file holds " +
                      std::to_string(available / 2));
   }
+  if (available > std::streamoff(header[2]) * 2) {  // as llm.c's loader: a header and a file that disagree
+    throw InputError(path + ": the header promises " + std::to_string(header[2]) + " tokens, the file holds " +
+                     std::to_string(available) + " bytes after it, not " + std::to_string(2 * int64_t(header[2])));
+  }
   in.seekg(sizeof header);
   std::vector<uint16_t> tokens(static_cast<size_t>(header[2]));
   if (!in.read(reinterpret_cast<char*>(tokens.data()), std::streamsize(tokens.size() * 2))) {
@@ -53,14 +57,19 @@ std::vector<uint16_t> read_token_shard(const std::string& path) {
   return tokens;
 }
 
-TokenStream::TokenStream(const std::string& pattern, int rank, int world)
-    : pattern_(pattern), rank_(rank), world_(world) {
+std::vector<std::string> token_shard_paths(const std::string& pattern) {
+  std::vector<std::string> paths;
   glob_t matches{};
   const int status = ::glob(pattern.c_str(), 0, nullptr, &matches);
-  if (status == 0) paths_.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+  if (status == 0) paths.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
   globfree(&matches);
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+TokenStream::TokenStream(const std::string& pattern, int rank, int world)
+    : paths_(token_shard_paths(pattern)), pattern_(pattern), rank_(rank), world_(world) {
   if (paths_.empty()) throw InputError("'" + pattern + "': no token shard matches");
-  std::sort(paths_.begin(), paths_.end());
   for (const std::string& path : paths_) {
     const std::vector<uint16_t> shard = read_token_shard(path);
     tokens_.insert(tokens_.end(), shard.begin(), shard.end());

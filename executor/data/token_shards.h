@@ -19,6 +19,9 @@ void write_token_shard(const std::string& path, const std::vector<uint16_t>& tok
 // InputError naming the file on a wrong header or a short file.
 std::vector<uint16_t> read_token_shard(const std::string& path);
 
+// The files `pattern` (a glob) matches, in name order; none when it matches nothing.
+std::vector<std::string> token_shard_paths(const std::string& pattern);
+
 class TokenStream {
  public:
   // Every shard matching `pattern` (glob), in name order.

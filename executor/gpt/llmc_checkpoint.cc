@@ -52,6 +52,10 @@ void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& p
     throw InputError(path + ": truncated: the header implies " + std::to_string(int64_t(count)) +
                      " parameters, the file holds " + std::to_string(int64_t(available)));
   }
+  if (count < available) {
+    throw InputError(path + ": the header implies " + std::to_string(int64_t(count)) + " parameters, the file holds " +
+                     std::to_string(available) + " floats' bytes after it: not this model's file");
+  }
   in.seekg(sizeof header);
   parameters.assign(size_t(gpt_parameter_count(g)), 0.0f);
   if (!in.read(reinterpret_cast<char*>(parameters.data()), std::streamsize(parameters.size() * sizeof(float)))) {

@@ -64,6 +64,9 @@ TEST(Gpt, LlmcModelFileRoundTrip) {
   read_llmc_model(path, shape, parameters);
   EXPECT_EQ(shape, model.shape());
   EXPECT_EQ(parameters, model.parameters());
+  // A file longer than its header says (another model's, or bytes appended) is not this model's.
+  std::filesystem::resize_file(path, 1024 + model.parameters().size() * 4 + 400);
+  EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);
   // A truncated file and a wrong magic are reported, not read.
   std::filesystem::resize_file(path, 2000);
   EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);

@@ -97,6 +97,17 @@ TEST_F(Shards, ErrorsNameTheFile) {
   write_token_shard(path("short.bin"), std::vector<uint16_t>(100, 1));
   fs::resize_file(path("short.bin"), 1024 + 50);
   EXPECT_THROW(read_token_shard(path("short.bin")), InputError);
+  // A header that promises fewer tokens than the file holds: llm.c's loader refuses it too.
+  write_token_shard(path("long.bin"), std::vector<uint16_t>(100, 1));
+  fs::resize_file(path("long.bin"), 1024 + 300);
+  try {
+    read_token_shard(path("long.bin"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the header promises 100 tokens, the file holds 300 bytes after it, not 200"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(TokenStream(path("none_*.bin")), InputError);
   write_token_shard(path("tiny.bin"), std::vector<uint16_t>(5, 1));
   TokenStream tiny(path("tiny.bin"));

@@ -219,4 +219,24 @@ TEST_F(TrainCli, MistakesExitTwo) {
   EXPECT_NE(r.output.find("writes no checkpoint: give --checkpoint-every N"), std::string::npos) << r.output;
 }
 
+// What train writes is never what it reads, nor two outputs one file: --save-model onto a shard
+// replaced the data; a checkpoint folder it cannot make fails before the first step.
+TEST_F(TrainCli, OutputsThatWouldOverwriteInputsExitTwo) {
+  const std::string shard = path("lit_train_000000.bin");
+  const auto size = fs::file_size(shard);
+  const std::string data = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 ";
+  Result r = axo(data + "--save-model " + shard);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--save-model " + shard + " is a shard --data reads"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::file_size(shard), size);
+  r = axo(data + "--run " + path("same") + " --save-model " + path("same"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--save-model and --run both write " + path("same")), std::string::npos) << r.output;
+  std::ofstream(path("afile")) << "x";
+  r = axo(data + "--checkpoint-every 1 --checkpoint-dir " + path("afile/sub"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--checkpoint-dir " + path("afile/sub") + ": cannot create it"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("| loss "), std::string::npos) << "refused before training\n" << r.output;
+}
+
 }  // namespace
