@@ -271,6 +271,7 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
   scaler_.restore(state->loss_scaler);
   if (leader()) remove_partial_checkpoints(o_.checkpoint_dir, log);  // what a killed writer of this run left
   log << "resuming from step " << state->step << " (" << path << ")\n";
+  if (!o_.init_from.empty()) log << "note: --init-from " << o_.init_from << " is not used: the checkpoint's weights are\n";
   return state->step;
 }
 

@@ -54,7 +54,7 @@ TEST_F(TrainCli, CheckpointThenResume) {
   const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
                              "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") +
                              " --checkpoint-every 2";
-  Result r = axo(common + " --stop-after 4");
+  Result r = axo(common + " --stop-after 4 --save-model " + path("stopped.bin"));
   ASSERT_EQ(r.code, 0) << r.output;
   // Options that shape the steps cannot change on resume: the curve would depart from the run's.
   r = axo(common + " --resume --lr 0.01");
@@ -68,9 +68,11 @@ TEST_F(TrainCli, CheckpointThenResume) {
           "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") + " --checkpoint-every 2 --resume");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("a resumed run reads the same data"), std::string::npos) << r.output;
-  r = axo(common + " --resume");
+  r = axo(common + " --resume --init-from " + path("stopped.bin"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("resuming from step 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("note: --init-from " + path("stopped.bin") + " is not used: the checkpoint's weights are"),
+            std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("step     1/8"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("step     8/8"), std::string::npos) << r.output;
 }
