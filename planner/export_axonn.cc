@@ -109,13 +109,63 @@ std::string stage_layers_code(const TransformerSpec& spec, const PipelineSplit& 
   return text + "]\nfirst_layer, end_layer = STAGE_LAYERS[ax.config.inter_layer_parallel_rank]\n";
 }
 
+// The `with` line of a training step: the plan's overlaps (optimize_communication's three flags);
+// `model` names the module whose weights the all-gathers prefetch.
+std::string communication_context(const ParallelConfig& c, const std::string& model) {
+  const std::string overlap = python_bool(c.overlap);
+  const bool overlap_all_gather = c.overlap && c.z > 1;
+  return "    with optimize_communication(overlap_all_reduce=" + overlap + ", overlap_reduce_scatter=" + overlap +
+         ",\n                                overlap_all_gather=" + python_bool(overlap_all_gather) +
+         (overlap_all_gather ? ", model_object_for_overlapping_allgathers=" + model : "") + "):\n";
+}
+
+// torch's name of the dtype the plan computes in: fp8 runs as bf16 (AxoNN has no fp8 GEMMs).
+std::string torch_dtype(Precision precision) {
+  return precision == Precision::fp32 ? "float32" : precision == Precision::fp16 ? "float16" : "bfloat16";
+}
+
+std::string fp8_note(const TransformerSpec& spec, const std::string& indent) {
+  if (spec.precision != Precision::fp8) return "";
+  return indent + "# AxoNN's layers have no fp8 GEMMs: the nearest it runs is bf16 autocast,\n" + indent +
+         "# slower than this fp8 plan's prediction (axo plan --precision bf16 prices it).\n";
+}
+
+// G_inter = 1: one microbatch a call, its gradients accumulated until the optimizer steps.
+std::string train_step(const TransformerSpec& spec, const ParallelConfig& c) {
+  std::string text = "def train_step(model, batch, loss_fn):\n" + communication_context(c, "model");
+  if (spec.precision == Precision::fp32) {
+    text += "        loss = loss_fn(model(batch))\n";
+  } else {
+    text += fp8_note(spec, "        ") + "        with torch.autocast(device_type=\"cuda\", dtype=torch." +
+            torch_dtype(spec.precision) + "):\n            loss = loss_fn(model(batch))\n";
+  }
+  return text + "        loss.backward()\n    return loss\n";
+}
+
+// G_inter > 1: AxoNN_Inter_Layer_Engine (axonn/inter_layer.py) runs the stage's microbatches
+// message-driven, then the depth- and data-parallel gradient reductions and optimizer.step(),
+// under its computation_dtype's autocast (torch.float16 unless told, which scales the loss).
+std::string pipeline_train_step(const TransformerSpec& spec, const ParallelConfig& c) {
+  return "# With G_inter > 1 the loader yields the GPU's whole batch and AxoNN_Inter_Layer_Engine\n"
+         "# runs its microbatches through the pipeline, message-driven: forward, backward, the\n"
+         "# depth- and data-parallel gradient reductions and optimizer.step(). The stage module\n"
+         "# gives get_input_shape() and get_output_shape(), its microbatch dimension -1.\n"
+         "from axonn.inter_layer import AxoNN_Inter_Layer_Engine\n\n" +
+         fp8_note(spec, "") +
+         "def make_engine(stage, loss_fn):\n"
+         "    return AxoNN_Inter_Layer_Engine(stage, loss_fn, computation_dtype=torch." +
+         torch_dtype(spec.precision) + ")\n\n"
+         "def train_step(engine, batch, labels, optimizer):\n" +
+         communication_context(c, "engine.model") +
+         "        return engine.forward_backward_optimizer(batch, labels, optimizer)\n";
+}
+
 }  // namespace
 
 std::string export_axonn(const TransformerSpec& spec, const MachineProfile& machine,
                          const ParallelConfig& c, const ExportContext& context) {
   const std::string why = axonn_limitation(spec, machine, c);
   if (!why.empty()) throw InputError("AxoNN cannot run this plan: " + why);
-  const std::string overlap = python_bool(c.overlap);
   const bool overlap_all_gather = c.overlap && c.z > 1;
 
   std::string text = "# AxoNN set-up for " + spec.name + " on " + std::to_string(c.gpus()) +
@@ -159,26 +209,8 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
   text += "# The plan's overlap=" + std::string(c.overlap ? "on" : "off") +
           " sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce\n"
           "# under the dW GEMM), overlap_reduce_scatter (asynchronous dW reduce-scatter) and\n"
-          "# overlap_all_gather (prefetched weight all-gather; only with G_intra_d > 1).\n"
-          "def train_step(model, batch, loss_fn):\n"
-          "    with optimize_communication(overlap_all_reduce=" + overlap +
-          ", overlap_reduce_scatter=" + overlap +
-          ",\n                                overlap_all_gather=" +
-          python_bool(overlap_all_gather) +
-          (overlap_all_gather ? ", model_object_for_overlapping_allgathers=model" : "") + "):\n";
-  if (spec.precision == Precision::fp32) {
-    text += "        loss = loss_fn(model(batch))\n";
-  } else {
-    if (spec.precision == Precision::fp8) {
-      text += "        # AxoNN's layers have no fp8 GEMMs: the nearest it runs is bf16 autocast,\n"
-              "        # slower than this fp8 plan's prediction (axo plan --precision bf16 prices it).\n";
-    }
-    text += std::string("        with torch.autocast(device_type=\"cuda\", dtype=torch.") +
-            (spec.precision == Precision::fp16 ? "float16" : "bfloat16") + "):\n"
-            "            loss = loss_fn(model(batch))\n";
-  }
-  text += "        loss.backward()\n"
-          "    return loss\n";
+          "# overlap_all_gather (prefetched weight all-gather; only with G_intra_d > 1).\n";
+  text += c.pipeline > 1 ? pipeline_train_step(spec, c) : train_step(spec, c);
   return text;
 }
 

@@ -34,10 +34,16 @@ first_layer, end_layer = STAGE_LAYERS[ax.config.inter_layer_parallel_rank]
 # The plan's overlap=on sets AxoNN's three overlaps: overlap_all_reduce (dX all-reduce
 # under the dW GEMM), overlap_reduce_scatter (asynchronous dW reduce-scatter) and
 # overlap_all_gather (prefetched weight all-gather; only with G_intra_d > 1).
-def train_step(model, batch, loss_fn):
+# With G_inter > 1 the loader yields the GPU's whole batch and AxoNN_Inter_Layer_Engine
+# runs its microbatches through the pipeline, message-driven: forward, backward, the
+# depth- and data-parallel gradient reductions and optimizer.step(). The stage module
+# gives get_input_shape() and get_output_shape(), its microbatch dimension -1.
+from axonn.inter_layer import AxoNN_Inter_Layer_Engine
+
+def make_engine(stage, loss_fn):
+    return AxoNN_Inter_Layer_Engine(stage, loss_fn, computation_dtype=torch.bfloat16)
+
+def train_step(engine, batch, labels, optimizer):
     with optimize_communication(overlap_all_reduce=True, overlap_reduce_scatter=True,
-                                overlap_all_gather=True, model_object_for_overlapping_allgathers=model):
-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
-            loss = loss_fn(model(batch))
-        loss.backward()
-    return loss
+                                overlap_all_gather=True, model_object_for_overlapping_allgathers=engine.model):
+        return engine.forward_backward_optimizer(batch, labels, optimizer)
