@@ -130,6 +130,18 @@ void check_components_fit(const std::array<double, 7>& components, double iterat
   }
 }
 
+// Steps in the order they ran, where they are numbered: the first is the warm-up left out.
+void check_step_order(const nlohmann::json& step, const std::string& at, const std::string& source,
+                      std::optional<int64_t>& previous) {
+  if (!step.contains(key::kStep)) return;
+  const int64_t number = integer_at(step, key::kStep, source, path(at, key::kStep), 0, "a step number >= 0");
+  if (previous && number <= *previous) {
+    throw InputError(source + ": " + path(at, key::kStep) + ": " + std::to_string(number) + " after step " +
+                     std::to_string(*previous) + ": the steps are out of order (the first ran is the warm-up)");
+  }
+  previous = number;
+}
+
 // run.json's grid: the executor's pipeline, data, z, y and x (run_json_writer.cc).
 ParallelConfig grid_from_json(const nlohmann::json& grid, const std::string& source) {
   if (!grid.is_object()) throw InputError(source + ": " + key::kGrid + ": expected an object, got " + type_and_value(grid));
@@ -246,10 +258,12 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   run.steps = steps.size();
   const size_t first = steps.size() >= 3 ? 1 : 0;  // leave out the warm-up step
   run.steps_used = steps.size() - first;
+  std::optional<int64_t> previous_step;
   for (size_t s = 0; s < steps.size(); ++s) {
     const std::string at = std::string(key::kSteps) + "[" + std::to_string(s) + "]";
     const nlohmann::json& step = steps[s];
     if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
+    check_step_order(step, at, source, previous_step);
     const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS), true);
     const std::string parts_field = path(at, key::kComponentsS);
     const nlohmann::json& parts = value_at(step, key::kComponentsS, source, parts_field);

@@ -4,7 +4,7 @@
 // The format is model/run_schema.h. The measured value of a component is
 // its mean over the steps, leaving out the first step when there are three
 // or more (it pays for warm-up: page faults, allocator growth, cold caches).
-// Read and checked: steps (iteration_s, components_s), and where present
+// Read and checked: steps (iteration_s, components_s, the step numbers' order), and where present
 // node, backend, batch, microbatch, seq, precision, grid and memory; other keys are ignored.
 #pragma once
 

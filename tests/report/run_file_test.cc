@@ -230,6 +230,16 @@ TEST(RunFile, StepsOfNoOrEndlessTimeAreRefused) {
   EXPECT_EQ(error_of(root), "");
 }
 
+// The first step ran is the warm-up left out: steps stored out of order would average it in.
+TEST(RunFile, StepsAreInTheOrderTheyRan) {
+  nlohmann::json root = testing::run_json({{9.0, {9, 0, 0, 0, 0, 0, 0}}, {1.0, {1, 0, 0, 0, 0, 0, 0}},
+                                           {1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(error_of(root), "");
+  std::swap(root["steps"][0], root["steps"][2]);
+  EXPECT_EQ(error_of(root), "run.json: steps[1].step: 1 after step 2: the steps are out of order (the first ran is "
+                            "the warm-up)");
+}
+
 TEST(RunFile, TheBackendIsCpuOrCuda) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
   root["backend"] = "tpu";
