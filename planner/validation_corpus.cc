@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -457,12 +458,27 @@ CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
 
 }  // namespace
 
+// Each row named, once: a name is its source (its first word) and what --explain finds it by, and a
+// row given twice would count twice.
+void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
+  std::map<std::string, std::string> first_at;  // name, where
+  for (const CorpusCase& c : cases) {
+    if (c.name.empty()) throw InputError(c.where + ": column 'name': empty (a row's name starts with its source)");
+    const auto [earlier, inserted] = first_at.emplace(c.name, c.where);
+    if (!inserted) {
+      throw InputError(c.where + ": row '" + c.name + "': named twice (first at " + earlier->second +
+                       "): its run would count twice");
+    }
+  }
+}
+
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   const CorpusSpec spec = load_corpus_spec(yaml_path);
   std::vector<CorpusCase> cases;
   std::vector<CorpusRecord> records = read_csv_records(spec.csv_path);
   for (CorpusRecord& record : records) record = with_recipe_cells(std::move(record), spec);
   for (const CorpusRecord& record : records) cases.push_back(express_row(Row(record), spec));
+  reject_unnamed_or_repeated_rows(cases);
   return cases;
 }
 

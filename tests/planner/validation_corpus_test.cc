@@ -399,6 +399,16 @@ TEST_F(CorpusFixture, OutOfRangeCountsAndMeasurementsAreRefused) {
   EXPECT_NE(cases[0].why_not.find("is larger than 10^12 GPUs"), std::string::npos) << cases[0].why_not;
 }
 
+// A row without a name has no source; a name given twice would count its run twice.
+TEST_F(CorpusFixture, RowsAreNamedOnce) {
+  const std::string row = ",GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";
+  EXPECT_NE(corpus_error(*this, row).find("runs.csv:2: column 'name': empty"), std::string::npos);
+  EXPECT_NE(corpus_error(*this, "t_a" + row + "t_b" + row + "t_a" + row)
+                .find("runs.csv:4: row 't_a': named twice (first at " + (dir_ / "runs.csv").string() + ":2)"),
+            std::string::npos);
+  EXPECT_EQ(corpus_error(*this, "t_a" + row + "t_b" + row), "");
+}
+
 // Errors name the file's own line: a blank line and a quoted cell over two lines come before it.
 TEST_F(CorpusFixture, ErrorsNameThePhysicalLine) {
   const std::string good = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";

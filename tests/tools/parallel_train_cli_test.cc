@@ -143,6 +143,20 @@ TEST_F(ParallelTrainCli, TheReportComparesAPipelinedRunStageByStage) {
       << r.output;
 }
 
+// Rank 0 writes each checkpoint after its step's timer stops; the other rank waits for it in the
+// next step: a step's mean components then exceed rank 0's iteration_s, and the report reads them.
+TEST_F(ParallelTrainCli, TheReportReadsARunThatCheckpointedEveryStep) {
+  const std::string plan = path("ckpt.yaml"), run = path("ckpt.json");
+  Result r = axo("plan --model gpt2-tiny --gpus 2 --machine selene --batch 8 --seq 32 --fix "
+                 "'pipeline=1,data=2,x=1,y=1,z=1,microbatch=4,context=1' --top 1 --out " + plan);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = mpirun(2, "train --plan " + plan + " " + data() + "--steps 4 --batch 8 --microbatch 4 --checkpoint-dir " +
+                    path("every") + " --checkpoint-every 1 --run " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = axo("report --plan " + plan + " --run " + run);
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 TEST_F(ParallelTrainCli, ALaunchThatDoesNotMatchThePlanAndBadOptionsExitTwo) {
   Result r = axo("plan --model gpt2-tiny --gpus 4 --machine selene --top 1 --out " + path("plan.yaml"));
   ASSERT_EQ(r.code, 0) << r.output;
