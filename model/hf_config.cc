@@ -119,8 +119,21 @@ void refuse_other_than_a_decoder(const nlohmann::json& config, const std::string
   };
   if (!architectures.empty() && std::none_of(architectures.begin(), architectures.end(), causal)) {
     throw InputError(source + ": field 'architectures': " + architectures.dump() +
-                     ": not a causal language model (...ForCausalLM or ...LMHeadModel); axo plans decoder-only "
-                     "transformers");
+                     ": no causal language-model head (...ForCausalLM or ...LMHeadModel): an encoder, or a "
+                     "multimodal model (...ForConditionalGeneration) whose other towers axo does not price; axo "
+                     "plans decoder-only transformers");
+  }
+  // State-space and recurrent models have blocks other than attention (Mamba's, RecurrentGemma's
+  // block_types), which a TransformerSpec's layers cannot hold.
+  const std::string type = hf_string(config, "model_type", "", source);
+  const auto other_blocks = [&](const char* key) {
+    if (!config.contains(key) || !config[key].is_array()) return false;
+    return std::any_of(config[key].begin(), config[key].end(), [](const nlohmann::json& b) { return b != "attention"; });
+  };
+  if (type == "mamba" || type == "mamba2" || type == "rwkv" || type == "recurrent_gemma" ||
+      other_blocks("block_types") || other_blocks("layers_block_type")) {
+    throw InputError(source + ": field 'model_type': " + type +
+                     " has blocks other than attention (state-space or recurrent); axo plans transformers");
   }
 }
 
@@ -185,16 +198,24 @@ void check_learned_positions_cover(const nlohmann::json& config, const Transform
   }
 }
 
-// Rotary positions: the Llama-like families, and any config naming a rotary setting (rope_theta,
-// GPT-NeoX's rotary_pct, Falcon's rotary unless alibi); ALiBi (BLOOM, MPT, Falcon's alibi) has
-// neither learned nor rotary positions, which axo does not model: refused.
+// Keys that only a rotary config has: rope_theta, rope_scaling, GPT-NeoX's rotary_pct and
+// rotary_emb_base, GPT-J's and CodeGen's rotary_dim, Phi's partial_rotary_factor.
+constexpr std::array<const char*, 6> kRotaryKeys = {"rope_theta",      "rope_scaling", "rotary_pct",
+                                                    "rotary_emb_base", "rotary_dim",   "partial_rotary_factor"};
+
+// Rotary positions: the Llama-like families, Falcon (model_type falcon, or RefinedWeb's before it)
+// unless alibi, and any config with a rotary key or `rotary: true`; ALiBi (BLOOM, MPT, Falcon's
+// alibi) has neither learned nor rotary positions, which axo does not model: refused.
 PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const std::string& source) {
   if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
     throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
   }
-  const bool falcon = hf_string(config, "model_type", "", source) == "falcon";
-  const bool rotary = llama_like || falcon || config.contains("rope_theta") || config.contains("rotary_pct") ||
-                      config.contains("rotary_emb_base");
+  const std::string type = hf_string(config, "model_type", "", source);
+  const bool falcon = type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel";
+  const bool keyed = std::any_of(kRotaryKeys.begin(), kRotaryKeys.end(), [&](const char* key) {
+    return config.contains(key) && !config[key].is_null();
+  });
+  const bool rotary = llama_like || falcon || keyed || hf_bool(config, "rotary", false, source);
   return rotary ? PositionKind::rope : PositionKind::learned;
 }
 

@@ -14,8 +14,10 @@ namespace axo {
 // config.json has no batch size: global_batch is the override's, else 0 for the caller to set.
 // The MLP is gated (swiglu) for the Llama and Gemma families (by model_type or
 // architectures, whatever hidden_act says), else when the activation is SiLU.
-// InputError for a mixture-of-experts config (num_local_experts, ...) and for
-// a head_dim other than hidden/heads, which a TransformerSpec cannot hold.
+// InputError for what a TransformerSpec cannot hold: an encoder-decoder, encoder or multimodal
+// model, state-space or recurrent blocks, mixture of experts (num_local_experts, ...), ALiBi
+// (BLOOM, MPT, `alibi`), OPT's projected embedding, a head_dim other than hidden/heads, and a
+// sequence longer than a learned position table.
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
                                                 const SpecOverrides& overrides = {});
 // From the text of a config.json; malformed JSON is an InputError.

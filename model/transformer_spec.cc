@@ -1,20 +1,12 @@
 // TransformerSpec: derived counts, validation, YAML input and the loader of either file kind.
 #include "model/transformer_spec.h"
 
-#include <algorithm>
-#include <array>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
-#include <limits>
-#include <optional>
 #include <sstream>
-#include <string_view>
-#include <nlohmann/json.hpp>
 
 #include "model/error.h"
 #include "model/hf_config.h"
-#include "model/json_text.h"
 #include "model/yaml_fields.h"
 
 namespace axo {

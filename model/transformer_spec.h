@@ -5,7 +5,6 @@
 // configs/models/ or from a Hugging Face config.json.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>

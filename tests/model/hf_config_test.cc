@@ -170,7 +170,7 @@ TEST(HfConfig, ModelsATransformerSpecCannotHoldAreRefusedByWhatTheyAre) {
                                {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
                                {"max_position_embeddings", 512}, {"vocab_size", 30522}};
   EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(bert, "bert.json"); })
-                .find("field 'architectures': [\"BertForMaskedLM\"]: not a causal language model"),
+                .find("field 'architectures': [\"BertForMaskedLM\"]: no causal language-model head"),
             std::string::npos);
   const nlohmann::json bloom = {{"architectures", {"BloomForCausalLM"}}, {"model_type", "bloom"},
                                 {"hidden_size", 1024}, {"n_layer", 24}, {"n_head", 16}, {"vocab_size", 250880}};
@@ -188,6 +188,28 @@ TEST(HfConfig, ModelsATransformerSpecCannotHoldAreRefusedByWhatTheyAre) {
             "hidden size");
   opt["word_embed_proj_dim"] = 1024;  // OPT-1.3B's, and most OPTs': as wide as the hidden size
   EXPECT_EQ(transformer_spec_from_hf_config(opt, "opt.json").hidden, 1024);
+}
+
+// GPT-J marks its rotary positions with rotary_dim alone: a --seq beyond n_positions is its to take.
+// RecurrentGemma's recurrent blocks and Mamba's state-space ones are no transformer layers.
+TEST(HfConfig, GptJIsRotaryAndRecurrentBlocksAreRefused) {
+  const nlohmann::json gptj = {{"architectures", {"GPTJForCausalLM"}}, {"model_type", "gptj"}, {"n_embd", 4096},
+                               {"n_layer", 28}, {"n_head", 16}, {"n_positions", 2048}, {"rotary_dim", 64},
+                               {"vocab_size", 50400}};
+  const TransformerSpec spec = transformer_spec_from_hf_config(gptj, "gptj.json", {0, 4096});
+  EXPECT_EQ(spec.positions, PositionKind::rope);
+  EXPECT_EQ(spec.seq_len, 4096);
+  const nlohmann::json recurrent = {{"architectures", {"RecurrentGemmaForCausalLM"}}, {"model_type", "recurrent_gemma"},
+                                    {"hidden_size", 2560}, {"num_hidden_layers", 26}, {"num_attention_heads", 10},
+                                    {"block_types", {"recurrent", "recurrent", "attention"}}, {"vocab_size", 256000}};
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(recurrent, "rg.json"); })
+                .find("has blocks other than attention"),
+            std::string::npos);
+  const nlohmann::json mamba = {{"architectures", {"MambaForCausalLM"}}, {"model_type", "mamba"},
+                                {"hidden_size", 768}, {"num_hidden_layers", 24}, {"vocab_size", 50280}};
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(mamba, "mamba.json"); })
+                .find("field 'model_type': mamba has blocks other than attention"),
+            std::string::npos);
 }
 
 // Qwen-7B (v1): intermediate_size 22016 is both SwiGLU branches. 7,721,324,544 parameters on its
