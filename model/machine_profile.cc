@@ -154,7 +154,10 @@ GradReduce parse_grad_reduce(const YamlMap& map) {
                                                                                             : GradReduce::overlapped;
 }
 
-StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
+namespace {
+
+// The stack's optional keys over their defaults, each read (and so known to reject_unknown_keys).
+StackSettings read_optional_stack_settings(const YamlMap& map) {
   StackSettings s;
   if (map.has("weight_gather")) {
     s.weight_gather = map.get_choice("weight_gather", {"per_linear", "per_block"}) == "per_block"
@@ -174,25 +177,26 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   if (map.has("grad_buckets")) s.grad_buckets = parse_grad_buckets(map);
   if (map.has("grad_accumulation")) s.grad_accumulation = parse_grad_accumulation(map);
-  s.attention = parse_attention(map, source);  // the one required key, last (read_stack_section)
+  return s;
+}
+
+}  // namespace
+
+StackSettings read_stack_settings(const YamlMap& map, const std::string& source) {
+  StackSettings s = read_optional_stack_settings(map);
+  s.attention = parse_attention(map, source);
   return s;
 }
 
 std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::string& source) {
   if (!map.has("stack")) return std::nullopt;
   const YamlMap stack(map.get_node("stack"), source, "stack");
-  if (!stack.has("attention")) {
-    // Every other key is read before the missing attention is: a misspelled one ("atention") is
-    // named as unknown, not taken for the attention missing.
-    try {
-      read_stack_settings(stack, source);
-    } catch (const InputError&) {
-      stack.reject_unknown_keys();
-      throw;
-    }
-  }
-  const StackSettings settings = read_stack_settings(stack, source);
+  // The optional keys first (a bad value named as such), then an unknown key, before the one
+  // required key: a misspelled "atention" is named as unknown, not as the attention missing.
+  StackSettings settings = read_optional_stack_settings(stack);
+  stack.has("attention");
   stack.reject_unknown_keys();
+  settings.attention = parse_attention(stack, source);
   return settings;
 }
 

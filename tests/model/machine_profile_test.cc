@@ -175,6 +175,12 @@ TEST(MachineProfile, AMisspelledStackKeyIsNamedAsUnknown) {
   node["stack"] = YAML::Load("{weight_gather: per_block}");
   EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("field 'attention': missing"),
             std::string::npos);
+  // A bad value is named as such, not a later good key as unknown.
+  node["stack"] = YAML::Load("{weight_gather: perblock, grad_reduce: after_backward, attention: flash}");
+  EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("weight_gather"),
+            std::string::npos);
+  EXPECT_EQ(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("unknown"),
+            std::string::npos);
 }
 
 TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
