@@ -39,6 +39,9 @@ namespace axo::run_json {
 
 inline constexpr const char* kModel = "model";
 inline constexpr const char* kBackend = "backend";
+// Its values: the executor's backends (a machine profile says "cpu" or "gpu" of the same).
+inline constexpr const char* kCpuBackend = "cpu";
+inline constexpr const char* kCudaBackend = "cuda";
 inline constexpr const char* kRanks = "ranks";
 inline constexpr const char* kGrid = "grid";
 // The grid's settings a run.json records beside its dimensions, by their --fix names

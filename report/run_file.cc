@@ -245,7 +245,7 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
 }
 
 std::string backend_mismatch(const MeasuredRun& run, const MachineProfile& profile, const std::string& profile_path) {
-  const std::string machine_kind = run.backend == "cuda" ? "gpu" : run.backend;  // run.json's names, the profile's
+  const std::string machine_kind = run.backend == key::kCudaBackend ? "gpu" : run.backend;  // run.json's, the profile's
   if (run.backend.empty() || machine_kind == profile.backend) return "";
   return run.source + " ran on the " + run.backend + " backend, and " + profile_path + " describes a " +
          profile.backend + " machine: its predictions are of another machine than the run's";
@@ -321,8 +321,9 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   if (root.contains(key::kRanks)) run.ranks = count_at(root, key::kRanks, source, key::kRanks);
   if (root.contains(key::kBackend)) {
     const nlohmann::json& backend = root[key::kBackend];
-    if (backend != "cpu" && backend != "cuda") {
-      throw InputError(source + ": " + key::kBackend + ": expected \"cpu\" or \"cuda\", got " + type_and_value(backend));
+    if (backend != key::kCpuBackend && backend != key::kCudaBackend) {
+      throw InputError(source + ": " + key::kBackend + ": expected \"" + key::kCpuBackend + "\" or \"" +
+                       key::kCudaBackend + "\", got " + type_and_value(backend));
     }
     run.backend = backend.get<std::string>();
   }

@@ -44,7 +44,6 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
   Plan plan = read_plan_file(path);
   if (!machine.empty()) {
     const MachineProfile profile = load_machine(machine);
-    std::fputs(partial_calibration_note(profile, machine).c_str(), stdout);
     const CostModel model(plan.model, profile);
     if (const std::string why = model.pricing_problem(plan.config); !why.empty()) {
       throw InputError(path + ": it cannot be costed on " + machine + " (" + resolve_preset("machines", machine) +
@@ -187,6 +186,7 @@ void run_report(const ReportOptions& o) {
     throw InputError("--run " + o.runs[twice->second] + ": given twice (as " + o.runs[twice->first] +
                      " before): one run is one point of the comparison");
   }
+  if (!o.machine.empty()) std::fputs(partial_calibration_note(load_machine(o.machine), o.machine).c_str(), stdout);
   if (o.plans.size() == 1) {
     report_one(o);
   } else {

@@ -53,8 +53,9 @@ void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& p
                      " parameters, the file holds " + std::to_string(int64_t(available)));
   }
   if (count < available) {
-    throw InputError(path + ": the header implies " + std::to_string(int64_t(count)) + " parameters, the file holds " +
-                     std::to_string(available) + " floats' bytes after it: not this model's file");
+    throw InputError(path + ": the header implies " + std::to_string(int64_t(count)) + " parameters (" +
+                     std::to_string(int64_t(count) * int64_t(sizeof(float))) + " bytes), the file holds " +
+                     std::to_string(int64_t(available * sizeof(float))) + " bytes after the header");
   }
   in.seekg(sizeof header);
   parameters.assign(size_t(gpt_parameter_count(g)), 0.0f);

@@ -83,7 +83,7 @@ std::string run_json_text(const RunDescription& run, const std::vector<RankMemor
   const ParallelConfig& g = run.grid;
   Json j;
   j[key::kModel] = run.model;
-  j[key::kBackend] = "cpu";
+  j[key::kBackend] = key::kCpuBackend;
   j[key::kRanks] = run.ranks;
   j[key::kGrid] = {{"pipeline", g.pipeline}, {"data", g.data}, {"z", g.z}, {"y", g.y}, {"x", g.x}};
   for (const char* name : key::kGridSettings) {

@@ -92,7 +92,8 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
       !std::filesystem::is_directory(o_.checkpoint_dir)) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " is a file, not a folder");
   }
-  if (writes_checkpoints()) check_checkpoint_folder(o_.checkpoint_dir, "--checkpoint-dir");
+  // The leader writes the checkpoints; its refusal stops every rank (train's MPI_Abort).
+  if (writes_checkpoints() && leader()) check_checkpoint_folder(o_.checkpoint_dir, "--checkpoint-dir");
   const std::vector<std::string> earlier = checkpoint_files(o_.checkpoint_dir);
   if (!o_.resume && writes_checkpoints() && !earlier.empty()) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " holds another run's checkpoints (" + earlier.front() +

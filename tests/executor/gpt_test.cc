@@ -66,7 +66,16 @@ TEST(Gpt, LlmcModelFileRoundTrip) {
   EXPECT_EQ(parameters, model.parameters());
   // A file longer than its header says (another model's, or bytes appended) is not this model's.
   std::filesystem::resize_file(path, 1024 + model.parameters().size() * 4 + 400);
-  EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);
+  try {
+    read_llmc_model(path, shape, parameters);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string bytes = std::to_string(model.parameters().size() * 4);
+    EXPECT_NE(std::string(e.what()).find("parameters (" + bytes + " bytes), the file holds " +
+                                         std::to_string(model.parameters().size() * 4 + 400) + " bytes after the header"),
+              std::string::npos)
+        << e.what();
+  }
   // A truncated file and a wrong magic are reported, not read.
   std::filesystem::resize_file(path, 2000);
   EXPECT_THROW(read_llmc_model(path, shape, parameters), InputError);

@@ -123,6 +123,12 @@ TEST_F(ReportCli, SaysWhenTheMachineIsAPartialCalibration) {
   EXPECT_NE(r.output.find("Note: " + partial + " is a partial calibration (rank 1: all_reduce stopped)"),
             std::string::npos)
       << r.output;
+  write_pair(2, 2.0, 2.5);  // several pairs: said once
+  r = testing::run_axo("report" + pair(1) + pair(2) + " --machine " + partial);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const size_t first = r.output.find("is a partial calibration");
+  ASSERT_NE(first, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("is a partial calibration", first + 1), std::string::npos) << r.output;
 }
 
 TEST_F(ReportCli, SeveralPairsRankAndCheckThePick) {
