@@ -12,6 +12,18 @@
 
 namespace axo {
 
+namespace {
+
+// The layers each stage runs, as plan.yaml writes them; empty where the model has fewer layers than
+// chunks (no split: check() refuses such a plan).
+std::string split_text(const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  if (c.pipeline * c.interleave > plan.model.layers) return "";
+  return split_pipeline(plan.model, c.pipeline, c.interleave).text();
+}
+
+}  // namespace
+
 void write_plan_file(const Plan& plan, const std::string& path) {
   YAML::Node root;
   root["axo_plan"] = 1;
@@ -35,10 +47,8 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   predicted["memory_GiB"]["total"] = b.memory.total() / GiB;
   predicted["memory_GiB"]["capacity"] = b.memory_capacity / GiB;
   predicted["fits"] = b.fits;
-  // The layers each stage runs ("6,6,...,5": stage_partition.h); for the reader, not read back.
-  if (plan.config.pipeline * plan.config.interleave <= plan.model.layers) {
-    predicted["pipeline_split"] = split_pipeline(plan.model, plan.config.pipeline, plan.config.interleave).text();
-  }
+  // The layers each stage runs ("6,6,...,5": stage_partition.h); for the reader, checked on reading.
+  if (const std::string split = split_text(plan); !split.empty()) predicted["pipeline_split"] = split;
   root["predicted"] = predicted;
   YAML::Emitter out;
   out << root;
@@ -51,13 +61,10 @@ namespace {
 // axo trains and prices (stage_partition.h) would mislead whoever edited it: refused.
 void check_pipeline_split(const YamlMap& predicted, const Plan& plan) {
   if (!predicted.has("pipeline_split")) return;
-  const std::string text = predicted.get_string("pipeline_split");
-  const ParallelConfig& c = plan.config;
-  const std::string split =
-      c.pipeline * c.interleave <= plan.model.layers ? split_pipeline(plan.model, c.pipeline, c.interleave).text() : "";
+  const std::string text = predicted.get_string("pipeline_split"), split = split_text(plan);
   if (text != split) {
     predicted.fail("pipeline_split", "'" + text + "' is not the split axo runs for this plan (" + split +
-                                         "): it is written for the reader, not read; axo splits the layers itself");
+                                         "): it is written for the reader; axo splits the layers itself");
   }
 }
 

@@ -160,7 +160,7 @@ std::vector<ValidationEntry> validate_set(const ValidationSet& set, const Machin
     ValidationEntry base;
     base.name = point.name;
     base.source = source;
-    base.group = source.substr(0, source.find('_'));
+    base.group = source_of(source);
     base.gpu = other_profile ? set.gpu + " on " + machine.name : set.gpu;
     base.machine = machine.name;
     base.measured_from = set.source;

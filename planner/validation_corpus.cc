@@ -361,7 +361,7 @@ void set_measured(const Row& row, CorpusCase& c) {
 CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   CorpusCase c;
   c.name = row["name"];
-  c.source = c.name.substr(0, c.name.find('_'));
+  c.source = source_of(c.name);
   c.gpu_type = row["gpu_type"];
   c.confidence = row["confidence"];
   c.where = row.where();
@@ -471,6 +471,8 @@ void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
     }
   }
 }
+
+std::string source_of(const std::string& name) { return name.substr(0, name.find('_')); }
 
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   const CorpusSpec spec = load_corpus_spec(yaml_path);

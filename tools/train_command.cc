@@ -106,8 +106,11 @@ void check_outputs_spare_inputs(const TrainOptions& o) {
   for (const auto& [option, path] : {std::pair{"--save-model", o.save_model}, {"--run", o.run_json}}) {
     if (!path.empty()) outputs.emplace_back(option, path);
   }
-  if (outputs.size() == 2 && same_file(outputs[0].second, outputs[1].second)) {
-    throw InputError("--save-model and --run both write " + outputs[1].second + ": give each its own file");
+  std::vector<std::string> paths;
+  for (const auto& output : outputs) paths.push_back(output.second);
+  if (const auto twice = repeated_file(paths)) {
+    throw InputError(std::string(outputs[twice->first].first) + " and " + outputs[twice->second].first +
+                     " both write " + paths[twice->second] + ": give each its own file");
   }
   for (const auto& [option, pattern] : {std::pair{"--data", o.data}, {"--val-data", o.val_data}}) {
     for (const std::string& shard : pattern.empty() ? std::vector<std::string>{} : token_shard_paths(pattern)) {

@@ -141,7 +141,7 @@ bool same_profile(const std::string& given, const std::string& sets) {
 // are one source): a set named as a published source (mpt_mine.yaml) would join that source's runs.
 void reject_sets_named_as_corpus_sources(const std::vector<std::string>& sets, const std::vector<CorpusCase>& corpus) {
   for (const std::string& path : sets) {
-    const std::string stem = std::filesystem::path(path).stem().string(), group = stem.substr(0, stem.find('_'));
+    const std::string group = source_of(std::filesystem::path(path).stem().string());
     for (const CorpusCase& c : corpus) {
       if (c.source == group) {
         throw InputError("--set " + path + ": its file name makes it source '" + group +

@@ -68,11 +68,15 @@ TEST_F(TrainCli, CheckpointThenResume) {
           "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") + " --checkpoint-every 2 --resume");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("a resumed run reads the same data"), std::string::npos) << r.output;
-  r = axo(common + " --resume --init-from " + path("stopped.bin"));
+  r = axo(common + " --resume --stop-after 6 --init-from " + path("stopped.bin"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("resuming from step 4"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("note: --init-from " + path("stopped.bin") + " is not used: the checkpoint's weights are"),
             std::string::npos) << r.output;
+  r = axo(common + " --resume");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 6"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("note: --init-from"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("step     1/8"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("step     8/8"), std::string::npos) << r.output;
 }
