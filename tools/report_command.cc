@@ -53,7 +53,8 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
     plan.machine = profile.name;
   }
   if (!(plan.predicted.iter_time > 0)) {
-    throw InputError(path + ": no 'predicted' breakdown to compare with (write the plan with axo plan --out)");
+    throw InputError(path + ": no 'predicted' breakdown to compare with (its predicted.iter_time_s is absent or 0): "
+                     "write the plan with axo plan --out, or give --machine to price it");
   }
   return plan;
 }
