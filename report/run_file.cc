@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "model/error.h"
@@ -259,17 +260,32 @@ MeasuredRun read_run_of(const std::string& path, const Plan& plan, const std::st
   return run;
 }
 
-MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
-  if (!root.is_object()) {
-    throw InputError(source + ": expected a JSON object with '" + key::kSteps + "', got " + type_and_value(root));
+namespace {
+
+// One step's seconds and components, checked (steps[k] at `at`).
+std::pair<double, std::array<double, 7>> step_seconds(const nlohmann::json& step, const std::string& at,
+                                                      const std::string& source) {
+  const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS), true);
+  const std::string parts_field = path(at, key::kComponentsS);
+  const nlohmann::json& parts = value_at(step, key::kComponentsS, source, parts_field);
+  if (!parts.is_object()) {
+    throw InputError(source + ": " + parts_field + ": expected an object of seconds, got " + type_and_value(parts));
   }
-  const nlohmann::json& steps = value_at(root, key::kSteps, source, key::kSteps);
+  std::array<double, 7> values{};
+  for (size_t i = 0; i < kComponentNames.size(); ++i) {
+    values[i] = seconds_at(parts, kComponentNames[i], source, path(parts_field, kComponentNames[i]));
+  }
+  check_components_fit(values, slowest_rank_seconds(step, iteration), source, parts_field);
+  return {iteration, values};
+}
+
+// The mean seconds and components over `steps`, leaving out the warm-up step when there are three
+// or more.
+void read_steps(const nlohmann::json& steps, const std::string& source, MeasuredRun& run) {
   if (!steps.is_array() || steps.empty()) {
     throw InputError(source + ": " + key::kSteps + ": expected a non-empty list of steps, got " +
                      type_and_value(steps));
   }
-  MeasuredRun run;
-  run.source = source;
   run.steps = steps.size();
   const size_t first = steps.size() >= 3 ? 1 : 0;  // leave out the warm-up step
   run.steps_used = steps.size() - first;
@@ -279,23 +295,18 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     const nlohmann::json& step = steps[s];
     if (!step.is_object()) throw InputError(source + ": " + at + ": expected an object, got " + type_and_value(step));
     check_step_order(step, at, source, previous_step);
-    const double iteration = seconds_at(step, key::kIterationS, source, path(at, key::kIterationS), true);
-    const std::string parts_field = path(at, key::kComponentsS);
-    const nlohmann::json& parts = value_at(step, key::kComponentsS, source, parts_field);
-    if (!parts.is_object()) {
-      throw InputError(source + ": " + parts_field + ": expected an object of seconds, got " + type_and_value(parts));
-    }
-    std::array<double, 7> values{};
-    for (size_t i = 0; i < kComponentNames.size(); ++i) {
-      values[i] = seconds_at(parts, kComponentNames[i], source, path(parts_field, kComponentNames[i]));
-    }
-    check_components_fit(values, slowest_rank_seconds(step, iteration), source, parts_field);
+    const auto [iteration, values] = step_seconds(step, at, source);
     if (s < first) continue;
     run.iteration_s += iteration;
     for (size_t i = 0; i < values.size(); ++i) run.components[i] += values[i];
   }
   run.iteration_s /= double(run.steps_used);
   for (double& value : run.components) value /= double(run.steps_used);
+}
+
+// What the run says of itself beside its steps, where it says: node, batch, microbatch, seq,
+// precision, model, ranks, backend.
+void read_run_keys(const nlohmann::json& root, const std::string& source, MeasuredRun& run) {
   if (root.contains(key::kNode)) {
     const nlohmann::json& node = root[key::kNode];
     if (!node.is_object()) {
@@ -327,6 +338,18 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
     }
     run.backend = backend.get<std::string>();
   }
+}
+
+}  // namespace
+
+MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
+  if (!root.is_object()) {
+    throw InputError(source + ": expected a JSON object with '" + key::kSteps + "', got " + type_and_value(root));
+  }
+  MeasuredRun run;
+  run.source = source;
+  read_steps(value_at(root, key::kSteps, source, key::kSteps), source, run);
+  read_run_keys(root, source, run);
   if (root.contains(key::kGrid)) {
     run.grid = grid_from_json(root[key::kGrid], source);
     read_grid_settings(root[key::kGrid], source, run);
