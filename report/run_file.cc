@@ -14,6 +14,7 @@
 #include "model/error.h"
 #include "model/config_fields.h"
 #include "model/json_text.h"
+#include "model/overlap.h"
 #include "model/run_schema.h"
 
 namespace axo {
@@ -195,7 +196,10 @@ void read_grid_settings(const nlohmann::json& grid, const std::string& source, M
     const ConfigField& field = config_field(name);
     run.settings[name] = field.text(field.parse(name, text, source + ": " + key::kGrid));
   }
-  if (grid.contains(key::kOverlap)) run.settings[key::kOverlap] = text_at(key::kOverlap);
+  if (grid.contains(key::kOverlap)) {
+    const std::string where = source + ": " + path(key::kGrid, key::kOverlap);
+    run.settings[key::kOverlap] = overlap_text(recorded_overlap(text_at(key::kOverlap), where));
+  }
 }
 
 }  // namespace
@@ -215,16 +219,16 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
     count("pipeline", g.pipeline, plan.config.pipeline), count("data", g.data, plan.config.data);
     count("z", g.z, plan.config.z), count("y", g.y, plan.config.y), count("x", g.x, plan.config.x);
   }
-  // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over,
-  // nor the tensor-parallel overlaps without tensor parallelism: a serial run is a one-GPU plan's
-  // whatever they say.
+  // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over:
+  // a serial run is a one-GPU plan's whatever they say. The overlaps are compared where they act.
   const ParallelConfig& c = plan.config;
   for (const auto& [name, ran] : run.settings) {
-    if ((name == "order" && c.gpus() == 1) || (name == "zero" && c.data * c.context == 1) ||
-        (name == "overlap" && c.x * c.y * c.z == 1)) {
-      continue;
-    }
+    if ((name == "order" && c.gpus() == 1) || (name == "zero" && c.data * c.context == 1)) continue;
     const ConfigField& field = config_field(name);
+    if (name == key::kOverlap) {
+      const Overlap planned = c.overlap ? Overlap{} : Overlap::none();
+      if (acting_overlaps(recorded_overlap(ran, run.source), c) == acting_overlaps(planned, c)) continue;
+    }
     fields.emplace_back(name, ran, field.text(field.get(c)));
   }
   if (run.memory) fields.emplace_back("offload", run.memory->offload ? "on" : "off", plan.config.offload ? "on" : "off");

@@ -55,7 +55,8 @@ struct MeasuredRun {
 
 // Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,
 // z, y, x and its recorded settings: context, zero, interleave, recompute, sequence parallelism,
-// order), offload, batch, microbatch, sequence or precision, where the file says. Predictions and
+// order, the overlaps where they act: model/overlap.h), offload, batch, microbatch, sequence or
+// precision, where the file says. Predictions and
 // refinements of the plan would otherwise be compared with another run.
 std::string plan_mismatch(const MeasuredRun& run, const Plan& plan);
 

@@ -3,43 +3,11 @@
 
 #include <algorithm>
 #include <utility>
-#include <sstream>
 
 #include "executor/cpu/gemm_precision.h"
-#include "model/error.h"
 #include "executor/timer.h"
 
 namespace axo {
-
-namespace {
-
-// Each overlap's name (--overlap, run.json) and its switch.
-constexpr std::pair<const char*, bool Overlap::*> kOverlapNames[] = {
-    {"oar", &Overlap::all_reduce}, {"ors", &Overlap::reduce_scatter}, {"oag", &Overlap::all_gather}};
-
-}  // namespace
-
-Overlap parse_overlap(const std::string& text, const std::string& option) {
-  Overlap o = Overlap::none();
-  if (text == "none") return o;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    bool known = false;
-    for (const auto& [name, member] : kOverlapNames) {
-      if (item == name) o.*member = known = true;
-    }
-    if (!known) throw InputError(option + ": expected none or a list of oar, ors, oag; got '" + item + "'");
-  }
-  return o;
-}
-
-std::string overlap_text(const Overlap& overlap) {
-  std::string on;
-  for (const auto& [name, member] : kOverlapNames) {
-    if (overlap.*member) on += std::string(on.empty() ? "" : ",") + name;
-  }
-  return on == "oar,ors,oag" ? "on" : on.empty() ? "off" : on;
-}
 
 DeviceFloats Linear4dScratch::take_block(size_t size) {
   DeviceFloats block(allocator_);

@@ -28,21 +28,10 @@
 #include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/shard_view.h"
+#include "model/overlap.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
-
-// AxoNN's three overlaps, each switchable.
-struct Overlap {
-  bool all_reduce = true;      // OAR: backward's dX reduction under the dW GEMM
-  bool reduce_scatter = true;  // ORS: dW reduce-scatter left running until the gradient is needed
-  bool all_gather = true;      // OAG: the next layer's weight all-gather prefetched
-  static Overlap none() { return {false, false, false}; }
-};
-// --overlap's text: "none" or a comma list of oar, ors, oag (InputError naming `option` otherwise).
-Overlap parse_overlap(const std::string& text, const std::string& option);
-// As run.json records the overlaps run: "on" (all three), "off" (none), or the list of those on.
-std::string overlap_text(const Overlap& overlap);
 
 // Buffers the layers of a stage share: one layer runs at a time, and each
 // forward or backward is done with `rows` and `partial` when it returns.

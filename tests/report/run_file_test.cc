@@ -130,9 +130,17 @@ TEST(RunFile, TheRunSaysWhichPlanItIsOf) {
   EXPECT_EQ(mismatch(), "run.json trained recompute=none where the plan has recompute=full" + tail);
   root["grid"]["recompute"] = "full", root["grid"]["order"] = "pyxzcd";
   EXPECT_EQ(mismatch(), "run.json trained order=pyxzcd where the plan has order=xyzcdp" + tail);
-  root["grid"]["order"] = "xyzcdp", root["grid"]["overlap"] = "oar";  // a partial list is no plan's on or off
-  EXPECT_EQ(mismatch(), "run.json trained overlap=oar where the plan has overlap=on" + tail +
+  // The overlaps compared where they act: on y=2 alone OAR (the dX reduction over Y) does, ORS and
+  // OAG (over Z) do not. A run without OAR is another plan's; one with OAR alone is this plan's.
+  root["grid"]["order"] = "xyzcdp", root["grid"]["overlap"] = "ors,oag";
+  EXPECT_EQ(mismatch(), "run.json trained overlap=ors,oag where the plan has overlap=on" + tail +
                             " (train's --overlap makes another plan's run)");
+  root["grid"]["overlap"] = "oar";
+  EXPECT_EQ(mismatch(), "");
+  root["grid"]["overlap"] = "sometimes";
+  EXPECT_NE(error_of(root).find("run.json: grid.overlap: expected none or a list of oar, ors, oag; got 'sometimes'"),
+            std::string::npos)
+      << error_of(root);
   root["grid"]["overlap"] = "on", root["microbatch"] = 8;
   EXPECT_EQ(mismatch(), "run.json trained microbatch=8 where the plan has microbatch=2" + tail +
                             " (train's --microbatch makes another plan's run)");
