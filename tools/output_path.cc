@@ -36,6 +36,14 @@ std::string missing_folder(const std::string& path) {
 std::string unwritable_file(const std::string& path) {
   if (std::string why = missing_folder(path); !why.empty()) return why;
   std::error_code error;
+  if (fs::is_symlink(fs::symlink_status(path, error))) {
+    // Written through to its target (model/atomic_file.h): the target's folder must be there.
+    fs::path target = fs::read_symlink(path, error);
+    if (!error && target.is_relative()) target = fs::path(path).parent_path() / target;
+    if (!error) {
+      if (std::string why = missing_folder(target.string()); !why.empty()) return path + " links to a file it " + why;
+    }
+  }
   if (fs::is_directory(fs::status(path, error))) return "cannot write " + path + ": it is a folder";
   return {};
 }

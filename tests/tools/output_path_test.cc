@@ -47,6 +47,16 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
   EXPECT_NE(axo::tools::output_prefix()(missing).find("does not exist"), std::string::npos);
 }
 
+// A link is written through to its target: a target in a missing folder is refused before any work.
+TEST_F(OutputPath, ALinkToAFileInAMissingFolderIsRefused) {
+  fs::create_symlink(path("nowhere/real.csv"), path("link.csv"));
+  EXPECT_EQ(check(path("link.csv")), path("link.csv") + " links to a file it cannot write " + path("nowhere/real.csv") +
+                                         ": the folder " + path("nowhere") + " does not exist");
+  fs::create_directories(path("somewhere"));
+  fs::create_symlink("somewhere/real.csv", path("relative.csv"));  // relative to the link's folder
+  EXPECT_EQ(check(path("relative.csv")), "");
+}
+
 TEST_F(OutputPath, AnEmptyPathIsRefused) {
   EXPECT_EQ(check(""), "an empty path names no file to write");
   std::string empty;
