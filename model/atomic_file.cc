@@ -63,6 +63,11 @@ void write_in_place(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::string written_file(const std::string& path) {
+  const std::optional<fs::path> target = link_target(path);
+  return target ? target->string() : "";
+}
+
 void write_file_atomically(const std::string& requested, const std::string& text) {
   const std::optional<fs::path> target = link_target(requested);
   if (!target) return write_in_place(requested, text);

@@ -18,4 +18,9 @@ namespace axo {
 // device, FIFO or socket (/dev/stdout, a pipe) is written in place.
 void write_file_atomically(const std::string& path, const std::string& text);
 
+// The file write_file_atomically(path, ...) replaces: `path`, or the end of its chain of links;
+// empty for a device, FIFO, socket or /dev, /proc path (written in place). std::runtime_error for
+// a loop of links, or a link that cannot be read.
+std::string written_file(const std::string& path);
+
 }  // namespace axo

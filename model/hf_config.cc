@@ -123,17 +123,24 @@ void refuse_other_than_a_decoder(const nlohmann::json& config, const std::string
                      "multimodal model (...ForConditionalGeneration) whose other towers axo does not price; axo "
                      "plans decoder-only transformers");
   }
-  // State-space and recurrent models have blocks other than attention (Mamba's, RecurrentGemma's
-  // block_types), which a TransformerSpec's layers cannot hold.
+}
+
+// State-space and recurrent models have blocks other than attention (Mamba's, RWKV's,
+// RecurrentGemma's block_types), which a TransformerSpec's layers cannot hold: refused, naming the
+// key that says so.
+void refuse_other_blocks(const nlohmann::json& config, const std::string& source) {
   const std::string type = hf_string(config, "model_type", "", source);
-  const auto other_blocks = [&](const char* key) {
-    if (!config.contains(key) || !config[key].is_array()) return false;
-    return std::any_of(config[key].begin(), config[key].end(), [](const nlohmann::json& b) { return b != "attention"; });
-  };
-  if (type == "mamba" || type == "mamba2" || type == "rwkv" || type == "recurrent_gemma" ||
-      other_blocks("block_types") || other_blocks("layers_block_type")) {
+  if (type == "mamba" || type == "mamba2" || type == "rwkv" || type == "recurrent_gemma") {
     throw InputError(source + ": field 'model_type': " + type +
                      " has blocks other than attention (state-space or recurrent); axo plans transformers");
+  }
+  for (const char* key : {"block_types", "layers_block_type"}) {
+    if (!config.contains(key) || !config[key].is_array()) continue;
+    const nlohmann::json& blocks = config[key];
+    if (std::any_of(blocks.begin(), blocks.end(), [](const nlohmann::json& b) { return b != "attention"; })) {
+      throw InputError(source + ": field '" + key + "': " + blocks.dump() +
+                       ": blocks other than attention; axo plans transformers");
+    }
   }
 }
 
@@ -225,6 +232,7 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
                                                 const SpecOverrides& overrides) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
   refuse_other_than_a_decoder(config, source);
+  refuse_other_blocks(config, source);
   refuse_mixture_of_experts(config, source);
   refuse_alibi_families(config, source);
   refuse_projected_embeddings(config, source);

@@ -194,8 +194,7 @@ std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::s
   // The optional keys first (a bad value named as such), then an unknown key, before the one
   // required key: a misspelled "atention" is named as unknown, not as the attention missing.
   StackSettings settings = read_optional_stack_settings(stack);
-  stack.has("attention");
-  stack.reject_unknown_keys();
+  stack.reject_unknown_keys({"attention"});
   settings.attention = parse_attention(stack, source);
   return settings;
 }

@@ -19,6 +19,7 @@ constexpr std::pair<const char*, bool Overlap::*> kOverlapNames[] = {
 Overlap parse_overlap(const std::string& text, const std::string& option) {
   Overlap o = Overlap::none();
   if (text == "none") return o;
+  if (text.empty()) throw InputError(option + ": expected none or a list of oar, ors, oag; got nothing");
   std::stringstream list(text);
   for (std::string item; std::getline(list, item, ',');) {
     bool known = false;

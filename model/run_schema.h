@@ -49,7 +49,8 @@ inline constexpr const char* kGrid = "grid";
 inline constexpr std::array<const char*, 7> kGridSettings = {"context",          "zero",  "interleave", "recompute",
                                                              "recompute_layers", "sequence_parallel", "order"};
 // The tensor-parallel overlaps the run ran (train --overlap, else the plan's): "on" (all three),
-// "off" (none), or those it ran ("oar,oag"), which no plan's on or off is.
+// "off" (none), or those it ran ("oar,oag"); a report compares them with the plan's where each
+// acts (model/overlap.h).
 inline constexpr const char* kOverlap = "overlap";
 inline constexpr const char* kSchedule = "schedule";
 inline constexpr const char* kPipeline = "pipeline";

@@ -458,6 +458,8 @@ CorpusRecord with_recipe_cells(CorpusRecord record, const CorpusSpec& spec) {
 
 }  // namespace
 
+namespace {
+
 // Each row named, once: a name is its source (its first word) and what --explain finds it by, and a
 // row given twice would count twice.
 void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
@@ -471,6 +473,8 @@ void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
     }
   }
 }
+
+}  // namespace
 
 std::string source_of(const std::string& name) { return name.substr(0, name.find('_')); }
 

@@ -5,16 +5,17 @@
 #include <string>
 #include <system_error>
 
+#include "model/atomic_file.h"
+
 namespace axo::tools {
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// Empty when the folder that would hold `path` is there, else why not (an empty path, from
-// `--csv ""`, names no file to write: refused, not taken for "no output").
-std::string missing_folder(const std::string& path) {
-  if (path.empty()) return "an empty path names no file to write";
+// Empty when the folder that would hold `path` is there, else what is wrong with it ("the folder
+// F does not exist").
+std::string folder_problem(const std::string& path) {
   const fs::path folder = fs::path(path).parent_path();
   if (folder.empty()) return {};  // the working directory
   std::error_code error;
@@ -28,7 +29,15 @@ std::string missing_folder(const std::string& path) {
   } else {
     why = "cannot be reached (" + error.message() + ")";
   }
-  return "cannot write " + path + ": the folder " + folder.string() + " " + why;
+  return "the folder " + folder.string() + " " + why;
+}
+
+// Empty when the folder that would hold `path` is there, else why not (an empty path, from
+// `--csv ""`, names no file to write: refused, not taken for "no output").
+std::string missing_folder(const std::string& path) {
+  if (path.empty()) return "an empty path names no file to write";
+  const std::string problem = folder_problem(path);
+  return problem.empty() ? "" : "cannot write " + path + ": " + problem;
 }
 
 // Empty when `path` can be written as a file, else why not: its folder is
@@ -37,11 +46,15 @@ std::string unwritable_file(const std::string& path) {
   if (std::string why = missing_folder(path); !why.empty()) return why;
   std::error_code error;
   if (fs::is_symlink(fs::symlink_status(path, error))) {
-    // Written through to its target (model/atomic_file.h): the target's folder must be there.
-    fs::path target = fs::read_symlink(path, error);
-    if (!error && target.is_relative()) target = fs::path(path).parent_path() / target;
-    if (!error) {
-      if (std::string why = missing_folder(target.string()); !why.empty()) return path + " links to a file it " + why;
+    // Written through to the end of its links (model/atomic_file.h): that file's folder must be there.
+    std::string target;
+    try {
+      target = written_file(path);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    if (std::string problem = target.empty() ? "" : folder_problem(target); !problem.empty()) {
+      return "cannot write " + path + ": it links to " + target + ", and " + problem;
     }
   }
   if (fs::is_directory(fs::status(path, error))) return "cannot write " + path + ": it is a folder";

@@ -48,12 +48,9 @@ void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& p
   const double count = double(gpt_parameter_count(g));
   in.seekg(0, std::ios::end);
   const double available = double(in.tellg() - std::streamoff(sizeof header)) / sizeof(float);
-  if (count > available) {
-    throw InputError(path + ": truncated: the header implies " + std::to_string(int64_t(count)) +
-                     " parameters, the file holds " + std::to_string(int64_t(available)));
-  }
-  if (count < available) {
-    throw InputError(path + ": the header implies " + std::to_string(int64_t(count)) + " parameters (" +
+  if (count != available) {
+    throw InputError(path + ": " + (count > available ? "truncated: " : "") + "the header implies " +
+                     std::to_string(int64_t(count)) + " parameters (" +
                      std::to_string(int64_t(count) * int64_t(sizeof(float))) + " bytes), the file holds " +
                      std::to_string(int64_t(available * sizeof(float))) + " bytes after the header");
   }

@@ -205,8 +205,13 @@ TEST(HfConfig, GptJIsRotaryAndRecurrentBlocksAreRefused) {
   EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(recurrent, "rg.json"); })
                 .find("has blocks other than attention"),
             std::string::npos);
-  const nlohmann::json mamba = {{"architectures", {"MambaForCausalLM"}}, {"model_type", "mamba"},
-                                {"hidden_size", 768}, {"num_hidden_layers", 24}, {"vocab_size", 50280}};
+  nlohmann::json unnamed = recurrent;  // no architectures, no model_type: its blocks say it
+  unnamed.erase("architectures"), unnamed.erase("model_type");
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(unnamed, "rg.json"); })
+                .find("field 'block_types': [\"recurrent\",\"recurrent\",\"attention\"]: blocks other than attention"),
+            std::string::npos);
+  const nlohmann::json mamba = {{"model_type", "mamba"}, {"hidden_size", 768}, {"num_hidden_layers", 24},
+                                {"vocab_size", 50280}};  // as state-spaces/mamba-130m's: no architectures
   EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(mamba, "mamba.json"); })
                 .find("field 'model_type': mamba has blocks other than attention"),
             std::string::npos);

@@ -30,6 +30,8 @@ TEST(Overlap, RecordedTextReadsBack) {
   }
   EXPECT_NE(testing::input_error_of([] { recorded_overlap("maybe", "run.json: grid"); }).find("run.json: grid"),
             std::string::npos);
+  EXPECT_EQ(testing::input_error_of([] { recorded_overlap("", "run.json: grid"); }),
+            "run.json: grid: expected none or a list of oar, ors, oag; got nothing");
 }
 
 // OAR acts where a layer's dX reduces (x·y > 1: Y's layers, X's transposed ones), ORS and OAG over Z.

@@ -50,8 +50,13 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
 // A link is written through to its target: a target in a missing folder is refused before any work.
 TEST_F(OutputPath, ALinkToAFileInAMissingFolderIsRefused) {
   fs::create_symlink(path("nowhere/real.csv"), path("link.csv"));
-  EXPECT_EQ(check(path("link.csv")), path("link.csv") + " links to a file it cannot write " + path("nowhere/real.csv") +
-                                         ": the folder " + path("nowhere") + " does not exist");
+  EXPECT_EQ(check(path("link.csv")), "cannot write " + path("link.csv") + ": it links to " + path("nowhere/real.csv") +
+                                         ", and the folder " + path("nowhere") + " does not exist");
+  fs::create_symlink(path("link.csv"), path("chain.csv"));  // followed to the end, as the writer does
+  EXPECT_NE(check(path("chain.csv")).find("it links to " + path("nowhere/real.csv")), std::string::npos);
+  fs::create_symlink(path("loop_b"), path("loop_a"));
+  fs::create_symlink(path("loop_a"), path("loop_b"));
+  EXPECT_NE(check(path("loop_a")).find(path("loop_a") + ": cannot write: "), std::string::npos) << check(path("loop_a"));
   fs::create_directories(path("somewhere"));
   fs::create_symlink("somewhere/real.csv", path("relative.csv"));  // relative to the link's folder
   EXPECT_EQ(check(path("relative.csv")), "");
