@@ -314,8 +314,8 @@ void run_plan(const PlanOptions& o) {
   std::fprintf(report, "Iteration time band: %s\n", band.text().c_str());
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
+  if (!result.best.empty()) check_rank(o, model, result);  // before the table and the files: they show the rank
   if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
-  if (!result.best.empty()) check_rank(o, model, result);  // before the files: they explain the chosen rank
   write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
@@ -337,18 +337,26 @@ void run_plan(const PlanOptions& o) {
 
 }  // namespace
 
+// The most rows --top keeps and --rank reaches: the search keeps its table sorted as it goes, so a
+// table of millions took minutes (10^4 rows take about a second).
+constexpr int64_t kMostTableRows = 10000;
+
 void add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
+  const CLI::Range counts(int64_t(1), kLargestCount, "at most 2^30");
+  const CLI::Range rows(int64_t(1), kMostTableRows, "at most 10000 rows");
   CLI::App* plan = app.add_subcommand("plan", "Search the parallel configurations of a model on N GPUs");
   plan->add_option("--model", options->model, "Model preset name or file (.yaml spec or HF config.json)")->required();
-  plan->add_option("--gpus", options->gpus, "Number of GPUs")->required()->check(positive());
+  plan->add_option("--gpus", options->gpus, "Number of GPUs")->required()->check(positive())->check(counts);
   plan->add_option("--machine", options->machine, "Machine preset name or profile file")->required();
-  plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")->check(positive());
+  plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")
+      ->check(positive())
+      ->check(counts);
   plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(positive());
   plan->add_option("--precision", options->precision,
                    "Training precision: fp8 (Transformer Engine's fp8 GEMMs over bf16 tensors; the machine "
                    "needs peak_tflops.fp8), bf16, fp16 or fp32 (default: the model's)");
-  plan->add_option("--top", options->top, "How many configurations to keep")->check(positive());
+  plan->add_option("--top", options->top, "How many configurations to keep")->check(positive())->check(rows);
   plan->add_option("--fix", options->fix, fix_help());
   plan->add_option("--csv", options->csv, "Write the ranked configurations as CSV")->check(output_path());
   plan->add_option("--json", options->json,
@@ -356,7 +364,9 @@ void add_plan_command(CLI::App& app) {
       ->check(output_path());
   plan->add_option("--out", options->out, "Write the best (or --rank K) configuration as plan.yaml for axo train")
       ->check(output_path());
-  plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")->check(positive());
+  plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")
+      ->check(positive())
+      ->check(rows);
   plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm");
   plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout")->check(output_path());
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");

@@ -129,6 +129,26 @@ TEST_F(Cli, PlanJsonExplainsTheChosenRank) {
   EXPECT_EQ(third["training"]["goodput"].get<double>(), third["configurations"][2]["goodput"].get<double>());
 }
 
+// Tables and counts beyond any use are usage errors at once (a --rank of 10^8 searched for minutes,
+// --gpus 2^63 never ended); a --rank past the table says so without printing the table.
+TEST_F(Cli, PlanRefusesTablesAndCountsBeyondAnyUse) {
+  const std::string plan = "plan --model gpt3-13b --gpus 64 --machine selene ";
+  for (const auto& [option, message] :
+       {std::pair<std::string, std::string>{"--rank 100000000", "--rank: Value 100000000 not in range 1 to 10000"},
+        {"--top 99999999999999", "--top: Value 99999999999999 not in range 1 to 10000"},
+        {"--batch 9223372036854775807", "--batch: Value 9223372036854775807 not in range 1 to 1073741824"}}) {
+    const Result r = axo(plan + option);
+    EXPECT_EQ(r.code, 2) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
+  const Result gpus = axo("plan --model gpt3-13b --gpus 9223372036854775807 --machine selene");
+  EXPECT_EQ(gpus.code, 2) << gpus.output;
+  const Result past = axo("plan --model gpt2-mini --gpus 2 --machine selene --rank 9999");
+  EXPECT_EQ(past.code, 2) << past.output;
+  EXPECT_NE(past.output.find("--rank 9999: only "), std::string::npos) << past.output;
+  EXPECT_EQ(past.output.find(" xyzcdp "), std::string::npos) << "no table\n" << past.output;
+}
+
 // Every prediction carries its GPU type's band (CSV, JSON, table, --explain);
 // a profile without a GPU type, or a type without published runs, says so.
 TEST_F(Cli, PlanErrorBand) {
