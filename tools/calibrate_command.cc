@@ -72,10 +72,7 @@ void refine(const CalibrateArguments& a) {
                      " --plan: give the plan.yaml of each run, in the same order");
   }
   if (a.machine.empty()) throw InputError("--refine needs --machine PROFILE: the profile to refine");
-  if (const auto twice = repeated_file(a.refine_runs)) {
-    throw InputError("--refine " + a.refine_runs[twice->second] + ": given twice (as " + a.refine_runs[twice->first] +
-                     " before): the fit would weigh it twice");
-  }
+  reject_repeated_inputs("--refine", a.refine_runs, "the fit would weigh it twice");
   const std::string profile_path = resolve_preset("machines", a.machine);
   const YAML::Node original = load_yaml_file(profile_path);
   const MachineProfile profile = machine_profile_from_yaml(original, profile_path);

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "model/atomic_file.h"
+#include "model/error.h"
 
 namespace axo::tools {
 
@@ -84,6 +85,23 @@ std::optional<std::pair<size_t, size_t>> repeated_file(const std::vector<std::st
     }
   }
   return std::nullopt;
+}
+
+void reject_repeated_inputs(const std::string& option, const std::vector<std::string>& paths,
+                            const std::string& consequence) {
+  if (const auto twice = repeated_file(paths)) {
+    throw InputError(option + " " + paths[twice->second] + ": given twice (as " + paths[twice->first] +
+                     " before): " + consequence);
+  }
+}
+
+void reject_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> paths;
+  for (const auto& output : outputs) paths.push_back(output.second);
+  if (const auto twice = repeated_file(paths)) {
+    throw InputError(outputs[twice->first].first + " and " + outputs[twice->second].first + " both write " +
+                     paths[twice->second] + ": give each its own file");
+  }
 }
 
 CLI::Validator output_prefix() {

@@ -29,5 +29,10 @@ bool same_file(const std::string& a, const std::string& b);
 // The first pair (earlier, later) of `paths` that name one file (same_file), if any: an input given
 // twice would count twice, an output written twice would lose one.
 std::optional<std::pair<size_t, size_t>> repeated_file(const std::vector<std::string>& paths);
+// InputError "OPTION B: given twice (as A before): CONSEQUENCE" where two of `paths` name one file.
+void reject_repeated_inputs(const std::string& option, const std::vector<std::string>& paths,
+                            const std::string& consequence);
+// InputError "A and B both write P: give each its own file" where two outputs (option, path) name one file.
+void reject_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace axo::tools

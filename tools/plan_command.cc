@@ -279,13 +279,7 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
   if (emit && format == ExportFormat::deepspeed && !o.emit_out.empty()) {
     outputs.emplace_back("--emit-out's .args.sh", o.emit_out + ".args.sh");
   }
-  std::vector<std::string> paths;
-  for (const auto& output : outputs) paths.push_back(output.second);
-  if (const auto twice = repeated_file(paths)) {
-    const auto& [first, second] = *twice;
-    throw InputError(outputs[first].first + " and " + outputs[second].first + " both write " + paths[second] +
-                     ": give each its own file");
-  }
+  reject_shared_outputs(outputs);
 }
 
 void run_plan(const PlanOptions& o) {

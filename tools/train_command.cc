@@ -106,16 +106,11 @@ void check_outputs_spare_inputs(const TrainOptions& o) {
   for (const auto& [option, path] : {std::pair{"--save-model", o.save_model}, {"--run", o.run_json}}) {
     if (!path.empty()) outputs.emplace_back(option, path);
   }
-  std::vector<std::string> paths;
-  for (const auto& output : outputs) paths.push_back(output.second);
-  if (const auto twice = repeated_file(paths)) {
-    throw InputError(std::string(outputs[twice->first].first) + " and " + outputs[twice->second].first +
-                     " both write " + paths[twice->second] + ": give each its own file");
-  }
+  reject_shared_outputs(outputs);
   for (const auto& [option, pattern] : {std::pair{"--data", o.data}, {"--val-data", o.val_data}}) {
     for (const std::string& shard : pattern.empty() ? std::vector<std::string>{} : token_shard_paths(pattern)) {
       for (const auto& [output, path] : outputs) {
-        if (same_file(path, shard)) throw InputError(std::string(output) + " " + path + " is a shard " + option + " reads");
+        if (same_file(path, shard)) throw InputError(output + " " + path + " is a shard " + option + " reads");
       }
     }
   }

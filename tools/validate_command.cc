@@ -119,14 +119,6 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
   std::printf("\n\n%s\n", explain_text(CostModel(first.model, first.profile), first.config).c_str());
 }
 
-// A set given twice would count its runs twice in the summary and the fit.
-void reject_repeated_sets(const std::vector<std::string>& sets) {
-  if (const auto twice = repeated_file(sets)) {
-    throw InputError("--set " + sets[twice->second] + ": given twice (as " + sets[twice->first] +
-                     " before): its runs would count twice");
-  }
-}
-
 // Whether --machine names the set's own profile (which prices it as its preset does); a set whose
 // profile is not found is priced on --machine's alone.
 bool same_profile(const std::string& given, const std::string& sets) {
@@ -153,7 +145,7 @@ void reject_sets_named_as_corpus_sources(const std::vector<std::string>& sets, c
 
 void run_validate(ValidateOptions options) {
   find_inputs(options);
-  reject_repeated_sets(options.sets);
+  reject_repeated_inputs("--set", options.sets, "its runs would count twice");
   const std::vector<CorpusCase> cases = load_corpus(options.corpus);  // its mistakes before any output
   reject_sets_named_as_corpus_sources(options.sets, cases);
   std::vector<ValidationEntry> entries;
