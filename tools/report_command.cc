@@ -38,19 +38,19 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> plans, runs;
   std::string csv, svg, machine;
+  std::optional<MachineProfile> given;  // --machine's profile, loaded once (run_report)
 };
 
-Plan read_predicted_plan(const std::string& path, const std::string& machine) {
+Plan read_predicted_plan(const std::string& path, const ReportOptions& o) {
   Plan plan = read_plan_file(path);
-  if (!machine.empty()) {
-    const MachineProfile profile = load_machine(machine);
-    const CostModel model(plan.model, profile);
+  if (o.given) {
+    const CostModel model(plan.model, *o.given);
     if (const std::string why = model.pricing_problem(plan.config); !why.empty()) {
-      throw InputError(path + ": it cannot be costed on " + machine + " (" + resolve_preset("machines", machine) +
+      throw InputError(path + ": it cannot be costed on " + o.machine + " (" + resolve_preset("machines", o.machine) +
                        "): " + why);
     }
     plan.predicted = model.evaluate(plan.config);
-    plan.machine = profile.name;
+    plan.machine = o.given->name;
   }
   if (!(plan.predicted.iter_time > 0)) {
     throw InputError(path + ": no 'predicted' breakdown to compare with (its predicted.iter_time_s is absent or 0): "
@@ -63,15 +63,14 @@ Plan read_predicted_plan(const std::string& path, const std::string& machine) {
 // the profile that predicts it (--machine, else the plan's where it loads): the comparison is then
 // of two machines (calibrate --refine refuses to fit one to the other).
 MeasuredRun read_run_for(const std::string& path, const Plan& plan, const std::string& plan_path,
-                         const std::string& machine) {
+                         const ReportOptions& o) {
   MeasuredRun run = read_run_of(path, plan, plan_path);
-  const std::string name = machine.empty() ? plan.machine : machine;
+  const std::string name = o.given ? o.machine : plan.machine;
   try {
-    if (const std::string why = backend_mismatch(run, load_machine(name), name); !why.empty()) {
-      std::printf("Note: %s\n", why.c_str());
-    }
+    const MachineProfile profile = o.given ? *o.given : load_machine(name);
+    if (const std::string why = backend_mismatch(run, profile, name); !why.empty()) std::printf("Note: %s\n", why.c_str());
   } catch (const InputError&) {
-    // A calibrated profile's name, say: the plan's prediction is all there is (--machine loaded before).
+    // A calibrated profile's name, say: the plan's prediction is all there is.
   }
   return run;
 }
@@ -89,7 +88,8 @@ void print_shared_cores_note(const std::string& path, const MeasuredRun& run) {
 // The profile the plan was priced on (--machine, else the plan's `machine`), to price its stages;
 // none, with a note saying why, when it cannot be loaded (a calibrated profile's name, say).
 std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& plan) {
-  const std::string name = o.machine.empty() ? plan.machine : o.machine;
+  if (o.given) return o.given;  // read_predicted_plan priced the plan on it
+  const std::string name = plan.machine;
   std::optional<MachineProfile> machine;
   try {
     machine = load_machine(name);
@@ -99,7 +99,6 @@ std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& 
                 o.plans[0].c_str(), name.c_str(), e.what());
     return std::nullopt;  // the table says what is left out
   }
-  if (!o.machine.empty()) return machine;  // read_predicted_plan priced the plan on it
   // plan.yaml names its profile only: a preset of that name that prices the plan otherwise is
   // not the profile it was planned on (a copy with its stack edited, say).
   const CostModel model(plan.model, *machine);
@@ -131,8 +130,8 @@ void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& r
 }
 
 void report_one(const ReportOptions& o) {
-  const Plan plan = read_predicted_plan(o.plans[0], o.machine);
-  const MeasuredRun run = read_run_for(o.runs[0], plan, o.plans[0], o.machine);
+  const Plan plan = read_predicted_plan(o.plans[0], o);
+  const MeasuredRun run = read_run_for(o.runs[0], plan, o.plans[0], o);
   std::printf("%s: %s on %lld x %s, %s\n", o.plans[0].c_str(), plan.model.name.c_str(),
               (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
   std::printf("%s: %zu steps, %zu averaged%s\n\n", o.runs[0].c_str(), run.steps, run.steps_used,
@@ -161,8 +160,8 @@ void report_one(const ReportOptions& o) {
 void report_many(const ReportOptions& o) {
   std::vector<RunSetEntry> entries;
   for (size_t i = 0; i < o.plans.size(); ++i) {
-    const Plan plan = read_predicted_plan(o.plans[i], o.machine);
-    const MeasuredRun run = read_run_for(o.runs[i], plan, o.plans[i], o.machine);
+    const Plan plan = read_predicted_plan(o.plans[i], o);
+    const MeasuredRun run = read_run_for(o.runs[i], plan, o.plans[i], o);
     entries.push_back({o.plans[i] + " vs " + o.runs[i], plan.predicted.iter_time, run.iteration_s});
   }
   const RunSetSummary summary = summarize_run_set(entries);
@@ -177,17 +176,17 @@ void report_many(const ReportOptions& o) {
   }
 }
 
-void run_report(const ReportOptions& o) {
+void run_report(ReportOptions o) {
   if (o.plans.size() != o.runs.size()) {
     throw InputError("--plan given " + std::to_string(o.plans.size()) + " times and --run " +
                      std::to_string(o.runs.size()) +
                      " times: give one --run per --plan, in pairs (--plan p1.yaml --run r1.json --plan p2.yaml --run r2.json)");
   }
-  if (const auto twice = repeated_file(o.runs)) {
-    throw InputError("--run " + o.runs[twice->second] + ": given twice (as " + o.runs[twice->first] +
-                     " before): one run is one point of the comparison");
+  reject_repeated_inputs("--run", o.runs, "one run is one point of the comparison");
+  if (!o.machine.empty()) {
+    o.given = load_machine(o.machine);
+    std::fputs(partial_calibration_note(*o.given, o.machine).c_str(), stdout);
   }
-  if (!o.machine.empty()) std::fputs(partial_calibration_note(load_machine(o.machine), o.machine).c_str(), stdout);
   if (o.plans.size() == 1) {
     report_one(o);
   } else {
