@@ -14,7 +14,7 @@ std::vector<GroupShape> group_shapes(int64_t world, int64_t ranks_per_node) {
   for (int64_t size = 2; size <= world; size *= 2) {
     for (int64_t stride = 1; size * stride <= world; stride *= 2) {
       if (world % (size * stride) != 0) continue;
-      const int64_t per_node = place_group(size, stride, ranks_per_node).ranks_per_node;
+      const int64_t per_node = place_group(size, stride, ranks_per_node, world).ranks_per_node;
       if (seen.insert({size, per_node}).second) shapes.push_back({size, stride, per_node});
     }
   }

@@ -4,14 +4,39 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <numeric>
 
 namespace axo {
 
-GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node) {
+// A group small enough for one node straddles a node boundary when its block
+// of size·stride ranks does: the block [start, start + size·stride) that holds
+// boundary B = start + d keeps q = ⌈(d − b)/stride⌉ of the instance at offset
+// b < stride on the first node, size − q on the next. As b runs over
+// [0, stride), q is ⌈d/stride⌉ or ⌊d/stride⌋. Blocks repeat their offsets to
+// the boundaries every lcm(size·stride, gpus_per_node) ranks.
+static int64_t straddling_ranks_per_node(int64_t size, int64_t stride, int64_t gpus_per_node,
+                                         int64_t world) {
+  const int64_t block = size * stride;
+  const int64_t period = std::lcm(block, gpus_per_node);
+  int64_t fewest = size;  // the instance split most evenly keeps the fewest on one node
+  for (int64_t start = 0; start < std::min(world, period); start += block) {
+    const int64_t d = (start / gpus_per_node + 1) * gpus_per_node - start;
+    if (d >= block) continue;  // the block lies inside one node
+    for (int64_t first : {d / stride, (d + stride - 1) / stride}) {
+      if (first > 0 && first < size) fewest = std::min(fewest, std::max(first, size - first));
+    }
+  }
+  return fewest;
+}
+
+GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t world) {
   GroupPlacement group;
   group.size = size;
-  if (size * stride <= gpus_per_node) {
-    group.ranks_per_node = size;
+  const int64_t block = size * stride;  // 0 for a pair of one rank (the stages of a 1-stage pipeline)
+  if (block <= gpus_per_node) {
+    group.ranks_per_node = block == 0 || gpus_per_node % block == 0
+                               ? size
+                               : straddling_ranks_per_node(size, stride, gpus_per_node, world);
   } else if (stride >= gpus_per_node) {
     group.ranks_per_node = 1;
   } else {

@@ -30,8 +30,13 @@ struct GroupPlacement {
   bool intra_node() const { return ranks_per_node >= size; }
 };
 
-// The placement of a group of `size` ranks spaced `stride` apart in the rank order.
-GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node);
+// The placement of a group of `size` ranks spaced `stride` apart in the rank
+// order of `world` ranks, rank r on node r / gpus_per_node (ranks fill each
+// node in turn: the Slurm export's --distribution=block). Its ranks per node
+// are those of its most spread instance, the slowest: a group that fits in a
+// node but whose size·stride does not divide gpus_per_node straddles a node
+// boundary somewhere once the world spans nodes (3 ranks on 8-GPU nodes: 6, 7 | 8).
+GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t world);
 // The group of every member of `a` combined with every member of `b` (two
 // dimensions of the grid, e.g. data × context): sizes and members per node
 // multiply, as a node holds a box of the grid.

@@ -529,12 +529,12 @@ class OrderWalk {
     }
     std::array<int64_t, kGridDims + 1> placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
-      placement[d] = place_group(size_[d], stride[d], gpus_per_node_).ranks_per_node;
+      placement[d] = place_group(size_[d], stride[d], gpus_per_node_, inner).ranks_per_node;
     }
     // The first and last stages share the tied embedding's gradient. (The
     // data × context gradient group's placement follows from its two parts.)
     const int64_t first_to_last = stride[size_t(GridDim::pipeline)] * (config_.pipeline - 1);
-    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node_).ranks_per_node;
+    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node_, inner).ranks_per_node;
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);

@@ -40,9 +40,9 @@ struct Collective {
 // megatron/core/distributed/distributed_data_parallel.py reduces dense
 // gradients over the data-parallel group "with context parallel").
 inline GroupPlacement collective_group(const ParallelConfig& c, GridDim dim, int64_t gpus_per_node) {
-  const GroupPlacement group = place_group(c.size(dim), c.stride(dim), gpus_per_node);
+  const GroupPlacement group = place_group(c.size(dim), c.stride(dim), gpus_per_node, c.gpus());
   if (dim != GridDim::data || c.context == 1) return group;
-  return product_group(group, place_group(c.context, c.stride(GridDim::context), gpus_per_node));
+  return product_group(group, place_group(c.context, c.stride(GridDim::context), gpus_per_node, c.gpus()));
 }
 
 struct TimedCollective {

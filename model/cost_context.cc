@@ -18,7 +18,7 @@ struct RingPass {
 double ring_pass(const CostInputs& in, const RingPass& pass, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   const GroupPlacement ring =
-      place_group(c.context, c.stride(GridDim::context), in.machine.gpus_per_node);
+      place_group(c.context, c.stride(GridDim::context), in.machine.gpus_per_node, c.gpus());
   const double hops = double(c.context - 1);
   const double hop = collective_seconds(in.machine, CollectiveOp::send_recv, ring, pass.bytes_per_hop);
   const LinkEstimate link = link_estimate(in.machine, CollectiveOp::send_recv, ring, pass.bytes_per_hop);

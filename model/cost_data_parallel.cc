@@ -16,7 +16,7 @@ double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& recor
   const ParallelConfig& c = in.config;
   if (c.pipeline == 1 || !in.spec.tied_embeddings) return 0;
   const int64_t apart = c.stride(GridDim::pipeline) * (c.pipeline - 1);
-  const GroupPlacement pair = place_group(2, apart, in.machine.gpus_per_node);
+  const GroupPlacement pair = place_group(2, apart, in.machine.gpus_per_node, c.gpus());
   const double bytes = double(in.spec.vocab) * double(in.spec.hidden) / double(c.x * c.y * c.z) * in.shapes.element_bytes;
   const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, pair, bytes);
   return record.exposed_collective(CostScope::step, CostPhase::step,

@@ -50,7 +50,7 @@ double amax_all_reduce(const CostInputs& in, const CostRecorder& record, const G
 double precomputed_scales(const CostInputs& in, double layers, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   if (c.z == 1 || in.machine.fp8_weights != Fp8Weights::gathered) return 0;
-  const GroupPlacement shards = place_group(c.z, c.stride(GridDim::z), in.machine.gpus_per_node);
+  const GroupPlacement shards = place_group(c.z, c.stride(GridDim::z), in.machine.gpus_per_node, c.gpus());
   const double weights = layers * double(in.shapes.linears.size());
   return amax_all_reduce(in, record, shards, CostScope::step, CostPhase::step, weights,
                          "all_reduce fp8 amax of the weight shards (precomputed scales)");
@@ -136,8 +136,8 @@ Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& recor
   const ParallelConfig& c = in.config;
   if (!fp8(in.spec) || c.x * c.y == 1) return {};
   const int64_t n = in.machine.gpus_per_node;
-  const GroupPlacement tensor =
-      product_group(place_group(c.x, c.stride(GridDim::x), n), place_group(c.y, c.stride(GridDim::y), n));
+  const GroupPlacement tensor = product_group(place_group(c.x, c.stride(GridDim::x), n, c.gpus()),
+                                              place_group(c.y, c.stride(GridDim::y), n, c.gpus()));
   return {amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::forward, 8,
                           "all_reduce fp8 amax of X and W (tensor group x*y)"),
           amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::backward, 4,

@@ -102,6 +102,7 @@ struct CommKey {
   ComputeKey compute;
   bool overlap;
   std::array<int64_t, 4> capped_strides;  // of the x, y, z and context groups: min(stride, gpus per node)
+  int64_t gpus;                           // where the node boundaries fall (place_group)
   bool operator==(const CommKey&) const = default;
 };
 
@@ -109,6 +110,7 @@ struct CommKeyHash {
   size_t operator()(const CommKey& k) const {
     size_t h = ComputeKeyHash()(k.compute) * 1000003u ^ size_t(k.overlap);
     for (int64_t v : k.capped_strides) h = h * 1000003u ^ std::hash<int64_t>()(v);
+    h = h * 1000003u ^ std::hash<int64_t>()(k.gpus);
     return h;
   }
 };
@@ -184,8 +186,8 @@ class CostModel::ComputeMemo {
   }
   const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                         const LocalCompute& local) {
-    // A group's ranks per node follow from its size (in the key) and its
-    // stride up to a node (place_group): the capped strides stand for them.
+    // A group's ranks per node follow from its size (in the key), its stride
+    // up to a node and the GPUs (place_group): the capped strides stand for them.
     const int64_t n = machine.gpus_per_node;
     const std::array<int64_t, kGridDims> sizes = {c.x, c.y, c.z, c.context, c.data, c.pipeline};  // by GridDim
     std::array<int64_t, kGridDims> capped{};
@@ -193,7 +195,8 @@ class CostModel::ComputeMemo {
     for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
     const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel},
                       c.overlap,
-                      {capped[0], capped[1], capped[2], capped[3]}};
+                      {capped[0], capped[1], capped[2], capped[3]},
+                      c.gpus()};
     return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
   }
 

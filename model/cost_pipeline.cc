@@ -11,7 +11,7 @@ double pipeline_p2p(const CostInputs& in, double m, const CostRecorder& record) 
   const ParallelConfig& c = in.config;
   if (c.pipeline == 1) return 0;
   const int64_t gpn = in.machine.gpus_per_node;
-  const GroupPlacement pipe = place_group(c.pipeline, c.stride(GridDim::pipeline), gpn);
+  const GroupPlacement pipe = place_group(c.pipeline, c.stride(GridDim::pipeline), gpn, c.gpus());
   const GroupPlacement pair{2, pipe.intra_node() ? 2 : 1};
   const double activation = in.shapes.tokens * in.shapes.hidden_local * in.shapes.element_bytes;
   const double bytes = activation / double(c.y);
@@ -19,7 +19,7 @@ double pipeline_p2p(const CostInputs& in, double m, const CostRecorder& record) 
   const double send = collective_seconds(in.machine, CollectiveOp::send_recv, pair, bytes);
   const double gather = c.sequence_parallel ? 0
                                             : collective_seconds(in.machine, CollectiveOp::all_gather,
-                                                                 place_group(c.y, c.stride(GridDim::y), gpn), activation);
+                                                                 place_group(c.y, c.stride(GridDim::y), gpn, c.gpus()), activation);
   if (record.recording()) {
     CostItem item;
     item.scope = CostScope::step, item.phase = CostPhase::forward_backward, item.kind = CostKind::p2p;

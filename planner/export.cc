@@ -253,8 +253,8 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
   ParallelConfig other = config;
   other.order = parse_order(order, "export");
   for (GridDim dim : config.order) {
-    const GroupPlacement a = place_group(config.size(dim), config.stride(dim), gpus_per_node);
-    const GroupPlacement b = place_group(other.size(dim), other.stride(dim), gpus_per_node);
+    const GroupPlacement a = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
+    const GroupPlacement b = place_group(other.size(dim), other.stride(dim), gpus_per_node, other.gpus());
     // A group inside one node uses the same link however its ranks are packed.
     if (a.size != b.size || std::min(a.ranks_per_node, a.size) != std::min(b.ranks_per_node, b.size)) {
       return false;

@@ -12,32 +12,54 @@ namespace {
 
 TEST(CommModel, Placement) {
   // 8 GPUs per node.
-  EXPECT_TRUE(place_group(8, 1, 8).intra_node());
-  EXPECT_TRUE(place_group(4, 2, 8).intra_node());
-  EXPECT_EQ(place_group(4, 8, 8).ranks_per_node, 1);
-  EXPECT_EQ(place_group(16, 1, 8).ranks_per_node, 8);
-  EXPECT_EQ(place_group(16, 2, 8).ranks_per_node, 4);
-  EXPECT_FALSE(place_group(16, 2, 8).intra_node());
+  EXPECT_TRUE(place_group(8, 1, 8, 4096).intra_node());
+  EXPECT_TRUE(place_group(4, 2, 8, 4096).intra_node());
+  EXPECT_EQ(place_group(4, 8, 8, 4096).ranks_per_node, 1);
+  EXPECT_EQ(place_group(16, 1, 8, 4096).ranks_per_node, 8);
+  EXPECT_EQ(place_group(16, 2, 8, 4096).ranks_per_node, 4);
+  EXPECT_FALSE(place_group(16, 2, 8, 4096).intra_node());
+}
+
+// Ranks fill each node in turn (rank r on node r / 8): a group that fits in a
+// node straddles a boundary when its size x stride does not divide 8.
+TEST(CommModel, GroupsThatDoNotDivideANodeStraddleItsBoundary) {
+  // 3 consecutive ranks: inside one node on 8 GPUs; on 24, ranks 6, 7 | 8 span two.
+  EXPECT_TRUE(place_group(3, 1, 8, 6).intra_node());
+  EXPECT_EQ(place_group(3, 1, 8, 24).ranks_per_node, 2);
+  // 12 GPUs on 8-GPU nodes (8 + 4): the fourth group of 3 is 9, 10, 11, the third 6, 7 | 8.
+  EXPECT_EQ(place_group(3, 1, 8, 12).ranks_per_node, 2);
+  // 3 ranks 2 apart in blocks of 6: 6, 8, 10 splits 1 | 2.
+  EXPECT_EQ(place_group(3, 2, 8, 48).ranks_per_node, 2);
+  // 5 consecutive ranks: the block 5..9 splits 3 | 2, the block 35..39 splits 5 | 0, the worst 3 | 2.
+  EXPECT_EQ(place_group(5, 1, 8, 40).ranks_per_node, 3);
+  // 6 consecutive ranks on 12-GPU blocks of 24: 12..17 splits 4 | 2; 6..11 2 | 4; 18..23 6 | 0.
+  EXPECT_EQ(place_group(6, 1, 8, 24).ranks_per_node, 4);
+  // Sizes that divide the node stay inside it however many nodes there are.
+  EXPECT_TRUE(place_group(4, 2, 8, 24).intra_node());
+  // A straddling group crosses the NICs: slower than the same group inside a node.
+  const MachineProfile m = load_machine("selene");
+  EXPECT_LT(link_estimate(m, CollectiveOp::all_reduce, place_group(3, 1, 8, 24), 1e8).bus_bandwidth_Bps,
+            link_estimate(m, CollectiveOp::all_reduce, place_group(3, 1, 8, 6), 1e8).bus_bandwidth_Bps);
 }
 
 TEST(CommModel, RingFormulasIntraNode) {
   const MachineProfile m = load_machine("selene");
   const double S = 1e9, B = m.intra_bus_bandwidth_GBps * 1e9, a = m.intra_alpha_us * 1e-6;
-  const GroupPlacement g = place_group(8, 1, 8);
+  const GroupPlacement g = place_group(8, 1, 8, 4096);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_gather, g, S), 7 * a + S * 7 / (8 * B), 1e-12);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::reduce_scatter, g, S), 7 * a + S * 7 / (8 * B), 1e-12);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, S), 14 * a + 2 * S * 7 / (8 * B), 1e-12);
-  EXPECT_EQ(collective_seconds(m, CollectiveOp::all_reduce, place_group(1, 1, 8), S), 0);
+  EXPECT_EQ(collective_seconds(m, CollectiveOp::all_reduce, place_group(1, 1, 8, 4096), S), 0);
 }
 
 TEST(CommModel, GroupsAcrossNodesShareTheNics) {
   const MachineProfile m = load_machine("selene");  // 8 GPUs, 8 NICs of 25 GB/s
   // One rank per node: eight groups share the node's 200 GB/s, 25 GB/s each.
-  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(4, 8, 8), 1e9).bus_bandwidth_Bps, 25e9, 1);
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(4, 8, 8, 4096), 1e9).bus_bandwidth_Bps, 25e9, 1);
   // Four ranks per node: two groups share it, 100 GB/s each.
-  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 2, 8), 1e9).bus_bandwidth_Bps, 100e9, 1);
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 2, 8, 4096), 1e9).bus_bandwidth_Bps, 100e9, 1);
   // Never faster than the intra-node link.
-  EXPECT_LE(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8), 1e9).bus_bandwidth_Bps,
+  EXPECT_LE(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8, 4096), 1e9).bus_bandwidth_Bps,
             m.intra_bus_bandwidth_GBps * 1e9);
 }
 
@@ -45,16 +67,16 @@ TEST(CommModel, AcrossNodesOnlyTheStepsBetweenNodesPayTheNetworkLatency) {
   const MachineProfile m = load_machine("selene");  // 8 GPUs a node
   const double intra = m.intra_alpha_us * 1e-6, inter = m.inter_alpha_us * 1e-6;
   // 512 ranks, 8 a node (64 nodes): an all-gather's 511 ring steps, 63 across nodes (NCCL tuning.cc).
-  const LinkEstimate gather = link_estimate(m, CollectiveOp::all_gather, place_group(512, 1, 8), 1e9);
+  const LinkEstimate gather = link_estimate(m, CollectiveOp::all_gather, place_group(512, 1, 8, 4096), 1e9);
   EXPECT_NEAR(gather.alpha_s, 448 * intra + 63 * inter, 1e-12);
   // One rank a node: every step crosses a node.
-  EXPECT_NEAR(link_estimate(m, CollectiveOp::reduce_scatter, place_group(4, 8, 8), 1e9).alpha_s, 3 * inter, 1e-12);
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::reduce_scatter, place_group(4, 8, 8, 4096), 1e9).alpha_s, 3 * inter, 1e-12);
   // An all-reduce takes the double binary tree where its latency is lower:
   // 2·(7·α_intra + log2(64)·α_inter) against the ring's 2·448·α_intra + 2·63·α_inter.
-  const LinkEstimate reduce = link_estimate(m, CollectiveOp::all_reduce, place_group(512, 1, 8), 1e9);
+  const LinkEstimate reduce = link_estimate(m, CollectiveOp::all_reduce, place_group(512, 1, 8, 4096), 1e9);
   EXPECT_NEAR(reduce.alpha_s, 2 * (7 * intra + 6 * inter), 1e-12);
   // Two nodes: the ring (14·α_intra + 2·α_inter) beats the tree (2·(7·α_intra + α_inter)) or ties.
-  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8), 1e9).alpha_s,
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, place_group(16, 1, 8, 4096), 1e9).alpha_s,
               std::min(28 * intra + 2 * inter, 2 * (7 * intra + inter)), 1e-12);
   // A pair across nodes: one network hop.
   EXPECT_NEAR(link_estimate(m, CollectiveOp::send_recv, GroupPlacement{2, 1}, 1e6).alpha_s, inter, 1e-12);
@@ -63,7 +85,7 @@ TEST(CommModel, AcrossNodesOnlyTheStepsBetweenNodesPayTheNetworkLatency) {
 TEST(CommModel, MeasuredFitsReplaceTheModel) {
   MachineProfile m = load_machine("selene");
   m.collectives.push_back({CollectiveOp::all_reduce, 4, 4, {{1024, 2, 1}, {1e18, 10, 50}}});
-  const GroupPlacement g = place_group(4, 1, 8);
+  const GroupPlacement g = place_group(4, 1, 8, 4096);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 512), 2e-6 + 1.5 * 512 / 1e9, 1e-15);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 1e6), 10e-6 + 1.5 * 1e6 / 50e9, 1e-15);
   // Other ops still use the tier model.
@@ -74,13 +96,13 @@ TEST(CommModel, MeasuredFitsReplaceTheModel) {
 TEST(CommModel, AProductGroupMultipliesSizesAndMembersPerNode) {
   // data 4 outside context 2 (stride 1), 8 GPUs a node: context pairs in a
   // node, data ranks 2 apart so 4 of them share it: the 8 ranks all do.
-  const GroupPlacement both = product_group(place_group(2, 1, 8), place_group(4, 2, 8));
+  const GroupPlacement both = product_group(place_group(2, 1, 8, 4096), place_group(4, 2, 8, 4096));
   EXPECT_EQ(both.size, 8);
   EXPECT_EQ(both.ranks_per_node, 8);
   EXPECT_TRUE(both.intra_node());
   // The same 8 ranks as one contiguous group.
-  EXPECT_EQ(place_group(8, 1, 8).ranks_per_node, both.ranks_per_node);
-  const GroupPlacement apart = product_group(place_group(2, 1, 8), place_group(4, 8, 8));
+  EXPECT_EQ(place_group(8, 1, 8, 4096).ranks_per_node, both.ranks_per_node);
+  const GroupPlacement apart = product_group(place_group(2, 1, 8, 4096), place_group(4, 8, 8, 4096));
   EXPECT_EQ(apart.ranks_per_node, 2);
 }
 

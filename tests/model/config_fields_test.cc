@@ -318,10 +318,11 @@ std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_no
   std::vector<int64_t> ranks_per_node;
   for (int d = 0; d < kGridDims; ++d) {
     const GridDim dim = static_cast<GridDim>(d);
-    ranks_per_node.push_back(place_group(config.size(dim), config.stride(dim), gpus_per_node).ranks_per_node);
+    const GroupPlacement group = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
+    ranks_per_node.push_back(group.ranks_per_node);
   }
   const int64_t first_to_last = config.stride(GridDim::pipeline) * (config.pipeline - 1);
-  ranks_per_node.push_back(place_group(2, first_to_last, gpus_per_node).ranks_per_node);
+  ranks_per_node.push_back(place_group(2, first_to_last, gpus_per_node, config.gpus()).ranks_per_node);
   return ranks_per_node;
 }
 

@@ -247,7 +247,8 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
 
 TEST(MachineProfile, GB200Nvl72IsOneNvlinkDomain) {
   const MachineProfile gb200 = load_machine("gb200-nvl72");
-  EXPECT_EQ(gb200.gpus_per_node, 72);                     // 72 GPUs in one NVLink domain
+  EXPECT_EQ(gb200.gpus_per_node, 64);  // a 16-tray segment of one 72-GPU NVLink domain
+  EXPECT_EQ(gb200.nics_per_node, gb200.gpus_per_node);          // one NIC per GPU
   EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::bf16), 2500);  // 360 PFLOPS sparse / 72 / 2
   EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::fp8), 5000);   // 720 PFLOPS sparse / 72 / 2
   EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth_GBps, 8000);            // 576 TB/s / 72
