@@ -311,6 +311,11 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.backend = map.get_choice("backend", {"gpu", "cpu"}, "gpu");
   p.gpu_type = map.get_string("gpu_type", "");
   p.gpus_per_node = map.get_int("gpus_per_node", 1, 1 << 16);
+  p.gpus_per_host = map.get_int("gpus_per_host", 1, p.gpus_per_node, 0);
+  if (p.gpus_per_host > 0 && p.gpus_per_node % p.gpus_per_host != 0) {
+    map.fail("gpus_per_host", std::to_string(p.gpus_per_host) + " does not divide gpus_per_node " +
+                                  std::to_string(p.gpus_per_node) + " (a node is whole hosts)");
+  }
   p.device_memory_GiB = map.get_double("device_memory_GiB", 1e-3, 1e6);
   p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
   const YamlMap peak(map.get_node("peak_tflops"), source, "peak_tflops");
@@ -388,6 +393,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["backend"] = p.backend;
   if (!p.gpu_type.empty()) node["gpu_type"] = p.gpu_type;
   node["gpus_per_node"] = p.gpus_per_node;
+  if (p.gpus_per_host > 0) node["gpus_per_host"] = p.gpus_per_host;
   node["device_memory_GiB"] = p.device_memory_GiB;
   node["reserved_memory_GiB"] = p.reserved_memory_GiB;
   node["peak_tflops"]["fp32"] = p.peak_tflops_fp32;

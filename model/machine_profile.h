@@ -285,7 +285,11 @@ struct MachineProfile : StackSettings {
   // Why a calibration stopped before its end (metadata.complete: false, and metadata.error):
   // what it did not measure is estimated. Empty for a whole profile.
   std::string incomplete;
-  int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node
+  int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node: what ranks fill before the network
+  // Devices of one host (a Slurm node), where a node is several hosts sharing one NVLink domain
+  // (GB200 NVL72: 4 per compute tray); it divides gpus_per_node. 0: absent, a node is one host.
+  int64_t gpus_per_host = 0;
+  int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
   double device_memory_GiB = 0;   // per device
   double reserved_memory_GiB = 0; // runtime, allocator fragmentation, libraries
   double peak_tflops_fp32 = 0;

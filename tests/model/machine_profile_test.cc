@@ -63,6 +63,24 @@ MachineProfile reread(const MachineProfile& m, const std::string& name = "m.yaml
   return machine_profile_from_yaml(load_yaml_text(out.c_str(), name), name);
 }
 
+// A node of several hosts (GB200's 4-GPU trays in a 64-GPU segment) reads and round-trips;
+// hosts that do not make whole nodes are refused with the file, line and both values.
+TEST(MachineProfile, HostsDivideANode) {
+  YAML::Node node = to_yaml(load_machine("selene"), YAML::Node());  // 8 GPUs per node
+  EXPECT_EQ(reread(load_machine("selene")).host_gpus(), 8);          // absent: a node is one host
+  node["gpus_per_host"] = 2;
+  const MachineProfile two =
+      machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml");
+  EXPECT_EQ(two.host_gpus(), 2);
+  EXPECT_EQ(reread(two).host_gpus(), 2);
+  node["gpus_per_host"] = 3;
+  const std::string error = testing::input_error_of(
+      [&] { machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "m.yaml"), "m.yaml"); });
+  EXPECT_EQ(error.rfind("m.yaml:", 0), 0u) << error;
+  EXPECT_NE(error.find("field 'gpus_per_host': 3 does not divide gpus_per_node 8 (a node is whole hosts)"),
+            std::string::npos) << error;
+}
+
 // A GEMM shape sampled twice (calibrations with --model measured some twice) keeps its first
 // sample, the one pricing took; two fits of one collective group (a hand edit: calibrate fits each
 // group once) are refused, where the first won silently.
@@ -248,7 +266,9 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
 TEST(MachineProfile, GB200Nvl72IsOneNvlinkDomain) {
   const MachineProfile gb200 = load_machine("gb200-nvl72");
   EXPECT_EQ(gb200.gpus_per_node, 64);  // a 16-tray segment of one 72-GPU NVLink domain
-  EXPECT_EQ(gb200.nics_per_node, gb200.gpus_per_node);          // one NIC per GPU
+  EXPECT_EQ(gb200.nics_per_node, gb200.gpus_per_node);  // one NIC per GPU
+  EXPECT_EQ(gb200.host_gpus(), 4);                      // a compute tray is one host
+  EXPECT_EQ(reread(gb200).host_gpus(), 4);
   EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::bf16), 2500);  // 360 PFLOPS sparse / 72 / 2
   EXPECT_DOUBLE_EQ(gb200.peak_tflops(Precision::fp8), 5000);   // 720 PFLOPS sparse / 72 / 2
   EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth_GBps, 8000);            // 576 TB/s / 72

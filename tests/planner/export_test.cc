@@ -15,6 +15,7 @@
 
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/input_error_of.h"
 #include "tests/planner/export_fixtures.h"
 
 namespace axo {
@@ -548,6 +549,25 @@ TEST(ExportSlurm, CpuRanksFillNodesAndPathsAreQuoted) {
   ctx.plan_path = "my runs/plan's.yaml";
   expect_golden("slurm_cpu.sbatch",
                 export_slurm(gpt3_13b(), machine, grid(1, 2, 1, 1, 1, 4), ctx));
+}
+
+// GB200: a Slurm node is a 4-GPU tray, axo's node a 64-GPU segment of one NVLink domain that
+// --segment keeps whole; a job whose last segment is partial cannot be placed so and is refused.
+TEST(ExportSlurm, HostsOfOneNvlinkDomainAreOneSegment) {
+  MachineProfile machine = gpu_machine("gb200", 64);
+  machine.gpus_per_host = 4;
+  const std::string big = export_slurm(gpt3_13b(), machine, grid(2, 8, 1, 8, 1, 1), context());  // 128 GPUs
+  for (const char* line : {"--nodes=32\n", "--ntasks=128\n", "--ntasks-per-node=4\n", "--segment=16\n"}) {
+    EXPECT_NE(big.find(std::string("#SBATCH ") + line), std::string::npos) << line << big;
+  }
+  const std::string small = export_slurm(gpt3_13b(), machine, grid(1, 3, 1, 4, 1, 1), context());  // 12 GPUs
+  EXPECT_NE(small.find("#SBATCH --segment=3\n"), std::string::npos) << small;
+  const std::string error = testing::input_error_of(
+      [&] { export_slurm(gpt3_13b(), machine, grid(1, 9, 1, 8, 1, 1), context()); });  // 72 GPUs
+  EXPECT_NE(error.find("72 GPUs are 18 hosts of 4, not whole 16-host nodes"), std::string::npos) << error;
+  machine.gpus_per_host = 0;  // a node is one host: no segment
+  EXPECT_EQ(export_slurm(gpt3_13b(), machine, grid(2, 8, 1, 8, 1, 1), context()).find("--segment"),
+            std::string::npos);
 }
 
 // sbatch splits an #SBATCH line at blanks: a model name's spaces and other marks become '-'.
