@@ -49,6 +49,8 @@ GroupPlacement product_group(GroupPlacement a, GroupPlacement b) {
   return {a.size * b.size, a.ranks_per_node * b.ranks_per_node};
 }
 
+GroupPlacement neighbour_pair(GroupPlacement group) { return {2, group.intra_node() ? 2 : 1}; }
+
 double bus_factor(CollectiveOp op, int64_t p) {
   switch (op) {
     case CollectiveOp::all_reduce: return 2.0 * double(p - 1) / double(p);

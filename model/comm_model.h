@@ -42,6 +42,12 @@ GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, 
 // multiply, as a node holds a box of the grid.
 GroupPlacement product_group(GroupPlacement a, GroupPlacement b);
 
+// The link of one send/recv between neighbours of `group` (a pipeline's stages, ring
+// attention's hops): two ranks on one node, or across nodes one rank on each, so that
+// one GPU's share of the node's NICs carries it (a single flow, unlike a ring
+// collective's channels over every NIC its ranks on the node reach).
+GroupPlacement neighbour_pair(GroupPlacement group);
+
 // Bus-bandwidth factor f of the formula above.
 double bus_factor(CollectiveOp op, int64_t group_size);
 

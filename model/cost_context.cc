@@ -20,8 +20,9 @@ double ring_pass(const CostInputs& in, const RingPass& pass, const CostRecorder&
   const GroupPlacement ring =
       place_group(c.context, c.stride(GridDim::context), in.machine.gpus_per_node, c.gpus());
   const double hops = double(c.context - 1);
-  const double hop = collective_seconds(in.machine, CollectiveOp::send_recv, ring, pass.bytes_per_hop);
-  const LinkEstimate link = link_estimate(in.machine, CollectiveOp::send_recv, ring, pass.bytes_per_hop);
+  const GroupPlacement pair = neighbour_pair(ring);  // the slowest hop's
+  const double hop = collective_seconds(in.machine, CollectiveOp::send_recv, pair, pass.bytes_per_hop);
+  const LinkEstimate link = link_estimate(in.machine, CollectiveOp::send_recv, pair, pass.bytes_per_hop);
   const double block = pass.compute / double(c.context);
   const double first_latency = in.machine.collective_slowdown * link.alpha_s;
   const double exposed = first_latency + hops * (hop - hidden_seconds(in.machine, hop, block));

@@ -55,6 +55,27 @@ TEST(CostContext, RingHopsMatchAHandComputation) {
   EXPECT_DOUBLE_EQ(items[1].bytes, 2 * bytes);
 }
 
+// A ring over two nodes is as fast as its slowest hop, the one that crosses: one flow between two
+// GPUs, on one GPU's share of the NICs as a pipeline's send/recv, not on the NICs of the 8 ranks the
+// ring has on each node (a collective's channels).
+TEST(CostContext, AHopAcrossNodesIsOneFlowAsAPipelineHop) {
+  const TransformerSpec spec = load_model("llama3-8b");
+  const MachineProfile machine = load_machine("dgx-h100");  // 8 GPUs and 8 NICs per node
+  ASSERT_GT(machine.nics_per_node, 1);
+  ParallelConfig c;
+  c.context = 16;  // ranks 0-7 on one node, 8-15 on the next
+  const LocalShapes shapes = local_shapes(spec, c);
+  const CostInputs in{spec, machine, c, shapes};
+  std::vector<CostItem> items;
+  ring_attention(in, layer_compute(in, CostRecorder()), CostRecorder(&items, 1, 1));
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].ranks_per_node, 8);
+  const GroupPlacement across{2, 1};
+  EXPECT_DOUBLE_EQ(items[0].bandwidth_GBps,
+                   link_estimate(machine, CollectiveOp::send_recv, across, items[0].bytes).bus_bandwidth_Bps / 1e9);
+  EXPECT_LT(items[0].bandwidth_GBps, machine.nics_per_node * machine.nic_bandwidth_GBps);
+}
+
 TEST(CostContext, RecomputeRunsTheRingAgainAndOneRankHasNoRing) {
   const TransformerSpec spec = load_model("llama3-8b");
   const MachineProfile machine = load_machine("dgx-h100");
