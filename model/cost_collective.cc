@@ -6,7 +6,7 @@
 namespace axo {
 
 void record_collective(const CostInputs& in, const CostRecorder& record, const Collective& c,
-                       const TimedCollective& timed, double exposed) {
+                       const TimedCollective& timed, double exposed, double count) {
   if (!record.recording()) return;
   CostItem item;
   item.scope = c.scope, item.phase = c.phase, item.kind = CostKind::collective;
@@ -21,7 +21,7 @@ void record_collective(const CostInputs& in, const CostRecorder& record, const C
   item.bandwidth_GBps = link_estimate(in.machine, c.op, timed.group, timed.bytes / timed.parts).bus_bandwidth_Bps / 1e9;
   item.seconds = timed.seconds;
   item.exposed = exposed;
-  item.per_iteration = 1;
+  item.per_iteration = count;
   record.add(std::move(item));
 }
 

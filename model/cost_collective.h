@@ -61,9 +61,10 @@ inline TimedCollective time_collective(const CostInputs& in, const Collective& c
   return timed;
 }
 
-// Records the collective with `exposed` of its seconds on the critical path.
+// Records the collective with `exposed` of its seconds on the critical path, `count`
+// times per iteration (per microbatch for a layer's).
 void record_collective(const CostInputs& in, const CostRecorder& record, const Collective& collective,
-                       const TimedCollective& timed, double exposed);
+                       const TimedCollective& timed, double exposed, double count = 1);
 
 // Of `t` seconds of communication overlapped with a `window` of compute, the
 // part that hides: all of it that fits, scaled by the machine's overlap

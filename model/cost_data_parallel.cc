@@ -45,13 +45,19 @@ double reduction_buckets(const CostInputs& in, double local_params, double layer
   }
 }
 
+// Of `window` seconds of compute, the part a reduction in `buckets` runs
+// under: all but the last bucket's; none where the stack reduces after the backward.
+double overlap_window(const CostInputs& in, double buckets, double window) {
+  if (in.machine.grad_reduce == GradReduce::after_backward) return 0;
+  return window * (buckets - 1) / buckets;
+}
+
 // Of a collective of `t` seconds in `buckets` under `window` seconds of
 // compute, what stays exposed: the last bucket always (it is ready only when
 // the window ends); all of it where the stack reduces after the backward.
 double bucketed_exposed(const CostInputs& in, double t, double buckets, double window) {
-  if (in.machine.grad_reduce == GradReduce::after_backward) return t;
   const double all_but_last = (buckets - 1) / buckets;
-  return t - hidden_seconds(in.machine, t * all_but_last, window * all_but_last);
+  return t - hidden_seconds(in.machine, t * all_but_last, overlap_window(in, buckets, window));
 }
 
 // Without ZeRO: the gradient all-reduce under the last microbatch's backward.
@@ -63,6 +69,7 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
   const TimedCollective timed = time_collective(in, gradients, buckets);
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
+  dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
   dp.exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
   record_collective(in, record, gradients, timed, dp.exposed);
 }
@@ -99,15 +106,20 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
   const TimedCollective gather = time_collective(in, parameters, buckets);
   if (scatter.seconds == 0) return;
   dp.all_reduce = scatter.seconds;
-  double scatter_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));
+  dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
+  const double last_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));
+  record_collective(in, record, gradients, scatter, last_exposed);
+  double scatter_exposed = last_exposed;
   if (in.config.zero >= 2) {
-    const double m = double(in.spec.global_batch / (in.config.data * in.config.microbatch));
-    const double microbatch_compute = n * layer.total();
-    scatter_exposed += (m - 1) * (scatter.seconds - hidden_seconds(in.machine, scatter.seconds, microbatch_compute));
+    const double earlier = double(in.spec.global_batch / (in.config.data * in.config.microbatch)) - 1;
+    const double each = scatter.seconds - hidden_seconds(in.machine, scatter.seconds, n * layer.total());
+    scatter_exposed += earlier * each;
+    Collective earlier_gradients = gradients;
+    earlier_gradients.what = "earlier gradients";  // of each microbatch but the last
+    if (earlier > 0) record_collective(in, record, earlier_gradients, scatter, each, earlier);
   }
   const double gather_exposed = bucketed_exposed(in, gather.seconds, buckets, n * layer.forward);
   dp.exposed = scatter_exposed + gather_exposed;
-  record_collective(in, record, gradients, scatter, scatter_exposed);
   record_collective(in, record, parameters, gather, gather_exposed);
 }
 

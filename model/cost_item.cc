@@ -68,12 +68,18 @@ double CostRecorder::gemm(CostScope scope, CostPhase phase, const std::string& n
 
 double CostRecorder::memory(CostScope scope, CostPhase phase, const std::string& name, double bytes,
                             double seconds) const {
-  if (!items_) return seconds;
+  return memory(scope, phase, name, bytes, seconds, seconds);
+}
+
+double CostRecorder::memory(CostScope scope, CostPhase phase, const std::string& name, double bytes,
+                            double seconds, double exposed) const {
+  if (!items_) return exposed;
   CostItem item = exposed_item(scope, phase, CostKind::memory, name, seconds);
+  item.exposed = exposed;
   item.bytes = bytes;
   item.bandwidth_GBps = bytes / seconds / 1e9;
   add(std::move(item));
-  return seconds;
+  return exposed;
 }
 
 double CostRecorder::exposed_collective(CostScope scope, CostPhase phase, const std::string& name, GridDim group,

@@ -66,6 +66,9 @@ class CostRecorder {
               double seconds, int gemms = 1) const;
   // A memory-bound op moving `bytes` in `seconds`; returns `seconds`.
   double memory(CostScope scope, CostPhase phase, const std::string& name, double bytes, double seconds) const;
+  // A copy of `seconds` of which `exposed` is paid (the rest hidden); returns `exposed`.
+  double memory(CostScope scope, CostPhase phase, const std::string& name, double bytes, double seconds,
+                double exposed) const;
   // A collective of `bytes` over `group_size` ranks of `group` (`ranks_per_node` of them sharing
   // a node) that took `seconds`, all exposed; returns `seconds`.
   double exposed_collective(CostScope scope, CostPhase phase, const std::string& name, GridDim group,

@@ -14,8 +14,11 @@ OptimizerStep optimizer_step(const CostInputs& in, const DataParallelStep& dp, c
     out.optimizer = params / machine.cpu_optimizer_params_per_s;
     const double down = params * e / (machine.device_to_host_GBps * 1e9);
     const double up = params * e / (machine.host_to_device_GBps * 1e9);
-    out.offload = std::max(0.0, down - dp.all_reduce) + up;
-    record.memory(step, CostPhase::step, "offload: gradients to host, weights back", 2 * params * e, down + up);
+    // The gradients stream to the host bucket by bucket as they are reduced: from the start of
+    // the reduction's window under the backward to its exposed end. So the iteration pays
+    // max(exposed reduction, download − window) for both: never more as the reduction speeds up.
+    out.offload = record.memory(step, CostPhase::step, "offload: gradients to host, weights back", 2 * params * e,
+                                down + up, std::max(0.0, down - dp.window - dp.exposed) + up);
     record.memory(step, CostPhase::step, "Adam on the host", 0, out.optimizer);
   } else {
     const double bytes = params * (28 + 4 * e);
