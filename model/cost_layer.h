@@ -27,7 +27,7 @@ struct LayerCompute {
   double forward_gemm = 0;            // window for the prefetched weight all-gather (OAG)
   std::array<double, 4> linear_dw{};  // windows for the dX all-reduces (OAR)
   std::array<double, 4> linear_dx{};  // windows for sequence parallelism's input re-gather
-  double backward_window = 0;         // window for the async weight traffic of backward (ORS)
+  double backward_window = 0;         // window for the async weight traffic of backward (ORS): not the ring's
   double attention_forward = 0;       // the attention core forward: the ring's window (cost_context.h)
   double attention_backward = 0;      // and its backward GEMMs
   double total() const { return forward + backward + recompute; }

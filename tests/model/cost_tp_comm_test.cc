@@ -36,6 +36,25 @@ TEST(CostTpComm, ItemsShareOutExactlyWhatIsExposed) {
   for (const CostItem& item : items) EXPECT_LE(item.exposed, item.seconds * (1 + 1e-12)) << item.name;
 }
 
+// With context parallelism the ring's hops hide under the attention; the Z weight traffic hides
+// under the rest of the layer, so a faster attention kernel never exposes more than it saves.
+TEST(CostTpComm, AFasterAttentionNeverSlowsARingWithZTraffic) {
+  Case t;
+  t.machine = load_machine("dgx-h100");
+  t.config.context = 2, t.config.z = 2, t.config.microbatch = 2, t.config.recompute = Recompute::selective;
+  double previous = 1e300;
+  for (double efficiency : {0.1, 0.178, 0.3, 0.6, 0.9}) {
+    t.machine.attention_efficiency = efficiency;
+    const LocalShapes shapes = local_shapes(t.spec, t.config);
+    const CostInputs in{t.spec, t.machine, t.config, shapes};
+    const LayerCompute layer = layer_compute(in, CostRecorder());
+    const LayerComm comm = layer_comm(in, layer, CostRecorder());
+    const double paid = layer.forward + layer.recompute + layer.backward + comm.forward + comm.recompute + comm.backward;
+    EXPECT_LE(paid, previous * (1 + 1e-12)) << efficiency;
+    previous = paid;
+  }
+}
+
 TEST(CostTpComm, OverlapOffOrAtZeroEfficiencyExposesEverySecond) {
   Case t;
   t.config.x = 2, t.config.y = 2, t.config.z = 2, t.config.microbatch = 2;
