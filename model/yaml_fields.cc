@@ -5,14 +5,20 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "model/error.h"
 
 namespace axo {
 
+// One document per file: YAML::Load reads the first and drops the rest unread, even when broken.
 YAML::Node load_yaml_text(const std::string& text, const std::string& source) {
   try {
-    return YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      throw InputError(where(documents[1], source) + ": a second YAML document begins here; axo reads one per file");
+    }
+    return documents.empty() ? YAML::Node() : documents[0];
   } catch (const YAML::Exception& e) {
     std::ostringstream out;
     out << source;

@@ -16,6 +16,18 @@ TEST(YamlFields, SyntaxErrorNamesLineAndColumn) {
   EXPECT_NE(message.find("malformed YAML"), std::string::npos) << message;
 }
 
+// A second document was dropped unread (even a broken one); one document, with or without its
+// markers, reads as before.
+TEST(YamlFields, ASecondDocumentIsRefusedWhereItBegins) {
+  EXPECT_EQ(testing::input_error_of([] { load_yaml_text("layers: 32\n---\nlayers: 64\n", "m.yaml"); }),
+            "m.yaml:3:1: a second YAML document begins here; axo reads one per file");
+  EXPECT_NE(testing::input_error_of([] { load_yaml_text("layers: 32\n---\ngarbage: [\n", "m.yaml"); })
+                .find("m.yaml:"),
+            std::string::npos);
+  EXPECT_EQ(load_yaml_text("---\nlayers: 32\n...\n", "m.yaml")["layers"].as<int>(), 32);
+  EXPECT_TRUE(load_yaml_text("", "m.yaml").IsNull());
+}
+
 TEST(YamlFields, WrongTypeNamesFieldAndLine) {
   const YAML::Node node = load_yaml_text("name: x\nlayers: twelve\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "model spec");
