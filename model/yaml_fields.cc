@@ -1,6 +1,7 @@
 // Typed, located reading of YAML fields (see yaml_fields.h).
 #include "model/yaml_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -70,10 +71,45 @@ bool YamlMap::has(const std::string& key) const {
   return v.IsDefined() && !v.IsNull();
 }
 
+namespace {
+
+// Levenshtein distance, one row at a time: for telling a misspelled key from an unrelated one.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+// A key of the map within two edits of `key` (of 4 letters or more) that is not a field read so far, with its line
+// ("'gpus_pernode' on line 21"); "" if none.
+std::string YamlMap::misspelling_of(const std::string& key) const {
+  for (const auto& entry : node_) {
+    if (!entry.first.IsScalar() || read_keys_.count(entry.first.Scalar()) != 0) continue;
+    if (key.size() < 4 || edit_distance(entry.first.Scalar(), key) > 2) continue;  // 'x' is two edits from 'yz'
+    const YAML::Mark mark = entry.first.Mark();
+    return "'" + entry.first.Scalar() + "'" + (mark.is_null() ? "" : " on line " + std::to_string(mark.line + 1));
+  }
+  return "";
+}
+
 YAML::Node YamlMap::value(const std::string& key) const {
   read_keys_.insert(key);
   const YAML::Node v = node_[key];
-  if (!v.IsDefined() || v.IsNull()) fail(key, "missing (required in the " + what_ + ")");
+  if (!v.IsDefined() || v.IsNull()) {
+    const std::string near = v.IsDefined() ? "" : misspelling_of(key);
+    fail(key, "missing (required in the " + what_ + ")" + (near.empty() ? "" : "; misspelled as " + near + "?"));
+  }
   return v;
 }
 

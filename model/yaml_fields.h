@@ -62,6 +62,7 @@ class YamlMap {
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 
  private:
+  std::string misspelling_of(const std::string& key) const;
   YAML::Node value(const std::string& key) const;
   void reject_repeated_keys() const;
   YAML::Node node_;

@@ -28,6 +28,19 @@ TEST(YamlFields, ASecondDocumentIsRefusedWhereItBegins) {
   EXPECT_TRUE(load_yaml_text("", "m.yaml").IsNull());
 }
 
+// A required field that is missing names a key within two edits of it that is no field: a typo
+// was reported as the field missing, its line never named.
+TEST(YamlFields, AMissingFieldNamesItsLikelyMisspelling) {
+  const YAML::Node node = load_yaml_text("name: x\nlayrs: 12\nhidden: 64\n", "m.yaml");
+  const YamlMap map(node, "m.yaml", "model spec");
+  EXPECT_EQ(testing::input_error_of([&] { map.get_int("layers", 1, 100); }),
+            "m.yaml:1:1: field 'layers': missing (required in the model spec); misspelled as 'layrs' on line 2?");
+  // A key far from it, or one that is a field read already, is not offered.
+  EXPECT_EQ(map.get_int("hidden", 1, 100), 64);
+  EXPECT_EQ(testing::input_error_of([&] { map.get_int("heads", 1, 100); }),
+            "m.yaml:1:1: field 'heads': missing (required in the model spec)");
+}
+
 TEST(YamlFields, WrongTypeNamesFieldAndLine) {
   const YAML::Node node = load_yaml_text("name: x\nlayers: twelve\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "model spec");
