@@ -263,7 +263,9 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
   return samples;
 }
 
-std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::string& source) {
+// Fits of groups of at most `gpus_per_node` ranks on a node (calibrate's, or a hand edit's).
+std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::string& source,
+                                            int64_t gpus_per_node) {
   if (!list.IsSequence()) throw InputError(where(list, source) + ": collectives: expected a list");
   std::vector<CollectiveFit> fits;
   for (const YAML::Node& entry : list) {
@@ -271,7 +273,7 @@ std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::s
     CollectiveFit fit;
     fit.op = parse_collective_op(map.get_string("op"), where(map.get_node("op"), source));
     fit.group_size = map.get_int("group_size", 1, int64_t(1) << 30);
-    fit.ranks_per_node = map.get_int("ranks_per_node", 1, fit.group_size);
+    fit.ranks_per_node = map.get_int("ranks_per_node", 1, std::min(fit.group_size, gpus_per_node));
     const YAML::Node segments = map.get_node("segments");
     if (!segments.IsSequence() || segments.size() == 0) {
       map.fail("segments", "expected a non-empty list of {max_bytes, alpha_us, bus_bandwidth_GBps}");
@@ -361,7 +363,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   host.reject_unknown_keys();
 
   p.cpu_optimizer_params_per_s = map.get_double("cpu_optimizer_params_per_s", 1, 1e15);
-  if (map.has("collectives")) p.collectives = read_collectives(map.get_node("collectives"), source);
+  if (map.has("collectives")) p.collectives = read_collectives(map.get_node("collectives"), source, p.gpus_per_node);
   p.failures_per_gpu_hour =
       map.get_double("failures_per_gpu_hour", 1e-12, 1, kLlama3FailuresPerGpuHour);
   p.checkpoint_filesystem_GBps = map.get_double("checkpoint_filesystem_GBps", 1e-6, 1e9, 2000);

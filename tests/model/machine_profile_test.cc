@@ -97,6 +97,12 @@ TEST(MachineProfile, DuplicateSamplesKeepTheFirstAndDuplicateFitsAreRefused) {
   m.collectives = {fit, fit};
   EXPECT_NE(testing::input_error_of([&] { reread(m); }).find("a second fit of all_gather over 4 ranks, 2 per node"),
             std::string::npos);
+  // A fit of more ranks on a node than the node has fits no group the model prices.
+  m.gpus_per_node = 2;
+  m.collectives = {fit};
+  m.collectives[0].ranks_per_node = 4;
+  const std::string error = testing::input_error_of([&] { reread(m); });
+  EXPECT_NE(error.find("field 'ranks_per_node': expected a whole number in [1, 2], got 4"), std::string::npos) << error;
 }
 
 // The name goes into generated scripts' comments: a line break there would start a shell command.
