@@ -1,6 +1,11 @@
 // The output path check of the subcommands (see output_path.h).
 #include "tools/output_path.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -14,14 +19,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Empty when the folder that would hold `path` is there, else what is wrong with it ("the folder
-// F does not exist").
+// Empty when a file can be made in `folder` (a probe made and removed, as the atomic writer's
+// temporary file will be: permission bits say nothing to root, and /proc refuses root too), else why not.
+std::string unwritable_folder(const fs::path& folder) {
+  std::string probe = ((folder.empty() ? fs::path(".") : folder) / ".axo-write-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    return "the folder " + (folder.empty() ? std::string(".") : folder.string()) + " cannot be written in (" +
+           std::strerror(errno) + ")";
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return {};
+}
+
+// Empty when the folder that would hold `path` is there and takes files, else what is wrong with
+// it ("the folder F does not exist").
 std::string folder_problem(const std::string& path) {
   const fs::path folder = fs::path(path).parent_path();
-  if (folder.empty()) return {};  // the working directory
+  if (folder.empty()) return unwritable_folder(folder);  // the working directory
   std::error_code error;
   const fs::file_status status = fs::status(folder, error);
-  if (fs::is_directory(status)) return {};
+  if (fs::is_directory(status)) return unwritable_folder(folder);
   std::string why;
   if (fs::exists(status)) {
     why = "is not a folder";

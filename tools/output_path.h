@@ -1,10 +1,11 @@
 // The check on every option naming a file a command writes (or a shard
 // prefix): the folder that would hold it must exist and be a folder (for a
 // link, the folder of the file at the end of its links, which the writer
-// replaces), and a file's path must not be a folder, so a typo is a usage
-// error (exit 2) before any work, not a failure after it.
-// A write that still fails at the end (permissions, a full disk) is a
-// runtime failure (model/atomic_file.h).
+// replaces) and take new files (a probe file is made and removed), and a
+// file's path must not be a folder, so a typo is a usage error (exit 2)
+// before any work, not a failure after it. A write that still fails at the
+// end (a full disk, a folder changed meanwhile) is a runtime failure
+// (model/atomic_file.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -48,6 +48,22 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
 }
 
 // A link is written through to its target: a target in a missing folder is refused before any work.
+// A folder that takes no files is found before the work (a calibration measured everything, then
+// could not write): /proc refuses new files to every user, root included; a folder without write
+// permission refuses them to all but root. The probe leaves nothing behind.
+TEST_F(OutputPath, AFolderThatTakesNoFilesIsRefused) {
+  if (fs::is_directory("/proc")) {
+    EXPECT_NE(check("/proc/plan.yaml").find("cannot write /proc/plan.yaml: the folder /proc cannot be written in"),
+              std::string::npos);
+  }
+  fs::create_directories(path("locked"));
+  fs::permissions(path("locked"), fs::perms::owner_read | fs::perms::owner_exec);
+  if (::geteuid() != 0) EXPECT_NE(check(path("locked/plan.yaml")), "");
+  fs::permissions(path("locked"), fs::perms::owner_all);
+  EXPECT_EQ(check(path("plan.yaml")), "");
+  for (const auto& entry : fs::directory_iterator(dir_)) EXPECT_EQ(entry.path().filename(), "locked");
+}
+
 TEST_F(OutputPath, ALinkToAFileInAMissingFolderIsRefused) {
   fs::create_symlink(path("nowhere/real.csv"), path("link.csv"));
   EXPECT_EQ(check(path("link.csv")), "cannot write " + path("link.csv") + ": it links to " + path("nowhere/real.csv") +
