@@ -164,7 +164,7 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
       if (!options.fixed.holds(field)) continue;
       held += std::string(held.empty() ? "" : ",") + field.name + "=" + field.text(field.get(options.fixed.values));
     }
-    return message + " No configuration it can express " + (held.empty() ? "fits " : "with --fix " + held + " fits ") +
+    return message + " No configuration it can express " + (held.empty() ? "fits " : "holds --fix " + held + " and fits ") +
            model.spec().name + " on " + std::to_string(options.gpus) + " GPUs of " + model.machine().name + ".";
   }
   const double original_time = original.breakdown.iter_time;

@@ -257,7 +257,10 @@ class Walk {
     for (const ConfigField* field : settings_) {
       first_.clear();
       field->search.candidates(*field, space_, probe, first_);
-      if (first_.empty()) return false;
+      if (first_.empty()) {
+        if (first_rejection_.empty()) first_rejection_ = grid_text(probe) + ": " + no_candidate(*field, probe);
+        return false;
+      }
       field->set(probe, first_.front());
     }
     const std::string why = model_.check(probe);
@@ -266,6 +269,14 @@ class Walk {
   }
 
   // "pipeline=12, data=32, z=1, y=1, x=1": the grid fields of `config`.
+  // Why a setting has no value for the grid: z shards a microbatch's sequences, so a microbatch is
+  // a multiple of z that divides the sequences of a data rank (config_fields.cc microbatches).
+  std::string no_candidate(const ConfigField& field, const ParallelConfig& c) const {
+    if (std::string_view(field.name) != "microbatch") return std::string("no ") + field.name + " is valid";
+    return "no microbatch that divides the " + std::to_string(space_.spec.global_batch / c.data) +
+           " sequences per data rank is a multiple of z=" + std::to_string(c.z);
+  }
+
   static std::string grid_text(const ParallelConfig& config) {
     std::string text;
     for (const ConfigField& field : config_fields()) {

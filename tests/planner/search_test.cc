@@ -423,6 +423,19 @@ TEST(Search, HeldRecomputeLayersFitTheChunks) {
   }
 }
 
+// A held z that no microbatch is a multiple of says so: it named the default microbatch=1, which the
+// user never set.
+TEST(Search, AHeldZNoMicrobatchCanHoldSaysWhy) {
+  try {
+    run("gpt3-13b", "selene", 24, "z=3");  // a batch of 1024: every microbatch is a power of two
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("sequences per data rank is a multiple of z=3"), std::string::npos) << message;
+    EXPECT_EQ(message.find("microbatch=1"), std::string::npos) << message;
+  }
+}
+
 // An impossible --fix names the user's values and what does not divide what.
 TEST(Search, ImpossibleFixedGridNamesTheUsersValues) {
   try {

@@ -191,7 +191,7 @@ TEST_F(Emit, DeepspeedRefusesWhatItCannotRun) {
   r = axo("plan --model gpt3-13b --gpus 64 --machine selene --fix pipeline=2,zero=2 --emit deepspeed");
   EXPECT_EQ(r.code, 2) << r.output;
   // The message names the user's --fix, which rules the nearest plans out, not the GPUs' memory.
-  EXPECT_NE(r.output.find("No configuration it can express with --fix pipeline=2,zero=2 fits gpt3-13b on 64 GPUs"),
+  EXPECT_NE(r.output.find("No configuration it can express holds --fix pipeline=2,zero=2 and fits gpt3-13b on 64 GPUs"),
             std::string::npos)
       << r.output;
 }
