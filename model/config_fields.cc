@@ -409,8 +409,10 @@ FixedFields parse_fix(const std::string& text) {
   FixedFields fixed;
   std::stringstream items(text);
   std::string item;
+  if (!text.empty() && (text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos)) {
+    throw InputError(source + ": '" + text + "': an empty item (two commas, or one at an end)");
+  }
   while (std::getline(items, item, ',')) {
-    if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw InputError(source + ": '" + item + "': expected key=value");

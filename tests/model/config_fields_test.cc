@@ -155,7 +155,11 @@ TEST(ConfigFields, ParseFixErrors) {
   EXPECT_NE(testing::input_error_of([] { parse_fix("pipeline=65536,data=65536,x=65536"); }).find("larger than 10^12"),
             std::string::npos);
   EXPECT_NO_THROW(parse_fix(""));
-  EXPECT_NO_THROW(parse_fix("y=8,,z=1"));
+  // An empty item is a slip (a value left out of a script's list), not "nothing held".
+  for (const char* text : {"y=8,,z=1", "y=8,", ",y=8"}) {
+    EXPECT_EQ(testing::input_error_of([&] { parse_fix(text); }),
+              "--fix: '" + std::string(text) + "': an empty item (two commas, or one at an end)");
+  }
   // A field given twice (by its alias too) is refused: the last would win without a word.
   EXPECT_EQ(testing::input_error_of([] { parse_fix("pipeline=2,pipeline=4"); }),
             "--fix: pipeline given twice (pipeline=2, then pipeline=4): give each field once");
