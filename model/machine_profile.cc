@@ -302,6 +302,16 @@ std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::s
   return fits;
 }
 
+// metadata.ranks / metadata.ranks_per_node, calibrate's record; 0 where either is absent or not a count.
+int64_t calibrated_nodes(const std::string& ranks, const std::string& ranks_per_node) {
+  try {
+    const int64_t all = std::stoll(ranks), per_node = std::stoll(ranks_per_node);
+    return all > 0 && per_node > 0 && all % per_node == 0 ? all / per_node : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::string& source) {
@@ -375,7 +385,15 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
     return metadata[key].Scalar();
   };
   if (scalar("complete") == "false") p.incomplete = scalar("error").empty() ? "metadata.complete: false" : scalar("error");
+  p.calibrated_nodes = calibrated_nodes(scalar("ranks"), scalar("ranks_per_node"));
   return p;
+}
+
+std::string one_node_calibration_note(const MachineProfile& profile, const std::string& path, int64_t gpus) {
+  if (profile.calibrated_nodes != 1 || gpus <= profile.gpus_per_node) return "";
+  return "Note: " + path + " was calibrated on one node: its inter_node figures are the intra-node link's, " +
+         "estimated, and these " + std::to_string(gpus) + " GPUs span " +
+         std::to_string((gpus + profile.gpus_per_node - 1) / profile.gpus_per_node) + " nodes\n";
 }
 
 std::string partial_calibration_note(const MachineProfile& profile, const std::string& path) {

@@ -285,6 +285,9 @@ struct MachineProfile : StackSettings {
   // Why a calibration stopped before its end (metadata.complete: false, and metadata.error):
   // what it did not measure is estimated. Empty for a whole profile.
   std::string incomplete;
+  // The nodes a calibration measured (metadata.ranks / metadata.ranks_per_node); 0: not a
+  // calibration's. On one node its inter_node figures are the intra-node link's, estimated.
+  int64_t calibrated_nodes = 0;
   int64_t gpus_per_node = 1;      // devices (or ranks, on CPU) per node: what ranks fill before the network
   // Devices of one host (a Slurm node), where a node is several hosts sharing one NVLink domain
   // (GB200 NVL72: 4 per compute tray); it divides gpus_per_node. 0: absent, a node is one host.
@@ -363,6 +366,9 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
 MachineProfile load_machine_profile(const std::string& path);
 // "" for a whole profile; else a line saying the profile at `path` is a partial calibration and why.
 std::string partial_calibration_note(const MachineProfile& profile, const std::string& path);
+// "Note: PATH was calibrated on one node: ..." where a plan of `gpus` spans more nodes than
+// `profile`'s calibration measured one of; "" otherwise.
+std::string one_node_calibration_note(const MachineProfile& profile, const std::string& path, int64_t gpus);
 // Writes every field; `extra` (raw measurements, metadata) is copied in as is.
 YAML::Node to_yaml(const MachineProfile& profile, const YAML::Node& extra = YAML::Node());
 

@@ -305,6 +305,7 @@ void run_plan(const PlanOptions& o) {
 
   print_summary(report, o, model, result);
   std::fputs(partial_calibration_note(machine, o.machine).c_str(), report);
+  std::fputs(one_node_calibration_note(machine, o.machine, options.gpus).c_str(), report);
   std::fprintf(report, "Iteration time band: %s\n", band.text().c_str());
   std::vector<PlanRow> rows = result.best;
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
