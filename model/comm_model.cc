@@ -8,22 +8,37 @@
 
 namespace axo {
 
-// A group small enough for one node straddles a node boundary when its block
-// of size·stride ranks does: the block [start, start + size·stride) that holds
-// boundary B = start + d keeps q = ⌈(d − b)/stride⌉ of the instance at offset
-// b < stride on the first node, size − q on the next. As b runs over
-// [0, stride), q is ⌈d/stride⌉ or ⌊d/stride⌋. Blocks repeat their offsets to
-// the boundaries every lcm(size·stride, gpus_per_node) ranks.
-static int64_t straddling_ranks_per_node(int64_t size, int64_t stride, int64_t gpus_per_node,
-                                         int64_t world) {
+// The fewest of the ranks first + k·stride (k < size) on any node they occupy, for stride < gpus_per_node.
+// A node's count follows from its first rank mod stride, which repeats every stride / gcd(stride,
+// gpus_per_node) nodes: the first node, that many interior ones and the last cover every count.
+static int64_t fewest_on_a_node(int64_t first, int64_t size, int64_t stride, int64_t gpus_per_node) {
+  const int64_t last = first + (size - 1) * stride;
+  const int64_t first_node = first / gpus_per_node, last_node = last / gpus_per_node;
+  const auto ranks_on = [&](int64_t node) {  // k with first + k·stride in the node
+    const int64_t low = std::max(first, node * gpus_per_node), high = std::min(last, (node + 1) * gpus_per_node - 1);
+    return (high - first) / stride - (low - first + stride - 1) / stride + 1;
+  };
+  const int64_t repeat = stride / std::gcd(stride, gpus_per_node);
+  int64_t fewest = ranks_on(last_node);
+  for (int64_t node = first_node; node < last_node && node <= first_node + repeat; ++node) {
+    fewest = std::min(fewest, ranks_on(node));
+  }
+  return fewest;
+}
+
+// Instances of a group start at multiples of its block (size·stride ranks) plus an offset below
+// the stride; their places against the node boundaries repeat every lcm(block, gpus_per_node)
+// ranks. Past kMostInstances a period (a hand-written profile of thousands of GPUs per node), the
+// even spread gpus_per_node / stride stands in.
+static int64_t fewest_ranks_per_node(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t world) {
+  constexpr int64_t kMostInstances = 1 << 14;
   const int64_t block = size * stride;
-  const int64_t period = std::lcm(block, gpus_per_node);
-  int64_t fewest = size;  // the instance split most evenly keeps the fewest on one node
-  for (int64_t start = 0; start < std::min(world, period); start += block) {
-    const int64_t d = (start / gpus_per_node + 1) * gpus_per_node - start;
-    if (d >= block) continue;  // the block lies inside one node
-    for (int64_t first : {d / stride, (d + stride - 1) / stride}) {
-      if (first > 0 && first < size) fewest = std::min(fewest, std::max(first, size - first));
+  const int64_t span = std::min(world, std::lcm(block, gpus_per_node));
+  if (span / block * stride > kMostInstances) return std::clamp<int64_t>(gpus_per_node / stride, 1, size);
+  int64_t fewest = size;
+  for (int64_t start = 0; start < span; start += block) {
+    for (int64_t offset = 0; offset < stride; ++offset) {
+      fewest = std::min(fewest, fewest_on_a_node(start + offset, size, stride, gpus_per_node));
     }
   }
   return fewest;
@@ -33,14 +48,14 @@ GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, 
   GroupPlacement group;
   group.size = size;
   const int64_t block = size * stride;  // 0 for a pair of one rank (the stages of a 1-stage pipeline)
-  if (block <= gpus_per_node) {
-    group.ranks_per_node = block == 0 || gpus_per_node % block == 0
-                               ? size
-                               : straddling_ranks_per_node(size, stride, gpus_per_node, world);
+  if (block == 0 || size == 1 || gpus_per_node % block == 0) {
+    group.ranks_per_node = size;  // whole instances in every node
   } else if (stride >= gpus_per_node) {
-    group.ranks_per_node = 1;
+    group.ranks_per_node = 1;  // a node apart or more
+  } else if (block % gpus_per_node == 0 && gpus_per_node % stride == 0) {
+    group.ranks_per_node = gpus_per_node / stride;  // whole nodes in every instance
   } else {
-    group.ranks_per_node = std::clamp<int64_t>(gpus_per_node / stride, 1, size);
+    group.ranks_per_node = fewest_ranks_per_node(size, stride, gpus_per_node, world);
   }
   return group;
 }

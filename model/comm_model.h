@@ -33,9 +33,12 @@ struct GroupPlacement {
 // The placement of a group of `size` ranks spaced `stride` apart in the rank
 // order of `world` ranks, rank r on node r / gpus_per_node (ranks fill each
 // node in turn: the Slurm export's --distribution=block). Its ranks per node
-// are those of its most spread instance, the slowest: a group that fits in a
-// node but whose size·stride does not divide gpus_per_node straddles a node
-// boundary somewhere once the world spans nodes (3 ranks on 8-GPU nodes: 6, 7 | 8).
+// are the fewest that any instance of it has on a node it occupies: that
+// node's NICs carry the instance's ring across (the slowest instance sets the
+// step). A group whose size·stride does not divide gpus_per_node straddles a
+// node boundary once the job spans nodes (3 ranks on 8-GPU nodes: 6, 7 | 8,
+// 1 rank on the second node); one larger than a node may leave a few ranks on
+// its last (8 ranks on Summit's 6-GPU nodes: 0-5 | 6, 7).
 GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t world);
 // The group of every member of `a` combined with every member of `b` (two
 // dimensions of the grid, e.g. data × context): sizes and members per node

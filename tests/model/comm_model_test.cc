@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "model/presets.h"
 
@@ -20,26 +21,47 @@ TEST(CommModel, Placement) {
   EXPECT_FALSE(place_group(16, 2, 8, 4096).intra_node());
 }
 
-// Ranks fill each node in turn (rank r on node r / 8): a group that fits in a
-// node straddles a boundary when its size x stride does not divide 8.
+// Ranks fill each node in turn (rank r on node r / gpus per node): a group that fits in a node
+// straddles a boundary when its size x stride does not divide the node, and its ranks per node
+// are the fewest an instance has on a node it occupies.
 TEST(CommModel, GroupsThatDoNotDivideANodeStraddleItsBoundary) {
-  // 3 consecutive ranks: inside one node on 8 GPUs; on 24, ranks 6, 7 | 8 span two.
+  // 3 consecutive ranks: inside one node on 8 GPUs; on 24, ranks 6, 7 | 8 span two, one on the second.
   EXPECT_TRUE(place_group(3, 1, 8, 6).intra_node());
-  EXPECT_EQ(place_group(3, 1, 8, 24).ranks_per_node, 2);
-  // 12 GPUs on 8-GPU nodes (8 + 4): the fourth group of 3 is 9, 10, 11, the third 6, 7 | 8.
-  EXPECT_EQ(place_group(3, 1, 8, 12).ranks_per_node, 2);
-  // 3 ranks 2 apart in blocks of 6: 6, 8, 10 splits 1 | 2.
-  EXPECT_EQ(place_group(3, 2, 8, 48).ranks_per_node, 2);
-  // 5 consecutive ranks: the block 5..9 splits 3 | 2, the block 35..39 splits 5 | 0, the worst 3 | 2.
-  EXPECT_EQ(place_group(5, 1, 8, 40).ranks_per_node, 3);
-  // 6 consecutive ranks on 12-GPU blocks of 24: 12..17 splits 4 | 2; 6..11 2 | 4; 18..23 6 | 0.
-  EXPECT_EQ(place_group(6, 1, 8, 24).ranks_per_node, 4);
-  // Sizes that divide the node stay inside it however many nodes there are.
+  EXPECT_EQ(place_group(3, 1, 8, 24).ranks_per_node, 1);
+  EXPECT_EQ(place_group(3, 1, 8, 12).ranks_per_node, 1);  // 12 GPUs are 8 + 4: the third group is 6, 7 | 8
+  // 6 consecutive ranks on 8-GPU nodes: 6..11 splits 2 | 4, 12..17 4 | 2.
+  EXPECT_EQ(place_group(6, 1, 8, 24).ranks_per_node, 2);
+  // Larger than a node: 8 consecutive ranks on Summit's 6-GPU nodes: 0-5 | 6, 7.
+  EXPECT_EQ(place_group(8, 1, 6, 48).ranks_per_node, 2);
+  // Sizes that divide the node stay inside it, and whole nodes in a group keep gpus / stride.
   EXPECT_TRUE(place_group(4, 2, 8, 24).intra_node());
+  EXPECT_EQ(place_group(16, 2, 8, 64).ranks_per_node, 4);
   // A straddling group crosses the NICs: slower than the same group inside a node.
   const MachineProfile m = load_machine("selene");
   EXPECT_LT(link_estimate(m, CollectiveOp::all_reduce, place_group(3, 1, 8, 24), 1e8).bus_bandwidth_Bps,
             link_estimate(m, CollectiveOp::all_reduce, place_group(3, 1, 8, 6), 1e8).bus_bandwidth_Bps);
+}
+
+// Every instance of every group shape, counted rank by rank, against place_group.
+TEST(CommModel, PlacementIsTheFewestRanksAnyInstanceHasOnANode) {
+  for (int64_t gpus_per_node : {4, 6, 8, 12}) {
+    for (int64_t size = 2; size <= 12; ++size) {
+      for (int64_t stride = 1; stride <= 14; ++stride) {
+        for (int64_t blocks = 1; blocks <= 6; ++blocks) {
+          const int64_t world = size * stride * blocks;
+          int64_t fewest = size;
+          for (int64_t base = 0; base < world; ++base) {
+            if (base % (size * stride) >= stride) continue;  // not an instance's first rank
+            std::map<int64_t, int64_t> on_node;
+            for (int64_t k = 0; k < size; ++k) ++on_node[(base + k * stride) / gpus_per_node];
+            for (const auto& [node, count] : on_node) fewest = std::min(fewest, count);
+          }
+          EXPECT_EQ(place_group(size, stride, gpus_per_node, world).ranks_per_node, fewest)
+              << size << " ranks " << stride << " apart, " << world << " on " << gpus_per_node << "-GPU nodes";
+        }
+      }
+    }
+  }
 }
 
 TEST(CommModel, RingFormulasIntraNode) {
