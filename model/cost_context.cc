@@ -52,12 +52,17 @@ double ring_hop_bytes(const CostInputs& in) {
   return 2 * sequences * in.shapes.query_seq * kv_width * in.shapes.element_bytes;
 }
 
+bool recompute_runs_attention(const CostInputs& in) {
+  return in.config.recompute == Recompute::full ||
+         (in.config.recompute == Recompute::selective && in.machine.selective == SelectiveKind::attention);
+}
+
 RingAttention ring_attention(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record) {
   RingAttention ring;
   if (in.config.context == 1) return ring;
   const double bytes = ring_hop_bytes(in);
   ring.forward = ring_pass(in, {CostPhase::forward, bytes, layer.attention_forward, "key/value blocks"}, record);
-  if (in.config.recompute != Recompute::none) {
+  if (recompute_runs_attention(in)) {
     ring.recompute =
         ring_pass(in, {CostPhase::recompute, bytes, layer.attention_forward, "key/value blocks"}, record);
   }

@@ -12,12 +12,15 @@
 //             attention core forward)
 //   backward  c − 1 hops of K and V again and of their gradients: twice the
 //             bytes, under 1/c of the attention core backward each
-//   recompute (full or selective) the forward's hops again: the attention
-//             core needs every key block
+//   recompute the forward's hops again where the recompute runs the attention
+//             core again (full, or selective of the attention core): it needs
+//             every key block; torchtitan's per-op selective recompute keeps
+//             the attention kernel's output and runs no ring again
 // Exposed per pass: the first hop's latency (its set-up is on the critical
 // path) plus, per hop, what the compute of the block in hand does not hide:
 //   exposed = α + (c − 1) · (t_hop − overlap_efficiency · min(t_hop, t_block))
-// with t_hop a send/recv over the context group's placement (comm_model.h).
+// with t_hop one send/recv between ring neighbours, across nodes where the
+// ring spans them (neighbour_pair, comm_model.h: one flow, one GPU's NICs).
 #pragma once
 
 #include "model/cost_collective.h"
@@ -32,6 +35,9 @@ struct RingAttention {
 
 // Bytes of one hop of the forward: the rank's K and V blocks.
 double ring_hop_bytes(const CostInputs& in);
+
+// Whether the recompute pass runs the attention core again (and with it the ring).
+bool recompute_runs_attention(const CostInputs& in);
 
 // Zero when context = 1.
 RingAttention ring_attention(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/cost_attention.h"
+#include "model/cost_context.h"
 #include "model/cost_elementwise.h"
 #include "model/cost_fp8.h"
 #include "model/cost_fsdp_copies.h"
@@ -136,7 +137,7 @@ double per_op_recompute_seconds(const CostInputs& in, const Gemms& linear, const
 // not a window for other traffic too, or a faster attention kernel would expose both.
 double ring_windows(const CostInputs& in, const LayerCompute& layer) {
   if (in.config.context == 1) return 0;
-  return layer.attention_backward + (in.config.recompute == Recompute::none ? 0 : layer.attention_forward);
+  return layer.attention_backward + (recompute_runs_attention(in) ? layer.attention_forward : 0);
 }
 
 }  // namespace

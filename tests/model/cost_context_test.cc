@@ -87,6 +87,13 @@ TEST(CostContext, RecomputeRunsTheRingAgainAndOneRankHasNoRing) {
   const RingAttention ring = ring_attention(in, layer, CostRecorder());
   EXPECT_GT(ring.forward, 0);
   EXPECT_DOUBLE_EQ(ring.recompute, ring.forward);
+  // torchtitan's per-op selective recompute keeps the attention kernel's output: no ring again, and
+  // none of the backward window is the ring's recompute.
+  MachineProfile per_op = machine;
+  per_op.selective = SelectiveKind::per_op;
+  const CostInputs kept{spec, per_op, c, shapes};
+  EXPECT_FALSE(recompute_runs_attention(kept));
+  EXPECT_EQ(ring_attention(kept, layer_compute(kept, CostRecorder()), CostRecorder()).recompute, 0);
 
   ParallelConfig one;
   shapes = local_shapes(spec, one);
