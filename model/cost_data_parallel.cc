@@ -70,7 +70,7 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
   dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
-  dp.exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
+  dp.exposed = dp.last_exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
   record_collective(in, record, gradients, timed, dp.exposed);
 }
 
@@ -109,6 +109,7 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
   dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
   const double last_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));
   record_collective(in, record, gradients, scatter, last_exposed);
+  dp.last_exposed = last_exposed;
   double scatter_exposed = last_exposed;
   if (in.config.zero >= 2) {
     const double earlier = double(in.spec.global_batch / (in.config.data * in.config.microbatch)) - 1;

@@ -34,6 +34,7 @@ struct DataParallelStep {
   double all_reduce = 0;    // the gradient all-reduce (reduce-scatter with zero >= 1), whole
   double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
   double window = 0;        // the backward compute the reduction runs under (0: after the backward)
+  double last_exposed = 0;  // of the last microbatch's gradient reduction, what is exposed after the backward
 };
 
 // `layers`: the layers of each stage; `slowest_layers`: those of the slowest.

@@ -15,10 +15,11 @@ OptimizerStep optimizer_step(const CostInputs& in, const DataParallelStep& dp, c
     const double down = params * e / (machine.device_to_host_GBps * 1e9);
     const double up = params * e / (machine.host_to_device_GBps * 1e9);
     // The gradients stream to the host bucket by bucket as they are reduced: from the start of
-    // the reduction's window under the backward to its exposed end. So the iteration pays
-    // max(exposed reduction, download − window) for both: never more as the reduction speeds up.
+    // the last microbatch's reduction under the backward to its exposed end (not under the
+    // parameters' all-gather, which follows the update). So the iteration pays max(exposed
+    // reduction, download − window) for both: never more as the reduction speeds up.
     out.offload = record.memory(step, CostPhase::step, "offload: gradients to host, weights back", 2 * params * e,
-                                down + up, std::max(0.0, down - dp.window - dp.exposed) + up);
+                                down + up, std::max(0.0, down - dp.window - dp.last_exposed) + up);
     record.memory(step, CostPhase::step, "Adam on the host", 0, out.optimizer);
   } else {
     const double bytes = params * (28 + 4 * e);

@@ -153,6 +153,9 @@ TEST(CostDataParallel, ZeroReduceScattersAndAllGathers) {
     EXPECT_LT(item.exposed, item.seconds);               // the rest hides
   }
   EXPECT_DOUBLE_EQ(zero.exposed, items[0].exposed + items[1].exposed);
+  // What offload's download can end under: the gradients' reduction, not the gather after the update.
+  EXPECT_DOUBLE_EQ(zero.last_exposed, items[0].exposed);
+  EXPECT_DOUBLE_EQ(plain.last_exposed, plain_items[0].exposed);
   EXPECT_DOUBLE_EQ(zero.updated_params, zero.local_params / 8);
   EXPECT_DOUBLE_EQ(plain.updated_params, plain.local_params);
   // zero=2 reduce-scatters after every microbatch: never less exposed than zero=1. Its rows add up

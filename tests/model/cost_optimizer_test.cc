@@ -46,16 +46,21 @@ TEST(CostOptimizer, OffloadRunsAdamOnTheHostAndHidesTheDownloadUnderTheReduction
   DataParallelStep dp;
   dp.local_params = dp.updated_params = 1e9;  // no ZeRO: the rank updates all it holds
   const double down = 2e9 / 20e9, up = 2e9 / 25e9;
-  dp.all_reduce = dp.exposed = 0.04;  // reduced after the backward: no window
+  dp.all_reduce = dp.exposed = dp.last_exposed = 0.04;  // reduced after the backward: no window
   OptimizerStep step = optimizer_step({spec, machine, c, shapes}, dp, CostRecorder());
   EXPECT_DOUBLE_EQ(step.optimizer, 1.0);
   EXPECT_DOUBLE_EQ(step.offload, down - 0.04 + up);
   // Under the backward the download streams from the window's start: 0.03 s hidden there, 0.01 s
   // under the exposed end.
-  dp.window = 0.03, dp.exposed = 0.01;
+  dp.window = 0.03, dp.exposed = dp.last_exposed = 0.01;
   step = optimizer_step({spec, machine, c, shapes}, dp, CostRecorder());
   EXPECT_NEAR(step.offload, down - 0.04 + up, 1e-15);
-  dp.window = 0, dp.all_reduce = dp.exposed = 1;  // longer than the download: only the upload is exposed
+  // Not under the updated parameters' all-gather (ZeRO), which follows the update, nor under an
+  // earlier microbatch's reduce-scatter (ZeRO-2): those are in exposed, not in last_exposed.
+  dp.exposed = 0.5;
+  step = optimizer_step({spec, machine, c, shapes}, dp, CostRecorder());
+  EXPECT_NEAR(step.offload, down - 0.04 + up, 1e-15);
+  dp.window = 0, dp.all_reduce = dp.exposed = dp.last_exposed = 1;  // longer than the download: only the upload
   std::vector<CostItem> items;
   step = optimizer_step({spec, machine, c, shapes}, dp, CostRecorder(&items, 1, 1));
   EXPECT_DOUBLE_EQ(step.offload, up);
@@ -78,7 +83,7 @@ TEST(CostOptimizer, AFasterReductionNeverSlowsTheOffloadedStep) {
   dp.local_params = dp.updated_params = 1e9, dp.window = 0.05;  // a download of 0.1 s
   double previous = 0;
   for (double exposed : {0.0, 0.01, 0.02, 0.05, 0.2}) {  // a slower and slower reduction in 4 buckets,
-    dp.all_reduce = 4 * exposed, dp.exposed = exposed;   // all but the last hidden
+    dp.all_reduce = 4 * exposed, dp.exposed = dp.last_exposed = exposed;  // all but the last hidden
     const double paid = exposed + optimizer_step({spec, machine, c, shapes}, dp, CostRecorder()).offload;
     EXPECT_GE(paid, previous - 1e-15) << exposed;
     previous = paid;
