@@ -491,7 +491,7 @@ namespace {
 class OrderWalk {
  public:
   OrderWalk(const ParallelConfig& config, int64_t gpus_per_node)
-      : config_(config), gpus_per_node_(gpus_per_node) {
+      : gpus_per_node_(gpus_per_node) {
     for (int d = 0; d < kGridDims; ++d) size_[size_t(d)] = config.size(static_cast<GridDim>(d));
     for (size_t slot = 0; slot < size_t(kGridDims); ++slot) {
       if (size_[size_t(config_default_[slot])] > 1) free_slots_.push_back(slot);
@@ -529,26 +529,23 @@ class OrderWalk {
       stride[size_t(dim)] = inner;
       inner *= size_[size_t(dim)];
     }
-    std::array<int64_t, kGridDims + 1> placement{};
+    // (The data × context gradient group's placement follows from its two parts, the first and
+    // last stages' from the pipeline group's.)
+    std::array<int64_t, kGridDims> placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
       placement[d] = place_group(size_[d], stride[d], gpus_per_node_, inner).ranks_per_node;
     }
-    // The first and last stages share the tied embedding's gradient. (The
-    // data × context gradient group's placement follows from its two parts.)
-    const int64_t first_to_last = stride[size_t(GridDim::pipeline)] * (config_.pipeline - 1);
-    placement[kGridDims] = place_group(2, first_to_last, gpus_per_node_, inner).ranks_per_node;
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);
     }
   }
 
-  const ParallelConfig& config_;
   const int64_t gpus_per_node_;
   const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
   std::array<int64_t, kGridDims> size_{};
   std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
-  std::vector<std::array<int64_t, kGridDims + 1>> seen_;
+  std::vector<std::array<int64_t, kGridDims>> seen_;
   std::vector<std::array<GridDim, kGridDims>> orders_;
 };
 

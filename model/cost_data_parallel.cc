@@ -15,8 +15,9 @@ namespace {
 double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   if (c.pipeline == 1 || !in.spec.tied_embeddings) return 0;
-  const int64_t apart = c.stride(GridDim::pipeline) * (c.pipeline - 1);
-  const GroupPlacement pair = place_group(2, apart, in.machine.gpus_per_node, c.gpus());
+  // The pair is the pipeline group's ends: on one node where every pipeline group is.
+  const GroupPlacement pair = neighbour_pair(
+      place_group(c.pipeline, c.stride(GridDim::pipeline), in.machine.gpus_per_node, c.gpus()));
   const double bytes = double(in.spec.vocab) * double(in.spec.hidden) / double(c.x * c.y * c.z) * in.shapes.element_bytes;
   const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, pair, bytes);
   return record.exposed_collective(CostScope::step, CostPhase::step,

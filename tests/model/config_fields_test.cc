@@ -317,7 +317,7 @@ TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
   EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
 }
 
-// Ranks per node of each group (and of the first-to-last stage pair) under `config`'s order.
+// Ranks per node of each group under `config`'s order.
 std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node) {
   std::vector<int64_t> ranks_per_node;
   for (int d = 0; d < kGridDims; ++d) {
@@ -325,8 +325,6 @@ std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_no
     const GroupPlacement group = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
     ranks_per_node.push_back(group.ranks_per_node);
   }
-  const int64_t first_to_last = config.stride(GridDim::pipeline) * (config.pipeline - 1);
-  ranks_per_node.push_back(place_group(2, first_to_last, gpus_per_node, config.gpus()).ranks_per_node);
   return ranks_per_node;
 }
 

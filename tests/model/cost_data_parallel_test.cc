@@ -131,6 +131,19 @@ TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
   EXPECT_NEAR(t.run(20).exposed, dp.exposed - items[1].seconds, 1e-12);
 }
 
+// The first and last stages are the pipeline group's ends: across nodes where a pipeline group
+// straddles one. 3 stages 2 apart on 24 GPUs of 8-GPU nodes (order xyzcpd): ranks 6, 8, 10 are a
+// pipeline group, and its ends 6 and 10 are on two nodes.
+TEST(CostDataParallel, TheTiedPairIsThePipelineGroupsEnds) {
+  Case t;
+  t.config.pipeline = 3, t.config.data = 4, t.config.x = 2, t.config.order = parse_order("xyzcpd", "test");
+  ASSERT_EQ(t.config.stride(GridDim::pipeline), 2);
+  std::vector<CostItem> items;
+  t.run(14, &items);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].ranks_per_node, 1);
+}
+
 // zero >= 1: a reduce-scatter of the gradients and an all-gather of the
 // updated parameters, each the all-reduce's bytes over two (ring formulas,
 // REFERENCE-DATA.md), both listed with their exposed parts.
