@@ -189,7 +189,7 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
       "ax.init(G_inter=" + std::to_string(c.pipeline) + ", G_data=" + std::to_string(c.data) +
       ", G_intra_r=" + std::to_string(c.y) + ", G_intra_c=" + std::to_string(c.x) +
       ", G_intra_d=" + std::to_string(c.z) +
-      ", gpus_per_node=" + std::to_string(machine.gpus_per_node) + ")\n"
+      ", gpus_per_node=" + std::to_string(machine.host_gpus()) + ")\n"  // its local rank: one host's devices
       "\n"
       "# Each (data, depth) rank reads global_batch / (G_data * G_intra_d) = " +
       std::to_string(spec.global_batch / (c.data * c.z)) +

@@ -289,6 +289,15 @@ TEST(ExportAxonn, FourDimensionalGrid) {
                 export_axonn(gpt3_13b(), gpu_machine("perlmutter", 4), c, context()));
 }
 
+// AxoNN takes a rank's device as its rank mod gpus_per_node: on GB200 that is the 4 GPUs of one
+// tray (a host), not the 64 of axo's node, or every rank past the first tray asks for device 4 up.
+TEST(ExportAxonn, GpusPerNodeIsOneHostsDevices) {
+  MachineProfile machine = gpu_machine("gb200", 64);
+  machine.gpus_per_host = 4;
+  const std::string script = export_axonn(gpt3_13b(), machine, grid(1, 8, 1, 8, 1, 1), context());
+  EXPECT_NE(script.find(", gpus_per_node=4)"), std::string::npos) << script;
+}
+
 TEST(ExportAxonn, NoOverlapFp32) {
   TransformerSpec spec = gpt3_13b();
   spec.precision = Precision::fp32;
