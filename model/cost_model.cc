@@ -69,6 +69,7 @@ LocalCompute local_compute(const TransformerSpec& spec, const MachineProfile& ma
 
 struct ComputeKey {
   int64_t x, y, z, context, microbatch;
+  int64_t gpus;  // where the node boundaries fall for the fastest ring (place_group)
   Recompute recompute;
   bool sequence_parallel;
   bool operator==(const ComputeKey&) const = default;
@@ -77,7 +78,7 @@ struct ComputeKey {
 struct ComputeKeyHash {
   size_t operator()(const ComputeKey& k) const {
     size_t h = std::hash<int64_t>()(k.x);
-    for (int64_t v : {k.y, k.z, k.context, k.microbatch, int64_t(k.recompute), int64_t(k.sequence_parallel)}) {
+    for (int64_t v : {k.y, k.z, k.context, k.microbatch, k.gpus, int64_t(k.recompute), int64_t(k.sequence_parallel)}) {
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     }
     return h;
@@ -102,7 +103,6 @@ struct CommKey {
   ComputeKey compute;
   bool overlap;
   std::array<int64_t, 4> capped_strides;  // of the x, y, z and context groups: min(stride, gpus per node)
-  int64_t gpus;                           // where the node boundaries fall (place_group)
   bool operator==(const CommKey&) const = default;
 };
 
@@ -110,7 +110,6 @@ struct CommKeyHash {
   size_t operator()(const CommKey& k) const {
     size_t h = ComputeKeyHash()(k.compute) * 1000003u ^ size_t(k.overlap);
     for (int64_t v : k.capped_strides) h = h * 1000003u ^ std::hash<int64_t>()(v);
-    h = h * 1000003u ^ std::hash<int64_t>()(k.gpus);
     return h;
   }
 };
@@ -181,22 +180,21 @@ class SharedMemo {
 class CostModel::ComputeMemo {
  public:
   const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
-    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel};
+    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel};
     return compute_.get(key, [&] { return local_compute(spec, machine, c, CostRecorder()); });
   }
   const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                         const LocalCompute& local) {
-    // A group's ranks per node follow from its size (in the key), its stride
-    // up to a node and the GPUs (place_group): the capped strides stand for them.
+    // A group's ranks per node follow from its size and the GPUs (in the key)
+    // and its stride up to a node (place_group): the capped strides stand for them.
     const int64_t n = machine.gpus_per_node;
     const std::array<int64_t, kGridDims> sizes = {c.x, c.y, c.z, c.context, c.data, c.pipeline};  // by GridDim
     std::array<int64_t, kGridDims> capped{};
     int64_t next = 1;
     for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
-    const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.recompute, c.sequence_parallel},
+    const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel},
                       c.overlap,
-                      {capped[0], capped[1], capped[2], capped[3]},
-                      c.gpus()};
+                      {capped[0], capped[1], capped[2], capped[3]}};
     return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
   }
 
