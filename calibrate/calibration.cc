@@ -293,6 +293,8 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, device);
     profile.overlap_efficiency = overlap.efficiency;
+    // --ranks-per-node over several hosts of one NVLink domain (GB200's trays): the launcher's are a host's.
+    if (launcher_per_node < per_node && per_node % launcher_per_node == 0) profile.gpus_per_host = launcher_per_node;
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
     extra["metadata"]["host"] = host;
