@@ -81,6 +81,25 @@ TEST(MachineProfile, HostsDivideANode) {
             std::string::npos) << error;
 }
 
+// A calibration on one node (metadata.ranks / ranks_per_node) measured no network: a plan over more
+// GPUs than the node says its inter_node figures are estimates; on its node, or a preset, nothing.
+TEST(MachineProfile, OneNodeCalibrationNotesItsEstimatedNetwork) {
+  YAML::Node node = to_yaml(load_machine("selene"), YAML::Node());  // 8 GPUs per node
+  node["metadata"]["ranks"] = 8;
+  node["metadata"]["ranks_per_node"] = 8;
+  const MachineProfile one = machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "c.yaml"), "c.yaml");
+  EXPECT_EQ(one.calibrated_nodes, 1);
+  EXPECT_EQ(one_node_calibration_note(one, "c.yaml", 16),
+            "Note: c.yaml was calibrated on one node: its inter_node figures are the intra-node link's, estimated, "
+            "and these 16 GPUs span 2 nodes\n");
+  EXPECT_EQ(one_node_calibration_note(one, "c.yaml", 8), "");
+  node["metadata"]["ranks"] = 16;
+  const MachineProfile two = machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "c.yaml"), "c.yaml");
+  EXPECT_EQ(two.calibrated_nodes, 2);
+  EXPECT_EQ(one_node_calibration_note(two, "c.yaml", 64), "");
+  EXPECT_EQ(one_node_calibration_note(load_machine("selene"), "selene", 64), "");  // no calibration's
+}
+
 // A GEMM shape sampled twice (calibrations with --model measured some twice) keeps its first
 // sample, the one pricing took; two fits of one collective group (a hand edit: calibrate fits each
 // group once) are refused, where the first won silently.
