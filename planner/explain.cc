@@ -51,7 +51,13 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
                   human_bytes(item.bytes).c_str(), rate.c_str(), item.seconds * 1e3,
                   item.exposed * 1e3, item.per_iteration);
   }
-  out += "\n(group = dimension:ranks/ranks sharing a node; rate = achieved TFLOP/s or bus GB/s)\n\n";
+  out += "\n(group = dimension:ranks/ranks sharing a node; rate = achieved TFLOP/s or bus GB/s)\n";
+  if (c.pipeline > 1) {
+    out += "(pipelined: layer rows count the slowest stage's layers; first- and last-stage rows are those\n"
+           " stages' own, in the breakdown where that stage is the slowest; the bubble, (p - 1)/v of the\n"
+           " slowest stage's time, is in the breakdown, not a row)\n";
+  }
+  out += "\n";
   out += "Iteration breakdown (s):\n";
   const auto values = components(b);
   for (size_t i = 0; i < values.size(); ++i) {

@@ -52,6 +52,10 @@ TEST(Explain, PrintsThePipelineSplit) {
   ParallelConfig c;
   c.pipeline = 2, c.data = 4, c.microbatch = 8;
   EXPECT_NE(explain_text(model, c).find("layers per stage: 8,4"), std::string::npos) << explain_text(model, c);
+  // The rows do not add up to a pipelined breakdown by themselves: the text says how they relate.
+  EXPECT_NE(explain_text(model, c).find("(pipelined: layer rows count the slowest stage's layers"), std::string::npos);
+  c.pipeline = 1, c.data = 8;
+  EXPECT_EQ(explain_text(model, c).find("(pipelined:"), std::string::npos);
 }
 
 }  // namespace
