@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 
 #include "model/comm_model.h"
 #include "model/cost_split.h"
+#include "model/comma_list.h"
 #include "model/error.h"
 
 namespace axo {
@@ -407,12 +407,7 @@ bool FixedFields::any_grid_fixed() const {
 FixedFields parse_fix(const std::string& text) {
   const std::string source = "--fix";
   FixedFields fixed;
-  std::stringstream items(text);
-  std::string item;
-  if (!text.empty() && (text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos)) {
-    throw InputError(source + ": '" + text + "': an empty item (two commas, or one at an end)");
-  }
-  while (std::getline(items, item, ',')) {
+  for (const std::string& item : comma_list(text, source)) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw InputError(source + ": '" + item + "': expected key=value");

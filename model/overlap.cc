@@ -1,9 +1,9 @@
 // The overlaps' names and where they act (see overlap.h).
 #include "model/overlap.h"
 
-#include <sstream>
 #include <utility>
 
+#include "model/comma_list.h"
 #include "model/error.h"
 
 namespace axo {
@@ -20,8 +20,7 @@ Overlap parse_overlap(const std::string& text, const std::string& option) {
   Overlap o = Overlap::none();
   if (text == "none") return o;
   if (text.empty()) throw InputError(option + ": expected none or a list of oar, ors, oag; got nothing");
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
+  for (const std::string& item : comma_list(text, option)) {
     bool known = false;
     for (const auto& [name, member] : kOverlapNames) {
       if (item == name) o.*member = known = true;

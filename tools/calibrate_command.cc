@@ -4,10 +4,10 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include "calibrate/calibration.h"
 #include "executor/comm/mpi_communicator.h"
+#include "model/comma_list.h"
 #include "model/error.h"
 #include "model/machine_profile.h"
 #include "model/plan_file.h"
@@ -33,10 +33,7 @@ struct CalibrateArguments {
 
 std::vector<CollectiveOp> parse_ops(const std::string& text) {
   std::vector<CollectiveOp> ops;
-  std::stringstream items(text);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    if (item.empty()) continue;
+  for (const std::string& item : comma_list(text, "--ops")) {
     const CollectiveOp op = parse_collective_op(item, "--ops");
     if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);  // each measured once
   }
@@ -126,9 +123,11 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine under mpirun and write a machine profile, or --refine one against runs");
   cmd->add_option("--out", a->options.out, "Profile to write (YAML)")->required()->check(output_path());
   const std::vector<CLI::Option*> measuring = {
-      cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)"),
+      cmd->add_option("--name", a->options.name, "Profile name (default calibrated-<host>)")
+          ->check(non_empty("names no profile")),
       cmd->add_flag("--quick", a->options.quick, "A short sweep (messages up to 4 MiB, a smaller GEMM grid)"),
-      cmd->add_option("--ops", a->ops, "Collectives: all_reduce,all_gather,reduce_scatter,broadcast,send_recv"),
+      cmd->add_option("--ops", a->ops, "Collectives: all_reduce,all_gather,reduce_scatter,broadcast,send_recv")
+          ->check(non_empty("names no collective")),
       cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(positive()),
       cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(positive()),
       cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(positive()),

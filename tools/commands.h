@@ -21,5 +21,8 @@ void add_report_command(CLI::App& app);
 // PositiveNumber and NonNegativeNumber, which spell out the double range.
 CLI::Validator positive();
 CLI::Validator non_negative();
+// For a text option whose empty value would be taken for the option left out
+// (calibrate --name '' for the default name): "an empty value <what>".
+CLI::Validator non_empty(const std::string& what);
 
 }  // namespace axo::tools

@@ -1,4 +1,4 @@
-// Checks for the numeric options of the subcommands (see commands.h).
+// Checks for the numeric options of the subcommands, and the empty-text check (see commands.h).
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -36,6 +36,10 @@ CLI::Validator positive() {
 
 CLI::Validator non_negative() {
   return number_check("NONNEGATIVE", "zero or more", [](double v) { return v >= 0; });
+}
+
+CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator([what](std::string& text) { return text.empty() ? "an empty value " + what : ""; }, "TEXT");
 }
 
 }  // namespace axo::tools

@@ -216,8 +216,7 @@ void add_validate_command(CLI::App& app) {
   validate
       ->add_option("--explain", options->explain,
                    "Explain one validation point's or corpus row's prediction, cost by cost (its name)")
-      ->check(CLI::Validator([](std::string& name) { return name.empty() ? "an empty name names no run" : ""; },
-                             "NAME"))
+      ->check(non_empty("names no run"))
       ->excludes(csv)
       ->excludes(fit);
   validate->callback([options] { run_validate(*options); });

@@ -77,7 +77,11 @@ TEST(CalibrateCli, LaunchesThatMeasureNoCollectiveAreRefused) {
       {2, "--ops all_reduce --min-bytes 1000 --max-bytes 1500", "leave one message size over groups of 2 (1000 bytes"},
       {2, "--min-bytes 1e14 --max-bytes 1e15", "--max-bytes 1000000000000000: its collectives need about 4 x that"},
       {2, "--inject-fault hang:5", "hang:5: this launch has ranks 0 to 1"},
-      {2, "--name \"$(printf 'lab\\ntouch x')\"", "--name: control characters"}};
+      {2, "--name \"$(printf 'lab\\ntouch x')\"", "--name: control characters"},
+      // An empty value was taken for the option left out: the default name, every collective.
+      {2, "--name ''", "--name: an empty value names no profile"},
+      {2, "--ops ''", "--ops: an empty value names no collective"},
+      {2, "--ops all_reduce,", "--ops: 'all_reduce,': an empty item"}};
   for (const auto& [ranks, options, message] : launches) {
     const std::string out = temp("refused.yaml");
     const Result r = mpirun(ranks, "--quick " + options + " --out " + out);

@@ -19,6 +19,8 @@ TEST(Overlap, TextReadsBackAsParsed) {
   EXPECT_TRUE(two.all_reduce && two.all_gather && !two.reduce_scatter);
   EXPECT_EQ(overlap_text(two), "oar,oag");
   EXPECT_EQ(overlap_text(parse_overlap("oar,ors,oag", "--overlap")), "on");
+  EXPECT_NE(testing::input_error_of([] { parse_overlap("oar,", "--overlap"); }).find("an empty item"),
+            std::string::npos);  // read as oar alone before
   EXPECT_EQ(testing::input_error_of([] { parse_overlap("oar,fast", "--overlap"); }),
             "--overlap: expected none or a list of oar, ors, oag; got 'fast'");
 }

@@ -214,7 +214,7 @@ TEST_F(ValidateSets, SetsThatWouldBeGroupedWrongAreRefused) {
   EXPECT_EQ(r.output.find("korthikanti"), std::string::npos) << "refused before any table\n" << r.output;
   r = axo::testing::run_axo("validate --explain ''");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("an empty name names no run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("an empty value names no run"), std::string::npos) << r.output;
 }
 
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
