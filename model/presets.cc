@@ -21,7 +21,10 @@ std::vector<std::string> list_presets(const std::string& kind) {
   const fs::path dir = fs::path(config_dir()) / kind;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+    // A folder or a dangling link named *.yaml is no preset (resolve_preset would refuse it).
+    if (entry.path().extension() == ".yaml" && entry.is_regular_file(error)) {
+      names.push_back(entry.path().stem().string());
+    }
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -39,12 +42,30 @@ std::string resolve_preset(const std::string& kind, const std::string& name_or_p
                    (known.empty() ? "none" : known) + ")");
 }
 
+namespace {
+
+// A preset is named as its file, which `axo models` and `axo machines` list and --model and
+// --machine take: a `name:` of another would print one name and look up another (a preset named
+// as another, selene, would pass for it).
+template <class Loaded>
+Loaded check_preset_name(Loaded loaded, const std::string& name_or_path, const std::string& path) {
+  if (path != name_or_path && loaded.name != name_or_path) {
+    throw InputError(path + ": field 'name': '" + loaded.name + "' is not the preset's file name '" + name_or_path +
+                     "': name it as its file");
+  }
+  return loaded;
+}
+
+}  // namespace
+
 TransformerSpec load_model(const std::string& name_or_path, const SpecOverrides& overrides) {
-  return load_transformer_spec(resolve_preset("models", name_or_path), overrides);
+  const std::string path = resolve_preset("models", name_or_path);
+  return check_preset_name(load_transformer_spec(path, overrides), name_or_path, path);
 }
 
 MachineProfile load_machine(const std::string& name_or_path) {
-  return load_machine_profile(resolve_preset("machines", name_or_path));
+  const std::string path = resolve_preset("machines", name_or_path);
+  return check_preset_name(load_machine_profile(path), name_or_path, path);
 }
 
 }  // namespace axo

@@ -1,4 +1,5 @@
 // `axo models` and `axo machines`: list the presets with their key figures.
+#include <algorithm>
 #include <cstdio>
 
 #include "model/error.h"
@@ -41,13 +42,15 @@ void add_machines_command(CLI::App& app) {
   CLI::App* machines = app.add_subcommand("machines", "List the machine presets");
   machines->callback([] {
     const std::vector<std::string> names = preset_names("machines");
-    std::printf("%-14s %8s %8s %10s %9s %11s %11s\n", "name", "gpus/node", "mem_GiB", "bf16_TF/s",
+    int width = 4;  // the longest name's, so that the columns stay in line
+    for (const std::string& name : names) width = std::max(width, int(name.size()));
+    std::printf("%-*s %9s %8s %10s %9s %11s %11s\n", width, "name", "gpus/node", "mem_GiB", "bf16_TF/s",
                 "HBM_GB/s", "intra_GB/s", "NIC_GB/s");
     for (const std::string& name : names) {
       const MachineProfile m = load_machine(name);
       char bf16[32] = "-";  // no bf16 rate (V100)
       if (m.peak_tflops_bf16 > 0) std::snprintf(bf16, sizeof bf16, "%.1f", m.peak_tflops_bf16);
-      std::printf("%-14s %8lld %8.0f %10s %9.0f %11.0f %5lldx%-5.0f\n", name.c_str(),
+      std::printf("%-*s %9lld %8.0f %10s %9.0f %11.0f %5lldx%-5.0f\n", width, name.c_str(),
                   (long long)m.gpus_per_node, m.device_memory_GiB, bf16,
                   m.hbm_bandwidth_GBps, m.intra_bus_bandwidth_GBps, (long long)m.nics_per_node,
                   m.nic_bandwidth_GBps);

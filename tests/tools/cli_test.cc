@@ -222,10 +222,36 @@ TEST_F(Cli, ListsAndValidates) {
   EXPECT_EQ(none.code, 2) << none.output;
   EXPECT_NE(none.output.find("no model presets in " + path("none") + "/models"), std::string::npos) << none.output;
   EXPECT_EQ(none.output.find("params"), std::string::npos) << none.output;  // no table header before the error
-  EXPECT_NE(axo("machines").output.find("\nsummit                6       15          -"), std::string::npos);
+  // Columns as wide as the longest name (grand-teton-h100's 16 letters pushed its row out).
+  const std::string listed = axo("machines").output;
+  EXPECT_NE(listed.find("\nsummit                   6       15          -"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\ngrand-teton-h100         8"), std::string::npos) << listed;
   const Result v = axo("validate");
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("mean |error|"), std::string::npos);
+}
+
+// A preset is its file: a folder named *.yaml is none, and a `name:` other than the file's
+// (a copy of selene named selene) is refused where it would print one name and look up another.
+TEST_F(Cli, PresetsAreTheirFiles) {
+  fs::create_directories(path("config/machines/sub.yaml"));
+  fs::create_directories(path("config/models"));
+  fs::copy_file(axo::config_dir() + "/machines/selene.yaml", path("config/machines/selene.yaml"));
+  fs::copy_file(axo::config_dir() + "/machines/selene.yaml", path("config/machines/fake.yaml"));
+  fs::copy_file(axo::config_dir() + "/models/gpt2-mini.yaml", path("config/models/gpt2-mini.yaml"));
+  const std::string env = "AXO_CONFIG_DIR=" + path("config") + " " + AXO_BINARY;
+  const Result listed = axo::testing::run_command(env + " machines 2>&1");
+  EXPECT_EQ(listed.code, 2) << listed.output;  // listing loads fake.yaml, whose name is selene's
+  const Result fake = axo::testing::run_command(env + " plan --model gpt2-mini --gpus 4 --machine fake 2>&1");
+  EXPECT_EQ(fake.code, 2) << fake.output;
+  EXPECT_NE(fake.output.find("fake.yaml: field 'name': 'selene' is not the preset's file name 'fake'"),
+            std::string::npos) << fake.output;
+  fs::remove(path("config/machines/fake.yaml"));
+  const Result real = axo::testing::run_command(env + " machines 2>&1");
+  EXPECT_EQ(real.code, 0) << real.output;
+  EXPECT_EQ(real.output.find("sub"), std::string::npos) << real.output;
+  const Result sub = axo::testing::run_command(env + " plan --model gpt2-mini --gpus 4 --machine sub 2>&1");
+  EXPECT_NE(sub.output.find("(presets in " + path("config") + "/machines: selene)"), std::string::npos) << sub.output;
 }
 
 // `arguments` exit 2 with `message` in the output.
