@@ -106,8 +106,9 @@ std::string YamlMap::misspelling_of(const std::string& key) const {
 YAML::Node YamlMap::value(const std::string& key) const {
   read_keys_.insert(key);
   const YAML::Node v = node_[key];
-  if (!v.IsDefined() || v.IsNull()) {
-    const std::string near = v.IsDefined() ? "" : misspelling_of(key);
+  if (v.IsDefined() && v.IsNull()) fail(key, "empty (required in the " + what_ + ")");
+  if (!v.IsDefined()) {
+    const std::string near = misspelling_of(key);
     fail(key, "missing (required in the " + what_ + ")" + (near.empty() ? "" : "; misspelled as " + near + "?"));
   }
   return v;
@@ -116,7 +117,12 @@ YAML::Node YamlMap::value(const std::string& key) const {
 void YamlMap::fail(const std::string& key, const std::string& message) const {
   if (key.empty()) throw InputError(where(node_, source_) + ": " + what_ + ": " + message);
   const YAML::Node v = node_[key];
-  const std::string at = v.IsDefined() ? where(v, source_) : where(node_, source_);
+  std::string at = v.IsDefined() ? where(v, source_) : where(node_, source_);
+  if (v.IsDefined() && v.IsNull()) {  // an empty value has no place of its own: its key's
+    for (const auto& entry : node_) {
+      if (entry.first.IsScalar() && entry.first.Scalar() == key) at = where(entry.first, source_);
+    }
+  }
   throw InputError(at + ": field '" + key + "': " + message);
 }
 

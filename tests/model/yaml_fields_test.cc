@@ -41,6 +41,16 @@ TEST(YamlFields, AMissingFieldNamesItsLikelyMisspelling) {
             "m.yaml:1:1: field 'heads': missing (required in the model spec)");
 }
 
+// A required field given no value is empty, not missing, and named on its key's line (an empty
+// value's place is the next line's).
+TEST(YamlFields, AnEmptyRequiredFieldIsNamedOnItsLine) {
+  for (const char* text : {"name: x\nlayers:\nhidden: 64\n", "name: x\nlayers: null\nhidden: 64\n"}) {
+    const YamlMap map(load_yaml_text(text, "m.yaml"), "m.yaml", "model spec");
+    EXPECT_EQ(testing::input_error_of([&] { map.get_int("layers", 1, 100); }),
+              "m.yaml:2:1: field 'layers': empty (required in the model spec)");
+  }
+}
+
 TEST(YamlFields, WrongTypeNamesFieldAndLine) {
   const YAML::Node node = load_yaml_text("name: x\nlayers: twelve\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "model spec");
