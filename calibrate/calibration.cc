@@ -128,6 +128,11 @@ std::vector<GemmShape> model_gemm_shapes(const TransformerSpec& s) {
   return shapes;
 }
 
+int64_t hosts_gpus(int64_t launcher_per_node, int64_t ranks_per_node) {
+  const bool several_hosts = launcher_per_node < ranks_per_node && ranks_per_node % launcher_per_node == 0;
+  return several_hosts ? launcher_per_node : 0;
+}
+
 MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,
                              const std::vector<Measurement>& measurements, const DeviceFacts& device) {
@@ -293,8 +298,7 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
   auto write_profile = [&](bool complete, const std::string& error) {
     MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, device);
     profile.overlap_efficiency = overlap.efficiency;
-    // --ranks-per-node over several hosts of one NVLink domain (GB200's trays): the launcher's are a host's.
-    if (launcher_per_node < per_node && per_node % launcher_per_node == 0) profile.gpus_per_host = launcher_per_node;
+    profile.gpus_per_host = hosts_gpus(launcher_per_node, per_node);
     YAML::Node extra;
     extra["metadata"]["date"] = utc_now();
     extra["metadata"]["host"] = host;

@@ -49,6 +49,10 @@ struct DeviceFacts {
   int64_t sm_count = 0;
 };
 
+// The profile's gpus_per_host: the launcher's ranks on one host where --ranks-per-node makes a
+// node of several hosts (GB200's trays in one NVLink domain); 0 (a node is one host) otherwise.
+int64_t hosts_gpus(int64_t launcher_per_node, int64_t ranks_per_node);
+
 // Builds the profile from measurements (exposed for tests).
 MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_per_node,
                              const std::vector<GemmSample>& gemms, const MemoryRates& memory,

@@ -160,5 +160,14 @@ TEST(Calibration, TheDevicesMemoryAndSmsReachTheProfile) {
   EXPECT_EQ(build_profile("cpu", false, 1, gemms, MemoryRates{}, {}, {16, 0}).gemm_sm_count, 0);
 }
 
+// --ranks-per-node 64 over hosts of 4 (GB200's trays) makes a node of 16 hosts; nodes of one host
+// (the launcher's ranks, or a part of them) leave gpus_per_host out.
+TEST(Calibration, ANodeOfSeveralHostsRecordsAHostsDevices) {
+  EXPECT_EQ(hosts_gpus(4, 64), 4);
+  EXPECT_EQ(hosts_gpus(8, 8), 0);
+  EXPECT_EQ(hosts_gpus(4, 2), 0);
+  EXPECT_EQ(hosts_gpus(4, 6), 0);  // not whole hosts
+}
+
 }  // namespace
 }  // namespace axo::calibration
