@@ -13,6 +13,8 @@ namespace {
 
 constexpr double kFactorLimit = 20;   // each factor within [1/20, 20]
 constexpr double kMinEfficiency = 1e-3;  // the profile schema's lower bound
+// The later fits' pull towards where the one before stopped, per squared log-factor (see the header).
+constexpr double kAnchorWeight = 1e-4;
 
 Breakdown predict(const MachineProfile& profile, const RefinementCase& c) {
   const CostModel model(c.plan.model, profile);
@@ -162,15 +164,20 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     result.constrained[i] = affects_predictions(profile, cases, before, i);
     if (result.constrained[i]) free.push_back(i);
   }
+  RefinementFactors anchor{};  // where the fit before this one stopped
   auto cost = [&](const RefinementFactors& log_factors, Residuals kind) {
     RefinementFactors factors;
     for (size_t i = 0; i < kRefinementFactors; ++i) factors[i] = std::exp(log_factors[i]);
     ++result.evaluations;
-    return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases, kind);
+    double moved = 0;
+    for (size_t i = 0; i < kRefinementFactors; ++i) moved += (log_factors[i] - anchor[i]) * (log_factors[i] - anchor[i]);
+    const double weight = kind == Residuals::components ? 0.0 : kAnchorWeight;
+    return objective(predict_all(apply_refinement_factors(profile, factors), cases), cases, kind) + weight * moved;
   };
   // Components first (they tell the factors apart), then their shares of the
   // iteration, then the iteration itself, each from where the last stopped.
   for (Residuals kind : {Residuals::components, Residuals::shares, Residuals::total}) {
+    anchor = theta;
     double best = cost(theta, kind);
     const int budget = result.evaluations + 20000;
     for (double step = std::log(2.0); step > 1e-5 && result.evaluations < budget;) {

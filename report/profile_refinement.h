@@ -31,7 +31,16 @@
 // each factor ×/÷ a step, keep any improvement, halve the step when none,
 // until the step is below 1e−5; the cost model's max() terms (overlap,
 // rooflines) make gradients unreliable, and five parameters are few. A
-// factor that changes no prediction of these runs stays at 1.
+// factor that changes no prediction of these runs stays at 1. The second and
+// third fits add 1e−4 per squared log-factor moved from where the fit before
+// stopped: a few runs' shares or iteration times leave directions free (GEMM
+// against memory-bound rates in one compute component, the host link of an
+// offload run whose optimizer is a small share), and without that pull the
+// search wandered along them to a bound (the host link 20x faster where the
+// runs' own optimizer was slower than predicted), and refining the refined
+// profile again on the same runs moved it another 20x. With it a refit of the
+// same runs is a fixed point; 1e−4 is a 1% iteration error's square, so it
+// leaves what the data ask for.
 //
 // A run whose ranks shared cores (run_file.h, ranks_shared_cores) booked as
 // communication the time a rank waited for ranks that were not running: it

@@ -7,6 +7,7 @@
 #include "model/cost_model.h"
 #include "model/error.h"
 #include "model/presets.h"
+#include "model/plan_file.h"
 #include "model/yaml_fields.h"
 
 namespace axo {
@@ -104,6 +105,27 @@ TEST(ProfileRefinement, FitsIterationTimesWhenNoFactorsFitTheComponents) {
   for (size_t k = 0; k < cases.size(); ++k) {
     EXPECT_GT(std::abs(result.iteration_error_before[k]), 0.05) << cases[k].label;
     EXPECT_LT(std::abs(result.iteration_error_after[k]), 0.005) << cases[k].label;
+  }
+}
+
+// Four runs of the CPU executor (tests/data/refine_cpu): their shares and iteration times leave
+// directions free that the later fits wandered along, to a bound (the host link 20x faster,
+// where the offload run's optimizer ran slower than predicted), and refining the refined profile
+// on the same runs moved it another 20x.
+TEST(ProfileRefinement, TheLaterFitsStayWhereTheRunsPinThem) {
+  const std::string dir = std::string(AXO_TEST_DATA) + "/refine_cpu/";
+  const MachineProfile machine = load_machine_profile(dir + "machine.yaml");
+  std::vector<RefinementCase> cases;
+  for (const char* name : {"pipeline_2", "y_2", "data_2_zero_0_offload_off", "data_2_zero_1_offload_on"}) {
+    const Plan plan = read_plan_file(dir + "plan_" + name + ".yaml");
+    cases.push_back({name, plan, read_run_of(dir + "run_" + name + ".json", plan, dir + "plan_" + name + ".yaml")});
+  }
+  const RefinementResult first = refine_profile(machine, cases);
+  EXPECT_LT(first.factors[3], 1.0);  // the host: the offload run's optimizer was slower than predicted
+  const RefinementResult again = refine_profile(first.profile, cases);
+  for (size_t i = 0; i < kRefinementFactors; ++i) {
+    EXPECT_FALSE(first.at_limit[i]) << kRefinementFactorNames[i] << " " << first.factors[i];
+    EXPECT_NEAR(again.factors[i], 1.0, 0.02) << kRefinementFactorNames[i];
   }
 }
 
