@@ -23,6 +23,20 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // A word that names no subcommand ("axo plna") reads to CLI11 as none given: name it.
+    std::string known;
+    bool named = false;
+    for (const CLI::App* command : app.get_subcommands(nullptr)) {
+      known += (known.empty() ? "" : ", ") + command->get_name();
+      named = named || (argc > 1 && command->get_name() == argv[1]);
+    }
+    if (argc > 1 && argv[1][0] != '-' && !named) {
+      axo::tools::print_error_line("error", std::string("unknown command '") + argv[1] + "' (commands: " + known + ")");
+      return 2;
+    }
+    app.exit(e);
+    return 2;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;

@@ -263,6 +263,7 @@ void expect_usage_error(const std::string& arguments, const std::string& message
 
 TEST_F(Cli, UsageErrorsExitTwo) {
   expect_usage_error("plan --model gpt3-13b --machine selene", "--gpus is required");
+  expect_usage_error("plna --model gpt3-13b", "unknown command 'plna' (commands: plan, models, machines,");
   expect_usage_error("plan --model gpt-7 --gpus 8 --machine selene", "'gpt-7' is neither a file nor a model preset");
   expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --fix pipeline=2,data=2,context=1,x=1,y=1,z=1",
                      "pipeline*data*context*z*y*x = 4 does not equal --gpus 8");
