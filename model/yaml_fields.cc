@@ -91,12 +91,12 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-// A key of the map within two edits of `key` (of 4 letters or more) that is not a field read so far, with its line
-// ("'gpus_pernode' on line 21"); "" if none.
+// A key of the map within two edits of `key` that is not a field read so far, with its line
+// ("'gpus_pernode' on line 21"); "" if none, and for keys under 4 letters (a few edits from many).
 std::string YamlMap::misspelling_of(const std::string& key) const {
   for (const auto& entry : node_) {
     if (!entry.first.IsScalar() || read_keys_.count(entry.first.Scalar()) != 0) continue;
-    if (key.size() < 4 || edit_distance(entry.first.Scalar(), key) > 2) continue;  // 'x' is two edits from 'yz'
+    if (key.size() < 4 || edit_distance(entry.first.Scalar(), key) > 2) continue;
     const YAML::Mark mark = entry.first.Mark();
     return "'" + entry.first.Scalar() + "'" + (mark.is_null() ? "" : " on line " + std::to_string(mark.line + 1));
   }
