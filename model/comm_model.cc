@@ -64,6 +64,14 @@ GroupPlacement product_group(GroupPlacement a, GroupPlacement b) {
   return {a.size * b.size, a.ranks_per_node * b.ranks_per_node};
 }
 
+GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t size_b, int64_t stride_b,
+                                    int64_t gpus_per_node, int64_t world) {
+  if (stride_a * size_a == stride_b) return place_group(size_a * size_b, stride_a, gpus_per_node, world);
+  if (stride_b * size_b == stride_a) return place_group(size_a * size_b, stride_b, gpus_per_node, world);
+  return product_group(place_group(size_a, stride_a, gpus_per_node, world),
+                       place_group(size_b, stride_b, gpus_per_node, world));
+}
+
 GroupPlacement neighbour_pair(GroupPlacement group) { return {2, group.intra_node() ? 2 : 1}; }
 
 double bus_factor(CollectiveOp op, int64_t p) {

@@ -44,6 +44,14 @@ GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, 
 // dimensions of the grid, e.g. data × context): sizes and members per node
 // multiply, as a node holds a box of the grid.
 GroupPlacement product_group(GroupPlacement a, GroupPlacement b);
+// The group of two dimensions of the grid together, each given by its size and
+// stride: where one lies just inside the other in the rank order (its stride ×
+// size is the other's stride) they are one group of both sizes at the inner
+// stride (context 3 inside data 8 on 24 GPUs: all 24, 8 to a node, where the
+// product of the parts' placements said 2); otherwise a box of the two
+// (product_group).
+GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t size_b, int64_t stride_b,
+                                    int64_t gpus_per_node, int64_t world);
 
 // The link of one send/recv between neighbours of `group` (a pipeline's stages, ring
 // attention's hops): two ranks on one node, or across nodes one rank on each, so that

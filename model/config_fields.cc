@@ -524,12 +524,18 @@ class OrderWalk {
       stride[size_t(dim)] = inner;
       inner *= size_[size_t(dim)];
     }
-    // (The data × context gradient group's placement follows from its two parts, the first and
-    // last stages' from the pipeline group's.)
-    std::array<int64_t, kGridDims> placement{};
+    // Each group's, and the two-dimension groups' the model prices: data × context (the
+    // gradients') and x × y (fp8's amax). (The first and last stages' follow from the pipeline's.)
+    std::array<int64_t, kGridDims + 2> placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
       placement[d] = place_group(size_[d], stride[d], gpus_per_node_, inner).ranks_per_node;
     }
+    const auto pair = [&](GridDim a, GridDim b) {
+      return place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)], stride[size_t(b)],
+                                  gpus_per_node_, inner).ranks_per_node;
+    };
+    placement[kGridDims] = pair(GridDim::data, GridDim::context);
+    placement[kGridDims + 1] = pair(GridDim::x, GridDim::y);
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);
@@ -540,7 +546,7 @@ class OrderWalk {
   const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
   std::array<int64_t, kGridDims> size_{};
   std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
-  std::vector<std::array<int64_t, kGridDims>> seen_;
+  std::vector<std::array<int64_t, kGridDims + 2>> seen_;
   std::vector<std::array<GridDim, kGridDims>> orders_;
 };
 

@@ -33,6 +33,11 @@ struct Collective {
   double window = 0;                // the compute an OAR collective hides under
 };
 
+// The group of dimensions `a` and `b` of `c`'s grid together (place_two_dimensions).
+inline GroupPlacement grid_pair_group(const ParallelConfig& c, GridDim a, GridDim b, int64_t gpus_per_node) {
+  return place_two_dimensions(c.size(a), c.stride(a), c.size(b), c.stride(b), gpus_per_node, c.gpus());
+}
+
 // The ranks a collective over `dim` spans: its group of the grid, except that
 // the data-parallel collectives (the gradient reduction, the sharded
 // optimizer's) span data × context: context ranks hold the same weights and
@@ -40,9 +45,8 @@ struct Collective {
 // megatron/core/distributed/distributed_data_parallel.py reduces dense
 // gradients over the data-parallel group "with context parallel").
 inline GroupPlacement collective_group(const ParallelConfig& c, GridDim dim, int64_t gpus_per_node) {
-  const GroupPlacement group = place_group(c.size(dim), c.stride(dim), gpus_per_node, c.gpus());
-  if (dim != GridDim::data || c.context == 1) return group;
-  return product_group(group, place_group(c.context, c.stride(GridDim::context), gpus_per_node, c.gpus()));
+  if (dim != GridDim::data || c.context == 1) return place_group(c.size(dim), c.stride(dim), gpus_per_node, c.gpus());
+  return grid_pair_group(c, GridDim::data, GridDim::context, gpus_per_node);
 }
 
 struct TimedCollective {

@@ -136,8 +136,7 @@ Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& recor
   const ParallelConfig& c = in.config;
   if (!fp8(in.spec) || c.x * c.y == 1) return {};
   const int64_t n = in.machine.gpus_per_node;
-  const GroupPlacement tensor = product_group(place_group(c.x, c.stride(GridDim::x), n, c.gpus()),
-                                              place_group(c.y, c.stride(GridDim::y), n, c.gpus()));
+  const GroupPlacement tensor = grid_pair_group(c, GridDim::x, GridDim::y, n);
   return {amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::forward, 8,
                           "all_reduce fp8 amax of X and W (tensor group x*y)"),
           amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::backward, 4,

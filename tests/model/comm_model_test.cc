@@ -64,6 +64,18 @@ TEST(CommModel, PlacementIsTheFewestRanksAnyInstanceHasOnANode) {
   }
 }
 
+// Two dimensions together (data x context): where one lies just inside the other they are one
+// group; counted rank by rank, context 3 inside data 8 on 24 GPUs is all 24, 8 to a node, where
+// the product of the parts' placements (1 x 2) said 2.
+TEST(CommModel, TwoAdjacentDimensionsAreOneGroup) {
+  EXPECT_EQ(place_two_dimensions(8, 3, 3, 1, 8, 24).ranks_per_node, 8);
+  EXPECT_EQ(place_two_dimensions(3, 1, 8, 3, 8, 24).ranks_per_node, 8);  // either order of the arguments
+  EXPECT_EQ(place_two_dimensions(3, 1, 2, 3, 4, 12).ranks_per_node, 2);  // 0-3 | 4, 5 and 6, 7 | 8-11
+  // Not adjacent (a dimension of 2 between them): a box of the two, as before.
+  EXPECT_EQ(place_two_dimensions(2, 1, 4, 4, 8, 32).ranks_per_node,
+            product_group(place_group(2, 1, 8, 32), place_group(4, 4, 8, 32)).ranks_per_node);
+}
+
 TEST(CommModel, RingFormulasIntraNode) {
   const MachineProfile m = load_machine("selene");
   const double S = 1e9, B = m.intra_bus_bandwidth_GBps * 1e9, a = m.intra_alpha_us * 1e-6;

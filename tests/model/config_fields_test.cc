@@ -317,13 +317,17 @@ TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
   EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
 }
 
-// Ranks per node of each group under `config`'s order.
+// Ranks per node of each group, and of the two-dimension groups the model prices, under `config`'s order.
 std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node) {
   std::vector<int64_t> ranks_per_node;
   for (int d = 0; d < kGridDims; ++d) {
     const GridDim dim = static_cast<GridDim>(d);
     const GroupPlacement group = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
     ranks_per_node.push_back(group.ranks_per_node);
+  }
+  for (auto [a, b] : {std::pair{GridDim::data, GridDim::context}, std::pair{GridDim::x, GridDim::y}}) {
+    ranks_per_node.push_back(place_two_dimensions(config.size(a), config.stride(a), config.size(b), config.stride(b),
+                                                  gpus_per_node, config.gpus()).ranks_per_node);
   }
   return ranks_per_node;
 }

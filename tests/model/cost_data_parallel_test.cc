@@ -144,6 +144,27 @@ TEST(CostDataParallel, TheTiedPairIsThePipelineGroupsEnds) {
   EXPECT_EQ(items[1].ranks_per_node, 1);
 }
 
+// The gradients' data x context group is the same ranks whichever of the two is inside the
+// other: context 3 and data 8 on 24 dgx-h100 GPUs are all 24, 8 to a node, in both orders.
+TEST(CostDataParallel, DataTimesContextIsOneGroupInEitherOrder) {
+  Case t;
+  t.machine = load_machine("dgx-h100");
+  t.spec = load_model("llama3-8b");
+  t.config.context = 3, t.config.data = 8, t.config.zero = 1;
+  std::vector<std::vector<CostItem>> items(2);
+  int k = 0;
+  for (const char* order : {"cdxyzp", "dcxyzp"}) {
+    t.config.order = parse_order(order, "test");
+    t.run(32, &items[k++]);
+  }
+  ASSERT_FALSE(items[0].empty());
+  ASSERT_EQ(items[0].size(), items[1].size());
+  for (size_t i = 0; i < items[0].size(); ++i) {
+    EXPECT_EQ(items[0][i].ranks_per_node, 8) << items[0][i].name;
+    EXPECT_DOUBLE_EQ(items[0][i].seconds, items[1][i].seconds) << items[0][i].name;
+  }
+}
+
 // zero >= 1: a reduce-scatter of the gradients and an all-gather of the
 // updated parameters, each the all-reduce's bytes over two (ring formulas,
 // REFERENCE-DATA.md), both listed with their exposed parts.
