@@ -57,18 +57,23 @@ bool recompute_runs_attention(const CostInputs& in) {
          (in.config.recompute == Recompute::selective && in.machine.selective == SelectiveKind::attention);
 }
 
+RingWindows ring_windows(const CostInputs& in, const LayerCompute& layer) {
+  if (in.config.context == 1) return {};
+  return {layer.attention_forward, recompute_runs_attention(in) ? layer.attention_forward : 0,
+          layer.attention_backward};
+}
+
 RingAttention ring_attention(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record) {
   RingAttention ring;
   if (in.config.context == 1) return ring;
   const double bytes = ring_hop_bytes(in);
-  ring.forward = ring_pass(in, {CostPhase::forward, bytes, layer.attention_forward, "key/value blocks"}, record);
-  if (recompute_runs_attention(in)) {
-    ring.recompute =
-        ring_pass(in, {CostPhase::recompute, bytes, layer.attention_forward, "key/value blocks"}, record);
+  const RingWindows windows = ring_windows(in, layer);
+  ring.forward = ring_pass(in, {CostPhase::forward, bytes, windows.forward, "key/value blocks"}, record);
+  if (windows.recompute > 0) {
+    ring.recompute = ring_pass(in, {CostPhase::recompute, bytes, windows.recompute, "key/value blocks"}, record);
   }
   ring.backward = ring_pass(
-      in, {CostPhase::backward, 2 * bytes, layer.attention_backward, "key/value blocks and their gradients"},
-      record);
+      in, {CostPhase::backward, 2 * bytes, windows.backward, "key/value blocks and their gradients"}, record);
   return ring;
 }
 

@@ -39,6 +39,16 @@ double ring_hop_bytes(const CostInputs& in);
 // Whether the recompute pass runs the attention core again (and with it the ring).
 bool recompute_runs_attention(const CostInputs& in);
 
+// The attention compute one layer's ring passes hide under per microbatch: the forward's, the
+// recompute's (where it runs the attention again) and the backward's; 0 without context
+// parallelism. Other overlapped traffic does not count it as its window too, or a faster
+// attention kernel would expose both by what it saves once.
+struct RingWindows {
+  double forward = 0, recompute = 0, backward = 0;
+  double total() const { return forward + recompute + backward; }
+};
+RingWindows ring_windows(const CostInputs& in, const LayerCompute& layer);
+
 // Zero when context = 1.
 RingAttention ring_attention(const CostInputs& in, const LayerCompute& layer, const CostRecorder& record);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/cost_collective.h"
+#include "model/cost_context.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -114,7 +115,9 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
   double scatter_exposed = last_exposed;
   if (in.config.zero >= 2) {
     const double earlier = double(in.spec.global_batch / (in.config.data * in.config.microbatch)) - 1;
-    const double each = scatter.seconds - hidden_seconds(in.machine, scatter.seconds, n * layer.total());
+    // Under the next microbatch's compute, less the attention its ring hides under (cost_context.h).
+    const double window = n * (layer.total() - ring_windows(in, layer).total());
+    const double each = scatter.seconds - hidden_seconds(in.machine, scatter.seconds, window);
     scatter_exposed += earlier * each;
     Collective earlier_gradients = gradients;
     earlier_gradients.what = "earlier gradients";  // of each microbatch but the last

@@ -133,13 +133,6 @@ double per_op_recompute_seconds(const CostInputs& in, const Gemms& linear, const
   return seconds;
 }
 
-// The attention the ring's hops hide under (cost_context.h), in backward and in a recompute:
-// not a window for other traffic too, or a faster attention kernel would expose both.
-double ring_windows(const CostInputs& in, const LayerCompute& layer) {
-  if (in.config.context == 1) return 0;
-  return layer.attention_backward + (recompute_runs_attention(in) ? layer.attention_forward : 0);
-}
-
 }  // namespace
 
 LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
@@ -168,7 +161,8 @@ LayerCompute layer_compute(const CostInputs& in, const CostRecorder& record) {
   layer.backward += grad_accumulation_seconds(in, record, kLayer, in.shapes.block_weights());
   double oar_windows = 0;
   for (double dw : layer.linear_dw) oar_windows += dw;
-  layer.backward_window = layer.backward + layer.recompute - oar_windows - ring_windows(in, layer);
+  const RingWindows ring = ring_windows(in, layer);  // the ring's own, in backward and the recompute
+  layer.backward_window = layer.backward + layer.recompute - oar_windows - ring.backward - ring.recompute;
   return layer;
 }
 
