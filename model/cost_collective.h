@@ -81,6 +81,7 @@ void record_collective(const CostInputs& in, const CostRecorder& record, const C
 // arXiv 2507.03114), the SMs NCCL's kernels hold (one CTA per channel) and
 // the HBM bandwidth its copies take.
 inline double hidden_seconds(const MachineProfile& machine, double t, double window) {
+  window = std::max(window, 0.0);  // no compute hides nothing
   const double together = std::min(t, window);
   return machine.overlap_efficiency * std::min(window, t - machine.overlap_interference * together);
 }

@@ -47,6 +47,15 @@ double reduction_buckets(const CostInputs& in, double local_params, double layer
   }
 }
 
+// A layer's backward and recompute (and its forward too, `whole`) that the gradients' reduction may
+// run under: less the attention its ring hides under (ring_windows, cost_context.h), whose share of
+// a partial recompute is at most the recompute the paced layer holds.
+double free_compute(const CostInputs& in, const LayerCompute& layer, bool whole) {
+  const RingWindows ring = ring_windows(in, layer);
+  const double backward = layer.backward + layer.recompute - ring.backward - std::min(ring.recompute, layer.recompute);
+  return std::max(0.0, backward + (whole ? layer.forward - ring.forward : 0.0));
+}
+
 // Of `window` seconds of compute, the part a reduction in `buckets` runs
 // under: all but the last bucket's; none where the stack reduces after the backward.
 double overlap_window(const CostInputs& in, double buckets, double window) {
@@ -71,8 +80,9 @@ void all_reduce_gradients(const CostInputs& in, double n, const LayerCompute& la
   const TimedCollective timed = time_collective(in, gradients, buckets);
   if (timed.seconds == 0) return;
   dp.all_reduce = timed.seconds;
-  dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
-  dp.exposed = dp.last_exposed = bucketed_exposed(in, timed.seconds, buckets, n * (layer.backward + layer.recompute));
+  const double backward = n * free_compute(in, layer, false);
+  dp.window = overlap_window(in, buckets, backward);
+  dp.exposed = dp.last_exposed = bucketed_exposed(in, timed.seconds, buckets, backward);
   record_collective(in, record, gradients, timed, dp.exposed);
 }
 
@@ -108,15 +118,15 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
   const TimedCollective gather = time_collective(in, parameters, buckets);
   if (scatter.seconds == 0) return;
   dp.all_reduce = scatter.seconds;
-  dp.window = overlap_window(in, buckets, n * (layer.backward + layer.recompute));
-  const double last_exposed = bucketed_exposed(in, scatter.seconds, buckets, n * (layer.backward + layer.recompute));
+  const double backward = n * free_compute(in, layer, false);
+  dp.window = overlap_window(in, buckets, backward);
+  const double last_exposed = bucketed_exposed(in, scatter.seconds, buckets, backward);
   record_collective(in, record, gradients, scatter, last_exposed);
   dp.last_exposed = last_exposed;
   double scatter_exposed = last_exposed;
   if (in.config.zero >= 2) {
     const double earlier = double(in.spec.global_batch / (in.config.data * in.config.microbatch)) - 1;
-    // Under the next microbatch's compute, less the attention its ring hides under (cost_context.h).
-    const double window = n * (layer.total() - ring_windows(in, layer).total());
+    const double window = n * free_compute(in, layer, true);  // the next microbatch's
     const double each = scatter.seconds - hidden_seconds(in.machine, scatter.seconds, window);
     scatter_exposed += earlier * each;
     Collective earlier_gradients = gradients;

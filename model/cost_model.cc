@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "model/config_fields.h"
+#include "model/cost_collective.h"
 #include "model/cost_context.h"
 #include "model/cost_data_parallel.h"
 #include "model/cost_fp8.h"
@@ -103,6 +104,7 @@ struct CommKey {
   ComputeKey compute;
   bool overlap;
   std::array<int64_t, 4> capped_strides;  // of the x, y, z and context groups: min(stride, gpus per node)
+  int64_t x_y_ranks_per_node;             // of the x × y group (fp8's amax), which also reads their adjacency
   bool operator==(const CommKey&) const = default;
 };
 
@@ -110,6 +112,7 @@ struct CommKeyHash {
   size_t operator()(const CommKey& k) const {
     size_t h = ComputeKeyHash()(k.compute) * 1000003u ^ size_t(k.overlap);
     for (int64_t v : k.capped_strides) h = h * 1000003u ^ std::hash<int64_t>()(v);
+    h = h * 1000003u ^ std::hash<int64_t>()(k.x_y_ranks_per_node);
     return h;
   }
 };
@@ -186,7 +189,8 @@ class CostModel::ComputeMemo {
   const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                         const LocalCompute& local) {
     // A group's ranks per node follow from its size and the GPUs (in the key)
-    // and its stride up to a node (place_group): the capped strides stand for them.
+    // and its stride up to a node (place_group): the capped strides stand for
+    // them; the x × y group's also from whether x and y are adjacent.
     const int64_t n = machine.gpus_per_node;
     const std::array<int64_t, kGridDims> sizes = {c.x, c.y, c.z, c.context, c.data, c.pipeline};  // by GridDim
     std::array<int64_t, kGridDims> capped{};
@@ -194,7 +198,8 @@ class CostModel::ComputeMemo {
     for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
     const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel},
                       c.overlap,
-                      {capped[0], capped[1], capped[2], capped[3]}};
+                      {capped[0], capped[1], capped[2], capped[3]},
+                      grid_pair_group(c, GridDim::x, GridDim::y, n).ranks_per_node};
     return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
   }
 

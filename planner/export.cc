@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "model/comm_model.h"
+#include "model/cost_collective.h"
 #include "model/cost_split.h"
 #include "model/error.h"
 
@@ -257,6 +258,13 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
     const GroupPlacement b = place_group(other.size(dim), other.stride(dim), gpus_per_node, other.gpus());
     // A group inside one node uses the same link however its ranks are packed.
     if (a.size != b.size || std::min(a.ranks_per_node, a.size) != std::min(b.ranks_per_node, b.size)) {
+      return false;
+    }
+  }
+  // The two-dimension groups the model prices: the gradients' data × context, fp8's x × y.
+  for (auto [d, e] : {std::pair{GridDim::data, GridDim::context}, std::pair{GridDim::x, GridDim::y}}) {
+    if (grid_pair_group(config, d, e, gpus_per_node).ranks_per_node !=
+        grid_pair_group(other, d, e, gpus_per_node).ranks_per_node) {
       return false;
     }
   }

@@ -20,7 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Empty when a file can be made in `folder` (a probe made and removed, as the atomic writer's
-// temporary file will be: permission bits say nothing to root, and /proc refuses root too), else why not.
+// temporary file will be: permission bits say nothing to root, and some file systems refuse root
+// too), else why not. Not for what is written in place (/dev, /proc, pipes): nothing is made there.
 std::string unwritable_folder(const fs::path& folder) {
   std::string probe = ((folder.empty() ? fs::path(".") : folder) / ".axo-write-probe-XXXXXX").string();
   const int fd = mkstemp(probe.data());
@@ -33,14 +34,14 @@ std::string unwritable_folder(const fs::path& folder) {
   return {};
 }
 
-// Empty when the folder that would hold `path` is there and takes files, else what is wrong with
-// it ("the folder F does not exist").
+// Empty when the folder that would hold `path` is there, else what is wrong with it ("the folder
+// F does not exist").
 std::string folder_problem(const std::string& path) {
   const fs::path folder = fs::path(path).parent_path();
-  if (folder.empty()) return unwritable_folder(folder);  // the working directory
+  if (folder.empty()) return {};  // the working directory
   std::error_code error;
   const fs::file_status status = fs::status(folder, error);
-  if (fs::is_directory(status)) return unwritable_folder(folder);
+  if (fs::is_directory(status)) return {};
   std::string why;
   if (fs::exists(status)) {
     why = "is not a folder";
@@ -61,23 +62,27 @@ std::string missing_folder(const std::string& path) {
 }
 
 // Empty when `path` can be written as a file, else why not: its folder is
-// missing, or the path is a folder itself.
+// missing or takes no files, or the path is a folder itself.
 std::string unwritable_file(const std::string& path) {
   if (std::string why = missing_folder(path); !why.empty()) return why;
   std::error_code error;
-  if (fs::is_symlink(fs::symlink_status(path, error))) {
-    // Written through to the end of its links (model/atomic_file.h): that file's folder must be there.
-    std::string target;
-    try {
-      target = written_file(path);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    if (std::string problem = target.empty() ? "" : folder_problem(target); !problem.empty()) {
+  std::string target;  // the file written (model/atomic_file.h): "" where written in place (/dev/stdout, a pipe)
+  try {
+    target = written_file(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (target != path && !target.empty()) {  // through its links: that file's folder must be there
+    if (std::string problem = folder_problem(target); !problem.empty()) {
       return "cannot write " + path + ": it links to " + target + ", and " + problem;
     }
   }
   if (fs::is_directory(fs::status(path, error))) return "cannot write " + path + ": it is a folder";
+  if (!target.empty()) {  // its temporary file is made beside it
+    if (std::string problem = unwritable_folder(fs::path(target).parent_path()); !problem.empty()) {
+      return "cannot write " + path + ": " + problem;
+    }
+  }
   return {};
 }
 

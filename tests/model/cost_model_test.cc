@@ -74,6 +74,41 @@ TEST(CostModel, AFasterDeviceNeverSlowsAFixedPlan) {
   }
 }
 
+// The comm memo is keyed by what placement reads: two orders alike in every capped stride but
+// not in whether x and y are adjacent (fp8's amax over x × y) price as a fresh model prices them.
+TEST(CostModel, TheCommMemoTellsAdjacentXAndYApart) {
+  TransformerSpec spec = load_model("gpt3-175b");  // 96 heads: y = 3 splits them
+  spec.precision = Precision::fp8;
+  const MachineProfile machine = load_machine("dgx-h100");
+  ParallelConfig a;
+  a.x = 2, a.y = 3, a.data = 4, a.pipeline = 2, a.microbatch = 1;
+  a.order = parse_order("zdyxcp", "test");
+  ParallelConfig b = a;
+  b.order = parse_order("zdypcx", "test");
+  const CostModel shared(spec, machine);
+  shared.evaluate(a);
+  EXPECT_DOUBLE_EQ(shared.evaluate(b).tp_comm, CostModel(spec, machine).evaluate(b).tp_comm);
+}
+
+// No row is exposed for longer than it takes: with context parallelism, long sequences and a
+// partial recompute, the ring's attention exceeded the paced layer's recompute and ZeRO-2's window
+// went negative (a 111 ms reduce-scatter exposed for 525 ms).
+TEST(CostModel, NoItemIsExposedLongerThanItTakes) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.seq_len = 131072;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  for (int64_t recompute_layers : {0, 1, 4}) {
+    ParallelConfig c;
+    c.context = 8, c.data = 8, c.zero = 2, c.recompute = Recompute::full, c.recompute_layers = recompute_layers;
+    ASSERT_EQ(model.check(c), "");
+    std::vector<CostItem> items;
+    model.explain(c, items);
+    for (const CostItem& item : items) {
+      EXPECT_LE(item.exposed, item.seconds * (1 + 1e-12)) << item.name << ", recompute_layers " << recompute_layers;
+    }
+  }
+}
+
 TEST(CostModel, BubbleIsPMinusOneOverVOfTheSteadyState) {
   const CostModel model(load_model("gpt3-175b"), load_machine("selene"));
   ParallelConfig c;

@@ -607,6 +607,11 @@ TEST(Export, FormatsFixStringsAndPlacement) {
   // once both span nodes with one rank each.
   EXPECT_TRUE(places_groups_as(c, "xyzdp", 8));
   EXPECT_FALSE(places_groups_as(grid(4, 2, 1, 2, 1, 1), "xyzpd", 8));
+  // Each group alike but data x context: 3 context ranks inside 2 data ranks are one group of 6
+  // (2 a node on 4-GPU nodes); with the pipeline between them, a box of 1 a node.
+  ParallelConfig context = grid(2, 2, 1, 1, 1, 1);
+  context.context = 3;
+  EXPECT_FALSE(places_groups_as(context, "xyzcpd", 4));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "tools/output_path.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,23 +48,27 @@ TEST_F(OutputPath, AMissingFolderOrAFileInItsPlaceIsRefusedNamingIt) {
   EXPECT_NE(axo::tools::output_prefix()(missing).find("does not exist"), std::string::npos);
 }
 
-// A link is written through to its target: a target in a missing folder is refused before any work.
 // A folder that takes no files is found before the work (a calibration measured everything, then
-// could not write): /proc refuses new files to every user, root included; a folder without write
-// permission refuses them to all but root. The probe leaves nothing behind.
+// could not write): a folder without write permission refuses them to all but root. The probe
+// leaves nothing behind, and what is written in place (/dev/stdout, a pipe) is not probed: nothing
+// is made beside it, and /dev takes no files from most users.
 TEST_F(OutputPath, AFolderThatTakesNoFilesIsRefused) {
-  if (fs::is_directory("/proc")) {
-    EXPECT_NE(check("/proc/plan.yaml").find("cannot write /proc/plan.yaml: the folder /proc cannot be written in"),
-              std::string::npos);
-  }
   fs::create_directories(path("locked"));
   fs::permissions(path("locked"), fs::perms::owner_read | fs::perms::owner_exec);
-  if (::geteuid() != 0) EXPECT_NE(check(path("locked/plan.yaml")), "");
+  if (::geteuid() != 0) {
+    EXPECT_NE(check(path("locked/plan.yaml")).find("the folder " + path("locked") + " cannot be written in"),
+              std::string::npos);
+  }
   fs::permissions(path("locked"), fs::perms::owner_all);
   EXPECT_EQ(check(path("plan.yaml")), "");
   for (const auto& entry : fs::directory_iterator(dir_)) EXPECT_EQ(entry.path().filename(), "locked");
+  EXPECT_EQ(check("/dev/stdout"), "");
+  EXPECT_EQ(check("/dev/fd/1"), "");  // a shell's >(...): /dev/fd takes no files, even from root
+  ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+  EXPECT_EQ(check(path("pipe")), "");
 }
 
+// A link is written through to its target: a target in a missing folder is refused before any work.
 TEST_F(OutputPath, ALinkToAFileInAMissingFolderIsRefused) {
   fs::create_symlink(path("nowhere/real.csv"), path("link.csv"));
   EXPECT_EQ(check(path("link.csv")), "cannot write " + path("link.csv") + ": it links to " + path("nowhere/real.csv") +
