@@ -481,7 +481,9 @@ namespace {
 //   - dimensions of size 1 stay in their default slots (they place nothing);
 //   - once the dimensions placed span a node or more, every dimension outside
 //     has a stride of a node or more (one rank per node), so the rest go in
-//     default order: their own order changes no placement.
+//     default order: their own order changes no single group's placement. A
+//     two-dimension group (data × context, x × y) is one group where its two
+//     lie side by side, so the last one placed's partner is also tried next.
 // That leaves a handful of orders per grid where 6! would be tried otherwise.
 class OrderWalk {
  public:
@@ -504,16 +506,40 @@ class OrderWalk {
   // the dimensions placed so far (bit per GridDim).
   void place(std::array<GridDim, kGridDims>& order, size_t next, int64_t inner, unsigned used) {
     if (next == free_slots_.size() || inner >= gpus_per_node_) {
-      size_t slot = next;  // the rest in default order
-      for (GridDim dim : config_default_) {
-        if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u)) order[free_slots_[slot++]] = dim;
+      if (next > 0 && next < free_slots_.size()) {  // the last one placed's partner just outside it, too
+        const GridDim partner = pair_partner(order[free_slots_[next - 1]]);
+        if (size_[size_t(partner)] > 1 && !(used >> int(partner) & 1u)) {
+          std::array<GridDim, kGridDims> beside = order;
+          beside[free_slots_[next]] = partner;
+          keep(fill_in_default_order(beside, next + 1, used | 1u << int(partner)));
+        }
       }
-      return keep(order);
+      return keep(fill_in_default_order(order, next, used));
     }
     for (GridDim dim : config_default_) {
       if (size_[size_t(dim)] == 1 || (used >> int(dim) & 1u)) continue;
       order[free_slots_[next]] = dim;
       place(order, next + 1, inner * size_[size_t(dim)], used | 1u << int(dim));
+    }
+  }
+
+  // The dimensions not in `used`, in default order, from free slot `next` on.
+  std::array<GridDim, kGridDims>& fill_in_default_order(std::array<GridDim, kGridDims>& order, size_t next,
+                                                        unsigned used) const {
+    for (GridDim dim : config_default_) {
+      if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u)) order[free_slots_[next++]] = dim;
+    }
+    return order;
+  }
+
+  // The dimension priced together with `dim` (data with context, x with y), or `dim` itself.
+  static GridDim pair_partner(GridDim dim) {
+    switch (dim) {
+      case GridDim::data: return GridDim::context;
+      case GridDim::context: return GridDim::data;
+      case GridDim::x: return GridDim::y;
+      case GridDim::y: return GridDim::x;
+      default: return dim;
     }
   }
 

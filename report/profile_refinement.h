@@ -39,8 +39,10 @@
 // search wandered along them to a bound (the host link 20x faster where the
 // runs' own optimizer was slower than predicted), and refining the refined
 // profile again on the same runs moved it another 20x. With it a refit of the
-// same runs is a fixed point; 1e−4 is a 1% iteration error's square, so it
-// leaves what the data ask for.
+// same runs is a fixed point. The pull is on the fit's mean square: 1e−4 is a
+// 1% error on every residual, so a factor a single run of many informs (the
+// host link, from one offload run) stays nearer where it was than one every
+// run informs.
 //
 // A run whose ranks shared cores (run_file.h, ranks_shared_cores) booked as
 // communication the time a rank waited for ranks that were not running: it
