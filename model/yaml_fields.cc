@@ -8,18 +8,48 @@
 #include <sstream>
 #include <vector>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include "model/error.h"
 
 namespace axo {
 
-// One document per file: YAML::Load reads the first and drops the rest unread, even when broken.
+namespace {
+
+// Where each document of a YAML stream starts, from the parser's events alone.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// InputError where a second document begins: YAML::Load reads the first and drops the rest
+// unread, even when broken. Two documents at most are parsed (yaml-cpp 0.7's LoadAll looped
+// without end on a malformed stream the fuzzer found).
+void reject_second_document(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  if (!parser.HandleNextDocument(starts) || !parser.HandleNextDocument(starts)) return;
+  const YAML::Mark& at = starts.marks.back();
+  throw InputError(source + ":" + std::to_string(at.line + 1) + ":" + std::to_string(at.column + 1) +
+                   ": a second YAML document begins here; axo reads one per file");
+}
+
+}  // namespace
+
 YAML::Node load_yaml_text(const std::string& text, const std::string& source) {
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      throw InputError(where(documents[1], source) + ": a second YAML document begins here; axo reads one per file");
-    }
-    return documents.empty() ? YAML::Node() : documents[0];
+    reject_second_document(text, source);
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::ostringstream out;
     out << source;

@@ -20,7 +20,7 @@ TEST(YamlFields, SyntaxErrorNamesLineAndColumn) {
 // markers, reads as before.
 TEST(YamlFields, ASecondDocumentIsRefusedWhereItBegins) {
   EXPECT_EQ(testing::input_error_of([] { load_yaml_text("layers: 32\n---\nlayers: 64\n", "m.yaml"); }),
-            "m.yaml:3:1: a second YAML document begins here; axo reads one per file");
+            "m.yaml:2:1: a second YAML document begins here; axo reads one per file");  // at its ---
   EXPECT_NE(testing::input_error_of([] { load_yaml_text("layers: 32\n---\ngarbage: [\n", "m.yaml"); })
                 .find("m.yaml:"),
             std::string::npos);
