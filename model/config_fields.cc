@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "model/comm_model.h"
+#include "model/cost_collective.h"
 #include "model/cost_split.h"
 #include "model/comma_list.h"
 #include "model/error.h"
@@ -532,15 +533,13 @@ class OrderWalk {
     return order;
   }
 
-  // The dimension priced together with `dim` (data with context, x with y), or `dim` itself.
+  // The dimension priced together with `dim` (kPricedDimensionPairs), or `dim` itself.
   static GridDim pair_partner(GridDim dim) {
-    switch (dim) {
-      case GridDim::data: return GridDim::context;
-      case GridDim::context: return GridDim::data;
-      case GridDim::x: return GridDim::y;
-      case GridDim::y: return GridDim::x;
-      default: return dim;
+    for (auto [a, b] : kPricedDimensionPairs) {
+      if (dim == a) return b;
+      if (dim == b) return a;
     }
+    return dim;
   }
 
   void keep(const std::array<GridDim, kGridDims>& order) {
@@ -550,18 +549,17 @@ class OrderWalk {
       stride[size_t(dim)] = inner;
       inner *= size_[size_t(dim)];
     }
-    // Each group's, and the two-dimension groups' the model prices: data × context (the
-    // gradients') and x × y (fp8's amax). (The first and last stages' follow from the pipeline's.)
-    std::array<int64_t, kGridDims + 2> placement{};
+    // Each group's, and the two-dimension groups' the model prices (kPricedDimensionPairs).
+    // (The first and last stages' follow from the pipeline's.)
+    Placements placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
       placement[d] = place_group(size_[d], stride[d], gpus_per_node_, inner).ranks_per_node;
     }
-    const auto pair = [&](GridDim a, GridDim b) {
-      return place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)], stride[size_t(b)],
-                                  gpus_per_node_, inner).ranks_per_node;
-    };
-    placement[kGridDims] = pair(GridDim::data, GridDim::context);
-    placement[kGridDims + 1] = pair(GridDim::x, GridDim::y);
+    size_t slot = kGridDims;
+    for (auto [a, b] : kPricedDimensionPairs) {
+      placement[slot++] = place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)],
+                                               stride[size_t(b)], gpus_per_node_, inner).ranks_per_node;
+    }
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);
@@ -572,7 +570,8 @@ class OrderWalk {
   const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
   std::array<int64_t, kGridDims> size_{};
   std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
-  std::vector<std::array<int64_t, kGridDims + 2>> seen_;
+  using Placements = std::array<int64_t, kGridDims + kPricedDimensionPairs.size()>;
+  std::vector<Placements> seen_;
   std::vector<std::array<GridDim, kGridDims>> orders_;
 };
 

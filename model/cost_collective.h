@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "model/comm_model.h"
 #include "model/cost_item.h"
@@ -32,6 +34,12 @@ struct Collective {
   Exposure exposure = Exposure::exposed;
   double window = 0;                // the compute an OAR collective hides under
 };
+
+// The two-dimension groups the model prices: the gradients' data × context
+// (collective_group) and fp8's amax over x × y (cost_fp8.cc). The search's rank
+// orders (config_fields.cc) and the exports' order check tell orders apart by them.
+inline constexpr std::array<std::pair<GridDim, GridDim>, 2> kPricedDimensionPairs{
+    {{GridDim::data, GridDim::context}, {GridDim::x, GridDim::y}}};
 
 // The group of dimensions `a` and `b` of `c`'s grid together (place_two_dimensions).
 inline GroupPlacement grid_pair_group(const ParallelConfig& c, GridDim a, GridDim b, int64_t gpus_per_node) {

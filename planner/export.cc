@@ -261,8 +261,7 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
       return false;
     }
   }
-  // The two-dimension groups the model prices: the gradients' data × context, fp8's x × y.
-  for (auto [d, e] : {std::pair{GridDim::data, GridDim::context}, std::pair{GridDim::x, GridDim::y}}) {
+  for (auto [d, e] : kPricedDimensionPairs) {
     if (grid_pair_group(config, d, e, gpus_per_node).ranks_per_node !=
         grid_pair_group(other, d, e, gpus_per_node).ranks_per_node) {
       return false;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "model/comm_model.h"
+#include "model/cost_collective.h"
 #include "model/error.h"
 #include "tests/input_error_of.h"
 #include "model/presets.h"
@@ -325,7 +326,7 @@ std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_no
     const GroupPlacement group = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
     ranks_per_node.push_back(group.ranks_per_node);
   }
-  for (auto [a, b] : {std::pair{GridDim::data, GridDim::context}, std::pair{GridDim::x, GridDim::y}}) {
+  for (auto [a, b] : kPricedDimensionPairs) {
     ranks_per_node.push_back(place_two_dimensions(config.size(a), config.stride(a), config.size(b), config.stride(b),
                                                   gpus_per_node, config.gpus()).ranks_per_node);
   }
