@@ -206,21 +206,30 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
   return p;
 }
 
-MachineProfile run_calibration(const CalibrationOptions& o) {
-  MpiCommunicator world(MPI_COMM_WORLD);
-  const int me = world.rank();
-  const int64_t ranks = world.size();
+namespace {
+
+// The launch as the sweep sees it, checked before anything is measured.
+struct Launch {
+  int me = 0;
+  int64_t ranks = 0;
+  int64_t launcher_per_node = 0;   // ranks on this host, from the launcher
+  int64_t per_node = 0;            // ranks per node as calibrated (--ranks-per-node)
+  std::vector<GroupShape> shapes;  // the groups the sweep measures (none without collectives)
+  bool gpu = false;
+  int cuda_device = -1;
+  int blas_threads = 1;            // the host's cores shared by the ranks on it
+  double max_bytes = 0;            // the largest message
+};
+
+// The groups the sweep measures; refuses a launch it cannot calibrate.
+std::vector<GroupShape> checked_group_shapes(const CalibrationOptions& o, int64_t ranks, int64_t per_node) {
   if (ranks < 2) {
     throw InputError("calibration needs at least 2 ranks: run it as mpirun -np N axo calibrate ...");
   }
-  const int64_t launcher_per_node = launcher_ranks_per_node();
-  [[maybe_unused]] int cuda_device = -1;
-  const int64_t per_node = o.ranks_per_node > 0 ? o.ranks_per_node : launcher_per_node;
   if (ranks % per_node != 0) {
     throw InputError("--ranks-per-node " + std::to_string(per_node) + " does not divide the " +
                      std::to_string(ranks) + " ranks of this launch");
   }
-  // The groups the sweep measures (none without collectives to measure).
   const std::vector<GroupShape> shapes = o.ops.empty() ? std::vector<GroupShape>{} : group_shapes(ranks, per_node);
   if (!o.ops.empty() && shapes.empty()) {
     throw InputError("calibration measures groups of 2, 4, 8... ranks that tile the launch; none tiles " +
@@ -230,22 +239,26 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
     throw InputError("--inject-fault hang:" + std::to_string(o.fault.hang_rank) + ": this launch has ranks 0 to " +
                      std::to_string(ranks - 1));
   }
+  return shapes;
+}
+
+// This rank's CUDA device, by its place on the node; -1 without GPUs.
+int select_gpu() {
 #ifdef AXO_WITH_CUDA
-  const bool gpu = cuda::device_count() > 0;
-  if (gpu) {
+  if (cuda::device_count() > 0) {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int local_rank = 0;
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
-    cuda_device = cuda::select_device(local_rank);
+    return cuda::select_device(local_rank);
   }
-#else
-  const bool gpu = false;
 #endif
-  // BLAS threads: the cores of this host shared by the ranks on it.
-  const int threads = std::max<int>(1, int(std::thread::hardware_concurrency() / launcher_per_node));
-  cpu::set_gemm_threads(threads);
+  return -1;
+}
+
+// The largest message; refuses sizes that leave a group one measured size.
+double checked_max_bytes(const CalibrationOptions& o, bool gpu, const std::vector<GroupShape>& shapes) {
   const double max_bytes =
       o.max_bytes > 0 ? o.max_bytes : (gpu ? (o.quick ? 16.0 : 256.0) : (o.quick ? 4.0 : 64.0)) * (1 << 20);
   if (o.min_bytes > max_bytes) {
@@ -261,145 +274,232 @@ MachineProfile run_calibration(const CalibrationOptions& o) {
                        " bytes, whole floats over the ranks): a latency and bandwidth fit needs two");
     }
   }
-  const std::string name = o.name.empty() ? "calibrated-" + host_name() : o.name;  // main thread
+  return max_bytes;
+}
+
+Launch checked_launch(const CalibrationOptions& o, int me, int64_t ranks) {
+  Launch launch;
+  launch.me = me;
+  launch.ranks = ranks;
+  launch.launcher_per_node = launcher_ranks_per_node();
+  launch.per_node = o.ranks_per_node > 0 ? o.ranks_per_node : launch.launcher_per_node;
+  launch.shapes = checked_group_shapes(o, ranks, launch.per_node);
+  launch.cuda_device = select_gpu();
+  launch.gpu = launch.cuda_device >= 0;
+  launch.blas_threads = std::max<int>(1, int(std::thread::hardware_concurrency() / launch.launcher_per_node));
+  launch.max_bytes = checked_max_bytes(o, launch.gpu, launch.shapes);
+  return launch;
+}
+
+// This rank's memory (its share of the host's, or its GPU's) and SMs; refuses a largest
+// message whose buffers (send, receive and the check's host copies: about 4x) do not fit.
+DeviceFacts checked_device_facts(const CalibrationOptions& o, const Launch& launch) {
   DeviceFacts device;
   device.memory_GiB = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) /
-                      double(1ull << 30) / double(launcher_per_node);
+                      double(1ull << 30) / double(launch.launcher_per_node);
 #ifdef AXO_WITH_CUDA
-  if (gpu) {
+  if (launch.gpu) {
     size_t free_bytes = 0, total_bytes = 0;
     cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     device.memory_GiB = double(total_bytes) / double(1ull << 30);
-    device.sm_count = cuda::sm_count(cuda_device);
+    device.sm_count = cuda::sm_count(launch.cuda_device);
   }
 #endif
-  // A message's send and receive buffers and the check's host copies: about 4 times its bytes.
-  if (!o.ops.empty() && 4 * max_bytes > device.memory_GiB * double(1ull << 30)) {
+  if (!o.ops.empty() && 4 * launch.max_bytes > device.memory_GiB * double(1ull << 30)) {
     char text[200];
     std::snprintf(text, sizeof text, "--max-bytes %.0f: its collectives need about 4 x that in buffers, more than "
-                  "the %.1f GiB of memory per rank here", max_bytes, device.memory_GiB);
+                  "the %.1f GiB of memory per rank here", launch.max_bytes, device.memory_GiB);
     throw InputError(text);
   }
+  return device;
+}
 
+// What the sweep has measured so far (a timeout writes it as a partial profile), under `lock`.
+struct Measured {
   std::vector<GemmSample> gemms;
   MemoryRates memory;
   std::vector<Measurement> measurements;
-  OverlapMeasurement overlap;
-  overlap.efficiency = 1.0;  // until measured (GPUs: NCCL runs on its own stream)
-  // Asked of MPI here, on the main thread: the watchdog's thread writes profiles too.
-  const std::string host = host_name();
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int version_length = 0;
-  MPI_Get_library_version(version, &version_length);
-  const std::string mpi_version = std::string(version).substr(0, 120);  // its length counts the final NUL
-  const std::string cpu_backend = std::string("cpu (MPI; fp32 GEMMs in ") + cpu::to_string(cpu::fp32_gemm_backend()) +
-                                  ", bf16 GEMMs in oneDNN " + cpu::onednn_version() +
-                                  ", fp16 GEMMs widened to fp32)";
-  auto write_profile = [&](bool complete, const std::string& error) {
-    MachineProfile profile = build_profile(name, gpu, per_node, gemms, memory, measurements, device);
-    profile.overlap_efficiency = overlap.efficiency;
-    profile.gpus_per_host = hosts_gpus(launcher_per_node, per_node);
-    YAML::Node extra;
-    extra["metadata"]["date"] = utc_now();
-    extra["metadata"]["host"] = host;
-    extra["metadata"]["ranks"] = ranks;
-    extra["metadata"]["ranks_per_node"] = per_node;
-    extra["metadata"]["launcher_ranks_per_node"] = launcher_per_node;
-    extra["metadata"]["backend"] = gpu ? "gpu (NCCL + cuBLAS)" : cpu_backend;
-    extra["metadata"]["blas_threads_per_rank"] = threads;
-    extra["metadata"]["blas"] = openblas_get_config();
-    extra["metadata"]["mpi"] = mpi_version;
-    extra["metadata"]["complete"] = complete;
-    if (!error.empty()) extra["metadata"]["error"] = error;
-    extra["raw"] = raw_tables(measurements, gemms, memory);
-    if (!gpu) {
-      extra["raw"]["overlap"]["gemm_s"] = overlap.gemm_s;
-      extra["raw"]["overlap"]["all_gather_s"] = overlap.collective_s;
-      extra["raw"]["overlap"]["all_gather_under_gemm_s"] = overlap.overlapped_s;
-    }
-    profile.source = "axo calibrate, " + std::to_string(ranks) + " ranks on " + host + ", " + utc_now();
-    if (!o.out.empty()) {
-      YAML::Emitter out;
-      out << to_yaml(profile, extra);
-      write_file_atomically(o.out, std::string(out.c_str()) + "\n");
-    }
-    return profile;
-  };
+  OverlapMeasurement overlap{.efficiency = 1.0};  // until measured (GPUs: NCCL runs on its own stream)
+  std::mutex lock;
+};
 
+// Writes profiles of what is measured, with the launch's metadata (asked of MPI on the
+// main thread: the watchdog's thread writes profiles too).
+class ProfileWriter {
+ public:
+  ProfileWriter(const CalibrationOptions& o, const Launch& launch, const DeviceFacts& device)
+      : o_(o), launch_(launch), device_(device), name_(o.name.empty() ? "calibrated-" + host_name() : o.name),
+        host_(host_name()), mpi_version_(mpi_version()), cpu_backend_(cpu_backend()) {}
+
+  // The profile of `m` (the caller holds m.lock).
+  MachineProfile profile(const Measured& m) const {
+    MachineProfile profile = build_profile(name_, launch_.gpu, launch_.per_node, m.gemms, m.memory, m.measurements,
+                                           device_);
+    profile.overlap_efficiency = m.overlap.efficiency;
+    profile.gpus_per_host = hosts_gpus(launch_.launcher_per_node, launch_.per_node);
+    profile.source = "axo calibrate, " + std::to_string(launch_.ranks) + " ranks on " + host_ + ", " + utc_now();
+    return profile;
+  }
+
+  // The profile of `m`, written to --out (the caller holds m.lock): a partial one by the rank
+  // that failed or timed out, the whole one by rank 0.
+  MachineProfile write(const Measured& m, bool complete, const std::string& error) const {
+    const MachineProfile written = profile(m);
+    if (!o_.out.empty()) {
+      YAML::Emitter out;
+      out << to_yaml(written, extra(m, complete, error));
+      write_file_atomically(o_.out, std::string(out.c_str()) + "\n");
+    }
+    return written;
+  }
+
+ private:
+  YAML::Node extra(const Measured& m, bool complete, const std::string& error) const {
+    YAML::Node extra;
+    YAML::Node metadata = extra["metadata"];
+    metadata["date"] = utc_now();
+    metadata["host"] = host_;
+    metadata["ranks"] = launch_.ranks;
+    metadata["ranks_per_node"] = launch_.per_node;
+    metadata["launcher_ranks_per_node"] = launch_.launcher_per_node;
+    metadata["backend"] = launch_.gpu ? "gpu (NCCL + cuBLAS)" : cpu_backend_;
+    metadata["blas_threads_per_rank"] = launch_.blas_threads;
+    metadata["blas"] = openblas_get_config();
+    metadata["mpi"] = mpi_version_;
+    metadata["complete"] = complete;
+    if (!error.empty()) metadata["error"] = error;
+    extra["raw"] = raw_tables(m.measurements, m.gemms, m.memory);
+    if (!launch_.gpu) {
+      extra["raw"]["overlap"]["gemm_s"] = m.overlap.gemm_s;
+      extra["raw"]["overlap"]["all_gather_s"] = m.overlap.collective_s;
+      extra["raw"]["overlap"]["all_gather_under_gemm_s"] = m.overlap.overlapped_s;
+    }
+    return extra;
+  }
+
+  static std::string mpi_version() {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int version_length = 0;
+    MPI_Get_library_version(version, &version_length);
+    return std::string(version).substr(0, 120);  // its length counts the final NUL
+  }
+
+  static std::string cpu_backend() {
+    return std::string("cpu (MPI; fp32 GEMMs in ") + cpu::to_string(cpu::fp32_gemm_backend()) +
+           ", bf16 GEMMs in oneDNN " + cpu::onednn_version() + ", fp16 GEMMs widened to fp32)";
+  }
+
+  const CalibrationOptions& o_;
+  const Launch& launch_;
+  const DeviceFacts& device_;
+  const std::string name_, host_, mpi_version_, cpu_backend_;
+};
+
+// Stores `value` in `field` of `m` under its lock (a timeout writes what is measured so far).
+template <typename T>
+void store(Measured& m, T& field, T value) {
+  std::lock_guard<std::mutex> lock(m.lock);
+  field = std::move(value);
+}
+
+// The memory, GEMM and (CPU ranks) element-wise and overlap rates, each stored as measured.
+void measure_rates(MpiCommunicator& world, const CalibrationOptions& o, const Launch& launch, Measured& m,
+                   Watchdog& watchdog) {
+  const bool root = launch.me == 0;
+  if (root) progress("calibrate: memory copy and AdamW");
+  MemoryRates memory = measure_memory(world, o.timeout_s, &watchdog);
+  store(m, m.memory, memory);
+  if (root) progress(launch.gpu ? "calibrate: cuBLAS GEMM grid and device links" : "calibrate: GEMM grid");
+#ifdef AXO_WITH_CUDA
+  if (launch.gpu) {
+    store(m, m.gemms, measure_gpu_gemms(world, gpu_gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog));
+    const DeviceRates device = measure_device_memory(world, o.timeout_s, &watchdog);
+    memory.copy_GBps = device.copy_GBps;
+    memory.host_to_device_GBps = device.host_to_device_GBps;
+    memory.device_to_host_GBps = device.device_to_host_GBps;
+    store(m, m.memory, memory);
+  }
+#endif
+  if (!launch.gpu) {
+    store(m, m.gemms, measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog));
+    if (root) progress("calibrate: element-wise kernels");
+    memory.elementwise_GBps = measure_elementwise_GBps(world, o.timeout_s, &watchdog);
+    store(m, m.memory, memory);
+    if (root) progress("calibrate: collective under compute (overlap efficiency)");
+    store(m, m.overlap, measure_overlap(world, o.timeout_s, &watchdog));
+  }
+}
+
+// Every op of --ops over every group shape, at every message size; prints each as measured.
+void measure_collectives(MpiCommunicator& world, const CalibrationOptions& o, const Launch& launch, Measured& m,
+                         Watchdog& watchdog) {
+  const auto sizes = message_sizes(o.min_bytes, launch.max_bytes);
+  size_t done = 0;
+  const size_t total = measured_pairs(launch.shapes, o.ops);
+  for (const GroupShape& shape : launch.shapes) {
+    std::unique_ptr<Communicator> group =
+        world.split(int(group_index(shape, launch.me)), int(group_position(shape, launch.me)));
+    CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, &watchdog, o.fault};
+#ifdef AXO_WITH_CUDA
+    if (launch.gpu) {  // the executor's GPU path: NCCL over device buffers
+      group = std::make_unique<cuda::NcclCommunicator>(static_cast<MpiCommunicator&>(*group).comm());
+      bench.group = group.get();
+      bench.space = &device_memory();
+    }
+#endif
+    for (CollectiveOp op : o.ops) {
+      if (!measures(op, shape)) continue;
+      ++done;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        // Sizes below a float per rank round up to one: each measured size once.
+        if (i > 0 && measured_message_bytes(sizes[i], shape.size) == measured_message_bytes(sizes[i - 1], shape.size)) {
+          continue;
+        }
+        if (launch.me == 0 && (i == 0 || isatty(fileno(stderr)))) {
+          progress(collective_progress(done, total, op, shape, sizes, i));
+        }
+        const Measurement measurement = measure(bench, op, sizes[i]);
+        if (launch.me == 0 && i == 0) print_header(measurement);
+        if (launch.me == 0) print_row(measurement);
+        std::lock_guard<std::mutex> lock(m.lock);
+        m.measurements.push_back(measurement);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+MachineProfile run_calibration(const CalibrationOptions& o) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const Launch launch = checked_launch(o, world.rank(), world.size());
+  cpu::set_gemm_threads(launch.blas_threads);
+  const DeviceFacts device = checked_device_facts(o, launch);
+  const ProfileWriter writer(o, launch, device);
+  Measured measured;
   // A timeout writes what was measured and ends this process (mpirun stops the rest).
-  std::mutex measured;
-  Watchdog watchdog(me, [&](const std::string& message) {
-    std::lock_guard<std::mutex> lock(measured);
-    write_profile(false, message);
+  Watchdog watchdog(launch.me, [&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(measured.lock);
+    writer.write(measured, false, message);
     std::fprintf(stderr, "axo calibrate: wrote the partial profile to %s; stopping\n", o.out.c_str());
   });
   try {
-    if (me == 0) progress("calibrate: memory copy and AdamW");
-    memory = measure_memory(world, o.timeout_s, &watchdog);
-    if (me == 0) progress(gpu ? "calibrate: cuBLAS GEMM grid and device links" : "calibrate: GEMM grid");
-#ifdef AXO_WITH_CUDA
-    if (gpu) {
-      gemms = measure_gpu_gemms(world, gpu_gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
-      const DeviceRates device = measure_device_memory(world, o.timeout_s, &watchdog);
-      memory.copy_GBps = device.copy_GBps;
-      memory.host_to_device_GBps = device.host_to_device_GBps;
-      memory.device_to_host_GBps = device.device_to_host_GBps;
-    }
-#endif
-    if (!gpu) {
-      gemms = measure_gemms(world, gemm_shapes(o.quick, o.extra_gemms), o.timeout_s, &watchdog);
-      if (me == 0) progress("calibrate: element-wise kernels");
-      const double elementwise_GBps = measure_elementwise_GBps(world, o.timeout_s, &watchdog);
-      if (me == 0) progress("calibrate: collective under compute (overlap efficiency)");
-      const OverlapMeasurement measured_overlap = measure_overlap(world, o.timeout_s, &watchdog);
-      std::lock_guard<std::mutex> lock(measured);
-      memory.elementwise_GBps = elementwise_GBps;
-      overlap = measured_overlap;
-    }
-    const auto sizes = message_sizes(o.min_bytes, max_bytes);
-    size_t done = 0;
-    const size_t total = measured_pairs(shapes, o.ops);
-    for (const GroupShape& shape : shapes) {
-      std::unique_ptr<Communicator> group =
-          world.split(int(group_index(shape, me)), int(group_position(shape, me)));
-      CollectiveBench bench{&world, group.get(), shape, o.iterations, o.timeout_s, &watchdog, o.fault};
-#ifdef AXO_WITH_CUDA
-      if (gpu) {  // the executor's GPU path: NCCL over device buffers
-        group = std::make_unique<cuda::NcclCommunicator>(static_cast<MpiCommunicator&>(*group).comm());
-        bench.group = group.get();
-        bench.space = &device_memory();
-      }
-#endif
-      for (CollectiveOp op : o.ops) {
-        if (!measures(op, shape)) continue;
-        ++done;
-        for (size_t i = 0; i < sizes.size(); ++i) {
-          // Sizes below a float per rank round up to one: each measured size once.
-          if (i > 0 && measured_message_bytes(sizes[i], shape.size) == measured_message_bytes(sizes[i - 1], shape.size)) {
-            continue;
-          }
-          if (me == 0 && (i == 0 || isatty(fileno(stderr)))) {
-            progress(collective_progress(done, total, op, shape, sizes, i));
-          }
-          const Measurement m = measure(bench, op, sizes[i]);
-          if (me == 0 && i == 0) print_header(m);
-          if (me == 0) print_row(m);
-          std::lock_guard<std::mutex> lock(measured);
-          measurements.push_back(m);
-        }
-      }
-    }
+    measure_rates(world, o, launch, measured, watchdog);
+    measure_collectives(world, o, launch, measured, watchdog);
   } catch (const CalibrationError& e) {
     std::fprintf(stderr, "\naxo calibrate: %s\n", e.what());
-    write_profile(false, e.what());
+    {
+      std::lock_guard<std::mutex> lock(measured.lock);
+      writer.write(measured, false, e.what());
+    }
     std::fprintf(stderr, "axo calibrate: wrote the partial profile to %s; stopping every rank\n", o.out.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (me == 0) progress("calibrate: done");
-  if (me == 0 && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
-  MachineProfile profile = me == 0 ? write_profile(true, "") : build_profile(name, gpu, per_node, gemms, memory, measurements, device);
-  return profile;
+  if (launch.me == 0) progress("calibrate: done");
+  if (launch.me == 0 && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
+  std::lock_guard<std::mutex> lock(measured.lock);
+  return launch.me == 0 ? writer.write(measured, true, "") : writer.profile(measured);
 }
 
 }  // namespace axo::calibration
