@@ -34,6 +34,11 @@ void write_plan_file(const Plan& plan, const std::string& path) {
   YAML::Node predicted;
   const Breakdown& b = plan.predicted;
   predicted["iter_time_s"] = b.iter_time;
+  if (plan.iter_time_high_s > 0) {
+    predicted["iter_time_low_s"] = plan.iter_time_low_s;
+    predicted["iter_time_high_s"] = plan.iter_time_high_s;
+  }
+  if (!plan.band.empty()) predicted["band"] = plan.band;
   predicted["tflops_per_gpu"] = b.tflops_per_gpu;
   predicted["pct_peak"] = b.pct_peak;
   const auto values = components(b);
@@ -68,6 +73,15 @@ void check_pipeline_split(const YamlMap& predicted, const Plan& plan) {
   }
 }
 
+// The band's limits, both or neither, about the predicted iteration time; its text.
+void read_band(const YamlMap& predicted, Plan& plan) {
+  if (predicted.has("iter_time_low_s") || predicted.has("iter_time_high_s")) {
+    plan.iter_time_low_s = predicted.get_double("iter_time_low_s", 0, plan.predicted.iter_time);
+    plan.iter_time_high_s = predicted.get_double("iter_time_high_s", plan.predicted.iter_time, kMostIterationSeconds);
+  }
+  if (predicted.has("band")) plan.band = predicted.get_string("band");
+}
+
 }  // namespace
 
 Plan read_plan_file(const std::string& path) { return plan_from_yaml(load_yaml_file(path), path); }
@@ -94,6 +108,7 @@ Plan plan_from_yaml(const YAML::Node& root, const std::string& path) {
     const YamlMap predicted(map.get_node("predicted"), path, "predicted breakdown");
     Breakdown& b = plan.predicted;
     b.iter_time = predicted.get_double("iter_time_s", 0, kMostIterationSeconds);
+    read_band(predicted, plan);
     b.tflops_per_gpu = predicted.get_double("tflops_per_gpu", 0, 1e12, 0);
     b.pct_peak = predicted.get_double("pct_peak", 0, 1e6, 0);
     b.fits = predicted.get_bool("fits", true);

@@ -19,6 +19,11 @@ struct Plan {
   int64_t gpus = 0;
   ParallelConfig config;
   Breakdown predicted;
+  // The prediction's error band as `axo plan` printed it (planner/prediction_band.h): where the
+  // measured iteration time of published runs on this GPU type fell about their predictions
+  // (0 and 0 without a band), and its text, or why there is none. Empty where not written.
+  double iter_time_low_s = 0, iter_time_high_s = 0;
+  std::string band;
 };
 
 // Writes atomically (temporary file, flush, rename).

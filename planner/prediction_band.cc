@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <system_error>
 #include <vector>
 
+#include "model/error.h"
 #include "model/presets.h"
-#include "model/yaml_fields.h"
 #include "planner/validation.h"
 #include "planner/validation_fit.h"
+#include "planner/validation_inputs.h"
 
 namespace axo {
 
@@ -18,32 +18,22 @@ namespace {
 // The expressed published entries on `gpu`, the corpus's rows and the
 // validation sets' points (per-layer times too: `axo validate --fit` fits the
 // GPU type on them all); `published` counts the iteration times, expressed or not.
-std::vector<ValidationEntry> published_entries(const std::string& gpu, const std::string& dir, size_t& published) {
-  published = 0;
-  std::vector<std::string> files;
-  std::error_code error;  // no validation folder: no published runs (the caller says "no band")
-  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    if (it->path().extension() == ".yaml") files.push_back(it->path().string());
+std::vector<ValidationEntry> published_entries(const std::string& gpu, const std::vector<std::string>& sets,
+                                              std::vector<CorpusCase> corpus, size_t& published) {
+  std::vector<ValidationEntry> found;
+  for (const std::string& path : sets) {
+    const ValidationSet set = load_validation_set(path);
+    if (set.gpu != gpu) continue;
+    const auto points = validate_set(set, set_machine(set), std::filesystem::path(path).stem().string());
+    found.insert(found.end(), points.begin(), points.end());
   }
-  std::sort(files.begin(), files.end());
-  std::vector<ValidationEntry> entries;
-  for (const std::string& path : files) {
-    std::vector<ValidationEntry> found;
-    if (load_yaml_file(path)["corpus"].IsDefined()) {
-      std::vector<CorpusCase> cases = load_corpus(path);
-      std::erase_if(cases, [&gpu](const CorpusCase& c) { return c.gpu != gpu; });
-      found = validate_corpus(cases);
-    } else {
-      const ValidationSet set = load_validation_set(path);
-      if (set.gpu != gpu) continue;
-      found = validate_set(set, set_machine(set), std::filesystem::path(path).stem().string());
-    }
-    for (ValidationEntry& e : found) {
-      if (e.quantity == Quantity::iteration_s) ++published;
-      if (e.expressed()) entries.push_back(std::move(e));
-    }
-  }
-  return entries;
+  std::erase_if(corpus, [&gpu](const CorpusCase& c) { return c.gpu != gpu; });
+  const auto rows = validate_corpus(corpus);
+  found.insert(found.end(), rows.begin(), rows.end());
+  published = size_t(std::count_if(found.begin(), found.end(),
+                                   [](const ValidationEntry& e) { return e.quantity == Quantity::iteration_s; }));
+  std::erase_if(found, [](const ValidationEntry& e) { return !e.expressed(); });
+  return found;
 }
 
 }  // namespace
@@ -56,10 +46,23 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
     result.no_band = "no band: the machine profile names no GPU type (gpu_type)";
     return result;
   }
+  if (!std::filesystem::is_directory(validation_dir)) {
+    result.no_band = "no band: no validation folder " + validation_dir + " (its published runs make the band)";
+    return result;
+  }
   size_t published = 0;
-  const std::vector<ValidationEntry> runs = published_entries(gpu_type, validation_dir, published);
+  std::vector<ValidationEntry> runs;
+  try {  // validate's inputs and rules, so the band is made of the runs it reports
+    const ValidationInputs inputs = find_validation_inputs(validation_dir);
+    const std::vector<CorpusCase> corpus = inputs.corpus.empty() ? std::vector<CorpusCase>{} : load_corpus(inputs.corpus);
+    reject_sets_named_as_corpus_sources(inputs.sets, corpus);
+    runs = published_entries(gpu_type, inputs.sets, corpus, published);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + " (read for the error band on " + gpu_type +
+                     " from the published runs in " + validation_dir + ")");
+  }
   if (published == 0) {
-    result.no_band = "no band: no published runs on " + gpu_type;
+    result.no_band = "no band: no published runs on " + gpu_type + " in " + validation_dir;
     return result;
   }
   const auto costed = std::count_if(runs.begin(), runs.end(),

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +17,7 @@
 
 #include "model/config_fields.h"
 #include "model/error.h"
+#include "model/presets.h"
 #include "model/yaml_fields.h"
 
 namespace axo {
@@ -70,7 +73,30 @@ struct Family {
 struct MachineEntry {
   std::string source, gpu_type, gpu, machine;
   StackSettings stack;  // the optimizer state is a recipe's (recipes:), not a machine entry's
+  int64_t gpus_per_host = 0;  // the preset's (a row's gpus_per_node is one server's)
 };
+
+// A machine entry, its `machine` a preset whose GPU type is the entry's `gpu`.
+MachineEntry read_machine_entry(const YamlMap& entry, const std::string& path) {
+  if (entry.has("optimizer_state")) {
+    entry.fail("optimizer_state", "unknown field in the machine entry (a recipe's setting: recipes:)");
+  }
+  MachineEntry m{entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
+                 entry.get_string("machine"), read_stack_settings(entry, path)};
+  entry.reject_unknown_keys();
+  MachineProfile preset;
+  try {
+    preset = load_machine(m.machine);
+  } catch (const InputError& e) {
+    entry.fail("machine", e.what());
+  }
+  if (preset.gpu_type != m.gpu) {
+    entry.fail("gpu", "'" + m.gpu + "' is not machine " + m.machine + "'s GPU type, '" + preset.gpu_type +
+                          "': the runs would be grouped and banded as another GPU's");
+  }
+  m.gpus_per_host = preset.host_gpus();
+  return m;
+}
 
 // Settings of the recipe some rows ran (the rows whose `source` cell contains `source_contains`):
 // the optimizer state, the recompute / sequence_parallel cells a row leaves "not stated"
@@ -118,13 +144,7 @@ CorpusSpec load_corpus_spec(const std::string& path) {
     spec.families.push_back(f);
   }
   for (const YAML::Node& node : map.get_node("machines")) {
-    const YamlMap entry(node, path, "machine entry");
-    if (entry.has("optimizer_state")) {
-      entry.fail("optimizer_state", "unknown field in the machine entry (a recipe's setting: recipes:)");
-    }
-    spec.machines.push_back({entry.get_string("source"), entry.get_string("gpu_type"), entry.get_string("gpu"),
-                             entry.get_string("machine"), read_stack_settings(entry, path)});
-    entry.reject_unknown_keys();
+    spec.machines.push_back(read_machine_entry(YamlMap(node, path, "machine entry"), path));
   }
   if (map.has("recipes")) {
     for (const YAML::Node& node : map.get_node("recipes")) {
@@ -187,6 +207,28 @@ class Row {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A precision, recompute or sequence_parallel cell in words the translation does not read, quoted
+// (it would price the row as bf16, without recompute or without sequence parallelism); empty when
+// each is read. The words after the first may say more: "full (activation checkpointing)".
+std::string unread_cell(const Row& row) {
+  const std::string& precision = row["precision"];
+  if (!contains(precision, "bf16") && !contains(precision, "fp8") && !contains(precision, "float8")) {
+    return "precision '" + precision + "' names none of bf16, fp8 and float8, the precisions the corpus prices";
+  }
+  const std::string& recompute = row["recompute"];
+  if (!recompute.starts_with("none") && !recompute.starts_with("selective") && !recompute.starts_with("full")) {
+    return "recompute '" + recompute + "' starts with none of none, selective and full";
+  }
+  // torchtitan's rows leave it empty: its TP is always sequence-parallel (set_config).
+  const std::string& sequence_parallel = row["sequence_parallel"];
+  const bool torchtitan = row["name"].starts_with("torchtitan");
+  if (sequence_parallel != "yes" && sequence_parallel != "no" && sequence_parallel != "n/a" &&
+      sequence_parallel != "not stated" && !(torchtitan && sequence_parallel.empty())) {
+    return "sequence_parallel '" + sequence_parallel + "' is none of yes, no, n/a and not stated";
+  }
+  return "";
+}
+
 // What the model cannot express yet, in the row's own words; empty when it can.
 std::string unexpressible_reason(const Row& row) {
   const std::string& recompute = row["recompute"];
@@ -205,7 +247,7 @@ std::string unexpressible_reason(const Row& row) {
   if (row["sequence_parallel"] == "not stated" && row.integer("TP") > 1) {
     return "sequence parallelism not stated with TP=" + row["TP"];
   }
-  return "";
+  return unread_cell(row);
 }
 
 Recompute parse_recompute(const std::string& text) {
@@ -348,14 +390,21 @@ std::string batch_problem(const Row& row) {
   return "";
 }
 
-// The iteration time: published, or the tokens of a batch over the published tokens/s.
+// The iteration time: published, or the tokens of a batch over the published tokens/s. A row
+// giving both must agree with itself (the corpus's agree to 0.1%, their rounding).
 void set_measured(const Row& row, CorpusCase& c) {
-  if ((c.measured_s = row.number("iter_time_s")) > 0) {
-    c.measured_from = "iter_time_s";
-  } else if (row.number("tokens_per_s") > 0) {
-    c.measured_s = double(row.integer("global_batch") * row.integer("seq_len")) / row.number("tokens_per_s");
-    c.measured_from = "tokens_per_s";
+  const double iteration_s = row.number("iter_time_s"), tokens_per_s = row.number("tokens_per_s");
+  const double from_tokens_s =
+      tokens_per_s > 0 ? double(row.integer("global_batch") * row.integer("seq_len")) / tokens_per_s : 0;
+  if (iteration_s > 0 && from_tokens_s > 0 && std::abs(from_tokens_s / iteration_s - 1) > 0.01) {
+    char text[240];
+    std::snprintf(text, sizeof text, ": iter_time_s %g and global_batch x seq_len / tokens_per_s = %g s disagree "
+                  "by %+.1f%%: give one, or both of one run", iteration_s, from_tokens_s,
+                  100 * (from_tokens_s / iteration_s - 1));
+    throw InputError(row.where() + text);
   }
+  c.measured_s = iteration_s > 0 ? iteration_s : from_tokens_s;
+  c.measured_from = iteration_s > 0 ? "iter_time_s" : from_tokens_s > 0 ? "tokens_per_s" : "";
 }
 
 CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
@@ -366,9 +415,10 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   c.confidence = row["confidence"];
   c.where = row.where();
   set_measured(row, c);
+  int64_t gpus_per_host = 0;
   for (const MachineEntry& m : spec.machines) {
     if (m.source != c.source || m.gpu_type != c.gpu_type) continue;
-    c.gpu = m.gpu, c.machine = m.machine, c.stack = m.stack;
+    c.gpu = m.gpu, c.machine = m.machine, c.stack = m.stack, gpus_per_host = m.gpus_per_host;
   }
   for (const RecipeEntry& r : spec.recipes) {
     if (!contains(row["source"], r.source_contains)) continue;
@@ -386,6 +436,11 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
   }
   if (!(c.why_not = unexpressible_reason(row)).empty()) return c;
   if (!(c.why_not = batch_problem(row)).empty()) return c;
+  if (row.has("gpus_per_node") && !row["gpus_per_node"].empty() && row.integer("gpus_per_node") != gpus_per_host) {
+    c.why_not = "gpus_per_node " + row["gpus_per_node"] + " is not the " + std::to_string(gpus_per_host) +
+                " GPUs per server of machine " + c.machine;
+    return c;
+  }
   const Family* family = nullptr;
   for (const Family& f : spec.families) {
     if (!family && row["model_family"].rfind(f.match, 0) == 0) family = &f;
@@ -477,6 +532,8 @@ void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
 }  // namespace
 
 std::string source_of(const std::string& name) { return name.substr(0, name.find('_')); }
+
+std::string corpus_table_path(const std::string& yaml_path) { return load_corpus_spec(yaml_path).csv_path; }
 
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   const CorpusSpec spec = load_corpus_spec(yaml_path);

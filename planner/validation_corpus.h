@@ -66,6 +66,8 @@ struct CorpusCase {
 // Reads the corpus description (public-runs.yaml) and the CSV it names (a path
 // relative to the YAML file) into one case per row, expressed or not.
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path);
+// The CSV file the corpus description names.
+std::string corpus_table_path(const std::string& yaml_path);
 // The source a name belongs to: its first word, up to '_' (a corpus row's "mpt_7b_..." is mpt's; a
 // set file's "korthikanti2022_table5" is grouped with _table4 as one source).
 std::string source_of(const std::string& name);

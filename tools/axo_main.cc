@@ -2,6 +2,10 @@
 // codes (0 success, 1 runtime failure, 2 usage error or bad input).
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "model/error.h"
 #include "tools/commands.h"
 #include "tools/error_line.h"
@@ -45,6 +49,12 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     axo::tools::print_error_line("failed", e.what());
+    return 1;
+  }
+  // What was printed must be written: a full disk or a closed stdout (axo plan --emit megatron >
+  // args.sh) is a failure, not an empty file and success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    axo::tools::print_error_line("failed", std::string("writing the standard output failed: ") + std::strerror(errno));
     return 1;
   }
   return 0;

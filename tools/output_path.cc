@@ -92,6 +92,10 @@ CLI::Validator output_path() {
   return CLI::Validator([](std::string& path) { return unwritable_file(path); }, "PATH");
 }
 
+void check_output_file(const std::string& option, const std::string& path) {
+  if (const std::string why = unwritable_file(path); !why.empty()) throw InputError(option + ": " + why);
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   if (a == b) return true;
   std::error_code error;
@@ -125,6 +129,18 @@ void reject_shared_outputs(const std::vector<std::pair<std::string, std::string>
   if (const auto twice = repeated_file(paths)) {
     throw InputError(outputs[twice->first].first + " and " + outputs[twice->second].first + " both write " +
                      paths[twice->second] + ": give each its own file");
+  }
+}
+
+void reject_outputs_over_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                const std::vector<std::pair<std::string, std::string>>& inputs) {
+  for (const auto& [option, output] : outputs) {
+    for (const auto& [what, input] : inputs) {
+      if (!output.empty() && !input.empty() && same_file(output, input)) {
+        throw InputError(option + " " + output + ": it is " + what + ", which this command reads: give the output "
+                         "its own file");
+      }
+    }
   }
 }
 

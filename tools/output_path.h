@@ -21,6 +21,9 @@ namespace axo::tools {
 // "--out: cannot write a/b/plan.yaml: the folder a/b does not exist", or
 // "--csv: cannot write runs: it is a folder".
 CLI::Validator output_path();
+// InputError "OPTION: cannot write ..." where output_path() would refuse `path`: for the files a
+// command derives from its options (a sidecar beside --emit-out).
+void check_output_file(const std::string& option, const std::string& path);
 // The same for a prefix of files (PREFIX_train_000000.bin): only its folder is checked.
 CLI::Validator output_prefix();
 
@@ -35,5 +38,9 @@ void reject_repeated_inputs(const std::string& option, const std::vector<std::st
                             const std::string& consequence);
 // InputError "A and B both write P: give each its own file" where two outputs (option, path) name one file.
 void reject_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// InputError "OPTION P: it is WHAT, which this command reads: give the output its own file" where an
+// output (option, path) names one of the inputs (what it is, path): the output would replace it.
+void reject_outputs_over_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                const std::vector<std::pair<std::string, std::string>>& inputs);
 
 }  // namespace axo::tools

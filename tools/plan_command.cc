@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <utility>
+#include <tuple>
 #include <vector>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -212,10 +213,12 @@ std::string plan_out_path(const PlanOptions& o, bool emit, ExportFormat format) 
 
 // --out (and the plan a Slurm script beside --emit-out runs).
 void write_plan(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
-                size_t chosen_rank, bool emit, ExportFormat format) {
+                size_t chosen_rank, bool emit, ExportFormat format, const PredictionBand& band) {
   const std::string plan_out = plan_out_path(o, emit, format);
   if (plan_out.empty()) return;
   Plan plan{model.spec(), model.machine().name, o.gpus, chosen.config, chosen.breakdown};
+  if (chosen.band) plan.iter_time_low_s = chosen.band->low_s, plan.iter_time_high_s = chosen.band->high_s;
+  plan.band = band.text();
   write_plan_file(plan, plan_out);
   if (chosen_rank == 1) {
     std::fprintf(report, "Wrote the best configuration to %s\n", plan_out.c_str());
@@ -241,11 +244,13 @@ void write_deepspeed_arguments(FILE* report, const PlanOptions& o, const CostMod
 
 // --emit: the chosen configuration in `format`, to stdout or --emit-out.
 void write_export(FILE* report, const PlanOptions& o, const CostModel& model, const PlanRow& chosen,
-                  size_t chosen_rank, ExportFormat format) {
-  char note[160];
-  std::snprintf(note, sizeof note, "Configuration %zu of the ranked table: predicted %.4f s per "
-                "iteration, %.1f TFLOP/s per GPU.", chosen_rank, chosen.breakdown.iter_time,
-                chosen.breakdown.tflops_per_gpu);
+                  size_t chosen_rank, ExportFormat format, const PredictionBand& band) {
+  char numbers[160];
+  std::snprintf(numbers, sizeof numbers, "Configuration %zu of the ranked table: predicted %.4f s per iteration",
+                chosen_rank, chosen.breakdown.iter_time);
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "), %.1f TFLOP/s per GPU.", chosen.breakdown.tflops_per_gpu);
+  const std::string note = numbers + (" (" + band.text()) + rate;
   ExportContext context;
   context.plan_path = slurm_plan_path(o);
   if (!o.emit_out.empty()) context.deepspeed_config_path = o.emit_out;
@@ -266,7 +271,8 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
 }
 
 // Every file the command will write, by option: two naming one file would overwrite each other
-// (a Slurm script replacing the plan.yaml it runs), a usage error before any work.
+// (a Slurm script replacing the plan.yaml it runs), and one naming the model or machine file would
+// replace it: usage errors before any work.
 void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format) {
   std::vector<std::pair<std::string, std::string>> outputs;  // option, path
   for (const auto& [option, path] : {std::pair{"--csv", o.csv}, {"--json", o.json}, {"--svg", o.svg},
@@ -280,6 +286,16 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
     outputs.emplace_back("--emit-out's .args.sh", o.emit_out + ".args.sh");
   }
   reject_shared_outputs(outputs);
+  for (const auto& [option, path] : outputs) check_output_file(option, path);  // the derived ones too
+  std::vector<std::pair<std::string, std::string>> inputs;  // what, path
+  for (const auto& [what, kind, name] : {std::tuple{"the --model file", "models", o.model},
+                                         {"the --machine file", "machines", o.machine}}) {
+    try {
+      inputs.emplace_back(what, resolve_preset(kind, name));
+    } catch (const InputError&) {  // loading it says why
+    }
+  }
+  reject_outputs_over_inputs(outputs, inputs);
 }
 
 void run_plan(const PlanOptions& o) {
@@ -311,9 +327,14 @@ void run_plan(const PlanOptions& o) {
   if (rows.empty() && result.closest) rows.push_back(*result.closest);
   if (!result.best.empty()) check_rank(o, model, result);  // before the table and the files: they show the rank
   if (!rows.empty()) std::fputs(plan_table_text(rows).c_str(), report);
+  const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
+  // An export the target cannot express is refused before any file is written.
+  if (emit && !result.best.empty() &&
+      !export_limitation(format, spec, machine, result.best[chosen_rank - 1].config).empty()) {
+    throw InputError(inexpressible_message(format, model, options, result.best[chosen_rank - 1]));
+  }
   write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
-  const size_t chosen_rank = o.rank > 0 ? o.rank : 1;
   const PlanRow& chosen = result.best[chosen_rank - 1];
   check_progress(report, o, options.rank_by, chosen, machine);
   if (o.explain) {
@@ -323,11 +344,8 @@ void run_plan(const PlanOptions& o) {
   }
   if (!o.svg.empty()) write_svg(report, o, model, result);
 
-  if (emit && !export_limitation(format, spec, machine, chosen.config).empty()) {
-    throw InputError(inexpressible_message(format, model, options, chosen));
-  }
-  write_plan(report, o, model, chosen, chosen_rank, emit, format);
-  if (emit) write_export(report, o, model, chosen, chosen_rank, format);
+  write_plan(report, o, model, chosen, chosen_rank, emit, format, band);
+  if (emit) write_export(report, o, model, chosen, chosen_rank, format, band);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "planner/explain.h"
 #include "planner/validation.h"
 #include "planner/validation_fit.h"
+#include "planner/validation_inputs.h"
 #include "planner/validation_summary.h"
 #include "report/csv_text.h"
 #include "tools/commands.h"
@@ -71,25 +72,20 @@ std::string csv_text(const std::vector<ValidationEntry>& entries) {
   return out;
 }
 
-// The YAML files of configs/validation: sets have `points`, the corpus has `corpus`.
+// The sets and the corpus not named on the command line: configs/validation's.
 void find_inputs(ValidateOptions& options) {
-  const bool default_sets = options.sets.empty();
-  if (!default_sets && !options.corpus.empty()) return;
+  if (!options.sets.empty() && !options.corpus.empty()) return;
   const std::string folder = config_dir() + "/validation";
-  std::vector<std::string> files;
-  std::error_code error;
-  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    if (it->path().extension() == ".yaml") files.push_back(it->path().string());
+  ValidationInputs found;
+  try {
+    found = find_validation_inputs(folder);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + ": name the sets and the corpus with --set and --corpus");
   }
-  if (error) {
-    throw InputError(folder + ": cannot read the validation folder (" + error.message() +
-                     "): name the sets and the corpus with --set and --corpus");
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& path : files) {
-    const bool is_corpus = load_yaml_file(path)["corpus"].IsDefined();
-    if (is_corpus && options.corpus.empty()) options.corpus = path;
-    if (!is_corpus && default_sets) options.sets.push_back(path);
+  if (options.sets.empty()) options.sets = found.sets;
+  if (options.corpus.empty()) options.corpus = found.corpus;
+  if (options.corpus.empty()) {
+    throw InputError(folder + ": no corpus (a YAML file with `corpus:`, public-runs.yaml): name one with --corpus");
   }
 }
 
@@ -129,23 +125,13 @@ bool same_profile(const std::string& given, const std::string& sets) {
   }
 }
 
-// A set is grouped with the sets of its file name's first word (korthikanti2022_table4 and _table5
-// are one source): a set named as a published source (mpt_mine.yaml) would join that source's runs.
-void reject_sets_named_as_corpus_sources(const std::vector<std::string>& sets, const std::vector<CorpusCase>& corpus) {
-  for (const std::string& path : sets) {
-    const std::string group = source_of(std::filesystem::path(path).stem().string());
-    for (const CorpusCase& c : corpus) {
-      if (c.source == group) {
-        throw InputError("--set " + path + ": its file name makes it source '" + group +
-                         "', a published source of the corpus, whose runs it would join: rename the file");
-      }
-    }
-  }
-}
-
 void run_validate(ValidateOptions options) {
   find_inputs(options);
   reject_repeated_inputs("--set", options.sets, "its runs would count twice");
+  std::vector<std::pair<std::string, std::string>> inputs{
+      {"the corpus", options.corpus}, {"the corpus's table", corpus_table_path(options.corpus)}};
+  for (const std::string& set : options.sets) inputs.emplace_back("a validation set", set);
+  reject_outputs_over_inputs({{"--csv", options.csv}}, inputs);
   const std::vector<CorpusCase> cases = load_corpus(options.corpus);  // its mistakes before any output
   reject_sets_named_as_corpus_sources(options.sets, cases);
   std::vector<ValidationEntry> entries;

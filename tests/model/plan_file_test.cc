@@ -40,6 +40,30 @@ TEST(PlanFile, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.predicted.iter_time, 1.25);
   EXPECT_DOUBLE_EQ(back.predicted.tp_comm, 0.25);
   EXPECT_NEAR(back.predicted.memory.weights, 3.0 * (1 << 30), 1);
+  EXPECT_EQ(back.iter_time_high_s, 0);  // none written
+  EXPECT_EQ(back.band, "");
+  std::remove(path.c_str());
+}
+
+// The error band `axo plan` printed travels with the prediction; limits that do not hold the
+// predicted time are refused.
+TEST(PlanFile, BandRoundTripsAndHoldsThePrediction) {
+  Plan plan;
+  plan.model = load_model("gpt2-124m");
+  plan.machine = "selene";
+  plan.gpus = 1;
+  plan.predicted.iter_time = 1.25;
+  plan.iter_time_low_s = 1.1, plan.iter_time_high_s = 1.4;
+  plan.band = "-12% / +12%: 90% of 87 published A100-80 runs";
+  const std::string path = temp_path("band.yaml");
+  write_plan_file(plan, path);
+  const Plan back = read_plan_file(path);
+  EXPECT_DOUBLE_EQ(back.iter_time_low_s, 1.1);
+  EXPECT_DOUBLE_EQ(back.iter_time_high_s, 1.4);
+  EXPECT_EQ(back.band, plan.band);
+  plan.iter_time_low_s = 1.3;  // above the prediction
+  write_plan_file(plan, path);
+  EXPECT_NE(testing::input_error_of([&] { read_plan_file(path); }).find("field 'iter_time_low_s'"), std::string::npos);
   std::remove(path.c_str());
 }
 

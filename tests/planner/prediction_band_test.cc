@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
+#include <unistd.h>
 
+#include "model/error.h"
 #include "model/presets.h"
 #include "planner/validation.h"
 #include "planner/validation_corpus.h"
@@ -70,10 +73,36 @@ TEST(PredictionBand, IsTheBandValidateFitPrints) {
 TEST(PredictionBand, WithoutRunsOrTypeThereIsNoneAndItSaysWhy) {
   const PredictionBand v100 = prediction_band(load_machine("summit").gpu_type, validation_dir());
   EXPECT_FALSE(v100.band);
-  EXPECT_EQ(v100.text(), "no band: no published runs on V100-16");
+  EXPECT_EQ(v100.text(), "no band: no published runs on V100-16 in " + validation_dir());
   const PredictionBand none = prediction_band("", validation_dir());
   EXPECT_FALSE(none.band);
   EXPECT_NE(none.text().find("no band: "), std::string::npos);
+}
+
+// The band reads what validate reads, by its rules: a set named as a published source (which
+// validate refuses, as it would join that source's runs) is refused here too, saying what for.
+TEST(PredictionBand, ReadsTheFolderByValidatesRules) {
+  namespace fs = std::filesystem;
+  const fs::path copy = fs::temp_directory_path() / ("axo_band_" + std::to_string(::getpid()));
+  fs::create_directories(copy);
+  for (const auto& file : fs::directory_iterator(validation_dir())) {
+    if (file.path().extension() == ".yaml" || file.path().extension() == ".csv") {
+      fs::copy_file(file.path(), copy / file.path().filename());
+    }
+  }
+  fs::copy_file(copy / "korthikanti2022_table5.yaml", copy / "mpt_mine.yaml");
+  try {
+    prediction_band("A100-80", copy.string());
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mpt_mine.yaml: its file name makes it source 'mpt'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(read for the error band on A100-80 from the published runs in " +
+                                         copy.string() + ")"), std::string::npos) << e.what();
+  }
+  fs::remove(copy / "mpt_mine.yaml");
+  EXPECT_TRUE(prediction_band("A100-80", copy.string()).band);
+  fs::remove_all(copy);
 }
 
 }  // namespace

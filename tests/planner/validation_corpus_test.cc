@@ -497,5 +497,81 @@ TEST_F(CorpusFixture, UnknownRecipeAttentionNamesTheField) {
   }
 }
 
+// Cells in words the translation does not read are not priced as its defaults (bf16, no
+// recompute, no sequence parallelism): the row says which cell and what it said.
+TEST_F(CorpusFixture, UnreadCellsAreNotExpressed) {
+  const std::string head = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,";
+  write_csv(head + "none,no,fp32,1.5,,exact\n" + "t_b" + head.substr(3) + "banana,no,bf16,1.5,,exact\n" + "t_c" +
+            head.substr(3) + "none,maybe,bf16,1.5,,exact\n" + "t_d" + head.substr(3) + "none,,bf16,1.5,,exact\n" +
+            "t_e" + head.substr(3) + "full (every layer),yes,amp_bf16,1.5,,exact\n");
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 5u);
+  EXPECT_EQ(cases[0].why_not, "precision 'fp32' names none of bf16, fp8 and float8, the precisions the corpus prices");
+  EXPECT_EQ(cases[1].why_not, "recompute 'banana' starts with none of none, selective and full");
+  EXPECT_EQ(cases[2].why_not, "sequence_parallel 'maybe' is none of yes, no, n/a and not stated");
+  EXPECT_EQ(cases[3].why_not, "sequence_parallel '' is none of yes, no, n/a and not stated");
+  ASSERT_TRUE(cases[4].expressed()) << cases[4].why_not;
+  EXPECT_EQ(cases[4].config.recompute, Recompute::full);
+  EXPECT_TRUE(cases[4].config.sequence_parallel);
+}
+
+// A row's GPUs per server must be its machine's (selene: 8); an empty cell leaves it to the preset.
+TEST_F(CorpusFixture, GpusPerNodeMustBeTheMachines) {
+  std::ofstream(dir_ / "runs.csv")
+      << "name,model_family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,global_batch,gpu_type,"
+         "gpus,gpus_per_node,TP,PP,DP,other_parallel,microbatch,recompute,sequence_parallel,precision,iter_time_s,"
+         "tokens_per_s,confidence\n"
+         "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,4,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n"
+         "t_b,GPT x,4,512,8,,2048,,1024,32,A100-80,8,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n"
+         "t_c,GPT x,4,512,8,,2048,,1024,32,A100-80,8,,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].why_not, "gpus_per_node 4 is not the 8 GPUs per server of machine selene");
+  EXPECT_TRUE(cases[1].expressed()) << cases[1].why_not;
+  EXPECT_TRUE(cases[2].expressed()) << cases[2].why_not;
+}
+
+// A row giving both its iteration time and its tokens/s must give one run's: 32 x 1024 tokens in
+// 1.5 s are 21845 tokens/s.
+TEST_F(CorpusFixture, IterationTimeAndTokensPerSecondMustAgree) {
+  const std::string head = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,";
+  EXPECT_EQ(corpus_error(*this, head + "1.5,21845,exact\n"), "");
+  EXPECT_NE(corpus_error(*this, head + "1.5,21845000000,exact\n")
+                .find("runs.csv:2: iter_time_s 1.5 and global_batch x seq_len / tokens_per_s = 1.50002e-06 s "
+                      "disagree by -100.0%"),
+            std::string::npos)
+      << corpus_error(*this, head + "1.5,21845000000,exact\n");
+  EXPECT_NE(corpus_error(*this, head + "1.5,20000,exact\n").find("disagree by +9.2%"), std::string::npos);
+}
+
+// A machine entry's GPU type is its preset's: another would group and band its runs as another GPU's.
+TEST_F(CorpusFixture, MachineEntryGpuIsThePresetsGpuType) {
+  std::ofstream(dir_ / "c.yaml") << "corpus: runs.csv\n"
+                                    "families:\n  - {match: GPT, mlp: gelu, vocab: 51200}\n"
+                                    "machines:\n  - {source: t, gpu_type: A100-80, gpu: H100-XX, machine: selene, attention: flash}\n";
+  write_csv("t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n");
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.yaml:5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field 'gpu': 'H100-XX' is not machine selene's GPU type, 'A100-80'"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(dir_ / "c.yaml") << "corpus: runs.csv\n"
+                                    "families:\n  - {match: GPT, mlp: gelu, vocab: 51200}\n"
+                                    "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: nosuch, attention: flash}\n";
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.yaml:5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field 'machine': 'nosuch' is neither a file nor a machine preset"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace axo

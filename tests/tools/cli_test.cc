@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <unistd.h>
 
@@ -193,10 +194,25 @@ TEST_F(Cli, PlanErrorBand) {
                                                 " plan --top 1 --gpus 4 --model " + model + " --machine " + machine +
                                                 " 2>&1");
   EXPECT_EQ(bare.code, 0) << bare.output;
-  EXPECT_NE(bare.output.find("no band: no published runs on A100-80"), std::string::npos) << bare.output;
+  EXPECT_NE(bare.output.find("no band: no validation folder " + path("none") + "/validation"), std::string::npos)
+      << bare.output;
   const Result validate = axo::testing::run_command("AXO_CONFIG_DIR=" + path("none") + " " + AXO_BINARY + " validate 2>&1");
   EXPECT_EQ(validate.code, 2) << validate.output;
   EXPECT_NE(validate.output.find("cannot read the validation folder"), std::string::npos) << validate.output;
+  // A folder without the corpus: validate says so; a broken set says it was read for the band.
+  fs::create_directories(path("bare/validation"));
+  const Result no_corpus = axo::testing::run_command("AXO_CONFIG_DIR=" + path("bare") + " " + AXO_BINARY +
+                                                     " validate 2>&1");
+  EXPECT_EQ(no_corpus.code, 2) << no_corpus.output;
+  EXPECT_NE(no_corpus.output.find(path("bare") + "/validation: no corpus (a YAML file with `corpus:`"),
+            std::string::npos) << no_corpus.output;
+  write("bare/validation/broken.yaml", "name: b\npoints: 3\n");
+  const Result broken = axo::testing::run_command("AXO_CONFIG_DIR=" + path("bare") + " " + AXO_BINARY +
+                                                  " plan --top 1 --gpus 4 --model " + model + " --machine " + machine +
+                                                  " 2>&1");
+  EXPECT_EQ(broken.code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("(read for the error band on A100-80 from the published runs in " + path("bare") +
+                               "/validation)"), std::string::npos) << broken.output;
 }
 
 // A bf16 model on a profile with an fp32 rate alone is refused, naming the profile's file and field
@@ -312,6 +328,47 @@ TEST_F(Cli, OutputsNamingOneFileAreAUsageError) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--emit-out and --out both write"), std::string::npos) << r.output;
   EXPECT_EQ(axo(plan + "--out " + path("p.yaml") + " --emit slurm --emit-out " + path("run.sbatch")).code, 0);
+}
+
+// An output naming the --model or --machine file would replace what the command reads.
+TEST_F(Cli, OutputsNamingAnInputAreAUsageError) {
+  const std::string model = write("m.yaml", "name: m\nlayers: 2\nhidden: 64\nheads: 4\nseq_len: 128\nvocab: 512\n"
+                                            "global_batch: 8\nprecision: fp32\n");
+  Result r = axo("plan --model " + model + " --gpus 2 --machine selene --csv " + model);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--csv " + model + ": it is the --model file, which this command reads"), std::string::npos)
+      << r.output;
+  std::ifstream kept(model);
+  std::stringstream text;
+  text << kept.rdbuf();
+  EXPECT_NE(text.str().find("layers: 2"), std::string::npos) << text.str();
+  const std::string machine = path("mine.yaml");
+  fs::copy_file(axo::config_dir() + "/machines/selene.yaml", machine);
+  r = axo("plan --model " + model + " --gpus 2 --machine " + machine + " --out " + machine);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--out " + machine + ": it is the --machine file"), std::string::npos) << r.output;
+}
+
+// An export the target cannot express writes no file; a sidecar that cannot be written is found
+// before any work; stdout that cannot be written (a full disk) fails the command.
+TEST_F(Cli, AFailedPlanWritesNothingAndSaysWhy) {
+  Result r = axo("plan --model llama2-7b --gpus 16 --machine dgx-h100 --fix x=2,pipeline=1 --emit megatron --csv " +
+                 path("o.csv") + " --json " + path("o.json") + " --out " + path("o.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  for (const char* file : {"o.csv", "o.json", "o.yaml"}) EXPECT_FALSE(fs::exists(path(file))) << file;
+  fs::create_directories(path("x.json.args.sh"));
+  r = axo("plan --model llama2-7b --gpus 16 --machine dgx-h100 --emit deepspeed --emit-out " + path("x.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--emit-out's .args.sh: cannot write " + path("x.json.args.sh") + ": it is a folder"),
+            std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("x.json")));
+  if (fs::exists("/dev/full")) {
+    r = axo::testing::run_command(std::string(AXO_BINARY) + " plan --model llama2-7b --gpus 8 --machine dgx-h100 "
+                                  "--emit megatron 2>&1 >/dev/full");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("writing the standard output failed: No space left on device"), std::string::npos)
+        << r.output;
+  }
 }
 
 // A model's name goes into the comments and job names of generated scripts: a line break in it

@@ -217,6 +217,23 @@ TEST_F(ValidateSets, SetsThatWouldBeGroupedWrongAreRefused) {
   EXPECT_NE(r.output.find("an empty value names no run"), std::string::npos) << r.output;
 }
 
+// --csv naming a set, the corpus or the corpus's table would replace what validate reads.
+TEST_F(ValidateSets, CsvOverAnInputIsAUsageError) {
+  const std::string set = write_set("h.yaml", "h", "selene");
+  auto r = axo::testing::run_axo("validate --set " + set + " --csv " + set);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--csv " + set + ": it is a validation set, which this command reads"), std::string::npos)
+      << r.output;
+  std::ifstream kept(set);
+  std::stringstream text;
+  text << kept.rdbuf();
+  EXPECT_EQ(text.str().rfind("name: h\n", 0), 0u) << text.str();
+  const std::string table = axo::config_dir() + "/validation/public-runs.csv";
+  r = axo::testing::run_axo("validate --set " + set + " --csv " + table);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is the corpus's table, which this command reads"), std::string::npos) << r.output;
+}
+
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
   const auto r = axo::testing::run_axo("validate --corpus /nonexistent/corpus.yaml");
   EXPECT_EQ(r.code, 2) << r.output;
