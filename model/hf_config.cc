@@ -8,47 +8,13 @@
 #include <string_view>
 
 #include "model/error.h"
+#include "model/hf_architecture.h"
+#include "model/hf_fields.h"
 #include "model/json_text.h"
 
 namespace axo {
 
 namespace {
-
-// The first of `keys` present in `config` as an integer.
-int64_t hf_int(const nlohmann::json& config, std::initializer_list<const char*> keys,
-               const std::string& source, std::optional<int64_t> fallback = std::nullopt) {
-  for (const char* key : keys) {
-    if (!config.contains(key) || config[key].is_null()) continue;
-    const nlohmann::json& v = config[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-      throw InputError(source + ": field '" + key + "': expected a positive integer, got " +
-                       v.dump());
-    }
-    return v.get<int64_t>();
-  }
-  if (fallback) return *fallback;
-  throw InputError(source + ": field '" + *keys.begin() + "': missing from the config.json");
-}
-
-// Optional typed fields: absent or null gives the fallback, a wrong type an InputError.
-std::string hf_string(const nlohmann::json& config, const char* key, const std::string& fallback,
-                      const std::string& source) {
-  if (!config.contains(key) || config[key].is_null()) return fallback;
-  if (!config[key].is_string()) throw InputError(source + ": field '" + key + "': expected a string");
-  return config[key].get<std::string>();
-}
-
-bool hf_bool(const nlohmann::json& config, const char* key, bool fallback, const std::string& source) {
-  if (!config.contains(key) || config[key].is_null()) return fallback;
-  if (!config[key].is_boolean()) throw InputError(source + ": field '" + key + "': expected true or false");
-  return config[key].get<bool>();
-}
-
-double hf_number(const nlohmann::json& config, const char* key, double fallback, const std::string& source) {
-  if (!config.contains(key) || config[key].is_null()) return fallback;
-  if (!config[key].is_number()) throw InputError(source + ": field '" + key + "': expected a number");
-  return config[key].get<double>();
-}
 
 // Families whose MLP is gated (gate_proj, up_proj, down_proj) whatever their hidden_act: Llama's
 // SiLU (SwiGLU) and Gemma's GELU (GeGLU, which axo prices as SwiGLU: the same weights and GEMMs).
@@ -58,25 +24,9 @@ constexpr std::array<std::string_view, 14> kGatedFamilies = {
 // Gated families whose LM head is tied to the embedding unless the config says otherwise
 // (transformers' GemmaConfig and CohereConfig: tie_word_embeddings=True; LlamaConfig's is False).
 constexpr std::array<std::string_view, 4> kTiedFamilies = {"gemma", "gemma2", "gemma3_text", "cohere"};
-
-// Whether the config's model_type, else its first architecture ("GemmaForCausalLM"), lowercased,
-// names one of `families` (an architecture by its prefix).
-template <size_t N>
-bool hf_family_in(const nlohmann::json& config, const std::array<std::string_view, N>& families,
-                  const std::string& source) {
-  const std::string type = hf_string(config, "model_type", "", source);
-  if (!type.empty()) return std::find(families.begin(), families.end(), type) != families.end();
-  if (!config.contains("architectures") || !config["architectures"].is_array() ||
-      config["architectures"].empty() || !config["architectures"][0].is_string()) {
-    return false;
-  }
-  std::string architecture = config["architectures"][0].get<std::string>();
-  for (char& c : architecture) c = char(std::tolower((unsigned char)c));
-  return std::any_of(families.begin(), families.end(), [&](std::string_view family) {
-    return architecture.rfind(std::string(family) + "for", 0) == 0 ||
-           architecture.rfind(std::string(family) + "model", 0) == 0;
-  });
-}
+// Plain-MLP families whose LM head is its own unless the config says otherwise (transformers'
+// GPTNeoXConfig, GPTJConfig and PhiConfig: tie_word_embeddings=False; GPT-2's, OPT's, Falcon's True).
+constexpr std::array<std::string_view, 3> kUntiedFamilies = {"gpt_neox", "gptj", "phi"};
 
 // A gated MLP: by the family (model_type or architectures), else a SiLU activation (a family
 // axo does not know, as before): GPT-2, GPT-NeoX, OPT and the like have a plain GELU MLP.
@@ -210,19 +160,25 @@ void check_learned_positions_cover(const nlohmann::json& config, const Transform
 constexpr std::array<const char*, 6> kRotaryKeys = {"rope_theta",      "rope_scaling", "rotary_pct",
                                                     "rotary_emb_base", "rotary_dim",   "partial_rotary_factor"};
 
-// Rotary positions: the Llama-like families, Falcon (model_type falcon, or RefinedWeb's before it)
-// unless alibi, and any config with a rotary key or `rotary: true`; ALiBi (BLOOM, MPT, Falcon's
-// alibi) has neither learned nor rotary positions, which axo does not model: refused.
+// Families whose positions are rotary whatever keys their config gives: Falcon (RefinedWeb's before
+// it) and those whose configs may leave the rotary keys to transformers' defaults (GPT-NeoX's
+// rotary_pct, GPT-J's and CodeGen's rotary_dim, Phi's and StableLM's partial_rotary_factor).
+constexpr std::array<std::string_view, 8> kRotaryFamilies = {"falcon", "RefinedWeb", "RefinedWebModel", "gpt_neox",
+                                                            "gptj",   "codegen",    "phi",             "stablelm"};
+
+// Rotary positions: the Llama-like and rotary families unless alibi, and any config with a rotary
+// key or `rotary: true`; ALiBi (BLOOM, MPT, Falcon's alibi) has neither learned nor rotary
+// positions, which axo does not model: refused.
 PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const std::string& source) {
   if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
     throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
   }
   const std::string type = hf_string(config, "model_type", "", source);
-  const bool falcon = type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel";
+  const bool rotary_family = std::find(kRotaryFamilies.begin(), kRotaryFamilies.end(), type) != kRotaryFamilies.end();
   const bool keyed = std::any_of(kRotaryKeys.begin(), kRotaryKeys.end(), [&](const char* key) {
     return config.contains(key) && !config[key].is_null();
   });
-  const bool rotary = llama_like || falcon || keyed || hf_bool(config, "rotary", false, source);
+  const bool rotary = llama_like || rotary_family || keyed || hf_bool(config, "rotary", false, source);
   return rotary ? PositionKind::rope : PositionKind::learned;
 }
 
@@ -244,8 +200,6 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
   spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
   spec.kv_heads = hf_kv_heads(config, spec.heads, source);
-  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
-                           4 * spec.hidden);
   const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
                         absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::nullopt);
@@ -253,6 +207,10 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.global_batch = overrides.global_batch;
   spec.vocab = hf_int(config, {"vocab_size"}, source);
   spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
+  // A plain MLP is 4h wide where the config leaves it out (GPT-2's n_inner null); a gated one's
+  // width has no such rule (Llama 2 7B's 11008, 3 8B's 14336).
+  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
+                           spec.mlp == MlpKind::gelu ? std::optional<int64_t>(4 * spec.hidden) : std::nullopt);
   // Qwen (v1)'s intermediate_size is both gated branches together: w1 and w2 are each half of it
   // (QWenMLP in Qwen-7B's modeling_qwen.py; 7.72B parameters with 22016 / 2).
   if (hf_string(config, "model_type", "", source) == "qwen") spec.ffn_hidden /= 2;
@@ -260,10 +218,13 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
   spec.positions = hf_positions(config, llama_like, source);
   check_learned_positions_cover(config, spec, source);
-  // Biases: attention_bias where the config has it (Llama's, default off), Falcon's `bias`,
-  // else the family's (gated families none, GPT-2 and the like all).
-  spec.bias = hf_bool(config, "attention_bias", hf_bool(config, "bias", !llama_like, source), source);
-  const bool tied_by_default = !llama_like || hf_family_in(config, kTiedFamilies, source);
+  // Biases on every linear or none: Falcon's `bias`; a gated family's attention_bias and mlp_bias
+  // (Llama's, both off by default) together; else the family's (GPT-2 and the like all). Biases on
+  // some linears only are an approximation (hf_architecture.h).
+  spec.bias = llama_like ? hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source)
+                         : hf_bool(config, "bias", true, source);
+  const bool tied_by_default =
+      (!llama_like && !hf_family_in(config, kUntiedFamilies, source)) || hf_family_in(config, kTiedFamilies, source);
   spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
   spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
                  hf_number(config, "attn_pdrop", 0, source) > 0;
@@ -271,6 +232,9 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   // model trains: bf16 mixed precision, which --precision changes.
   spec.precision = Precision::bf16;
   check_hf_heads(config, spec, source);
+  if (spec.positions == PositionKind::rope) spec.rope_theta = hf_rope_theta(config, source);
+  refuse_sliding_window(config, spec, source);
+  spec.approximations = hf_approximations(config, spec, source);
   return spec;
 }
 

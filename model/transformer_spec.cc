@@ -139,6 +139,10 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.positions = map.get_choice("positions", {"learned", "rope"}, "learned") == "learned"
                        ? PositionKind::learned
                        : PositionKind::rope;
+  if (map.has("rope_theta")) {
+    if (spec.positions != PositionKind::rope) map.fail("rope_theta", "a rotary base, and the model's positions are learned");
+    spec.rope_theta = map.get_double("rope_theta", 1, 1e12);
+  }
   spec.bias = map.get_bool("bias", true);
   spec.tied_embeddings = map.get_bool("tied_embeddings", true);
   spec.dropout = map.get_bool("dropout", false);
@@ -184,6 +188,7 @@ YAML::Node to_yaml(const TransformerSpec& spec) {
   node["mlp"] = to_string(spec.mlp);
   node["norm"] = to_string(spec.norm);
   node["positions"] = to_string(spec.positions);
+  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) node["rope_theta"] = spec.rope_theta;
   node["bias"] = spec.bias;
   node["tied_embeddings"] = spec.tied_embeddings;
   node["dropout"] = spec.dropout;

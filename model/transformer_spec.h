@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace axo {
 
@@ -33,6 +34,10 @@ int bytes_per_element(Precision precision);
 // and the four names.
 Precision parse_precision(const std::string& text, const std::string& where);
 
+// RoFormer's rotary base θ, the one Llama 2 and GPT-NeoX use and Megatron-LM's --rotary-base
+// defaults to.
+inline constexpr double kDefaultRopeTheta = 10000;
+
 // A parameter count for people: "0.8M" below a billion, "1.31B" above.
 std::string parameter_count_text(int64_t count);
 
@@ -51,6 +56,7 @@ struct TransformerSpec {
   MlpKind mlp = MlpKind::gelu;
   NormKind norm = NormKind::layernorm;
   PositionKind positions = PositionKind::learned;
+  double rope_theta = kDefaultRopeTheta;  // rotary positions' base (Llama 3: 500000); prices nothing
   bool bias = true;             // biases on every linear layer (GPT) or none (Llama)
   bool tied_embeddings = true;  // LM head shares the token embedding
   bool dropout = false;         // attention and hidden dropout (Megatron-LM 2022 trained with it)
@@ -58,6 +64,10 @@ struct TransformerSpec {
   int64_t vocab = 0;            // V
   int64_t global_batch = 0;     // B, sequences per iteration
   Precision precision = Precision::bf16;
+  // What the model's config.json says of its architecture that axo prices as the nearest it
+  // models, each naming its field ("q/k/v biases without the other linears' (model_type qwen2)"):
+  // the exports that state a model's architecture refuse one with any (hf_config.h).
+  std::vector<std::string> approximations;
 
   int64_t head_dim() const { return hidden / heads; }
   // Output width of the fused QKV projection: (a + 2·kv)·(h/a).

@@ -62,9 +62,20 @@ ExportFormat parse_export_format(const std::string& text) {
                    "' (expected megatron, axonn, torchtitan, deepspeed or slurm)");
 }
 
+std::string export_model_problem(ExportFormat format, const TransformerSpec& spec) {
+  if ((format != ExportFormat::megatron && format != ExportFormat::deepspeed) || spec.approximations.empty()) return "";
+  std::string details;
+  for (const std::string& detail : spec.approximations) details += (details.empty() ? "" : "; ") + detail;
+  return std::string(framework_name(format)) + "'s arguments would state another model than " + spec.name +
+         ": axo prices these details of it as the nearest it models, and no flag here states them: " + details;
+}
+
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
                         const MachineProfile& machine, const ParallelConfig& config,
                         const ExportContext& context) {
+  if (const std::string why = export_model_problem(format, spec); !why.empty()) {
+    throw InputError(std::string("--emit ") + to_string(format) + ": " + why);
+  }
   switch (format) {
     case ExportFormat::megatron: return export_megatron(spec, machine, config, context);
     case ExportFormat::axonn: return export_axonn(spec, machine, config, context);
@@ -209,6 +220,11 @@ std::string fix_string(const ParallelConfig& c) { return config_text(c, ","); }
 std::string flag(const std::string& name) { return "  " + name + "\n"; }
 std::string flag(const std::string& name, int64_t value) {
   return "  " + name + " " + std::to_string(value) + "\n";
+}
+std::string decimal_flag(const std::string& name, double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.15g", value);
+  return "  " + name + " " + text + "\n";
 }
 
 // The recompute flags Megatron-LM and Megatron-DeepSpeed share, as flag lines. Partial

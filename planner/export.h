@@ -72,6 +72,11 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
                         const MachineProfile& machine, const ParallelConfig& config,
                         const ExportContext& context);
+// Empty when `format` can state `spec`; otherwise why not: Megatron-LM's and Megatron-DeepSpeed's
+// arguments state the architecture, and a model with approximations (a config.json's details axo
+// prices as their nearest) would train as another model. (torchtitan's and AxoNN's exports state
+// the parallelism alone; the Slurm script runs axo train, whose executor says what it trains.)
+std::string export_model_problem(ExportFormat format, const TransformerSpec& spec);
 // Empty when `format` can express `config`; otherwise why not, in a sentence.
 std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
                               const MachineProfile& machine, const ParallelConfig& config);
@@ -107,6 +112,8 @@ std::string split_sentence(const TransformerSpec& spec, const PipelineSplit& spl
 // One line of a Megatron-style bash argument array: "  NAME\n" or "  NAME VALUE\n".
 std::string flag(const std::string& name);
 std::string flag(const std::string& name, int64_t value);
+// "  NAME 500000\n": a real value in the fewest digits that give it back.
+std::string decimal_flag(const std::string& name, double value);
 // The flags Megatron-LM and Megatron-DeepSpeed share, in the order both write
 // them: sequence parallelism, recompute, the batch and the model's shape up to
 // its attention heads (their key/value heads' flags differ).

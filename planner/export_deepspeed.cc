@@ -155,6 +155,9 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization rmsnorm");
   if (spec.positions == PositionKind::rope) text += flag("--use-rotary-position-embeddings");
+  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) {
+    text += decimal_flag("--rope-theta", spec.rope_theta);  // Megatron-DeepSpeed megatron/arguments.py
+  }
   if (!spec.bias) text += flag("--disable-bias-linear");
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
   if (!spec.dropout) {  // both default to 0.1 in megatron/arguments.py

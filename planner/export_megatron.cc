@@ -206,6 +206,9 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization RMSNorm");
   if (spec.positions == PositionKind::rope) text += flag("--position-embedding-type rope");
+  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) {
+    text += decimal_flag("--rotary-base", spec.rope_theta);
+  }
   if (!spec.bias) text += flag("--disable-bias-linear");
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
   if (!spec.dropout) {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "executor/gpt/gpt.h"
 #include "model/error.h"
 #include "model/atomic_file.h"
 #include "model/cost_fp8.h"
@@ -270,6 +271,20 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
   }
 }
 
+// A model the export cannot state is refused before the search: no plan of it would do. The
+// Slurm script runs axo train, which trains what its executor does (gpt_shape).
+void check_export_model(ExportFormat format, const TransformerSpec& spec) {
+  if (const std::string why = export_model_problem(format, spec); !why.empty()) {
+    throw InputError("--emit " + std::string(to_string(format)) + ": " + why);
+  }
+  if (format != ExportFormat::slurm) return;
+  try {
+    gpt_shape(spec);
+  } catch (const InputError& e) {
+    throw InputError("--emit slurm: the script runs axo train, which cannot train this model: " + std::string(e.what()));
+  }
+}
+
 // Every file the command will write, by option: two naming one file would overwrite each other
 // (a Slurm script replacing the plan.yaml it runs), and one naming the model or machine file would
 // replace it: usage errors before any work.
@@ -309,6 +324,7 @@ void run_plan(const PlanOptions& o) {
   std::ostream& report_stream = report == stderr ? std::cerr : std::cout;
 
   const TransformerSpec spec = load_spec(o);
+  if (emit) check_export_model(format, spec);
   const MachineProfile machine = load_machine(o.machine);
   if (const std::string problem = precision_problem(spec.precision, machine, resolve_preset("machines", o.machine));
       !problem.empty()) {

@@ -25,6 +25,10 @@ GptShape gpt_shape(const TransformerSpec& s) {
   need(s.positions == PositionKind::learned, "needs learned positions");
   need(s.bias && s.tied_embeddings, "needs biases and a tied LM head");
   need(s.kv_heads == s.heads, "needs as many key/value heads as heads");
+  if (!s.approximations.empty()) {
+    need(false, "its config.json has details axo prices as the nearest it models, and it would train as those (" +
+                    s.approximations.front() + (s.approximations.size() > 1 ? "; ..." : "") + ")");
+  }
   need(!s.dropout, "trains without dropout (the model has it: a spec's dropout: true, a config.json's "
                    "attention_dropout or attn_pdrop)");
   GptShape g;

@@ -53,11 +53,21 @@ TEST(HfConfig, FalconHeadsBiasAndPositions) {
   falcon_7b["alibi"] = true;
   EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(falcon_7b, "f7.json"); }),
             "f7.json: field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
-  // A Llama config with attention_bias keeps its biases; GPT-NeoX's rotary_pct is rotary.
+  // A Llama config's attention_bias alone is biases on the attention's linears only, priced
+  // without them (an approximation the exports refuse); with mlp_bias, every linear has one.
+  // GPT-NeoX's rotary_pct is rotary.
   nlohmann::json llama = {{"model_type", "llama"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
                           {"num_attention_heads", 8}, {"vocab_size", 1000}, {"max_position_embeddings", 128},
-                          {"attention_bias", true}};
+                          {"intermediate_size", 1376}, {"attention_bias", true}};
+  const TransformerSpec attention_biased = transformer_spec_from_hf_config(llama, "l.json");
+  EXPECT_FALSE(attention_biased.bias);
+  ASSERT_EQ(attention_biased.approximations.size(), 1u);
+  EXPECT_EQ(attention_biased.approximations[0],
+            "biases on the attention's linears only (attention_bias: true), priced without them");
+  llama["mlp_bias"] = true;
   EXPECT_TRUE(transformer_spec_from_hf_config(llama, "l.json").bias);
+  EXPECT_TRUE(transformer_spec_from_hf_config(llama, "l.json").approximations.empty());
+  llama.erase("mlp_bias");
   const nlohmann::json neox = {{"model_type", "gpt_neox"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
                                {"num_attention_heads", 8}, {"vocab_size", 1000}, {"max_position_embeddings", 128},
                                {"rotary_pct", 0.25}};

@@ -83,6 +83,19 @@ TEST(TransformerSpec, YamlRoundTrip) {
   EXPECT_EQ(back.kv_heads, spec.kv_heads);
   EXPECT_EQ(back.seq_len, spec.seq_len);
   EXPECT_EQ(back.tied_embeddings, spec.tied_embeddings);
+  EXPECT_EQ(back.rope_theta, 500000);  // Llama 3's (Table 3)
+}
+
+// A rotary base belongs to rotary positions; 10000 (RoFormer's) where none is given.
+TEST(TransformerSpec, RopeThetaIsRotarysOnly) {
+  YAML::Node node = to_yaml(load_model("llama2-7b"));
+  EXPECT_FALSE(node["rope_theta"]);  // the default is not written
+  EXPECT_EQ(transformer_spec_from_yaml(node, "s.yaml").rope_theta, kDefaultRopeTheta);
+  node = to_yaml(load_model("gpt2-124m"));
+  node["rope_theta"] = 500000;
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(node, "s.yaml"); })
+                .find("field 'rope_theta': a rotary base, and the model's positions are learned"),
+            std::string::npos);
 }
 
 // More layers than any published model is refused (the search would take minutes to hours), from

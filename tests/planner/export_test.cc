@@ -59,12 +59,12 @@ void expect_golden(const std::string& name, const std::string& actual) {
                 << "Whole output: diff -u " << path << " " << actual_path;
 }
 
-// Llama 3 8B's shape (grouped-query attention, SwiGLU, RMSNorm, RoPE, no bias, untied).
+// Llama 3 8B's shape (grouped-query attention, SwiGLU, RMSNorm, RoPE of base 500000, no bias, untied).
 TransformerSpec llama3_8b() {
   TransformerSpec s;
   s.name = "llama3-8b";
   s.layers = 32, s.hidden = 4096, s.heads = 32, s.kv_heads = 8, s.ffn_hidden = 14336;
-  s.mlp = MlpKind::swiglu, s.norm = NormKind::rmsnorm, s.positions = PositionKind::rope;
+  s.mlp = MlpKind::swiglu, s.norm = NormKind::rmsnorm, s.positions = PositionKind::rope, s.rope_theta = 500000;
   s.bias = false, s.tied_embeddings = false;
   s.seq_len = 8192, s.vocab = 128256, s.global_batch = 256, s.precision = Precision::bf16;
   return s;
@@ -542,6 +542,39 @@ TEST(ExportDeepspeed, ConfigAndArguments) {
   expect_golden("deepspeed_gpt3_13b.json", export_deepspeed(gpt3_13b(), machine, c, context()));
   expect_golden("deepspeed_gpt3_13b.args.sh",
                 deepspeed_launch_arguments(gpt3_13b(), machine, c, context()));
+}
+
+// The rotary base each Megatron states (Megatron-LM's --rotary-base, Megatron-DeepSpeed's
+// --rope-theta), where it is not their 10000.
+TEST(ExportDeepspeed, RotaryBase) {
+  const std::string arguments =
+      deepspeed_launch_arguments(llama3_8b(), gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
+  EXPECT_NE(arguments.find("  --use-rotary-position-embeddings\n  --rope-theta 500000\n"), std::string::npos)
+      << arguments;
+  TransformerSpec ten_thousand = llama3_8b();
+  ten_thousand.rope_theta = kDefaultRopeTheta;
+  EXPECT_EQ(deepspeed_launch_arguments(ten_thousand, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context())
+                .find("--rope-theta"),
+            std::string::npos);
+}
+
+// A model with details priced as their nearest (a config.json's q/k/v biases) is refused by the
+// exports that state a model's architecture, naming them; the others state the parallelism alone.
+TEST(Export, ApproximatedModelsAreRefusedWhereTheArchitectureIsStated) {
+  TransformerSpec qwen = llama3_8b();
+  qwen.name = "qwen2-7b";
+  qwen.approximations = {"q/k/v biases without the other linears' (model_type qwen2), priced without them"};
+  const std::string why = export_model_problem(ExportFormat::megatron, qwen);
+  EXPECT_EQ(why, "Megatron-LM's arguments would state another model than qwen2-7b: axo prices these details of it "
+                 "as the nearest it models, and no flag here states them: q/k/v biases without the other linears' "
+                 "(model_type qwen2), priced without them");
+  EXPECT_NE(export_model_problem(ExportFormat::deepspeed, qwen), "");
+  EXPECT_EQ(export_model_problem(ExportFormat::torchtitan, qwen), "");
+  EXPECT_EQ(export_model_problem(ExportFormat::axonn, qwen), "");
+  EXPECT_EQ(export_model_problem(ExportFormat::megatron, llama3_8b()), "");
+  EXPECT_THROW(export_plan(ExportFormat::megatron, qwen, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1),
+                           context()),
+               InputError);
 }
 
 TEST(ExportSlurm, GpuNodes) {

@@ -327,7 +327,10 @@ TEST_F(Cli, OutputsNamingOneFileAreAUsageError) {
   r = axo(plan + "--out " + path("same") + " --emit megatron --emit-out " + path("same"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--emit-out and --out both write"), std::string::npos) << r.output;
-  EXPECT_EQ(axo(plan + "--out " + path("p.yaml") + " --emit slurm --emit-out " + path("run.sbatch")).code, 0);
+  // (The Slurm script runs axo train, which trains GPT-2's architecture.)
+  EXPECT_EQ(axo("plan --model gpt2-124m --gpus 16 --machine dgx-h100 --top 1 --out " + path("p.yaml") +
+                " --emit slurm --emit-out " + path("run.sbatch")).code,
+            0);
 }
 
 // An output naming the --model or --machine file would replace what the command reads.
@@ -369,6 +372,30 @@ TEST_F(Cli, AFailedPlanWritesNothingAndSaysWhy) {
     EXPECT_NE(r.output.find("writing the standard output failed: No space left on device"), std::string::npos)
         << r.output;
   }
+}
+
+// A model an export cannot state is refused before the search: the Slurm script runs axo train,
+// which trains GPT-2's architecture; Megatron-LM's arguments cannot state Qwen2's q/k/v biases.
+TEST_F(Cli, ExportsRefuseModelsTheyCannotState) {
+  Result r = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --emit slurm --out " + path("p.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--emit slurm: the script runs axo train, which cannot train this model: llama3-8b: the "
+                          "CPU executor trains GPT-2's architecture"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("configurations over"), std::string::npos) << "refused before the search\n" << r.output;
+  EXPECT_FALSE(fs::exists(path("p.yaml")));
+  const std::string qwen2 = write("config.json", R"({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "hidden_act": "silu",
+    "max_position_embeddings": 32768, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "use_sliding_window": false, "tie_word_embeddings": true})");
+  r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --top 1");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--emit megatron: Megatron-LM's arguments would state another model"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("q/k/v biases without the other linears' (model_type qwen2)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a norm epsilon of 1e-06 (rms_norm_eps)"), std::string::npos) << r.output;
 }
 
 // A model's name goes into the comments and job names of generated scripts: a line break in it

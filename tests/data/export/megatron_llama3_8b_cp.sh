@@ -21,6 +21,7 @@ MEGATRON_ARGS=(
   --swiglu
   --normalization RMSNorm
   --position-embedding-type rope
+  --rotary-base 500000
   --disable-bias-linear
   --untie-embeddings-and-output-weights
   --attention-dropout 0.0
