@@ -1,7 +1,9 @@
 // The architecture details of a config.json beyond its shape (see hf_architecture.h).
 #include "model/hf_architecture.h"
 
+#include <array>
 #include <cstdio>
+#include <string_view>
 
 #include "model/error.h"
 #include "model/hf_fields.h"
@@ -16,114 +18,116 @@ std::string number_text(double value) {
   return text;
 }
 
-// Biases the spec's one `bias` flag (every linear or none) does not hold.
-void partial_biases(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source,
-                    std::vector<std::string>& out) {
-  const std::string type = hf_model_type(config, source);
-  if (type == "qwen2" || type == "qwen") {  // Qwen2Attention's q_proj, k_proj, v_proj (bias=True), o_proj none
-    out.push_back("q/k/v biases without the other linears' (model_type " + type + "), priced without them");
+// A number of `config` within [low, high], else InputError naming it.
+double bounded_number(const nlohmann::json& config, const char* key, double fallback, double low, double high,
+                      const std::string& source) {
+  const double value = hf_number(config, key, fallback, source);
+  if (!(value >= low && value <= high)) {
+    throw InputError(source + ": field '" + key + "': " + config[key].dump() + " is not from " + number_text(low) +
+                     " to " + number_text(high));
   }
+  return value;
+}
+
+// Families with biases on q, k and v alone (transformers' Qwen2Attention: q_proj, k_proj, v_proj
+// with bias=True, o_proj without); StableLM says so with use_qkv_bias.
+constexpr std::array<std::string_view, 3> kQkvBiasFamilies = {"qwen", "qwen2", "qwen2_vl"};
+// Families with RMSNorms on q and k (Qwen3's and Gemma 3's per head, OLMo 2's over the projection).
+constexpr std::array<std::string_view, 3> kQkNormFamilies = {"qwen3", "gemma3_text", "olmo2"};
+
+void read_biases(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  spec.qkv_bias = !spec.bias && (hf_family_in(config, kQkvBiasFamilies, source) ||
+                                 hf_bool(config, "use_qkv_bias", false, source));
   const bool attention = hf_bool(config, "attention_bias", false, source);
   const bool mlp = hf_bool(config, "mlp_bias", false, source);
   if (!spec.bias && (attention || mlp)) {
-    out.push_back(std::string("biases on the ") + (attention ? "attention's" : "MLP's") + " linears only (" +
-                  (attention ? "attention_bias" : "mlp_bias") + ": true), priced without them");
+    spec.approximations.push_back(std::string("biases on the ") + (attention ? "attention's" : "MLP's") +
+                                  " linears only (" + (attention ? "attention_bias" : "mlp_bias") +
+                                  ": true), priced without them");
+  }
+  if (hf_family_in(config, kQkNormFamilies, source)) {
+    spec.approximations.push_back("RMSNorms of q and k (model_type " + hf_model_type(config, source) +
+                                  "), priced without them");
   }
 }
 
-// Rotary positions on a fraction of each head's channels.
-void partial_rotary(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source,
-                    std::vector<std::string>& out) {
-  if (spec.positions != PositionKind::rope) return;
-  // GPTNeoXConfig's rotary_pct defaults to 0.25 (transformers configuration_gpt_neox.py).
-  const double neox_default = hf_model_type(config, source) == "gpt_neox" ? 0.25 : 1;
-  for (const auto& [key, fallback] : {std::pair{"rotary_pct", neox_default}, {"partial_rotary_factor", 1.0}}) {
-    const double fraction = hf_number(config, key, fallback, source);
-    if (fraction < 1) {
-      out.push_back("rotary positions on " + number_text(100 * fraction) + "% of each head's channels (" + key +
-                    ": " + number_text(fraction) + ")");
-      return;
+void read_rotary(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  for (const char* key : {"rope_theta", "rotary_emb_base"}) {
+    if (config.contains(key) && !config[key].is_null()) {
+      spec.rope_theta = bounded_number(config, key, kDefaultRopeTheta, 1, 1e12, source);
+      break;
     }
   }
-  const int64_t dim = hf_int(config, {"rotary_dim"}, source, spec.head_dim());
-  if (dim < spec.head_dim()) {
-    out.push_back("rotary positions on " + std::to_string(dim) + " of each head's " +
-                  std::to_string(spec.head_dim()) + " channels (rotary_dim)");
+  // transformers' GPTNeoXConfig: rotary_pct=0.25 where the config leaves it out.
+  const double neox_default = hf_model_type(config, source) == "gpt_neox" ? 0.25 : 1;
+  spec.rotary_percent = bounded_number(config, "rotary_pct", neox_default, 0.01, 1, source);
+  spec.rotary_percent = bounded_number(config, "partial_rotary_factor", spec.rotary_percent, 0.01, 1, source);
+  const int64_t dim = hf_int(config, {"rotary_dim"}, source, 0);
+  if (dim > 0) spec.rotary_percent = std::min(1.0, double(dim) / double(spec.head_dim()));
+  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null()) return;
+  const nlohmann::json& scaling = config["rope_scaling"];
+  const std::string type = scaling.is_object() ? hf_string(scaling, "rope_type", hf_string(scaling, "type", "", source),
+                                                          source) : "";
+  const bool megatrons = type == "llama3" && hf_number(scaling, "low_freq_factor", 1, source) == 1 &&
+                         hf_number(scaling, "high_freq_factor", 4, source) == 4 &&
+                         hf_number(scaling, "original_max_position_embeddings", 8192, source) == 8192;
+  if (megatrons) {
+    spec.rope_scaling_factor = bounded_number(scaling, "factor", 8, 1, 1e6, source);
+  } else {
+    spec.approximations.push_back("rope scaling " + scaling.dump() + " (rope_scaling)");
   }
 }
 
 // Attention and MLP computed side by side from the block's input (GPT-J, Phi, Cohere always;
 // transformers' GPTNeoXConfig use_parallel_residual and FalconConfig parallel_attn default to it),
 // priced one after the other.
-void parallel_block(const nlohmann::json& config, const std::string& source, std::vector<std::string>& out) {
-  const std::string type = hf_model_type(config, source);
-  const bool falcon = type == "falcon" || type == "refinedweb" || type == "refinedwebmodel";
+void read_parallel_block(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  constexpr std::array<std::string_view, 3> always = {"gptj", "phi", "cohere"};
+  constexpr std::array<std::string_view, 1> neox = {"gpt_neox"};
+  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
   std::string key;
-  if (type == "gptj" || type == "phi" || type == "cohere") key = "model_type " + type;
-  if (hf_bool(config, "use_parallel_residual", type == "gpt_neox", source)) key = "use_parallel_residual";
-  if (hf_bool(config, "parallel_attn", falcon, source)) key = "parallel_attn";
-  if (!key.empty()) out.push_back("attention and MLP side by side from one input (" + key + "), priced one after the other");
+  if (hf_family_in(config, always, source)) key = "model_type " + hf_model_type(config, source);
+  if (hf_bool(config, "use_parallel_residual", hf_family_in(config, neox, source), source)) key = "use_parallel_residual";
+  if (hf_bool(config, "parallel_attn", hf_family_in(config, falcon, source), source)) key = "parallel_attn";
+  if (!key.empty()) {
+    spec.approximations.push_back("attention and MLP side by side from one input (" + key +
+                                  "), priced one after the other");
+  }
 }
 
 // The activation, where it is not the MLP kind's: SiLU for a gated MLP, GELU (any of its forms) for a plain one.
-void activation(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source,
-                std::vector<std::string>& out) {
-  std::string key = "hidden_act";
-  for (const char* name : {"hidden_activation", "hidden_act", "activation_function"}) {
-    if (config.contains(name) && !config[name].is_null()) key = name;
-  }
-  const std::string act = hf_string(config, key.c_str(), spec.mlp == MlpKind::swiglu ? "silu" : "gelu", source);
+void read_activation(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  const std::string act = hf_activation(config, spec.mlp == MlpKind::swiglu ? "silu" : "gelu", source);
   const bool gelu = act.rfind("gelu", 0) == 0 || act == "quick_gelu";
   const bool silu = act == "silu" || act == "swish" || act == "swiglu";
   if (spec.mlp == MlpKind::swiglu && !silu) {
-    out.push_back("a gated MLP of " + act + " (" + key + "), priced as SwiGLU's");
+    spec.approximations.push_back("a gated MLP of " + act + ", priced as SwiGLU's");
   } else if (spec.mlp == MlpKind::gelu && !gelu) {
-    out.push_back("an MLP of " + act + " (" + key + "), priced as GELU's");
+    spec.approximations.push_back("an MLP of " + act + ", priced as GELU's");
   }
 }
 
 }  // namespace
 
-double hf_rope_theta(const nlohmann::json& config, const std::string& source) {
-  for (const char* key : {"rope_theta", "rotary_emb_base"}) {
-    const double theta = hf_number(config, key, 0, source);
-    if (config.contains(key) && !config[key].is_null() && !(theta >= 1 && theta <= 1e12)) {
-      throw InputError(source + ": field '" + key + "': " + config[key].dump() + " is not a rotary base from 1 to 1e12");
-    }
-    if (theta > 0) return theta;
+std::string hf_activation(const nlohmann::json& config, const std::string& fallback, const std::string& source) {
+  for (const char* key : {"hidden_activation", "hidden_act", "activation_function"}) {
+    if (config.contains(key) && !config[key].is_null()) return hf_string(config, key, fallback, source);
   }
-  return kDefaultRopeTheta;
+  return fallback;
 }
 
-std::vector<std::string> hf_approximations(const nlohmann::json& config, const TransformerSpec& spec,
-                                           const std::string& source) {
-  std::vector<std::string> out;
-  partial_biases(config, spec, source, out);
-  const std::string type = hf_model_type(config, source);
-  if (type == "qwen3" || type == "gemma3_text" || type == "olmo2") {
-    out.push_back("q and k normalized per head (model_type " + type + "), priced without it");
-  }
-  partial_rotary(config, spec, source, out);
-  parallel_block(config, source, out);
-  activation(config, spec, source, out);
-  if (config.contains("rope_scaling") && !config["rope_scaling"].is_null()) {
-    out.push_back("rope scaling " + config["rope_scaling"].dump() + " (rope_scaling)");
-  }
+void read_hf_architecture(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  read_biases(config, spec, source);
+  if (spec.positions == PositionKind::rope) read_rotary(config, spec, source);
+  read_parallel_block(config, spec, source);
+  read_activation(config, spec, source);
   for (const char* key : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}) {
-    const double epsilon = hf_number(config, key, 1e-5, source);
-    if (epsilon != 1e-5) out.push_back("a norm epsilon of " + number_text(epsilon) + " (" + key + ")");
+    if (config.contains(key) && !config[key].is_null()) {
+      spec.norm_epsilon = bounded_number(config, key, kDefaultNormEpsilon, 1e-12, 0.1, source);
+    }
   }
-  return out;
-}
-
-void refuse_sliding_window(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source) {
-  if (!hf_bool(config, "use_sliding_window", true, source)) return;  // Qwen2's off switch
-  const int64_t window = hf_int(config, {"sliding_window"}, source, spec.seq_len);
-  if (window < spec.seq_len) {
-    throw InputError(source + ": field 'sliding_window': attention over the last " + std::to_string(window) +
-                     " tokens, fewer than the sequence of " + std::to_string(spec.seq_len) +
-                     ": axo prices full causal attention (plan with --seq " + std::to_string(window) +
-                     " or less, where the window holds the whole sequence)");
+  if (hf_bool(config, "use_sliding_window", true, source)) {  // Qwen2's off switch
+    spec.sliding_window = hf_int(config, {"sliding_window"}, source, 0);
   }
 }
 

@@ -25,15 +25,15 @@ constexpr std::array<std::string_view, 14> kGatedFamilies = {
 // (transformers' GemmaConfig and CohereConfig: tie_word_embeddings=True; LlamaConfig's is False).
 constexpr std::array<std::string_view, 4> kTiedFamilies = {"gemma", "gemma2", "gemma3_text", "cohere"};
 // Plain-MLP families whose LM head is its own unless the config says otherwise (transformers'
-// GPTNeoXConfig, GPTJConfig and PhiConfig: tie_word_embeddings=False; GPT-2's, OPT's, Falcon's True).
-constexpr std::array<std::string_view, 3> kUntiedFamilies = {"gpt_neox", "gptj", "phi"};
+// GPTNeoXConfig, GPTJConfig, PhiConfig and CodeGenConfig: tie_word_embeddings=False; GPT-2's, OPT's,
+// Falcon's True).
+constexpr std::array<std::string_view, 4> kUntiedFamilies = {"gpt_neox", "gptj", "phi", "codegen"};
 
 // A gated MLP: by the family (model_type or architectures), else a SiLU activation (a family
 // axo does not know, as before): GPT-2, GPT-NeoX, OPT and the like have a plain GELU MLP.
 bool hf_mlp_gated(const nlohmann::json& config, const std::string& source) {
   if (hf_family_in(config, kGatedFamilies, source)) return true;
-  const std::string act =
-      hf_string(config, "hidden_act", hf_string(config, "activation_function", "gelu", source), source);
+  const std::string act = hf_activation(config, "gelu", source);
   return act == "silu" || act == "swiglu";
 }
 
@@ -173,8 +173,7 @@ PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const s
   if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
     throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
   }
-  const std::string type = hf_string(config, "model_type", "", source);
-  const bool rotary_family = std::find(kRotaryFamilies.begin(), kRotaryFamilies.end(), type) != kRotaryFamilies.end();
+  const bool rotary_family = hf_family_in(config, kRotaryFamilies, source);
   const bool keyed = std::any_of(kRotaryKeys.begin(), kRotaryKeys.end(), [&](const char* key) {
     return config.contains(key) && !config[key].is_null();
   });
@@ -202,7 +201,11 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.kv_heads = hf_kv_heads(config, spec.heads, source);
   const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
   spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
-                        absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::nullopt);
+                        absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::optional<int64_t>(0));
+  if (spec.seq_len == 0) {
+    throw InputError(source + ": field 'max_position_embeddings': missing from the config.json: give the sequence "
+                     "length with --seq");
+  }
   if (overrides.seq_len > 0) spec.seq_len = overrides.seq_len;
   spec.global_batch = overrides.global_batch;
   spec.vocab = hf_int(config, {"vocab_size"}, source);
@@ -232,9 +235,7 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   // model trains: bf16 mixed precision, which --precision changes.
   spec.precision = Precision::bf16;
   check_hf_heads(config, spec, source);
-  if (spec.positions == PositionKind::rope) spec.rope_theta = hf_rope_theta(config, source);
-  refuse_sliding_window(config, spec, source);
-  spec.approximations = hf_approximations(config, spec, source);
+  read_hf_architecture(config, spec, source);
   return spec;
 }
 

@@ -73,11 +73,12 @@ void check_pipeline_split(const YamlMap& predicted, const Plan& plan) {
   }
 }
 
-// The band's limits, both or neither, about the predicted iteration time; its text.
+// The band's limits, both or neither, low to high (a GPU type whose runs all ran slower than
+// predicted has a band above the prediction); its text.
 void read_band(const YamlMap& predicted, Plan& plan) {
   if (predicted.has("iter_time_low_s") || predicted.has("iter_time_high_s")) {
-    plan.iter_time_low_s = predicted.get_double("iter_time_low_s", 0, plan.predicted.iter_time);
-    plan.iter_time_high_s = predicted.get_double("iter_time_high_s", plan.predicted.iter_time, kMostIterationSeconds);
+    plan.iter_time_low_s = predicted.get_double("iter_time_low_s", 0, kMostIterationSeconds);
+    plan.iter_time_high_s = predicted.get_double("iter_time_high_s", plan.iter_time_low_s, kMostIterationSeconds);
   }
   if (predicted.has("band")) plan.band = predicted.get_string("band");
 }

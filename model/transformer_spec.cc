@@ -38,7 +38,7 @@ int64_t TransformerSpec::linear_weights_per_layer() const {
 }
 
 int64_t TransformerSpec::params_per_layer() const {
-  const int64_t biases = bias ? qkv_width() + hidden + mlp_up_width() + hidden : 0;
+  const int64_t biases = bias ? qkv_width() + hidden + mlp_up_width() + hidden : qkv_bias ? qkv_width() : 0;
   const int64_t norm_params = norm == NormKind::layernorm ? 2 * 2 * hidden : 2 * hidden;
   return linear_weights_per_layer() + biases + norm_params;
 }
@@ -119,18 +119,7 @@ int64_t overridable_int(const YamlMap& map, const char* key, int64_t max, int64_
 
 }  // namespace
 
-TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
-                                           const SpecOverrides& overrides) {
-  const YamlMap map(node, source, "model spec");
-  constexpr int64_t big = int64_t(1) << 40;
-  TransformerSpec spec;
-  spec.name = map.get_string("name");
-  spec.source = map.get_string("source", "");
-  spec.layers = map.get_int("layers", 1, kMostLayers);
-  spec.hidden = map.get_int("hidden", 1, 1 << 24);
-  spec.heads = map.get_int("heads", 1, 1 << 20);
-  spec.kv_heads = map.get_int("kv_heads", 1, 1 << 20, spec.heads);
-  spec.ffn_hidden = map.get_int("ffn_hidden", 1, 1 << 26, 4 * spec.hidden);
+void read_architecture_fields(const YamlMap& map, TransformerSpec& spec) {
   spec.mlp = map.get_choice("mlp", {"gelu", "swiglu"}, "gelu") == "gelu" ? MlpKind::gelu
                                                                            : MlpKind::swiglu;
   spec.norm = map.get_choice("norm", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm"
@@ -139,13 +128,45 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.positions = map.get_choice("positions", {"learned", "rope"}, "learned") == "learned"
                        ? PositionKind::learned
                        : PositionKind::rope;
-  if (map.has("rope_theta")) {
-    if (spec.positions != PositionKind::rope) map.fail("rope_theta", "a rotary base, and the model's positions are learned");
-    spec.rope_theta = map.get_double("rope_theta", 1, 1e12);
+  for (const char* rotary : {"rope_theta", "rotary_percent", "rope_scaling_factor"}) {
+    if (map.has(rotary) && spec.positions != PositionKind::rope) map.fail(rotary, "the model's positions are learned");
   }
+  spec.rope_theta = map.get_double("rope_theta", 1, 1e12, kDefaultRopeTheta);
+  spec.rotary_percent = map.get_double("rotary_percent", 0.01, 1, 1);
+  spec.rope_scaling_factor = map.get_double("rope_scaling_factor", 1, 1e6, 0);
+  spec.norm_epsilon = map.get_double("norm_epsilon", 1e-12, 0.1, kDefaultNormEpsilon);
   spec.bias = map.get_bool("bias", true);
+  spec.qkv_bias = map.get_bool("qkv_bias", false);
+  if (spec.bias && spec.qkv_bias) map.fail("qkv_bias", "biases on q, k and v alone, and `bias` puts one on every linear");
   spec.tied_embeddings = map.get_bool("tied_embeddings", true);
   spec.dropout = map.get_bool("dropout", false);
+  spec.sliding_window = map.get_int("sliding_window", 1, 1 << 24, 0);
+  if (map.has("approximations")) {  // written by to_yaml for a config.json's model (hf_architecture.h)
+    const YAML::Node details = map.get_node("approximations");
+    if (!details.IsSequence()) map.fail("approximations", "expected a list of texts, each a detail priced as its nearest");
+    for (const YAML::Node& item : details) {
+      if (!item.IsScalar()) map.fail("approximations", "expected a list of texts, each a detail priced as its nearest");
+      spec.approximations.push_back(item.as<std::string>());
+    }
+  }
+}
+
+TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
+                                           const SpecOverrides& overrides) {
+  const YamlMap map(node, source, "model spec");
+  if (map.has("axo_plan")) {
+    map.fail("axo_plan", "a plan (plan.yaml), not a model spec: its model is the one under model:");
+  }
+  constexpr int64_t big = int64_t(1) << 40;
+  TransformerSpec spec;
+  spec.name = map.get_string("name");
+  spec.source = map.get_string("source", "");
+  spec.layers = map.get_int("layers", 1, kMostLayers);
+  spec.hidden = map.get_int("hidden", 1, 1 << 20);  // validate()'s bounds, here with the line
+  spec.heads = map.get_int("heads", 1, 1 << 20);
+  spec.kv_heads = map.get_int("kv_heads", 1, 1 << 20, spec.heads);
+  spec.ffn_hidden = map.get_int("ffn_hidden", 1, 1 << 24, 4 * spec.hidden);
+  read_architecture_fields(map, spec);
   spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len, overrides.missing_seq_len);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
   spec.global_batch = overridable_int(map, "global_batch", big, overrides.global_batch);
@@ -188,7 +209,13 @@ YAML::Node to_yaml(const TransformerSpec& spec) {
   node["mlp"] = to_string(spec.mlp);
   node["norm"] = to_string(spec.norm);
   node["positions"] = to_string(spec.positions);
-  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) node["rope_theta"] = spec.rope_theta;
+  if (spec.rope_theta != kDefaultRopeTheta) node["rope_theta"] = spec.rope_theta;
+  if (spec.rotary_percent != 1) node["rotary_percent"] = spec.rotary_percent;
+  if (spec.rope_scaling_factor > 0) node["rope_scaling_factor"] = spec.rope_scaling_factor;
+  if (spec.norm_epsilon != kDefaultNormEpsilon) node["norm_epsilon"] = spec.norm_epsilon;
+  if (spec.qkv_bias) node["qkv_bias"] = true;
+  if (spec.sliding_window > 0) node["sliding_window"] = spec.sliding_window;
+  for (const std::string& detail : spec.approximations) node["approximations"].push_back(detail);
   node["bias"] = spec.bias;
   node["tied_embeddings"] = spec.tied_embeddings;
   node["dropout"] = spec.dropout;

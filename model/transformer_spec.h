@@ -37,6 +37,8 @@ Precision parse_precision(const std::string& text, const std::string& where);
 // RoFormer's rotary base θ, the one Llama 2 and GPT-NeoX use and Megatron-LM's --rotary-base
 // defaults to.
 inline constexpr double kDefaultRopeTheta = 10000;
+// The norms' epsilon Megatron-LM's --norm-epsilon defaults to (GPT-2's, Llama 2's and 3's).
+inline constexpr double kDefaultNormEpsilon = 1e-5;
 
 // A parameter count for people: "0.8M" below a billion, "1.31B" above.
 std::string parameter_count_text(int64_t count);
@@ -56,8 +58,16 @@ struct TransformerSpec {
   MlpKind mlp = MlpKind::gelu;
   NormKind norm = NormKind::layernorm;
   PositionKind positions = PositionKind::learned;
-  double rope_theta = kDefaultRopeTheta;  // rotary positions' base (Llama 3: 500000); prices nothing
-  bool bias = true;             // biases on every linear layer (GPT) or none (Llama)
+  // Details the exports state and the cost model does not price (each a Megatron-LM flag):
+  double rope_theta = kDefaultRopeTheta;  // rotary positions' base (Llama 3: 500000)
+  double rotary_percent = 1;              // of each head's channels that rotate (GPT-NeoX: 0.25)
+  double rope_scaling_factor = 0;         // Llama 3.1's rope scaling (8); 0: none
+  double norm_epsilon = kDefaultNormEpsilon;
+  bool qkv_bias = false;                  // biases on q, k and v alone (Qwen2), where `bias` is off
+  // Attention over the last N tokens only (Mistral 7B v0.1: 4096); 0: every earlier token. The
+  // cost model prices full causal attention: plan refuses a window shorter than the sequence.
+  int64_t sliding_window = 0;
+  bool bias = true;             // biases on every linear layer (GPT) or none (Llama; qkv_bias below)
   bool tied_embeddings = true;  // LM head shares the token embedding
   bool dropout = false;         // attention and hidden dropout (Megatron-LM 2022 trained with it)
   int64_t seq_len = 0;          // s
@@ -99,6 +109,12 @@ struct SpecOverrides {
   int64_t seq_len = 0;
   int64_t missing_seq_len = 0;  // a seq_len for a file without one only (train: its positions stay the file's)
 };
+
+class YamlMap;
+// The architecture fields of a model spec (mlp, norm, positions and the rotary details, bias,
+// qkv_bias, tied_embeddings, dropout, norm_epsilon, sliding_window, approximations), each checked,
+// from `map` into `spec` (the corpus's model families read them too).
+void read_architecture_fields(const YamlMap& map, TransformerSpec& spec);
 
 // From a parsed YAML mapping; `source` names the file in messages.
 TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,

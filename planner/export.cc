@@ -63,11 +63,19 @@ ExportFormat parse_export_format(const std::string& text) {
 }
 
 std::string export_model_problem(ExportFormat format, const TransformerSpec& spec) {
-  if ((format != ExportFormat::megatron && format != ExportFormat::deepspeed) || spec.approximations.empty()) return "";
-  std::string details;
-  for (const std::string& detail : spec.approximations) details += (details.empty() ? "" : "; ") + detail;
-  return std::string(framework_name(format)) + "'s arguments would state another model than " + spec.name +
-         ": axo prices these details of it as the nearest it models, and no flag here states them: " + details;
+  if (format != ExportFormat::megatron && format != ExportFormat::deepspeed) return "";
+  std::vector<std::string> details = spec.approximations;
+  if (format == ExportFormat::deepspeed) {  // Megatron-LM's flags for them; these arguments write none
+    if (spec.rotary_percent < 1) details.push_back("rotary positions on part of each head (rotary_percent)");
+    if (spec.rope_scaling_factor > 0) details.push_back("Llama 3.1's rope scaling (rope_scaling_factor)");
+    if (spec.norm_epsilon != kDefaultNormEpsilon) details.push_back("a norm epsilon other than 1e-5 (norm_epsilon)");
+    if (spec.qkv_bias) details.push_back("biases on q, k and v alone (qkv_bias)");
+  }
+  if (details.empty()) return "";
+  std::string listed;
+  for (const std::string& detail : details) listed += (listed.empty() ? "" : "; ") + detail;
+  return std::string("the arguments for ") + framework_name(format) + " would state another model than " +
+         spec.name + ": axo writes no flag for these details of it: " + listed;
 }
 
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,

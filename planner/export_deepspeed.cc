@@ -155,7 +155,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization rmsnorm");
   if (spec.positions == PositionKind::rope) text += flag("--use-rotary-position-embeddings");
-  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) {
+  if (spec.rope_theta != kDefaultRopeTheta) {
     text += decimal_flag("--rope-theta", spec.rope_theta);  // Megatron-DeepSpeed megatron/arguments.py
   }
   if (!spec.bias) text += flag("--disable-bias-linear");

@@ -206,10 +206,15 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization RMSNorm");
   if (spec.positions == PositionKind::rope) text += flag("--position-embedding-type rope");
-  if (spec.positions == PositionKind::rope && spec.rope_theta != kDefaultRopeTheta) {
-    text += decimal_flag("--rotary-base", spec.rope_theta);
+  if (spec.rope_theta != kDefaultRopeTheta) text += decimal_flag("--rotary-base", spec.rope_theta);
+  if (spec.rotary_percent < 1) text += decimal_flag("--rotary-percent", spec.rotary_percent);
+  if (spec.rope_scaling_factor > 0) {  // Llama 3.1's, as megatron/training/arguments.py applies it
+    text += flag("--use-rope-scaling");
+    text += decimal_flag("--rope-scaling-factor", spec.rope_scaling_factor);
   }
+  if (spec.norm_epsilon != kDefaultNormEpsilon) text += decimal_flag("--norm-epsilon", spec.norm_epsilon);
   if (!spec.bias) text += flag("--disable-bias-linear");
+  if (spec.qkv_bias) text += flag("--add-qkv-bias");
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
   if (!spec.dropout) {
     text += flag("--attention-dropout 0.0");

@@ -79,6 +79,7 @@ void load_set_machine(const YamlMap& map, ValidationSet& set) {
 
 ValidationSet load_validation_set(const std::string& path) {
   const YamlMap map(load_yaml_file(path), path, "validation set");
+  if (map.has("corpus")) map.fail("corpus", "a corpus description (public-runs.yaml), not a validation set: give it with --corpus");
   ValidationSet set;
   set.name = map.get_string("name");
   set.source = map.get_string("source");

@@ -137,9 +137,15 @@ CorpusSpec load_corpus_spec(const std::string& path) {
   for (const YAML::Node& node : map.get_node("families")) {
     const YamlMap family(node, path, "model family");
     Family f{family.get_string("match"), YAML::Node(YAML::NodeType::Map)};
-    for (const char* key : {"mlp", "norm", "positions", "bias", "tied_embeddings", "dropout", "vocab", "kv_heads"}) {
+    for (const char* key :
+         {"mlp", "norm", "positions", "rope_theta", "bias", "tied_embeddings", "dropout", "vocab", "kv_heads"}) {
       if (family.has(key)) f.fields[key] = family.get_node(key);
     }
+    // Each field as a model spec reads it, so a bad one is named here, at its own line.
+    TransformerSpec checked;
+    read_architecture_fields(family, checked);
+    if (family.has("vocab")) family.get_int("vocab", 1, 1 << 24);
+    if (family.has("kv_heads")) family.get_int("kv_heads", 1, 1 << 20);
     family.reject_unknown_keys();
     spec.families.push_back(f);
   }
@@ -470,6 +476,7 @@ std::vector<CorpusRecord> read_csv_records(const std::string& path) {
   const RecordCollector csv = parse_csv(buffer.str(), path);
   const auto& rows = csv.rows;
   if (rows.empty()) throw InputError(path + ": empty table (no header line)");
+  if (rows.size() == 1) throw InputError(path + ": no runs below the header line");
   std::vector<CorpusRecord> records;
   for (size_t r = 1; r < rows.size(); ++r) {
     const std::string where = path + ":" + std::to_string(csv.lines[r]);
@@ -533,12 +540,34 @@ void reject_unnamed_or_repeated_rows(const std::vector<CorpusCase>& cases) {
 
 std::string source_of(const std::string& name) { return name.substr(0, name.find('_')); }
 
+namespace {
+
+// The columns express_row reads of every row (`source` too where recipes: match it): one missing
+// is named at the header, not at the first row that reads it.
+void check_columns(const CorpusRecord& first, const CorpusSpec& spec) {
+  std::vector<std::string> needed = {"name",     "model_family", "layers",        "hidden",       "heads",
+                                     "kv_heads", "ffn_hidden",   "vocab",         "seq_len",      "global_batch",
+                                     "gpu_type", "gpus",         "TP",            "PP",           "DP",
+                                     "other_parallel", "microbatch", "recompute", "sequence_parallel",
+                                     "precision", "iter_time_s", "tokens_per_s", "confidence"};
+  if (!spec.recipes.empty()) needed.push_back("source");
+  for (const std::string& column : needed) {
+    const auto named = [&column](const auto& cell) { return cell.first == column; };
+    if (std::none_of(first.cells.begin(), first.cells.end(), named)) {
+      throw InputError(spec.csv_path + ":1: no column '" + column + "' in the header (every row is read by it)");
+    }
+  }
+}
+
+}  // namespace
+
 std::string corpus_table_path(const std::string& yaml_path) { return load_corpus_spec(yaml_path).csv_path; }
 
 std::vector<CorpusCase> load_corpus(const std::string& yaml_path) {
   const CorpusSpec spec = load_corpus_spec(yaml_path);
   std::vector<CorpusCase> cases;
   std::vector<CorpusRecord> records = read_csv_records(spec.csv_path);
+  check_columns(records.front(), spec);
   for (CorpusRecord& record : records) record = with_recipe_cells(std::move(record), spec);
   for (const CorpusRecord& record : records) cases.push_back(express_row(Row(record), spec));
   reject_unnamed_or_repeated_rows(cases);

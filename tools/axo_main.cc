@@ -53,8 +53,11 @@ int main(int argc, char** argv) {
   }
   // What was printed must be written: a full disk or a closed stdout (axo plan --emit megatron >
   // args.sh) is a failure, not an empty file and success.
+  errno = 0;
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    axo::tools::print_error_line("failed", std::string("writing the standard output failed: ") + std::strerror(errno));
+    // An earlier buffered write's failure leaves no errno for this flush: no reason then.
+    axo::tools::print_error_line("failed", std::string("writing the standard output failed") +
+                                               (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
     return 1;
   }
   return 0;

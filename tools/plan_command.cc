@@ -56,6 +56,13 @@ TransformerSpec load_spec(const PlanOptions& o) {
     throw InputError(o.model + ": no global batch size in the model file; pass --batch");
   }
   validate(spec, o.model);
+  // The cost model prices full causal attention (cost_attention.h): a shorter window is not it.
+  if (spec.sliding_window > 0 && spec.sliding_window < spec.seq_len) {
+    throw InputError(o.model + ": field 'sliding_window': attention over the last " +
+                     std::to_string(spec.sliding_window) + " tokens, fewer than the sequence of " +
+                     std::to_string(spec.seq_len) + ": axo prices full causal attention (plan with --seq " +
+                     std::to_string(spec.sliding_window) + " or less, where the window holds the whole sequence)");
+  }
   return spec;
 }
 
@@ -396,7 +403,8 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--rank", options->rank, "Use the K-th row of the ranked table instead of the best (1 = best)")
       ->check(positive())
       ->check(rows);
-  plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm");
+  plan->add_option("--emit", options->emit, "Export the chosen configuration: megatron, axonn, torchtitan, deepspeed or slurm")
+      ->check(non_empty("names no export format"));
   plan->add_option("--emit-out", options->emit_out, "Write the export to this file instead of stdout")->check(output_path());
   plan->add_flag("--explain", options->explain, "Explain the best (or fixed) configuration cost by cost");
   plan->add_option("--tokens", options->budget.tokens, "Token budget, e.g. 15e12: adds train_days and gpu_hours (after failures and checkpoints)")->check(positive());

@@ -97,7 +97,7 @@ void print_explanation(const std::vector<ValidationEntry>& entries, const std::s
     if (e.name != name) continue;
     if (!named.empty() && named.front()->source != e.source) {
       throw InputError("validate --explain: '" + name + "' names points of " + named.front()->source + " and " +
-                       e.source + ": give the one set to explain with --set (a corpus row's name is its own)");
+                       e.source + ": rename one (the corpus is always read; give the one set with --set)");
     }
     named.push_back(&e);
   }
@@ -188,7 +188,7 @@ void add_validate_command(CLI::App& app) {
   CLI::Option* machine = validate->add_option(
       "--machine", options->machine,
       "Use this machine profile instead of each validation set's (the published runs keep their clusters' presets: "
-      "public-runs.yaml)");
+      "public-runs.yaml)")->check(non_empty("names no machine"));
   CLI::Option* csv =
       validate->add_option("--csv", options->csv, "Write every compared run (expressed or not) to this CSV file")
           ->check(output_path());

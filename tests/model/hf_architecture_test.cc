@@ -1,5 +1,6 @@
-// A config.json's architecture beyond its shape: the rotary base, the details axo prices as their
-// nearest (approximations, which the exports that state a model refuse) and the sliding window.
+// A config.json's architecture beyond its shape: the details the exports state (rotary base,
+// fraction and scaling, norm epsilon, q/k/v biases, sliding window) and those axo prices as their
+// nearest (approximations, which the exports that state a model refuse).
 #include "model/hf_architecture.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +33,7 @@ TEST(HfArchitecture, LlamaTwoIsExactAndLlamaThreeKeepsItsRotaryBase) {
   EXPECT_EQ(transformer_spec_from_hf_config(three, "c.json").rope_theta, 500000);
   three["rope_theta"] = -1;
   EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(three, "c.json"); }),
-            "c.json: field 'rope_theta': -1 is not a rotary base from 1 to 1e12");
+            "c.json: field 'rope_theta': -1 is not from 1 to 1e+12");
 }
 
 // A gated MLP has no default width (4h is a plain MLP's): Llama without intermediate_size is refused.
@@ -43,61 +44,73 @@ TEST(HfArchitecture, AGatedMlpNeedsItsWidth) {
             "c.json: field 'intermediate_size': missing from the config.json");
 }
 
-TEST(HfArchitecture, DetailsPricedAsTheirNearestAreListed) {
+// What Megatron-LM has a flag for is a field of the spec; what it has none for is an approximation.
+TEST(HfArchitecture, StatedDetailsAreFieldsAndTheRestApproximations) {
   nlohmann::json qwen2 = llama2_7b();
   qwen2["model_type"] = "qwen2";
   qwen2["rms_norm_eps"] = 1e-6;
+  qwen2["rope_theta"] = 1000000.0;
   qwen2["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
-  EXPECT_EQ(transformer_spec_from_hf_config(qwen2, "q.json").approximations,
-            (std::vector<std::string>{"q/k/v biases without the other linears' (model_type qwen2), priced without them",
-                                      "rope scaling {\"factor\":4.0,\"rope_type\":\"yarn\"} (rope_scaling)",
-                                      "a norm epsilon of 1e-06 (rms_norm_eps)"}));
+  const TransformerSpec qwen = transformer_spec_from_hf_config(qwen2, "q.json");
+  EXPECT_TRUE(qwen.qkv_bias);
+  EXPECT_FALSE(qwen.bias);
+  EXPECT_EQ(qwen.parameter_count(), transformer_spec_from_hf_config(llama2_7b(), "c.json").parameter_count() +
+                                        32 * 3 * 4096);  // q, k and v biases in each of 32 layers
+  EXPECT_EQ(qwen.norm_epsilon, 1e-6);
+  EXPECT_EQ(qwen.rope_theta, 1e6);
+  EXPECT_EQ(qwen.approximations,
+            (std::vector<std::string>{"rope scaling {\"factor\":4.0,\"rope_type\":\"yarn\"} (rope_scaling)"}));
+  // Llama 3.1's rope scaling is Megatron-LM's --use-rope-scaling.
+  nlohmann::json llama31 = llama2_7b();
+  llama31["rope_scaling"] = {{"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                             {"original_max_position_embeddings", 8192}, {"rope_type", "llama3"}};
+  const TransformerSpec three_one = transformer_spec_from_hf_config(llama31, "l.json");
+  EXPECT_EQ(three_one.rope_scaling_factor, 8);
+  EXPECT_TRUE(three_one.approximations.empty());
   // GPT-NeoX: transformers' defaults are 25% rotary and the parallel residual, and an LM head of its own.
   const nlohmann::json neox = {{"model_type", "gpt_neox"}, {"hidden_size", 512},  {"num_hidden_layers", 2},
                                {"num_attention_heads", 8},  {"vocab_size", 1000}, {"max_position_embeddings", 128}};
   const TransformerSpec pythia = transformer_spec_from_hf_config(neox, "n.json");
   EXPECT_FALSE(pythia.tied_embeddings);
-  EXPECT_EQ(pythia.approximations,
-            (std::vector<std::string>{"rotary positions on 25% of each head's channels (rotary_pct: 0.25)",
-                                      "attention and MLP side by side from one input (use_parallel_residual), "
-                                      "priced one after the other"}));
-  // GPT-J's rotary_dim; OPT's ReLU; Gemma's gated GELU.
+  EXPECT_EQ(pythia.positions, PositionKind::rope);
+  EXPECT_EQ(pythia.rotary_percent, 0.25);
+  EXPECT_EQ(pythia.approximations, (std::vector<std::string>{"attention and MLP side by side from one input "
+                                                             "(use_parallel_residual), priced one after the other"}));
+  // GPT-J's rotary_dim; OPT's ReLU; Gemma's gated GELU, named by hidden_activation before hidden_act.
   const nlohmann::json gptj = {{"model_type", "gptj"}, {"n_embd", 512}, {"n_layer", 2}, {"n_head", 8},
                                {"rotary_dim", 16},     {"vocab_size", 1000}, {"n_positions", 128}};
-  EXPECT_EQ(transformer_spec_from_hf_config(gptj, "j.json").approximations,
-            (std::vector<std::string>{"rotary positions on 16 of each head's 64 channels (rotary_dim)",
-                                      "attention and MLP side by side from one input (model_type gptj), "
-                                      "priced one after the other"}));
+  EXPECT_EQ(transformer_spec_from_hf_config(gptj, "j.json").rotary_percent, 0.25);
   const nlohmann::json opt = {{"model_type", "opt"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
                               {"num_attention_heads", 8}, {"ffn_dim", 2048}, {"activation_function", "relu"},
                               {"vocab_size", 1000}, {"max_position_embeddings", 128}};
   EXPECT_EQ(transformer_spec_from_hf_config(opt, "o.json").approximations,
-            (std::vector<std::string>{"an MLP of relu (activation_function), priced as GELU's"}));
+            (std::vector<std::string>{"an MLP of relu, priced as GELU's"}));
   nlohmann::json gemma = llama2_7b();
   gemma["model_type"] = "gemma";
-  gemma["hidden_act"] = "gelu_pytorch_tanh";
+  gemma["hidden_act"] = "gelu";
+  gemma["hidden_activation"] = "gelu_pytorch_tanh";
   EXPECT_EQ(transformer_spec_from_hf_config(gemma, "g.json").approximations,
-            (std::vector<std::string>{"a gated MLP of gelu_pytorch_tanh (hidden_act), priced as SwiGLU's"}));
+            (std::vector<std::string>{"a gated MLP of gelu_pytorch_tanh, priced as SwiGLU's"}));
+  // A family known by its architecture alone.
+  nlohmann::json by_architecture = qwen2;
+  by_architecture.erase("model_type");
+  by_architecture["architectures"] = {"Qwen2ForCausalLM"};
+  EXPECT_TRUE(transformer_spec_from_hf_config(by_architecture, "q.json").qkv_bias);
 }
 
-// Mistral 7B v0.1 attends over the last 4096 tokens: refused at its 32768-token default, planned at
-// 4096 or less; Qwen2's window counts only with use_sliding_window.
-TEST(HfArchitecture, ASlidingWindowShorterThanTheSequenceIsRefused) {
+// The sliding window is read as the model's (Qwen2's only with use_sliding_window); plan refuses
+// one shorter than the sequence (tests/tools/cli_test.cc), other commands read the model.
+TEST(HfArchitecture, TheSlidingWindowIsRead) {
   nlohmann::json mistral = llama2_7b();
   mistral["model_type"] = "mistral";
   mistral["max_position_embeddings"] = 32768;
   mistral["sliding_window"] = 4096;
-  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(mistral, "m.json"); }),
-            "m.json: field 'sliding_window': attention over the last 4096 tokens, fewer than the sequence of 32768: "
-            "axo prices full causal attention (plan with --seq 4096 or less, where the window holds the whole "
-            "sequence)");
-  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json", {0, 4096}).seq_len, 4096);
+  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 4096);
   mistral["sliding_window"] = nullptr;  // v0.3
-  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").seq_len, 32768);
-  nlohmann::json qwen2 = mistral;
-  qwen2["sliding_window"] = 4096;
-  qwen2["use_sliding_window"] = false;
-  EXPECT_EQ(transformer_spec_from_hf_config(qwen2, "q.json").seq_len, 32768);
+  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 0);
+  mistral["sliding_window"] = 4096;
+  mistral["use_sliding_window"] = false;
+  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 0);
 }
 
 // A key given twice in one object would be read as the last: refused (nested objects apart).

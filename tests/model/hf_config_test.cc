@@ -228,7 +228,7 @@ TEST(HfConfig, GptJIsRotaryAndRecurrentBlocksAreRefused) {
 }
 
 // Qwen-7B (v1): intermediate_size 22016 is both SwiGLU branches. 7,721,324,544 parameters on its
-// model card; axo leaves out the QKV biases (32 layers x 3 x 4096 = 393,216).
+// model card, its QKV biases (c_attn's: 32 layers x 3 x 4096) included.
 TEST(HfConfig, QwenOneCountsHalfItsIntermediateSizePerBranch) {
   const nlohmann::json qwen = {{"architectures", {"QWenLMHeadModel"}}, {"model_type", "qwen"},
                                {"hidden_size", 4096}, {"intermediate_size", 22016}, {"num_attention_heads", 32},
@@ -237,7 +237,8 @@ TEST(HfConfig, QwenOneCountsHalfItsIntermediateSizePerBranch) {
   const TransformerSpec spec = transformer_spec_from_hf_config(qwen, "qwen.json");
   EXPECT_EQ(spec.mlp, MlpKind::swiglu);
   EXPECT_EQ(spec.ffn_hidden, 11008);
-  EXPECT_EQ(spec.parameter_count(), 7721324544 - 393216);
+  EXPECT_TRUE(spec.qkv_bias);
+  EXPECT_EQ(spec.parameter_count(), 7721324544);
 }
 
 // GPT-2 has 1024 learned positions: --seq 8192 has none to look up; rotary models take any length.

@@ -86,6 +86,28 @@ TEST(TransformerSpec, YamlRoundTrip) {
   EXPECT_EQ(back.rope_theta, 500000);  // Llama 3's (Table 3)
 }
 
+// The details only the exports state, and a config.json's approximations, travel in YAML (a
+// plan.yaml's model): a plan of an OPT config.json is not trained as GELU's.
+TEST(TransformerSpec, StatedDetailsAndApproximationsRoundTrip) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.rotary_percent = 0.25, spec.rope_scaling_factor = 8, spec.norm_epsilon = 1e-6, spec.qkv_bias = true;
+  spec.sliding_window = 4096;
+  spec.approximations = {"an MLP of relu, priced as GELU's"};
+  const TransformerSpec back = transformer_spec_from_yaml(to_yaml(spec), "round-trip");
+  EXPECT_EQ(back.rotary_percent, 0.25);
+  EXPECT_EQ(back.rope_scaling_factor, 8);
+  EXPECT_EQ(back.norm_epsilon, 1e-6);
+  EXPECT_TRUE(back.qkv_bias);
+  EXPECT_EQ(back.sliding_window, 4096);
+  EXPECT_EQ(back.approximations, spec.approximations);
+  EXPECT_EQ(back.parameter_count(), spec.parameter_count());
+  YAML::Node both = to_yaml(spec);
+  both["bias"] = true;
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(both, "s.yaml"); })
+                .find("field 'qkv_bias': biases on q, k and v alone, and `bias` puts one on every linear"),
+            std::string::npos);
+}
+
 // A rotary base belongs to rotary positions; 10000 (RoFormer's) where none is given.
 TEST(TransformerSpec, RopeThetaIsRotarysOnly) {
   YAML::Node node = to_yaml(load_model("llama2-7b"));
@@ -94,7 +116,7 @@ TEST(TransformerSpec, RopeThetaIsRotarysOnly) {
   node = to_yaml(load_model("gpt2-124m"));
   node["rope_theta"] = 500000;
   EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(node, "s.yaml"); })
-                .find("field 'rope_theta': a rotary base, and the model's positions are learned"),
+                .find("field 'rope_theta': the model's positions are learned"),
             std::string::npos);
 }
 

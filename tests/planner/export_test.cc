@@ -558,16 +558,15 @@ TEST(ExportDeepspeed, RotaryBase) {
             std::string::npos);
 }
 
-// A model with details priced as their nearest (a config.json's q/k/v biases) is refused by the
-// exports that state a model's architecture, naming them; the others state the parallelism alone.
+// A model with details priced as their nearest (a config.json's ReLU) is refused by the exports that
+// state a model's architecture, naming them; the others state the parallelism alone.
 TEST(Export, ApproximatedModelsAreRefusedWhereTheArchitectureIsStated) {
   TransformerSpec qwen = llama3_8b();
   qwen.name = "qwen2-7b";
-  qwen.approximations = {"q/k/v biases without the other linears' (model_type qwen2), priced without them"};
+  qwen.approximations = {"an MLP of relu, priced as GELU's"};
   const std::string why = export_model_problem(ExportFormat::megatron, qwen);
-  EXPECT_EQ(why, "Megatron-LM's arguments would state another model than qwen2-7b: axo prices these details of it "
-                 "as the nearest it models, and no flag here states them: q/k/v biases without the other linears' "
-                 "(model_type qwen2), priced without them");
+  EXPECT_EQ(why, "the arguments for Megatron-LM would state another model than qwen2-7b: axo writes no flag for "
+                 "these details of it: an MLP of relu, priced as GELU's");
   EXPECT_NE(export_model_problem(ExportFormat::deepspeed, qwen), "");
   EXPECT_EQ(export_model_problem(ExportFormat::torchtitan, qwen), "");
   EXPECT_EQ(export_model_problem(ExportFormat::axonn, qwen), "");

@@ -375,7 +375,9 @@ TEST_F(Cli, AFailedPlanWritesNothingAndSaysWhy) {
 }
 
 // A model an export cannot state is refused before the search: the Slurm script runs axo train,
-// which trains GPT-2's architecture; Megatron-LM's arguments cannot state Qwen2's q/k/v biases.
+// which trains GPT-2's architecture; Megatron-LM's arguments state Qwen2's q/k/v biases, rotary
+// base and norm epsilon, and no flag states OPT's ReLU. A sliding window shorter than the
+// sequence is refused by plan, which prices full attention, and read by the other commands.
 TEST_F(Cli, ExportsRefuseModelsTheyCannotState) {
   Result r = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --emit slurm --out " + path("p.yaml"));
   EXPECT_EQ(r.code, 2) << r.output;
@@ -390,12 +392,35 @@ TEST_F(Cli, ExportsRefuseModelsTheyCannotState) {
     "sliding_window": 32768, "use_sliding_window": false, "tie_word_embeddings": true})");
   r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --top 1");
   EXPECT_EQ(r.code, 0) << r.output;
-  r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --emit megatron");
+  r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --fix zero=1 "
+          "--emit megatron 2>/dev/null");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* line : {"  --rotary-base 1000000\n", "  --norm-epsilon 1e-06\n",
+                           "  --disable-bias-linear\n  --add-qkv-bias\n"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << r.output;
+  }
+  r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --emit deepspeed");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("--emit megatron: Megatron-LM's arguments would state another model"), std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("q/k/v biases without the other linears' (model_type qwen2)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("a norm epsilon of 1e-06 (rms_norm_eps)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--emit deepspeed: the arguments for DeepSpeed (Megatron-DeepSpeed) would state another "
+                          "model than qwen2: axo writes no flag for these details of it: a norm epsilon other than "
+                          "1e-5 (norm_epsilon); biases on q, k and v alone (qkv_bias)"),
+            std::string::npos) << r.output;
+  const std::string opt = write("opt.json", R"({"model_type": "opt", "hidden_size": 512, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "ffn_dim": 2048, "activation_function": "relu", "vocab_size": 1000,
+    "max_position_embeddings": 128})");
+  r = axo("plan --model " + opt + " --gpus 2 --machine selene --batch 8 --emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("axo writes no flag for these details of it: an MLP of relu, priced as GELU's"),
+            std::string::npos) << r.output;
+  const std::string mistral = write("mistral.json", R"({"model_type": "mistral", "hidden_size": 512,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 1792,
+    "max_position_embeddings": 32768, "vocab_size": 1000, "sliding_window": 4096})");
+  r = axo("plan --model " + mistral + " --gpus 2 --machine selene --batch 8");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("field 'sliding_window': attention over the last 4096 tokens, fewer than the sequence of "
+                          "32768: axo prices full causal attention (plan with --seq 4096 or less"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(axo("plan --model " + mistral + " --gpus 2 --machine selene --batch 8 --seq 4096 --top 1").code, 0);
 }
 
 // A model's name goes into the comments and job names of generated scripts: a line break in it

@@ -228,8 +228,13 @@ TEST_F(ValidateSets, CsvOverAnInputIsAUsageError) {
   std::stringstream text;
   text << kept.rdbuf();
   EXPECT_EQ(text.str().rfind("name: h\n", 0), 0u) << text.str();
-  const std::string table = axo::config_dir() + "/validation/public-runs.csv";
-  r = axo::testing::run_axo("validate --set " + set + " --csv " + table);
+  // A copy of the corpus: were the check gone, the repository's table would be written over.
+  for (const char* file : {"public-runs.yaml", "public-runs.csv"}) {
+    fs::copy_file(axo::config_dir() + "/validation/" + file, dir_ / file, fs::copy_options::overwrite_existing);
+  }
+  const std::string table = (dir_ / "public-runs.csv").string();
+  r = axo::testing::run_axo("validate --set " + set + " --corpus " + (dir_ / "public-runs.yaml").string() +
+                            " --csv " + table);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("it is the corpus's table, which this command reads"), std::string::npos) << r.output;
 }
