@@ -11,6 +11,7 @@
 
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/input_error_of.h"
 
 namespace axo {
 namespace {
@@ -542,6 +543,26 @@ TEST_F(CorpusFixture, IterationTimeAndTokensPerSecondMustAgree) {
             std::string::npos)
       << corpus_error(*this, head + "1.5,21845000000,exact\n");
   EXPECT_NE(corpus_error(*this, head + "1.5,20000,exact\n").find("disagree by +9.2%"), std::string::npos);
+}
+
+// A table without runs, a column every row is read by missing from the header, and a model family's
+// field a model spec would refuse are named where they are.
+TEST_F(CorpusFixture, TheTableAndTheFamiliesAreCheckedWhereTheyAre) {
+  EXPECT_NE(corpus_error(*this, "").find("runs.csv: no runs below the header line"), std::string::npos);
+  std::ofstream(dir_ / "runs.csv") << "name,model_family\nt_a,GPT x\n";
+  EXPECT_NE(testing::input_error_of([&] { load_corpus(yaml()); }).find("runs.csv:1: no column 'layers' in the header"),
+            std::string::npos);
+  std::ofstream(dir_ / "c.yaml") << "corpus: runs.csv\n"
+                                    "families:\n  - {match: GPT, mlp: relu9}\n"
+                                    "machines:\n  - {source: t, gpu_type: A100-80, gpu: A100-80, machine: selene, "
+                                    "attention: flash}\n";
+  try {
+    load_corpus(yaml());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.yaml:3:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field 'mlp'"), std::string::npos) << e.what();
+  }
 }
 
 // A machine entry's GPU type is its preset's: another would group and band its runs as another GPU's.

@@ -423,6 +423,22 @@ TEST_F(Cli, ExportsRefuseModelsTheyCannotState) {
   EXPECT_EQ(axo("plan --model " + mistral + " --gpus 2 --machine selene --batch 8 --seq 4096 --top 1").code, 0);
 }
 
+// Inputs of the wrong kind say what they are: a plan given as a model, an empty export format.
+TEST_F(Cli, InputsOfTheWrongKindSayWhatTheyAre) {
+  Result r = axo("plan --model gpt2-124m --gpus 2 --machine selene --top 1 --out " + path("p.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = axo("plan --model " + path("p.yaml") + " --gpus 2 --machine selene");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("field 'axo_plan': a plan (plan.yaml), not a model spec"), std::string::npos) << r.output;
+  r = axo("plan --model gpt2-124m --gpus 2 --machine selene --emit ''");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("names no export format"), std::string::npos) << r.output;
+  r = axo("validate --set " + axo::config_dir() + "/validation/public-runs.yaml");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("a corpus description (public-runs.yaml), not a validation set: give it with --corpus"),
+            std::string::npos) << r.output;
+}
+
 // A model's name goes into the comments and job names of generated scripts: a line break in it
 // would start a command there. Refused, naming the field.
 TEST_F(Cli, AModelNameWithALineBreakIsRefused) {
