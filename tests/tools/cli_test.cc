@@ -240,7 +240,7 @@ TEST_F(Cli, ListsAndValidates) {
   EXPECT_EQ(none.output.find("params"), std::string::npos) << none.output;  // no table header before the error
   // Columns as wide as the longest name (grand-teton-h100's 16 letters pushed its row out).
   const std::string listed = axo("machines").output;
-  EXPECT_NE(listed.find("\nsummit                   6       15          -"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\nsummit                   6       16          -"), std::string::npos) << listed;
   EXPECT_NE(listed.find("\ngrand-teton-h100         8"), std::string::npos) << listed;
   const Result v = axo("validate");
   EXPECT_EQ(v.code, 0) << v.output;
