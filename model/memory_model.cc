@@ -199,14 +199,18 @@ int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_
   return params;
 }
 
-// Microbatches whose activations stage `stage` holds at its peak (1F1B: the
-// p − s forwards of its warm-up), times 1 + (p − 1 − s)/(p·v) when
-// interleaved: Korthikanti et al.'s factor on the first stage, none on the
-// last, which starts each microbatch's backward as soon as its forward ends.
+// Microbatches of the stage's layers whose activations stage `stage` holds at its peak. 1F1B: the
+// p − s forwards of its warm-up. Interleaved over v chunks: its warm-up runs 2(p − s − 1) + (v − 1)·p
+// chunk forwards, and one more before the first backward frees one (Megatron-Core
+// schedules.py forward_backward_pipelining_with_interleaving's num_warmup_microbatches; PyTorch's
+// ScheduleInterleaved1F1B warms up alike), each a chunk of 1/v of the stage's layers, at most the
+// m·v chunks of the iteration. On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
+// the last holds p − (p − 1)/v, not 1.
 double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
-  double count = double(std::min<int64_t>(microbatches, c.pipeline - stage));
-  if (c.interleave > 1) count *= 1.0 + double(c.pipeline - 1 - stage) / double(c.pipeline * c.interleave);
-  return count;
+  const int64_t p = c.pipeline, v = c.interleave;
+  if (v == 1) return double(std::min<int64_t>(microbatches, p - stage));
+  const int64_t chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
+  return double(std::min<int64_t>(microbatches * v, chunk_forwards)) / double(v);
 }
 
 // Stage `stage` of `layers` layers, `recomputed` of them recomputed (recomputed_layers).

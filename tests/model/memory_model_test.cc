@@ -114,6 +114,22 @@ TEST(MemoryModel, InterleavingHoldsMoreMicrobatches) {
   EXPECT_NEAR(memory_per_device(spec, c).activations / plain, 1 + 7.0 / (8 * 3), 1e-9);
 }
 
+// Interleaved, stage s holds 2(p − s − 1) + (v − 1)·p + 1 chunk forwards of 1/v of its layers
+// (Megatron-Core's warm-up): with 8 stages of 3 chunks, 2/3 of a microbatch fewer each stage on
+// (stage 1: 29/3, stage 3: 25/3, stage 4: 23/3), down to 17/3 on the last, not 1.
+TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig c = megatron(8, 8, 1, Recompute::selective, true);
+  c.interleave = 3;
+  const PipelineSplit split = split_pipeline(spec, 8, 3);
+  for (int64_t s = 1; s < 5; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
+  const auto activations = [&](int64_t stage) { return stage_memory(spec, c, split, stage).activations; };
+  // Each middle stage: held microbatches x one microbatch's + the working buffers, alike.
+  const double step = activations(3) - activations(4);  // 2/3 of a microbatch's
+  EXPECT_NEAR((activations(1) - activations(4)) / step, 3, 1e-9);  // (29 − 23) / (25 − 23)
+  EXPECT_NEAR((activations(2) - activations(3)) / step, 1, 1e-9);
+}
+
 TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {
   const TransformerSpec spec = load_model("llama3-70b");  // 80 layers: 21, 20, 20, 19 over 4 stages
   ParallelConfig c = megatron(4, 8, 1, Recompute::full, false);
