@@ -117,13 +117,25 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
 }
 
 bool Trainer::step_is_clean(int64_t step, std::ostream& log) {
-  if (!o_.loss_scaling) return true;
   if (world_.rank() == o_.overflow_rank && step == o_.overflow_step) model_.inject_gradient_overflow();  // test hook
+  if (!o_.loss_scaling) return true;
   const double scale = scaler_.scale();
   if (scaler_.update(model_.unscale_gradients(scale))) return true;
   log << "step " << step << ": inf or NaN gradients: skipped on every rank; loss scale " << scale << " -> "
       << scaler_.scale() << "\n";
   return false;
+}
+
+// Inf or NaN gradients without loss scaling to skip them: an update would make every weight NaN,
+// and the next checkpoint would replace the last good one with them. Every rank has the same
+// global norm, so every rank stops here, before the update.
+void Trainer::stop_before_a_non_finite_update(const StepRecord& r) const {
+  char text[320];
+  std::snprintf(text, sizeof text, "step %lld: the gradients' norm is %g (loss %g): training stops before the "
+                "update, so the weights and the checkpoints written so far stay as they were; lower --lr, "
+                "or train with --loss-scale dynamic, which skips such steps",
+                (long long)r.step, r.grad_norm, r.loss);
+  throw std::runtime_error(text);
 }
 
 double Trainer::learning_rate(int64_t s) const {
@@ -328,6 +340,7 @@ std::vector<StepRecord> Trainer::run() {
     r.lr = learning_rate(s);
     if (step_is_clean(r.step, log)) {
       r.grad_norm = model_.clip_gradients(o_.grad_clip);
+      if (!std::isfinite(r.grad_norm)) stop_before_a_non_finite_update(r);
       model_.adamw(long(s + 1), r.lr, o_.weight_decay);
     }
     r.times = model_.times();

@@ -67,7 +67,7 @@ struct TrainOptions {
   // Dynamic loss scaling (loss_scaler.h): a step with an inf or NaN gradient on any rank is skipped on all.
   bool loss_scaling = false;
   // Testing only: world rank `overflow_rank` makes a gradient +inf in step `overflow_step` (1-based).
-  int overflow_rank = -1;
+  int overflow_rank = -1;  // with or without loss scaling (without it, training stops before the update)
   int64_t overflow_step = 0;
 };
 
@@ -113,6 +113,7 @@ class Trainer {
   std::string step_line(const StepRecord& r) const;
   // Loss scaling after backward: unscales the gradients, or (an inf or NaN on some rank) says to skip the step.
   bool step_is_clean(int64_t step, std::ostream& log);
+  void stop_before_a_non_finite_update(const StepRecord& record) const;
   // Every rank's device memory (peak by use) and host memory, on world rank 0.
   std::vector<RankMemory> gather_memory() const;
   void write_run_json(const std::vector<StepRecord>& records, const std::vector<RankMemory>& memory) const;

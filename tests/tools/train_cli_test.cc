@@ -50,6 +50,25 @@ TEST_F(TrainCli, EncodesTrainsAndWritesRunJson) {
   EXPECT_EQ(again.code, 0) << again.output;
 }
 
+// Inf or NaN gradients without loss scaling stop training before the update: the checkpoint of
+// step 2 stays the newest, and a resumed run (without the fault) goes on from it.
+TEST_F(TrainCli, NonFiniteGradientsStopBeforeTheUpdate) {
+  const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                             "' --steps 4 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("halted") +
+                             " --checkpoint-every 2";
+  Result r = axo(common + " --inject-fault overflow:0:3");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("step 3: the gradients' norm is inf"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("training stops before the update"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("halted/step_00000002.axockpt")));
+  EXPECT_FALSE(fs::exists(path("halted/step_00000004.axockpt")));
+  r = axo(common + " --resume");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 2"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("loss nan"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step     4/4 | loss "), std::string::npos) << r.output;
+}
+
 TEST_F(TrainCli, CheckpointThenResume) {
   const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
                              "' --steps 8 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck") +
