@@ -118,6 +118,15 @@ static double spanning_latency_s(const MachineProfile& machine, CollectiveOp op,
   return std::min(ring, tree);
 }
 
+// The bus bandwidth of a group inside one node: the node's, except where its GPUs are linked pair by
+// pair without a switch: a group of k drives at most each GPU's links to its k − 1 peers (NCCL
+// builds rings over every link the group has), so 2 GPUs get their one link.
+static double intra_group_bandwidth_Bps(const MachineProfile& machine, int64_t size) {
+  const double node = machine.intra_bus_bandwidth_GBps;
+  if (machine.intra_pair_bandwidth_GBps <= 0) return node * 1e9;
+  return std::min(node, double(size - 1) * machine.intra_pair_bandwidth_GBps) * 1e9;
+}
+
 LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
                            double bytes) {
   for (const CollectiveFit& fit : machine.collectives) {
@@ -132,7 +141,8 @@ LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, Group
   }
   const double intra = machine.intra_bus_bandwidth_GBps * 1e9;
   if (group.intra_node()) {
-    return {latency_steps(op, group.size) * machine.intra_alpha_us * 1e-6, intra};
+    return {latency_steps(op, group.size) * machine.intra_alpha_us * 1e-6,
+            intra_group_bandwidth_Bps(machine, group.size)};
   }
   const double nic_share = double(machine.nics_per_node) * machine.nic_bandwidth_GBps * 1e9 *
                            double(group.ranks_per_node) / double(machine.gpus_per_node);

@@ -359,6 +359,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   const YamlMap intra(map.get_node("intra_node"), source, "intra_node link");
   p.intra_alpha_us = intra.get_double("alpha_us", 0, 1e9);
   p.intra_bus_bandwidth_GBps = intra.get_double("bus_bandwidth_GBps", 1e-9, 1e9);
+  p.intra_pair_bandwidth_GBps = intra.get_double("pair_bandwidth_GBps", 1e-9, 1e9, 0);
   intra.reject_unknown_keys();
 
   const YamlMap inter(map.get_node("inter_node"), source, "inter_node link");
@@ -458,6 +459,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["grad_accumulation"] = to_string(p.grad_accumulation);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;
+  if (p.intra_pair_bandwidth_GBps > 0) node["intra_node"]["pair_bandwidth_GBps"] = p.intra_pair_bandwidth_GBps;
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;
   node["inter_node"]["nics_per_node"] = p.nics_per_node;
   node["inter_node"]["nic_bandwidth_GBps"] = p.nic_bandwidth_GBps;

@@ -325,6 +325,10 @@ struct MachineProfile : StackSettings {
   // Links: intra-node (NVLink/NVSwitch, shared memory) and the node's NICs.
   double intra_alpha_us = 5;
   double intra_bus_bandwidth_GBps = 0;
+  // GPUs linked pair by pair without a switch (Perlmutter's 4 NVLinks between every pair): one
+  // pair's link per direction, which caps a group of k on the node at (k − 1) of them
+  // (comm_model.cc); 0 where a switch gives every group the node's bandwidth.
+  double intra_pair_bandwidth_GBps = 0;
   double inter_alpha_us = 10;
   int64_t nics_per_node = 1;
   double nic_bandwidth_GBps = 0;  // per NIC per direction

@@ -86,6 +86,22 @@ TEST(CommModel, RingFormulasIntraNode) {
   EXPECT_EQ(collective_seconds(m, CollectiveOp::all_reduce, place_group(1, 1, 8, 4096), S), 0);
 }
 
+// Perlmutter's GPUs are linked pair by pair (4 NVLinks, 100 GB/s): 2 GPUs get their one link, 3 or 4
+// the node's 200 GB/s; behind a switch (selene) 2 GPUs get the node's too.
+TEST(CommModel, PairwiseLinkedGpusGiveTwoOfThemTheirOneLink) {
+  const MachineProfile perlmutter = load_machine("perlmutter");
+  ASSERT_EQ(perlmutter.intra_pair_bandwidth_GBps, 100);
+  const auto bandwidth = [](const MachineProfile& m, int64_t size) {
+    return link_estimate(m, CollectiveOp::all_gather, place_group(size, 1, m.gpus_per_node, 64), 1e8).bus_bandwidth_Bps;
+  };
+  EXPECT_NEAR(bandwidth(perlmutter, 2), 100e9, 1);
+  EXPECT_NEAR(bandwidth(perlmutter, 4), 200e9, 1);
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_NEAR(bandwidth(selene, 2), selene.intra_bus_bandwidth_GBps * 1e9, 1);
+  // The field travels with the profile.
+  EXPECT_EQ(machine_profile_from_yaml(to_yaml(perlmutter), "p").intra_pair_bandwidth_GBps, 100);
+}
+
 TEST(CommModel, GroupsAcrossNodesShareTheNics) {
   const MachineProfile m = load_machine("selene");  // 8 GPUs, 8 NICs of 25 GB/s
   // One rank per node: eight groups share the node's 200 GB/s, 25 GB/s each.
