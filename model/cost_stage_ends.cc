@@ -82,9 +82,15 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   constexpr CostPhase fwd = CostPhase::forward, bwd = CostPhase::backward;
   using Op = CollectiveOp;
   ExposedSum embedding{in, record}, head{in, record}, head_backward{in, record};
-  embedding({first, fwd, Op::all_reduce, GridDim::y, activation, e, "embedding output"});
+  // The vocabulary-parallel lookup's partial sums: all-reduced, or under sequence parallelism
+  // reduce-scattered along the sequence (Megatron-LM's reduce_scatter_to_sequence_parallel_region).
+  const Op sum_lookups = in.config.sequence_parallel ? Op::reduce_scatter : Op::all_reduce;
+  embedding({first, fwd, sum_lookups, GridDim::y, activation, e, "embedding output"});
   embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
-  head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
+  // A tied head on the embedding's stage is the same FSDP unit, gathered once (cost_fsdp_copies.h).
+  if (!in.spec.tied_embeddings || in.config.pipeline > 1) {
+    head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
+  }
   head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});
   head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
   head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, e, "lm head dX"});

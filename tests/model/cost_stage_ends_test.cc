@@ -62,5 +62,33 @@ TEST(CostStageEnds, TheLossSumsTwoFp32NumbersPerTokenOverY) {
   EXPECT_NEAR(comm.last(), last, 1e-15);
 }
 
+// Under sequence parallelism the lookup's partial sums are reduce-scattered along the sequence
+// (Megatron-LM's reduce_scatter_to_sequence_parallel_region), else all-reduced; a tied head on the
+// embedding's stage is one FSDP unit with it, its weights gathered over z once, an untied one its own.
+TEST(CostStageEnds, SequenceParallelLookupsAndTiedHeadsUnderFsdp) {
+  const TransformerSpec spec = load_model("gpt3-13b");  // tied
+  const MachineProfile machine = load_machine("selene");
+  ParallelConfig c;
+  c.y = 4, c.z = 2, c.microbatch = 2;
+  const auto items_of = [&](const TransformerSpec& s, const ParallelConfig& config) {
+    std::vector<CostItem> items;
+    stage_end_comm({s, machine, config, local_shapes(s, config)}, CostRecorder(&items, 1, 1));
+    return items;
+  };
+  auto items = items_of(spec, c);
+  EXPECT_NE(find(items, "all_reduce embedding output"), nullptr);
+  EXPECT_NE(find(items, "all_gather embedding weights"), nullptr);
+  EXPECT_EQ(find(items, "all_gather lm head weights"), nullptr);
+  c.sequence_parallel = true;
+  items = items_of(spec, c);
+  EXPECT_NE(find(items, "reduce_scatter embedding output"), nullptr);
+  EXPECT_EQ(find(items, "all_reduce embedding output"), nullptr);
+  TransformerSpec untied = spec;
+  untied.tied_embeddings = false;
+  EXPECT_NE(find(items_of(untied, c), "all_gather lm head weights"), nullptr);
+  c.pipeline = 2;  // the head's stage is another: it gathers its own copy
+  EXPECT_NE(find(items_of(spec, c), "all_gather lm head weights"), nullptr);
+}
+
 }  // namespace
 }  // namespace axo
