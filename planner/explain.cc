@@ -105,7 +105,7 @@ nlohmann::ordered_json explain_json(const CostModel& model, const ParallelConfig
 std::string band_explain_text(double iter_time_s, const PredictionBand& band) {
   if (!band.band) return "Error band: " + band.no_band + "\n";
   const auto [low, high] = band_limits(*band.band, iter_time_s);
-  return format("Error band: %.4f s, measured %.4f to %.4f s (%s)\n", iter_time_s, low, high,
+  return format("Error band: predicted %.4f s, expected %.4f to %.4f s (%s)\n", iter_time_s, low, high,
                 band_text(*band.band).c_str());
 }
 

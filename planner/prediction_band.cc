@@ -2,6 +2,7 @@
 #include "planner/prediction_band.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <vector>
 
@@ -36,6 +37,26 @@ std::vector<ValidationEntry> published_entries(const std::string& gpu, const std
   return found;
 }
 
+// `text` lowercased, without spaces.
+std::string folded(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) out += char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// " (the published runs name A100-80: GPU types are matched as written)" where `gpu_type` is one of
+// the corpus's but for case and spaces; else "".
+std::string near_gpu_type_note(const std::string& gpu_type, const std::vector<CorpusCase>& corpus) {
+  for (const CorpusCase& c : corpus) {
+    if (c.gpu != gpu_type && folded(c.gpu) == folded(gpu_type)) {
+      return " (the published runs name " + c.gpu + ": GPU types are matched as written)";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string PredictionBand::text() const { return band ? band_text(*band) : no_band; }
@@ -52,9 +73,10 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
   }
   size_t published = 0;
   std::vector<ValidationEntry> runs;
+  std::vector<CorpusCase> corpus;
   try {  // validate's inputs and rules, so the band is made of the runs it reports
     const ValidationInputs inputs = find_validation_inputs(validation_dir);
-    const std::vector<CorpusCase> corpus = inputs.corpus.empty() ? std::vector<CorpusCase>{} : load_corpus(inputs.corpus);
+    if (!inputs.corpus.empty()) corpus = load_corpus(inputs.corpus);
     reject_sets_named_as_corpus_sources(inputs.sets, corpus);
     runs = published_entries(gpu_type, inputs.sets, corpus, published);
   } catch (const InputError& e) {
@@ -62,7 +84,8 @@ PredictionBand prediction_band(const std::string& gpu_type, const std::string& v
                      " from the published runs in " + validation_dir + ")");
   }
   if (published == 0) {
-    result.no_band = "no band: no published runs on " + gpu_type + " in " + validation_dir;
+    result.no_band = "no band: no published runs on " + gpu_type + " in " + validation_dir +
+                     near_gpu_type_note(gpu_type, corpus);
     return result;
   }
   const auto costed = std::count_if(runs.begin(), runs.end(),

@@ -74,6 +74,10 @@ TEST(PredictionBand, WithoutRunsOrTypeThereIsNoneAndItSaysWhy) {
   const PredictionBand v100 = prediction_band(load_machine("summit").gpu_type, validation_dir());
   EXPECT_FALSE(v100.band);
   EXPECT_EQ(v100.text(), "no band: no published runs on V100-16 in " + validation_dir());
+  // A GPU type the corpus has but for case and spaces is named.
+  EXPECT_EQ(prediction_band("a100-80 ", validation_dir()).text(),
+            "no band: no published runs on a100-80  in " + validation_dir() +
+                " (the published runs name A100-80: GPU types are matched as written)");
   const PredictionBand none = prediction_band("", validation_dir());
   EXPECT_FALSE(none.band);
   EXPECT_NE(none.text().find("no band: "), std::string::npos);

@@ -158,7 +158,7 @@ TEST_F(Cli, PlanErrorBand) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("Iteration time band: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("published H100-80 runs"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Error band: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Error band: predicted "), std::string::npos) << r.output;
   std::ifstream json_file(path("b.json"));
   const auto j = nlohmann::json::parse(json_file);
   const double low_pct = j["error_band"]["low_pct"], high_pct = j["error_band"]["high_pct"];
