@@ -12,6 +12,7 @@
 
 #include "model/plan_file.h"
 #include "model/presets.h"
+#include "tests/file_text.h"
 #include "tests/run_command.h"
 
 namespace {
@@ -341,10 +342,7 @@ TEST_F(Cli, OutputsNamingAnInputAreAUsageError) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--csv " + model + ": it is the --model file, which this command reads"), std::string::npos)
       << r.output;
-  std::ifstream kept(model);
-  std::stringstream text;
-  text << kept.rdbuf();
-  EXPECT_NE(text.str().find("layers: 2"), std::string::npos) << text.str();
+  EXPECT_NE(axo::testing::file_text(model).find("layers: 2"), std::string::npos);
   const std::string machine = path("mine.yaml");
   fs::copy_file(axo::config_dir() + "/machines/selene.yaml", machine);
   r = axo("plan --model " + model + " --gpus 2 --machine " + machine + " --out " + machine);

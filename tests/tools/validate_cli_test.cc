@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "model/presets.h"
+#include "tests/file_text.h"
 #include "tests/run_command.h"
 
 namespace {
@@ -224,10 +225,7 @@ TEST_F(ValidateSets, CsvOverAnInputIsAUsageError) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--csv " + set + ": it is a validation set, which this command reads"), std::string::npos)
       << r.output;
-  std::ifstream kept(set);
-  std::stringstream text;
-  text << kept.rdbuf();
-  EXPECT_EQ(text.str().rfind("name: h\n", 0), 0u) << text.str();
+  EXPECT_EQ(axo::testing::file_text(set).rfind("name: h\n", 0), 0u);
   // A copy of the corpus: were the check gone, the repository's table would be written over.
   for (const char* file : {"public-runs.yaml", "public-runs.csv"}) {
     fs::copy_file(axo::config_dir() + "/validation/" + file, dir_ / file, fs::copy_options::overwrite_existing);
