@@ -82,10 +82,16 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   constexpr CostPhase fwd = CostPhase::forward, bwd = CostPhase::backward;
   using Op = CollectiveOp;
   ExposedSum embedding{in, record}, head{in, record}, head_backward{in, record};
-  // The vocabulary-parallel lookup's partial sums: all-reduced, or under sequence parallelism
-  // reduce-scattered along the sequence (Megatron-LM's reduce_scatter_to_sequence_parallel_region).
-  const Op sum_lookups = in.config.sequence_parallel ? Op::reduce_scatter : Op::all_reduce;
+  // The vocabulary-parallel lookup's partial sums: all-reduced; under sequence parallelism
+  // reduce-scattered along the sequence where no learned positions are added after them, and the
+  // gradient all-gathered back in backward (Megatron-Core LanguageModelEmbedding's
+  // reduce_scatter_embeddings, else the all-reduce and scatter_to_sequence_parallel_region).
+  const bool scattered = in.config.sequence_parallel && in.spec.positions != PositionKind::learned;
+  const Op sum_lookups = scattered ? Op::reduce_scatter : Op::all_reduce;
   embedding({first, fwd, sum_lookups, GridDim::y, activation, e, "embedding output"});
+  if (in.config.sequence_parallel) {
+    embedding({first, bwd, Op::all_gather, GridDim::y, activation, e, "embedding output gradient"});
+  }
   embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
   // A tied head on the embedding's stage is the same FSDP unit, gathered once (cost_fsdp_copies.h).
   if (!in.spec.tied_embeddings || in.config.pipeline > 1) {

@@ -124,6 +124,7 @@ void read_hf_architecture(const nlohmann::json& config, TransformerSpec& spec, c
   for (const char* key : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}) {
     if (config.contains(key) && !config[key].is_null()) {
       spec.norm_epsilon = bounded_number(config, key, kDefaultNormEpsilon, 1e-12, 0.1, source);
+      break;
     }
   }
   if (hf_bool(config, "use_sliding_window", true, source)) {  // Qwen2's off switch

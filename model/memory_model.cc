@@ -204,11 +204,13 @@ int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_
 // chunk forwards, and one more before the first backward frees one (Megatron-Core
 // schedules.py forward_backward_pipelining_with_interleaving's num_warmup_microbatches; PyTorch's
 // ScheduleInterleaved1F1B warms up alike), each a chunk of 1/v of the stage's layers, at most the
-// m·v chunks of the iteration. On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
+// m·v chunks of the iteration; with m = p every forward runs first (Megatron-Core's
+// all_warmup_microbatches). On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
 // the last holds p − (p − 1)/v, not 1.
 double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
   const int64_t p = c.pipeline, v = c.interleave;
   if (v == 1) return double(std::min<int64_t>(microbatches, p - stage));
+  if (microbatches == p) return double(microbatches);
   const int64_t chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
   return double(std::min<int64_t>(microbatches * v, chunk_forwards)) / double(v);
 }

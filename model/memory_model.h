@@ -45,8 +45,9 @@
 // (recompute_layers: the first of each chunk; the others keep all their
 // activations). Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
-// (1F1B), times 1 + (p−1−s)/(p·v) when interleaved (Korthikanti et al.'s
-// factor on the first stage); the first stage also holds the embedding, the
+// (1F1B); interleaved, its warm-up's 2(p − s − 1) + (v − 1)·p + 1 chunk
+// forwards of 1/v of its layers (Megatron-Core's; every microbatch where m = p:
+// memory_model.cc in_flight); the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
 // vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
 // The fullest stage sets the memory.

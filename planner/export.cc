@@ -3,6 +3,7 @@
 #include "planner/export.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "model/comm_model.h"
@@ -65,10 +66,10 @@ ExportFormat parse_export_format(const std::string& text) {
 std::string export_model_problem(ExportFormat format, const TransformerSpec& spec) {
   if (format != ExportFormat::megatron && format != ExportFormat::deepspeed) return "";
   std::vector<std::string> details = spec.approximations;
-  if (format == ExportFormat::deepspeed) {  // Megatron-LM's flags for them; these arguments write none
-    if (spec.rotary_percent < 1) details.push_back("rotary positions on part of each head (rotary_percent)");
+  // Both take the rotary base as a whole number (--rotary-base, --rotary-position-embeddings-theta).
+  if (spec.rope_theta != std::floor(spec.rope_theta)) details.push_back("a rotary base that is not a whole number");
+  if (format == ExportFormat::deepspeed) {  // Megatron-LM's flags for them; Megatron-DeepSpeed's has none
     if (spec.rope_scaling_factor > 0) details.push_back("Llama 3.1's rope scaling (rope_scaling_factor)");
-    if (spec.norm_epsilon != kDefaultNormEpsilon) details.push_back("a norm epsilon other than 1e-5 (norm_epsilon)");
     if (spec.qkv_bias) details.push_back("biases on q, k and v alone (qkv_bias)");
   }
   if (details.empty()) return "";

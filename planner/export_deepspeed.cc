@@ -155,9 +155,11 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization rmsnorm");
   if (spec.positions == PositionKind::rope) text += flag("--use-rotary-position-embeddings");
-  if (spec.rope_theta != kDefaultRopeTheta) {
-    text += decimal_flag("--rope-theta", spec.rope_theta);  // Megatron-DeepSpeed megatron/arguments.py
-  }
+  // megatron/arguments.py at f4157be: --rotary-position-embeddings-theta (an int, dest rope_theta),
+  // --rotary-percent, --layernorm-epsilon (RMSNorm's too).
+  if (spec.rope_theta != kDefaultRopeTheta) text += decimal_flag("--rotary-position-embeddings-theta", spec.rope_theta);
+  if (spec.rotary_percent < 1) text += decimal_flag("--rotary-percent", spec.rotary_percent);
+  if (spec.norm_epsilon != kDefaultNormEpsilon) text += decimal_flag("--layernorm-epsilon", spec.norm_epsilon);
   if (!spec.bias) text += flag("--disable-bias-linear");
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
   if (!spec.dropout) {  // both default to 0.1 in megatron/arguments.py

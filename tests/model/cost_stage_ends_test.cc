@@ -62,9 +62,10 @@ TEST(CostStageEnds, TheLossSumsTwoFp32NumbersPerTokenOverY) {
   EXPECT_NEAR(comm.last(), last, 1e-15);
 }
 
-// Under sequence parallelism the lookup's partial sums are reduce-scattered along the sequence
-// (Megatron-LM's reduce_scatter_to_sequence_parallel_region), else all-reduced; a tied head on the
-// embedding's stage is one FSDP unit with it, its weights gathered over z once, an untied one its own.
+// Under sequence parallelism the lookup's partial sums are reduce-scattered along the sequence where
+// no learned positions follow (Megatron-Core's reduce_scatter_embeddings), else all-reduced, and the
+// gradient all-gathered in backward; a tied head on the embedding's stage is one FSDP unit with it,
+// its weights gathered over z once, an untied one its own.
 TEST(CostStageEnds, SequenceParallelLookupsAndTiedHeadsUnderFsdp) {
   const TransformerSpec spec = load_model("gpt3-13b");  // tied
   const MachineProfile machine = load_machine("selene");
@@ -79,10 +80,17 @@ TEST(CostStageEnds, SequenceParallelLookupsAndTiedHeadsUnderFsdp) {
   EXPECT_NE(find(items, "all_reduce embedding output"), nullptr);
   EXPECT_NE(find(items, "all_gather embedding weights"), nullptr);
   EXPECT_EQ(find(items, "all_gather lm head weights"), nullptr);
+  EXPECT_EQ(find(items, "all_gather embedding output gradient"), nullptr);
   c.sequence_parallel = true;
-  items = items_of(spec, c);
+  items = items_of(spec, c);  // learned positions are added after the sum: all-reduced, then split
+  EXPECT_NE(find(items, "all_reduce embedding output"), nullptr);
+  EXPECT_NE(find(items, "all_gather embedding output gradient"), nullptr);
+  TransformerSpec rotary = spec;
+  rotary.positions = PositionKind::rope;
+  items = items_of(rotary, c);
   EXPECT_NE(find(items, "reduce_scatter embedding output"), nullptr);
   EXPECT_EQ(find(items, "all_reduce embedding output"), nullptr);
+  EXPECT_NE(find(items, "all_gather embedding output gradient"), nullptr);
   TransformerSpec untied = spec;
   untied.tied_embeddings = false;
   EXPECT_NE(find(items_of(untied, c), "all_gather lm head weights"), nullptr);

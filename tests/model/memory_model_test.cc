@@ -128,6 +128,13 @@ TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
   const double step = activations(3) - activations(4);  // 2/3 of a microbatch's
   EXPECT_NEAR((activations(1) - activations(4)) / step, 3, 1e-9);  // (29 − 23) / (25 − 23)
   EXPECT_NEAR((activations(2) - activations(3)) / step, 1, 1e-9);
+  // With as many microbatches as stages every forward runs first: each middle stage holds all 8.
+  TransformerSpec eight = spec;
+  eight.global_batch = 8;  // microbatch 1 on one replica: m = 8 = p
+  ASSERT_EQ(eight.global_batch / (c.data * c.microbatch), 8);
+  const auto held = [&](int64_t stage) { return stage_memory(eight, c, split, stage).activations; };
+  EXPECT_NEAR(held(4), held(1), 1e-6 * held(1));
+  EXPECT_NEAR((held(4) - activations(4)) / step, (8 - 23.0 / 3) / (2.0 / 3), 1e-9);
 }
 
 TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {

@@ -544,17 +544,28 @@ TEST(ExportDeepspeed, ConfigAndArguments) {
                 deepspeed_launch_arguments(gpt3_13b(), machine, c, context()));
 }
 
-// The rotary base each Megatron states (Megatron-LM's --rotary-base, Megatron-DeepSpeed's
-// --rope-theta), where it is not their 10000.
-TEST(ExportDeepspeed, RotaryBase) {
+// The rotary details Megatron-DeepSpeed states (megatron/arguments.py at f4157be:
+// --rotary-position-embeddings-theta, --rotary-percent, --layernorm-epsilon), where they are not
+// its defaults; a fractional rotary base neither Megatron takes.
+TEST(ExportDeepspeed, RotaryDetails) {
+  TransformerSpec spec = llama3_8b();
+  spec.rotary_percent = 0.25, spec.norm_epsilon = 1e-6;
   const std::string arguments =
-      deepspeed_launch_arguments(llama3_8b(), gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
-  EXPECT_NE(arguments.find("  --use-rotary-position-embeddings\n  --rope-theta 500000\n"), std::string::npos)
+      deepspeed_launch_arguments(spec, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
+  EXPECT_NE(arguments.find("  --use-rotary-position-embeddings\n  --rotary-position-embeddings-theta 500000\n"
+                           "  --rotary-percent 0.25\n  --layernorm-epsilon 1e-06\n"),
+            std::string::npos)
       << arguments;
-  TransformerSpec ten_thousand = llama3_8b();
-  ten_thousand.rope_theta = kDefaultRopeTheta;
-  EXPECT_EQ(deepspeed_launch_arguments(ten_thousand, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context())
-                .find("--rope-theta"),
+  EXPECT_EQ(export_model_problem(ExportFormat::deepspeed, spec), "");
+  TransformerSpec defaults = llama3_8b();
+  defaults.rope_theta = kDefaultRopeTheta;
+  const std::string plain =
+      deepspeed_launch_arguments(defaults, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
+  for (const char* flag : {"--rotary-position-embeddings-theta", "--rotary-percent", "--layernorm-epsilon"}) {
+    EXPECT_EQ(plain.find(flag), std::string::npos) << flag;
+  }
+  defaults.rope_theta = 10000.5;
+  EXPECT_NE(export_model_problem(ExportFormat::megatron, defaults).find("a rotary base that is not a whole number"),
             std::string::npos);
 }
 
