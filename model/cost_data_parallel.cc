@@ -12,14 +12,16 @@ namespace axo {
 
 namespace {
 
-// The tied embedding's gradient, summed by the first and the last stage.
+// The tied embedding's gradient, summed by the first and the last stage in the gradients' reduce
+// precision (Megatron's _allreduce_word_embedding_grads sums the main_grad buffers).
 double tied_embedding_all_reduce(const CostInputs& in, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   if (c.pipeline == 1 || !in.spec.tied_embeddings) return 0;
   // The pair is the pipeline group's ends: on one node where every pipeline group is.
   const GroupPlacement pair = neighbour_pair(
       place_group(c.pipeline, c.stride(GridDim::pipeline), in.machine.gpus_per_node, c.gpus()));
-  const double bytes = double(in.spec.vocab) * double(in.spec.hidden) / double(c.x * c.y * c.z) * in.shapes.element_bytes;
+  const double bytes =
+      double(in.spec.vocab) * double(in.spec.hidden) / double(c.x * c.y * c.z) * reduced_gradient_bytes(in);
   const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, pair, bytes);
   return record.exposed_collective(CostScope::step, CostPhase::step,
                                    "all_reduce tied embedding gradient (first and last stage)", GridDim::pipeline, 2,

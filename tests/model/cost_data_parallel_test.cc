@@ -127,8 +127,14 @@ TEST(CostDataParallel, TiedEmbeddingsAcrossStagesAddTheirAllReduce) {
   EXPECT_GT(items[1].seconds, 0);
   EXPECT_LT(items[0].exposed, items[0].seconds);  // bucketed under the backward of 19 layers
   EXPECT_NEAR(dp.exposed, items[0].exposed + items[1].exposed, 1e-15);
+  const double tied = items[1].seconds;
   t.spec.tied_embeddings = false;
-  EXPECT_NEAR(t.run(20).exposed, dp.exposed - items[1].seconds, 1e-12);
+  EXPECT_NEAR(t.run(20).exposed, dp.exposed - tied, 1e-12);
+  t.spec.tied_embeddings = true;
+  t.machine.reduce_dtype = ReduceDtype::fp32;  // Megatron-LM's fp32 main_grad: 4 bytes an element
+  items.clear();
+  t.run(20, &items);
+  EXPECT_DOUBLE_EQ(items[1].bytes, 50257.0 * 5120 * 4);
 }
 
 // The first and last stages are the pipeline group's ends: across nodes where a pipeline group
