@@ -1,6 +1,7 @@
 // A TransformerSpec from a Hugging Face config.json: the keys of the GPT-2, Llama, Mistral, Gemma,
 // GPT-NeoX, Falcon, OPT and Qwen families, and clear refusals of what a TransformerSpec cannot hold
-// (mixture of experts, ALiBi, encoder-decoder or encoder-only models, other head widths).
+// (mixture of experts, ALiBi, encoder-decoder or encoder-only models, other head widths). The
+// details beyond the shape, and those priced as their nearest, are hf_architecture.h's.
 #pragma once
 
 #include <nlohmann/json.hpp>
