@@ -32,13 +32,27 @@ void read_layer_times(const YamlMap& point_map, ValidationPoint& point) {
   }
 }
 
+// A point's model: a spec's mapping, or a model preset's name (as --model takes it).
+TransformerSpec read_point_model(const YamlMap& point_map, const std::string& path) {
+  const YAML::Node node = point_map.get_node("model");
+  if (!node.IsScalar()) {
+    TransformerSpec spec = transformer_spec_from_yaml(node, path);
+    validate(spec, path);
+    return spec;
+  }
+  try {
+    return load_model(node.as<std::string>());
+  } catch (const InputError& e) {
+    point_map.fail("model", e.what());
+  }
+}
+
 ValidationPoint read_point(const YAML::Node& node, const std::string& path) {
   const YamlMap point_map(node, path, "validation point");
   ValidationPoint point;
   point.name = point_map.get_string("name");
   point.where = where(node, path);
-  point.model = transformer_spec_from_yaml(point_map.get_node("model"), path);
-  validate(point.model, path);
+  point.model = read_point_model(point_map, path);
   point.gpus = point_map.get_int("gpus", 1, kLargestCount);
   point.config = parallel_config_from_yaml(point_map.get_node("config"), path);
   point.measured_s = point_map.get_double("measured_s", 1e-9, 1e9, 0);

@@ -218,6 +218,25 @@ TEST_F(ValidateSets, SetsThatWouldBeGroupedWrongAreRefused) {
   EXPECT_NE(r.output.find("an empty value names no run"), std::string::npos) << r.output;
 }
 
+// A point's model may be a preset's name, as --model takes it; an unknown one is named at its line.
+TEST_F(ValidateSets, APointsModelMayBeAPreset) {
+  const auto set_of = [&](const std::string& file, const std::string& model) {
+    std::ofstream(dir_ / file) << "name: p\nsource: test\nmachine: selene\ngpu: A100-80\npoints:\n"
+                                  "  - name: small\n    model: " << model << "\n    gpus: 8\n"
+                                  "    config: {pipeline: 1, data: 8, x: 1, y: 1, z: 1, microbatch: 1}\n"
+                                  "    measured_s: 0.5\n";
+    return (dir_ / file).string();
+  };
+  auto r = axo::testing::run_axo("validate --set " + set_of("preset.yaml", "gpt3-1.3b"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("small"), std::string::npos) << r.output;
+  const std::string bad = set_of("nosuch.yaml", "gpt3-1.3");
+  r = axo::testing::run_axo("validate --set " + bad);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ":7:12: field 'model': 'gpt3-1.3' is neither a file nor a model preset"),
+            std::string::npos) << r.output;
+}
+
 // --csv naming a set, the corpus or the corpus's table would replace what validate reads.
 TEST_F(ValidateSets, CsvOverAnInputIsAUsageError) {
   const std::string set = write_set("h.yaml", "h", "selene");
