@@ -267,7 +267,9 @@ double checked_max_bytes(const CalibrationOptions& o, bool gpu, const std::vecto
   }
   for (const GroupShape& shape : shapes) {
     std::set<double> measured;  // the sizes the sweep measures over this group
-    for (double bytes : message_sizes(o.min_bytes, max_bytes)) measured.insert(measured_message_bytes(bytes, shape.size));
+    for (double bytes : message_sizes(o.min_bytes, max_bytes)) {
+      measured.insert(measured_message_bytes(bytes, shape.size));
+    }
     if (measured.size() < 2) {
       throw InputError("--min-bytes and --max-bytes leave one message size over groups of " +
                        std::to_string(shape.size) + " (" + std::to_string(int64_t(*measured.begin())) +

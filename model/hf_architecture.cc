@@ -1,6 +1,7 @@
 // The architecture details of a config.json beyond its shape (see hf_architecture.h).
 #include "model/hf_architecture.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <string_view>
@@ -29,26 +30,86 @@ double bounded_number(const nlohmann::json& config, const char* key, double fall
   return value;
 }
 
+// "model_type qwen2", or "architectures GPTJForCausalLM" for a config without a model_type.
+std::string kind_text(const nlohmann::json& config, const std::string& source) {
+  const std::string type = hf_string(config, "model_type", "", source);
+  if (!type.empty() || !config.contains("architectures") || !config["architectures"].is_array() ||
+      config["architectures"].empty() || !config["architectures"][0].is_string()) {
+    return "model_type " + type;
+  }
+  return "architectures " + config["architectures"][0].get<std::string>();
+}
+
+template <size_t N>
+using Families = std::array<std::string_view, N>;
+
 // Families with biases on q, k and v alone (transformers' Qwen2Attention: q_proj, k_proj, v_proj
 // with bias=True, o_proj without); StableLM says so with use_qkv_bias.
-constexpr std::array<std::string_view, 3> kQkvBiasFamilies = {"qwen", "qwen2", "qwen2_vl"};
-// Families with RMSNorms on q and k (Qwen3's and Gemma 3's per head, OLMo 2's over the projection).
-constexpr std::array<std::string_view, 3> kQkNormFamilies = {"qwen3", "gemma3_text", "olmo2"};
+constexpr Families<3> kQkvBiasFamilies = {"qwen", "qwen2", "qwen2_vl"};
+// Families with RMSNorms of each head's q and k (Megatron-LM's --qk-layernorm); StableLM's
+// qk_layernorm is the LayerNorm alike.
+constexpr Families<2> kQkNormFamilies = {"qwen3", "gemma3_text"};
 
 void read_biases(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
   spec.qkv_bias = !spec.bias && (hf_family_in(config, kQkvBiasFamilies, source) ||
                                  hf_bool(config, "use_qkv_bias", false, source));
-  const bool attention = hf_bool(config, "attention_bias", false, source);
-  const bool mlp = hf_bool(config, "mlp_bias", false, source);
-  if (!spec.bias && (attention || mlp)) {
-    spec.approximations.push_back(std::string("biases on the ") + (attention ? "attention's" : "MLP's") +
-                                  " linears only (" + (attention ? "attention_bias" : "mlp_bias") +
-                                  ": true), priced without them");
+  // A gated family's biases on some linears only (Llama's attention_bias or mlp_bias alone); a
+  // plain family's attention without them (GPT-NeoX's attention_bias: false).
+  const bool attention = hf_bool(config, "attention_bias", spec.bias, source);
+  const bool mlp = hf_bool(config, "mlp_bias", spec.bias, source);
+  if (attention != spec.bias || mlp != spec.bias) {
+    const bool on_attention = attention != spec.bias;
+    const std::string which = on_attention ? "attention's" : "MLP's";
+    const std::string key = on_attention ? "attention_bias" : "mlp_bias";
+    spec.approximations.push_back(
+        spec.bias ? "no biases on the " + which + " linears (" + key + ": false), priced with them"
+                  : "biases on the " + which + " linears only (" + key + ": true), priced without them");
   }
-  if (hf_family_in(config, kQkNormFamilies, source)) {
-    spec.approximations.push_back("RMSNorms of q and k (model_type " + hf_model_type(config, source) +
-                                  "), priced without them");
+  spec.qk_norm = hf_family_in(config, kQkNormFamilies, source) || hf_bool(config, "qk_layernorm", false, source);
+  if (hf_family_in(config, Families<1>{"olmo2"}, source)) {
+    spec.approximations.push_back("RMSNorms of q and k over the whole projection, and norms after each "
+                                  "sublayer (model_type olmo2), priced without them");
   }
+}
+
+// The fraction of each head's channels that rotate, by the key the family's transformers class
+// reads: GPT-NeoX's rotary_pct (default 0.25), GPT-J's and CodeGen's rotary_dim (GPT-J's default
+// 64), the others' partial_rotary_factor (Phi's default 0.5, StableLM's 0.25, else 1).
+double rotary_fraction(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source) {
+  if (hf_family_in(config, Families<1>{"gpt_neox"}, source)) {
+    return bounded_number(config, "rotary_pct", 0.25, 0.01, 1, source);
+  }
+  if (hf_family_in(config, Families<2>{"gptj", "codegen"}, source)) {
+    const bool gptj = hf_family_in(config, Families<1>{"gptj"}, source);
+    const int64_t dim = hf_int(config, {"rotary_dim"}, source, gptj ? 64 : spec.head_dim());
+    return std::min(1.0, double(dim) / double(spec.head_dim()));
+  }
+  const double fallback = hf_family_in(config, Families<2>{"phi", "persimmon"}, source) ? 0.5
+                          : hf_family_in(config, Families<1>{"stablelm"}, source)      ? 0.25
+                                                                                        : 1.0;
+  return bounded_number(config, "partial_rotary_factor", fallback, 0.01, 1, source);
+}
+
+// Rope scaling: none (absent, {} or rope_type default), Llama 3.1's as Megatron-LM's
+// --use-rope-scaling applies it (rope_type llama3 with low 1, high 4 and 8192 original positions),
+// else an approximation.
+void read_rope_scaling(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null()) return;
+  const nlohmann::json& scaling = config["rope_scaling"];
+  if (!scaling.is_object()) throw InputError(source + ": field 'rope_scaling': expected an object or null");
+  const std::string type = hf_string(scaling, "rope_type", hf_string(scaling, "type", "default", source), source);
+  if (type == "default") return;
+  const bool megatrons = type == "llama3" && hf_number(scaling, "low_freq_factor", 1, source) == 1 &&
+                         hf_number(scaling, "high_freq_factor", 4, source) == 4 &&
+                         hf_number(scaling, "original_max_position_embeddings", 8192, source) == 8192;
+  if (!megatrons) {
+    spec.approximations.push_back("rope scaling " + scaling.dump() + " (rope_scaling)");
+    return;
+  }
+  if (!scaling.contains("factor")) {
+    throw InputError(source + ": field 'rope_scaling': llama3 scaling without its factor");
+  }
+  spec.rope_scaling_factor = bounded_number(scaling, "factor", 8, 1, 1e6, source);
 }
 
 void read_rotary(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
@@ -58,36 +119,21 @@ void read_rotary(const nlohmann::json& config, TransformerSpec& spec, const std:
       break;
     }
   }
-  // transformers' GPTNeoXConfig: rotary_pct=0.25 where the config leaves it out.
-  const double neox_default = hf_model_type(config, source) == "gpt_neox" ? 0.25 : 1;
-  spec.rotary_percent = bounded_number(config, "rotary_pct", neox_default, 0.01, 1, source);
-  spec.rotary_percent = bounded_number(config, "partial_rotary_factor", spec.rotary_percent, 0.01, 1, source);
-  const int64_t dim = hf_int(config, {"rotary_dim"}, source, 0);
-  if (dim > 0) spec.rotary_percent = std::min(1.0, double(dim) / double(spec.head_dim()));
-  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null()) return;
-  const nlohmann::json& scaling = config["rope_scaling"];
-  const std::string type = scaling.is_object() ? hf_string(scaling, "rope_type", hf_string(scaling, "type", "", source),
-                                                          source) : "";
-  const bool megatrons = type == "llama3" && hf_number(scaling, "low_freq_factor", 1, source) == 1 &&
-                         hf_number(scaling, "high_freq_factor", 4, source) == 4 &&
-                         hf_number(scaling, "original_max_position_embeddings", 8192, source) == 8192;
-  if (megatrons) {
-    spec.rope_scaling_factor = bounded_number(scaling, "factor", 8, 1, 1e6, source);
-  } else {
-    spec.approximations.push_back("rope scaling " + scaling.dump() + " (rope_scaling)");
-  }
+  spec.rotary_percent = rotary_fraction(config, spec, source);
+  read_rope_scaling(config, spec, source);
 }
 
-// Attention and MLP computed side by side from the block's input (GPT-J, Phi, Cohere always;
-// transformers' GPTNeoXConfig use_parallel_residual and FalconConfig parallel_attn default to it),
-// priced one after the other.
+// Attention and MLP computed side by side from the block's input (GPT-J, CodeGen, Phi, Cohere
+// always; transformers' GPTNeoXConfig use_parallel_residual and FalconConfig parallel_attn default
+// to it), priced one after the other.
 void read_parallel_block(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
-  constexpr std::array<std::string_view, 3> always = {"gptj", "phi", "cohere"};
-  constexpr std::array<std::string_view, 1> neox = {"gpt_neox"};
-  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
+  constexpr Families<4> always = {"gptj", "codegen", "phi", "cohere"};
+  constexpr Families<3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
   std::string key;
-  if (hf_family_in(config, always, source)) key = "model_type " + hf_model_type(config, source);
-  if (hf_bool(config, "use_parallel_residual", hf_family_in(config, neox, source), source)) key = "use_parallel_residual";
+  if (hf_family_in(config, always, source)) key = kind_text(config, source);
+  if (hf_bool(config, "use_parallel_residual", hf_family_in(config, Families<1>{"gpt_neox"}, source), source)) {
+    key = "use_parallel_residual";
+  }
   if (hf_bool(config, "parallel_attn", hf_family_in(config, falcon, source), source)) key = "parallel_attn";
   if (!key.empty()) {
     spec.approximations.push_back("attention and MLP side by side from one input (" + key +
@@ -127,9 +173,11 @@ void read_hf_architecture(const nlohmann::json& config, TransformerSpec& spec, c
       break;
     }
   }
-  if (hf_bool(config, "use_sliding_window", true, source)) {  // Qwen2's off switch
-    spec.sliding_window = hf_int(config, {"sliding_window"}, source, 0);
-  }
+  // Qwen2's window only with use_sliding_window, and only on the layers from max_window_layers on.
+  const bool qwen2 = hf_family_in(config, Families<1>{"qwen2"}, source);
+  const bool windowed = !qwen2 || (hf_bool(config, "use_sliding_window", false, source) &&
+                                   hf_number(config, "max_window_layers", 0, source) < double(spec.layers));
+  if (windowed) spec.sliding_window = hf_int(config, {"sliding_window"}, source, 0);
 }
 
 }  // namespace axo

@@ -218,14 +218,20 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   // (QWenMLP in Qwen-7B's modeling_qwen.py; 7.72B parameters with 22016 / 2).
   if (hf_string(config, "model_type", "", source) == "qwen") spec.ffn_hidden /= 2;
   const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
-  spec.norm = llama_like ? NormKind::rmsnorm : NormKind::layernorm;
+  // A LayerNorm's epsilon key names it (StableLM's layer_norm_eps under a gated MLP), else the family's.
+  const bool layer_norm = config.contains("layer_norm_eps") || config.contains("layer_norm_epsilon");
+  spec.norm = llama_like && !layer_norm ? NormKind::rmsnorm : NormKind::layernorm;
   spec.positions = hf_positions(config, llama_like, source);
   check_learned_positions_cover(config, spec, source);
+  if (spec.positions == PositionKind::learned) {  // the table keeps its rows at a shorter --seq
+    spec.position_table = std::max(spec.seq_len, hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"},
+                                                        source, spec.seq_len));
+  }
   // Biases on every linear or none: Falcon's `bias`; a gated family's attention_bias and mlp_bias
   // (Llama's, both off by default) together; else the family's (GPT-2 and the like all). Biases on
   // some linears only are an approximation (hf_architecture.h).
-  spec.bias = llama_like ? hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source)
-                         : hf_bool(config, "bias", true, source);
+  const bool all_biased = hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source);
+  spec.bias = llama_like ? all_biased : hf_bool(config, "bias", true, source);
   const bool tied_by_default =
       (!llama_like && !hf_family_in(config, kUntiedFamilies, source)) || hf_family_in(config, kTiedFamilies, source);
   spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);

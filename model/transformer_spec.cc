@@ -39,13 +39,14 @@ int64_t TransformerSpec::linear_weights_per_layer() const {
 
 int64_t TransformerSpec::params_per_layer() const {
   const int64_t biases = bias ? qkv_width() + hidden + mlp_up_width() + hidden : qkv_bias ? qkv_width() : 0;
-  const int64_t norm_params = norm == NormKind::layernorm ? 2 * 2 * hidden : 2 * hidden;
+  const int64_t norm_params =
+      (norm == NormKind::layernorm ? 2 * 2 * hidden : 2 * hidden) + (qk_norm ? 2 * head_dim() : 0);
   return linear_weights_per_layer() + biases + norm_params;
 }
 
 int64_t TransformerSpec::non_layer_params() const {
   const int64_t token_embedding = vocab * hidden;
-  const int64_t position_embedding = positions == PositionKind::learned ? seq_len * hidden : 0;
+  const int64_t position_embedding = positions == PositionKind::learned ? position_rows() * hidden : 0;
   const int64_t final_norm = norm == NormKind::layernorm ? 2 * hidden : hidden;
   const int64_t lm_head = tied_embeddings ? 0 : vocab * hidden;
   return token_embedding + position_embedding + final_norm + lm_head;
@@ -98,6 +99,10 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   if (spec.ffn_hidden > (1 << 24)) fail("ffn_hidden", "must be at most 2^24");
   if (spec.vocab > (1 << 24)) fail("vocab", "must be at most 2^24");
   if (spec.seq_len > (1 << 24)) fail("seq_len", "must be at most 2^24");
+  if (spec.position_table > 0 && spec.position_table < spec.seq_len) {
+    fail("position_table", std::to_string(spec.position_table) + " learned positions, fewer than the sequence of " +
+                               std::to_string(spec.seq_len));
+  }
   if (spec.layers > kMostLayers) {
     fail("layers", std::to_string(spec.layers) + " is more than " + std::to_string(kMostLayers) +
                        " (the deepest published models have under 200; the search's candidates grow with layers)");
@@ -141,6 +146,11 @@ void read_architecture_fields(const YamlMap& map, TransformerSpec& spec) {
   spec.tied_embeddings = map.get_bool("tied_embeddings", true);
   spec.dropout = map.get_bool("dropout", false);
   spec.sliding_window = map.get_int("sliding_window", 1, 1 << 24, 0);
+  spec.qk_norm = map.get_bool("qk_norm", false);
+  if (map.has("position_table") && spec.positions != PositionKind::learned) {
+    map.fail("position_table", "the model's positions are rotary");
+  }
+  spec.position_table = map.get_int("position_table", 1, 1 << 24, 0);
   if (map.has("approximations")) {  // written by to_yaml for a config.json's model (hf_architecture.h)
     const YAML::Node details = map.get_node("approximations");
     if (!details.IsSequence()) map.fail("approximations", "expected a list of texts, each a detail priced as its nearest");
@@ -215,6 +225,8 @@ YAML::Node to_yaml(const TransformerSpec& spec) {
   if (spec.norm_epsilon != kDefaultNormEpsilon) node["norm_epsilon"] = spec.norm_epsilon;
   if (spec.qkv_bias) node["qkv_bias"] = true;
   if (spec.sliding_window > 0) node["sliding_window"] = spec.sliding_window;
+  if (spec.position_table > 0) node["position_table"] = spec.position_table;
+  if (spec.qk_norm) node["qk_norm"] = true;
   for (const std::string& detail : spec.approximations) node["approximations"].push_back(detail);
   node["bias"] = spec.bias;
   node["tied_embeddings"] = spec.tied_embeddings;

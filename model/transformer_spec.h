@@ -67,6 +67,10 @@ struct TransformerSpec {
   // Attention over the last N tokens only (Mistral 7B v0.1: 4096); 0: every earlier token. The
   // cost model prices full causal attention: plan refuses a window shorter than the sequence.
   int64_t sliding_window = 0;
+  // Rows of the learned position table where it is longer than the sequence trained (GPT-2's
+  // n_positions 1024 at --seq 512); 0: seq_len. The exports' --max-position-embeddings.
+  int64_t position_table = 0;
+  bool qk_norm = false;  // RMSNorms of each head's q and k (Qwen3, Gemma 3): Megatron's --qk-layernorm
   bool bias = true;             // biases on every linear layer (GPT) or none (Llama; qkv_bias below)
   bool tied_embeddings = true;  // LM head shares the token embedding
   bool dropout = false;         // attention and hidden dropout (Megatron-LM 2022 trained with it)
@@ -80,6 +84,7 @@ struct TransformerSpec {
   std::vector<std::string> approximations;
 
   int64_t head_dim() const { return hidden / heads; }
+  int64_t position_rows() const { return position_table > 0 ? position_table : seq_len; }
   // Output width of the fused QKV projection: (a + 2·kv)·(h/a).
   int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim(); }
   // Output width of the MLP's first projection: ffn, or 2·ffn for SwiGLU (gate and up).

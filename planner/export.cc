@@ -71,6 +71,7 @@ std::string export_model_problem(ExportFormat format, const TransformerSpec& spe
   if (format == ExportFormat::deepspeed) {  // Megatron-LM's flags for them; Megatron-DeepSpeed's has none
     if (spec.rope_scaling_factor > 0) details.push_back("Llama 3.1's rope scaling (rope_scaling_factor)");
     if (spec.qkv_bias) details.push_back("biases on q, k and v alone (qkv_bias)");
+    if (spec.qk_norm) details.push_back("norms of q and k (qk_norm)");
   }
   if (details.empty()) return "";
   std::string listed;

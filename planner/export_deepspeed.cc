@@ -150,7 +150,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   if (c.pipeline == 1) text += flag("--no-pipeline-parallel");
   text += batch_and_shape_flags(spec, c);
   text += flag("--seq-length", spec.seq_len);
-  text += flag("--max-position-embeddings", spec.seq_len);
+  text += flag("--max-position-embeddings", spec.position_rows());
   if (spec.kv_heads != spec.heads) text += flag("--num-key-value-heads", spec.kv_heads);
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization rmsnorm");

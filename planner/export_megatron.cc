@@ -202,7 +202,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
     text += flag("--num-query-groups", spec.kv_heads);
   }
   text += flag("--seq-length", spec.seq_len);
-  text += flag("--max-position-embeddings", spec.seq_len);
+  text += flag("--max-position-embeddings", spec.position_rows());
   if (spec.mlp == MlpKind::swiglu) text += flag("--swiglu");
   if (spec.norm == NormKind::rmsnorm) text += flag("--normalization RMSNorm");
   if (spec.positions == PositionKind::rope) text += flag("--position-embedding-type rope");
@@ -215,6 +215,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   if (spec.norm_epsilon != kDefaultNormEpsilon) text += decimal_flag("--norm-epsilon", spec.norm_epsilon);
   if (!spec.bias) text += flag("--disable-bias-linear");
   if (spec.qkv_bias) text += flag("--add-qkv-bias");
+  if (spec.qk_norm) text += flag("--qk-layernorm");  // normalized as the model's norm (RMSNorm above)
   if (!spec.tied_embeddings) text += flag("--untie-embeddings-and-output-weights");
   if (!spec.dropout) {
     text += flag("--attention-dropout 0.0");

@@ -103,6 +103,11 @@ void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
                (long long)o.gpus, model.machine().name.c_str(),
                (long long)(result.evaluated + result.pruned), (long long)result.grids,
                (long long)result.evaluated, (long long)result.pruned, result.seconds);
+  // A config.json's sequence is its whole context unless --seq sets one (131072 for Llama 3.1).
+  if (o.seq == 0 && o.model.ends_with(".json")) {
+    std::fprintf(report, "Sequence: %lld tokens, the config.json's max_position_embeddings (--seq sets another)\n",
+                 (long long)model.spec().seq_len);
+  }
 }
 
 // The error band of the machine's GPU type (from configs/validation), put

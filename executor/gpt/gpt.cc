@@ -25,7 +25,8 @@ GptShape gpt_shape(const TransformerSpec& s) {
   need(s.positions == PositionKind::learned, "needs learned positions");
   need(s.bias && s.tied_embeddings, "needs biases and a tied LM head");
   need(s.kv_heads == s.heads, "needs as many key/value heads as heads");
-  need(!s.qkv_bias && s.norm_epsilon == kDefaultNormEpsilon, "needs LayerNorm's epsilon of 1e-5 and a bias on every linear");
+  need(!s.qkv_bias && !s.qk_norm && s.norm_epsilon == kDefaultNormEpsilon,
+       "needs LayerNorm's epsilon of 1e-5, a bias on every linear and no q/k norms");
   need(s.sliding_window == 0 || s.sliding_window >= s.seq_len, "attends over the whole sequence");
   if (!s.approximations.empty()) {
     need(false, "its config.json has details axo prices as the nearest it models, and it would train as those (" +

@@ -98,8 +98,9 @@ TEST(HfArchitecture, StatedDetailsAreFieldsAndTheRestApproximations) {
   EXPECT_TRUE(transformer_spec_from_hf_config(by_architecture, "q.json").qkv_bias);
 }
 
-// The sliding window is read as the model's (Qwen2's only with use_sliding_window); plan refuses
-// one shorter than the sequence (tests/tools/cli_test.cc), other commands read the model.
+// The sliding window is read as the model's (Qwen2's only with use_sliding_window, on the layers from
+// max_window_layers on; MistralConfig has no such switch); plan refuses one shorter than the
+// sequence (tests/tools/cli_test.cc), other commands read the model.
 TEST(HfArchitecture, TheSlidingWindowIsRead) {
   nlohmann::json mistral = llama2_7b();
   mistral["model_type"] = "mistral";
@@ -110,7 +111,93 @@ TEST(HfArchitecture, TheSlidingWindowIsRead) {
   EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 0);
   mistral["sliding_window"] = 4096;
   mistral["use_sliding_window"] = false;
-  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 0);
+  EXPECT_EQ(transformer_spec_from_hf_config(mistral, "m.json").sliding_window, 4096);
+  nlohmann::json qwen2 = mistral;
+  qwen2["model_type"] = "qwen2";
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen2, "q.json").sliding_window, 0);
+  qwen2["use_sliding_window"] = true;
+  qwen2["max_window_layers"] = 32;  // every layer below it attends to all
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen2, "q.json").sliding_window, 0);
+  qwen2["max_window_layers"] = 28;
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen2, "q.json").sliding_window, 4096);
+}
+
+// Each family's rotary fraction is the key its transformers class reads: GPT-NeoX's rotary_pct,
+// GPT-J's and CodeGen's rotary_dim, the others' partial_rotary_factor (Phi's default 0.5,
+// StableLM's 0.25); Llama reads none of them.
+TEST(HfArchitecture, TheRotaryFractionIsTheFamilysKey) {
+  const auto fraction = [](const nlohmann::json& config) {
+    return transformer_spec_from_hf_config(config, "c.json").rotary_percent;
+  };
+  nlohmann::json llama = llama2_7b();
+  llama["rotary_dim"] = 64, llama["rotary_pct"] = 0.5;
+  EXPECT_EQ(fraction(llama), 1);
+  const nlohmann::json base = {{"hidden_size", 512}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
+                               {"vocab_size", 1000}, {"max_position_embeddings", 128}};
+  nlohmann::json neox = base;
+  neox["model_type"] = "gpt_neox", neox["rotary_pct"] = 0.5, neox["partial_rotary_factor"] = 0.25;
+  EXPECT_EQ(fraction(neox), 0.5);
+  nlohmann::json phi = base;
+  phi["model_type"] = "phi", phi["rotary_dim"] = 16;
+  EXPECT_EQ(fraction(phi), 0.5);
+  phi["partial_rotary_factor"] = 0.4;
+  EXPECT_EQ(fraction(phi), 0.4);
+  nlohmann::json stablelm = base;
+  stablelm["model_type"] = "stablelm", stablelm["intermediate_size"] = 1376, stablelm["hidden_act"] = "silu";
+  stablelm["layer_norm_eps"] = 1e-5, stablelm["use_qkv_bias"] = true, stablelm["qk_layernorm"] = true;
+  const TransformerSpec stable = transformer_spec_from_hf_config(stablelm, "s.json");
+  EXPECT_EQ(stable.rotary_percent, 0.25);
+  EXPECT_EQ(stable.norm, NormKind::layernorm);  // its layer_norm_eps, under a gated MLP
+  EXPECT_TRUE(stable.qkv_bias);
+  EXPECT_TRUE(stable.qk_norm);
+  nlohmann::json codegen = base;
+  codegen["model_type"] = "codegen", codegen["rotary_dim"] = 32;
+  const TransformerSpec code = transformer_spec_from_hf_config(codegen, "g.json");
+  EXPECT_EQ(code.rotary_percent, 0.5);
+  EXPECT_FALSE(code.tied_embeddings);
+  ASSERT_EQ(code.approximations.size(), 1u);
+  EXPECT_EQ(code.approximations[0], "attention and MLP side by side from one input (model_type codegen), priced one "
+                                    "after the other");
+}
+
+// q/k norms per head are Megatron's --qk-layernorm (Qwen3); rope scaling of none ({}, default) is
+// none, and a malformed one is refused; GPT-NeoX without attention biases is an approximation.
+TEST(HfArchitecture, NormsScalingAndBiasesAsTheFamiliesHaveThem) {
+  nlohmann::json qwen3 = llama2_7b();
+  qwen3["model_type"] = "qwen3";
+  const TransformerSpec q = transformer_spec_from_hf_config(qwen3, "q.json");
+  EXPECT_TRUE(q.qk_norm);
+  EXPECT_FALSE(q.qkv_bias);
+  EXPECT_EQ(q.parameter_count(), transformer_spec_from_hf_config(llama2_7b(), "c.json").parameter_count() +
+                                     32 * 2 * 128);  // q_norm and k_norm of head_dim weights in each layer
+  nlohmann::json llama = llama2_7b();
+  for (const nlohmann::json& none : {nlohmann::json::object(), nlohmann::json{{"rope_type", "default"}}}) {
+    llama["rope_scaling"] = none;
+    EXPECT_TRUE(transformer_spec_from_hf_config(llama, "c.json").approximations.empty()) << none.dump();
+  }
+  llama["rope_scaling"] = "llama3";
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(llama, "c.json"); }),
+            "c.json: field 'rope_scaling': expected an object or null");
+  llama["rope_scaling"] = {{"rope_type", "llama3"}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(llama, "c.json"); }),
+            "c.json: field 'rope_scaling': llama3 scaling without its factor");
+  const nlohmann::json neox = {{"model_type", "gpt_neox"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
+                               {"num_attention_heads", 8}, {"vocab_size", 1000}, {"max_position_embeddings", 128},
+                               {"use_parallel_residual", false}, {"attention_bias", false}};
+  EXPECT_EQ(transformer_spec_from_hf_config(neox, "n.json").approximations,
+            (std::vector<std::string>{"no biases on the attention's linears (attention_bias: false), priced with "
+                                      "them"}));
+}
+
+// A learned position table keeps its rows at a shorter --seq (GPT-2's 1024 at 512): its parameters
+// and the exports' --max-position-embeddings.
+TEST(HfArchitecture, TheLearnedPositionTableKeepsItsRows) {
+  const nlohmann::json gpt2 = {{"model_type", "gpt2"}, {"n_layer", 12}, {"n_embd", 768}, {"n_head", 12},
+                               {"n_positions", 1024}, {"vocab_size", 50257}};
+  const TransformerSpec short_seq = transformer_spec_from_hf_config(gpt2, "g.json", {0, 512});
+  EXPECT_EQ(short_seq.seq_len, 512);
+  EXPECT_EQ(short_seq.position_rows(), 1024);
+  EXPECT_EQ(short_seq.parameter_count(), 124439808);
 }
 
 // A key given twice in one object would be read as the last: refused (nested objects apart).

@@ -587,6 +587,20 @@ TEST(Export, ApproximatedModelsAreRefusedWhereTheArchitectureIsStated) {
                InputError);
 }
 
+// A learned table's rows, not the sequence, are Megatron's --max-position-embeddings; per-head q/k
+// norms are Megatron-LM's --qk-layernorm, which Megatron-DeepSpeed's arguments lack.
+TEST(ExportMegatron, PositionTableAndQkNorms) {
+  TransformerSpec gpt = gpt3_13b();
+  gpt.position_table = 4096;
+  const std::string text = export_megatron(gpt, gpu_machine("selene", 8), grid(1, 8, 1, 1, 1, 1), context());
+  EXPECT_NE(text.find("  --seq-length 2048\n  --max-position-embeddings 4096\n"), std::string::npos) << text;
+  TransformerSpec qwen3 = llama3_8b();
+  qwen3.qk_norm = true;
+  EXPECT_NE(export_megatron(qwen3, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context()).find("  --qk-layernorm\n"),
+            std::string::npos);
+  EXPECT_NE(export_model_problem(ExportFormat::deepspeed, qwen3).find("norms of q and k (qk_norm)"), std::string::npos);
+}
+
 TEST(ExportSlurm, GpuNodes) {
   ExportContext ctx = context();
   ctx.plan_path = "runs/plan.yaml";

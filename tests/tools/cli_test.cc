@@ -390,6 +390,10 @@ TEST_F(Cli, ExportsRefuseModelsTheyCannotState) {
     "sliding_window": 32768, "use_sliding_window": false, "tie_word_embeddings": true})");
   r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --top 1");
   EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Sequence: "), std::string::npos) << r.output;  // --seq gave it
+  r = axo("plan --model " + qwen2 + " --gpus 64 --machine dgx-h100 --batch 64 --top 1");
+  EXPECT_NE(r.output.find("Sequence: 32768 tokens, the config.json's max_position_embeddings"), std::string::npos)
+      << r.output;
   r = axo("plan --model " + qwen2 + " --gpus 8 --machine dgx-h100 --batch 64 --seq 4096 --fix zero=1 "
           "--emit megatron 2>/dev/null");
   EXPECT_EQ(r.code, 0) << r.output;
