@@ -65,48 +65,75 @@ void read_biases(const nlohmann::json& config, TransformerSpec& spec, const std:
         spec.bias ? "no biases on the " + which + " linears (" + key + ": false), priced with them"
                   : "biases on the " + which + " linears only (" + key + ": true), priced without them");
   }
-  spec.qk_norm = hf_family_in(config, kQkNormFamilies, source) || hf_bool(config, "qk_layernorm", false, source);
+  spec.qk_norm = hf_family_in(config, kQkNormFamilies, source);
+  if (hf_bool(config, "qk_layernorm", false, source)) {  // StableLM's: a LayerNorm for each head
+    spec.approximations.push_back("a LayerNorm of each head's q and k (qk_layernorm), priced without them");
+  }
   if (hf_family_in(config, Families<1>{"olmo2"}, source)) {
     spec.approximations.push_back("RMSNorms of q and k over the whole projection, and norms after each "
                                   "sublayer (model_type olmo2), priced without them");
   }
+  if (hf_family_in(config, Families<1>{"olmo"}, source)) {  // transformers' OlmoLayerNorm has no weight
+    spec.approximations.push_back("LayerNorms without weights or biases (model_type olmo), priced as RMSNorms");
+  }
+  if (config.contains("clip_qkv") && !config["clip_qkv"].is_null()) {
+    spec.approximations.push_back("q, k and v clamped to +-" + config["clip_qkv"].dump() +
+                                  " (clip_qkv), priced without it");
+  }
+}
+
+// transformers v5's rope_parameters (its rope_theta, rope_type, factors and partial_rotary_factor),
+// or an empty object; refused where it is one per layer type (a mapping of mappings).
+nlohmann::json rope_parameters(const nlohmann::json& config, const std::string& source) {
+  if (!config.contains("rope_parameters") || !config["rope_parameters"].is_object()) return nlohmann::json::object();
+  const nlohmann::json& parameters = config["rope_parameters"];
+  for (const auto& [name, value] : parameters.items()) {
+    if (value.is_object()) {
+      throw InputError(source + ": field 'rope_parameters': one per layer type ('" + name + "'), which axo does not read");
+    }
+  }
+  return parameters;
 }
 
 // The fraction of each head's channels that rotate, by the key the family's transformers class
-// reads: GPT-NeoX's rotary_pct (default 0.25), GPT-J's and CodeGen's rotary_dim (GPT-J's default
-// 64), the others' partial_rotary_factor (Phi's default 0.5, StableLM's 0.25, else 1).
+// reads: GPT-NeoX's rotary_pct (default 0.25), GPT-J's and CodeGen's rotary_dim (CodeGen's default
+// 64; GPT-J's null rotates every channel), the others' partial_rotary_factor (Phi's default 0.5,
+// StableLM's 0.25, else 1); transformers v5's rope_parameters holds it where a config has them.
 double rotary_fraction(const nlohmann::json& config, const TransformerSpec& spec, const std::string& source) {
   if (hf_family_in(config, Families<1>{"gpt_neox"}, source)) {
     return bounded_number(config, "rotary_pct", 0.25, 0.01, 1, source);
   }
   if (hf_family_in(config, Families<2>{"gptj", "codegen"}, source)) {
-    const bool gptj = hf_family_in(config, Families<1>{"gptj"}, source);
-    const int64_t dim = hf_int(config, {"rotary_dim"}, source, gptj ? 64 : spec.head_dim());
+    const bool codegen = hf_family_in(config, Families<1>{"codegen"}, source);
+    const int64_t dim = hf_int(config, {"rotary_dim"}, source, codegen ? 64 : spec.head_dim());
     return std::min(1.0, double(dim) / double(spec.head_dim()));
   }
   const double fallback = hf_family_in(config, Families<2>{"phi", "persimmon"}, source) ? 0.5
                           : hf_family_in(config, Families<1>{"stablelm"}, source)      ? 0.25
                                                                                         : 1.0;
-  return bounded_number(config, "partial_rotary_factor", fallback, 0.01, 1, source);
+  const double fraction = bounded_number(config, "partial_rotary_factor", fallback, 0.01, 1, source);
+  return bounded_number(rope_parameters(config, source), "partial_rotary_factor", fraction, 0.01, 1, source);
 }
 
 // Rope scaling: none (absent, {} or rope_type default), Llama 3.1's as Megatron-LM's
 // --use-rope-scaling applies it (rope_type llama3 with low 1, high 4 and 8192 original positions),
-// else an approximation.
+// else an approximation. transformers v5 keeps it in rope_parameters.
 void read_rope_scaling(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
-  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null()) return;
-  const nlohmann::json& scaling = config["rope_scaling"];
-  if (!scaling.is_object()) throw InputError(source + ": field 'rope_scaling': expected an object or null");
+  const char* key = config.contains("rope_parameters") && !config["rope_parameters"].is_null() ? "rope_parameters"
+                                                                                               : "rope_scaling";
+  if (!config.contains(key) || config[key].is_null()) return;
+  const nlohmann::json& scaling = config[key];
+  if (!scaling.is_object()) throw InputError(source + ": field '" + key + "': expected an object or null");
   const std::string type = hf_string(scaling, "rope_type", hf_string(scaling, "type", "default", source), source);
   if (type == "default") return;
   const bool megatrons = type == "llama3" && hf_number(scaling, "low_freq_factor", 1, source) == 1 &&
                          hf_number(scaling, "high_freq_factor", 4, source) == 4 &&
                          hf_number(scaling, "original_max_position_embeddings", 8192, source) == 8192;
   if (!megatrons) {
-    spec.approximations.push_back("rope scaling " + scaling.dump() + " (rope_scaling)");
+    spec.approximations.push_back("rope scaling " + scaling.dump() + " (" + key + ")");
     return;
   }
-  if (!scaling.contains("factor")) {
+  if (!scaling.contains("factor") || scaling["factor"].is_null()) {
     throw InputError(source + ": field 'rope_scaling': llama3 scaling without its factor");
   }
   spec.rope_scaling_factor = bounded_number(scaling, "factor", 8, 1, 1e6, source);
@@ -119,6 +146,7 @@ void read_rotary(const nlohmann::json& config, TransformerSpec& spec, const std:
       break;
     }
   }
+  spec.rope_theta = bounded_number(rope_parameters(config, source), "rope_theta", spec.rope_theta, 1, 1e12, source);
   spec.rotary_percent = rotary_fraction(config, spec, source);
   read_rope_scaling(config, spec, source);
 }
@@ -135,6 +163,7 @@ void read_parallel_block(const nlohmann::json& config, TransformerSpec& spec, co
     key = "use_parallel_residual";
   }
   if (hf_bool(config, "parallel_attn", hf_family_in(config, falcon, source), source)) key = "parallel_attn";
+  if (hf_bool(config, "new_decoder_architecture", false, source)) key = "new_decoder_architecture";
   if (!key.empty()) {
     spec.approximations.push_back("attention and MLP side by side from one input (" + key +
                                   "), priced one after the other");
@@ -173,10 +202,11 @@ void read_hf_architecture(const nlohmann::json& config, TransformerSpec& spec, c
       break;
     }
   }
-  // Qwen2's window only with use_sliding_window, and only on the layers from max_window_layers on.
-  const bool qwen2 = hf_family_in(config, Families<1>{"qwen2"}, source);
-  const bool windowed = !qwen2 || (hf_bool(config, "use_sliding_window", false, source) &&
-                                   hf_number(config, "max_window_layers", 0, source) < double(spec.layers));
+  // Qwen2's and Qwen3's window only with use_sliding_window, on the layers from max_window_layers
+  // (default 28) on; Mistral's and the others' wherever sliding_window is set.
+  const bool switched = hf_family_in(config, Families<2>{"qwen2", "qwen3"}, source);
+  const bool windowed = !switched || (hf_bool(config, "use_sliding_window", false, source) &&
+                                      hf_number(config, "max_window_layers", 28, source) < double(spec.layers));
   if (windowed) spec.sliding_window = hf_int(config, {"sliding_window"}, source, 0);
 }
 

@@ -13,15 +13,16 @@
 
 namespace axo {
 
-// Sets `spec`'s rope_theta (rope_theta, GPT-NeoX's rotary_emb_base), rotary_percent (rotary_pct,
-// partial_rotary_factor, rotary_dim over the head's width; transformers' GPT-NeoX default 0.25),
-// rope_scaling_factor (Llama 3.1's rope_type llama3 with its low 1, high 4 and 8192 original
-// positions, as Megatron-LM's --use-rope-scaling applies it), norm_epsilon (rms_norm_eps,
-// layer_norm_eps, ...), qkv_bias (Qwen2's, StableLM's use_qkv_bias) and sliding_window (unless
-// use_sliding_window is false), and lists as approximations: other biases on some linears only
-// (Llama's attention_bias or mlp_bias alone), q and k norms (Qwen3, Gemma 3, OLMo 2), attention
-// and MLP side by side (GPT-NeoX, GPT-J, Phi, Falcon, Cohere), an activation other than the MLP
-// kind's (Gemma's gated GELU, OPT's ReLU) and other rope scaling. Each names its field.
+// Sets `spec`'s rope_theta (rope_theta, GPT-NeoX's rotary_emb_base, transformers v5's
+// rope_parameters), rotary_percent (by the key the family reads: rotary_pct, rotary_dim or
+// partial_rotary_factor), rope_scaling_factor (Llama 3.1's rope_type llama3 with its low 1, high 4
+// and 8192 original positions, as Megatron-LM's --use-rope-scaling applies it), norm_epsilon,
+// qkv_bias (Qwen's, StableLM's use_qkv_bias), qk_norm (Qwen3's and Gemma 3's per-head RMSNorms)
+// and sliding_window (Qwen2's and Qwen3's only with use_sliding_window), and lists as
+// approximations: biases on some linears only, other q/k norms (OLMo 2's, StableLM's
+// qk_layernorm), OLMo's weightless LayerNorms, clip_qkv, attention and MLP side by side (GPT-NeoX,
+// GPT-J, CodeGen, Phi, Falcon, Cohere), an activation other than the MLP kind's (Gemma's gated
+// GELU, OPT's ReLU) and other rope scaling. Each names its field.
 // `spec` holds the shape, positions, MLP kind and `bias` already.
 void read_hf_architecture(const nlohmann::json& config, TransformerSpec& spec, const std::string& source);
 

@@ -143,22 +143,31 @@ int64_t hf_kv_heads(const nlohmann::json& config, int64_t heads, const std::stri
   return hf_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, source, multi_query);
 }
 
+// The rows of the position table: max_position_embeddings (GPT-2's n_positions, n_ctx), Falcon's
+// 2048 where its config leaves it out (FalconConfig's default); 0 where none is given.
+int64_t hf_position_table(const nlohmann::json& config, const std::string& source) {
+  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
+  return hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
+                hf_family_in(config, falcon, source) ? 2048 : 0);
+}
+
 // A learned position table has max_position_embeddings (n_positions) rows: a longer --seq has no
-// position to look up (GPT-2 at 8192 of its 1024).
-void check_learned_positions_cover(const nlohmann::json& config, const TransformerSpec& spec,
-                                   const std::string& source) {
+// position to look up (GPT-2 at 8192 of its 1024); a shorter one keeps them (position_table).
+void read_learned_positions(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
   if (spec.positions != PositionKind::learned) return;
-  const int64_t table = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source, 0);
+  const int64_t table = hf_position_table(config, source);
   if (table > 0 && spec.seq_len > table) {
     throw InputError(source + ": sequence length " + std::to_string(spec.seq_len) + " is longer than the " +
                      std::to_string(table) + " learned positions of max_position_embeddings (n_positions)");
   }
+  spec.position_table = std::max(spec.seq_len, table);
 }
 
 // Keys that only a rotary config has: rope_theta, rope_scaling, GPT-NeoX's rotary_pct and
 // rotary_emb_base, GPT-J's and CodeGen's rotary_dim, Phi's partial_rotary_factor.
-constexpr std::array<const char*, 6> kRotaryKeys = {"rope_theta",      "rope_scaling", "rotary_pct",
-                                                    "rotary_emb_base", "rotary_dim",   "partial_rotary_factor"};
+constexpr std::array<const char*, 7> kRotaryKeys = {"rope_theta",      "rope_scaling", "rotary_pct",
+                                                    "rotary_emb_base", "rotary_dim",   "partial_rotary_factor",
+                                                    "rope_parameters"};
 
 // Families whose positions are rotary whatever keys their config gives: Falcon (RefinedWeb's before
 // it) and those whose configs may leave the rotary keys to transformers' defaults (GPT-NeoX's
@@ -181,6 +190,58 @@ PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const s
   return rotary ? PositionKind::rope : PositionKind::learned;
 }
 
+// Layers, widths, heads, the sequence, the vocabulary and the MLP's kind and width.
+void read_shape(const nlohmann::json& config, const SpecOverrides& overrides, TransformerSpec& spec,
+                const std::string& source) {
+  spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
+  spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
+  spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
+  spec.kv_heads = hf_kv_heads(config, spec.heads, source);
+  const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
+  spec.seq_len = overrides.seq_len > 0 ? overrides.seq_len : hf_position_table(config, source);
+  if (spec.seq_len == 0) spec.seq_len = absent_seq;
+  if (spec.seq_len == 0) {
+    throw InputError(source + ": field 'max_position_embeddings': missing from the config.json: give the sequence "
+                     "length with --seq");
+  }
+  spec.global_batch = overrides.global_batch;
+  spec.vocab = hf_int(config, {"vocab_size"}, source);
+  spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
+  // A plain MLP is 4h wide where the config leaves it out (GPT-2's n_inner null); a gated one's
+  // width has no such rule (Llama 2 7B's 11008, 3 8B's 14336).
+  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
+                           spec.mlp == MlpKind::gelu ? std::optional<int64_t>(4 * spec.hidden) : std::nullopt);
+  // Qwen (v1)'s intermediate_size is both gated branches together: w1 and w2 are each half of it
+  // (QWenMLP in Qwen-7B's modeling_qwen.py; 7.72B parameters with 22016 / 2).
+  if (hf_string(config, "model_type", "", source) == "qwen") spec.ffn_hidden /= 2;
+}
+
+// Gated families whose norms are LayerNorms (StableLM's, Cohere's); the other gated ones RMSNorm
+// whatever their epsilon's key (Qwen v1's layer_norm_epsilon is its RMSNorm's).
+constexpr std::array<std::string_view, 2> kGatedLayerNormFamilies = {"stablelm", "cohere"};
+
+// Norms, positions, biases, the head's tying and dropout.
+void read_kinds(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
+  const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
+  const bool layer_norm = !llama_like || hf_family_in(config, kGatedLayerNormFamilies, source);
+  spec.norm = layer_norm ? NormKind::layernorm : NormKind::rmsnorm;
+  spec.positions = hf_positions(config, llama_like, source);
+  read_learned_positions(config, spec, source);
+  // Biases on every linear or none: Falcon's `bias` (FalconConfig's default off); a gated family's
+  // attention_bias and mlp_bias (Llama's, both off by default) together; else the family's (GPT-2
+  // and the like all). Biases on some linears only are an approximation (hf_architecture.h).
+  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
+  const bool all_biased = hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source);
+  spec.bias = llama_like ? all_biased : hf_bool(config, "bias", !hf_family_in(config, falcon, source), source);
+  const bool tied_by_default =
+      (!llama_like && !hf_family_in(config, kUntiedFamilies, source)) || hf_family_in(config, kTiedFamilies, source);
+  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
+  spec.dropout = false;  // attention or hidden dropout under any of their families' names
+  for (const char* key : {"attention_dropout", "attn_pdrop", "resid_pdrop", "hidden_dropout", "dropout"}) {
+    spec.dropout = spec.dropout || hf_number(config, key, 0, source) > 0;
+  }
+}
+
 }  // namespace
 
 TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, const std::string& source,
@@ -195,48 +256,8 @@ TransformerSpec transformer_spec_from_hf_config(const nlohmann::json& config, co
   spec.name = hf_string(config, "_name_or_path", "", source);  // empty, as absent: the model type's
   if (spec.name.empty()) spec.name = hf_string(config, "model_type", "hf-model", source);
   spec.source = source;
-  spec.layers = hf_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, source);
-  spec.hidden = hf_int(config, {"hidden_size", "n_embd", "d_model"}, source);
-  spec.heads = hf_int(config, {"num_attention_heads", "n_head"}, source);
-  spec.kv_heads = hf_kv_heads(config, spec.heads, source);
-  const int64_t absent_seq = overrides.seq_len > 0 ? overrides.seq_len : overrides.missing_seq_len;
-  spec.seq_len = hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
-                        absent_seq > 0 ? std::optional<int64_t>(absent_seq) : std::optional<int64_t>(0));
-  if (spec.seq_len == 0) {
-    throw InputError(source + ": field 'max_position_embeddings': missing from the config.json: give the sequence "
-                     "length with --seq");
-  }
-  if (overrides.seq_len > 0) spec.seq_len = overrides.seq_len;
-  spec.global_batch = overrides.global_batch;
-  spec.vocab = hf_int(config, {"vocab_size"}, source);
-  spec.mlp = hf_mlp_gated(config, source) ? MlpKind::swiglu : MlpKind::gelu;
-  // A plain MLP is 4h wide where the config leaves it out (GPT-2's n_inner null); a gated one's
-  // width has no such rule (Llama 2 7B's 11008, 3 8B's 14336).
-  spec.ffn_hidden = hf_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, source,
-                           spec.mlp == MlpKind::gelu ? std::optional<int64_t>(4 * spec.hidden) : std::nullopt);
-  // Qwen (v1)'s intermediate_size is both gated branches together: w1 and w2 are each half of it
-  // (QWenMLP in Qwen-7B's modeling_qwen.py; 7.72B parameters with 22016 / 2).
-  if (hf_string(config, "model_type", "", source) == "qwen") spec.ffn_hidden /= 2;
-  const bool llama_like = spec.mlp == MlpKind::swiglu || config.contains("rms_norm_eps");
-  // A LayerNorm's epsilon key names it (StableLM's layer_norm_eps under a gated MLP), else the family's.
-  const bool layer_norm = config.contains("layer_norm_eps") || config.contains("layer_norm_epsilon");
-  spec.norm = llama_like && !layer_norm ? NormKind::rmsnorm : NormKind::layernorm;
-  spec.positions = hf_positions(config, llama_like, source);
-  check_learned_positions_cover(config, spec, source);
-  if (spec.positions == PositionKind::learned) {  // the table keeps its rows at a shorter --seq
-    spec.position_table = std::max(spec.seq_len, hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"},
-                                                        source, spec.seq_len));
-  }
-  // Biases on every linear or none: Falcon's `bias`; a gated family's attention_bias and mlp_bias
-  // (Llama's, both off by default) together; else the family's (GPT-2 and the like all). Biases on
-  // some linears only are an approximation (hf_architecture.h).
-  const bool all_biased = hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source);
-  spec.bias = llama_like ? all_biased : hf_bool(config, "bias", true, source);
-  const bool tied_by_default =
-      (!llama_like && !hf_family_in(config, kUntiedFamilies, source)) || hf_family_in(config, kTiedFamilies, source);
-  spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);
-  spec.dropout = hf_number(config, "attention_dropout", 0, source) > 0 ||
-                 hf_number(config, "attn_pdrop", 0, source) > 0;
+  read_shape(config, overrides, spec, source);
+  read_kinds(config, spec, source);
   // torch_dtype is how the checkpoint is stored (Llama 2's float16, OLMo's float32), not how the
   // model trains: bf16 mixed precision, which --precision changes.
   spec.precision = Precision::bf16;

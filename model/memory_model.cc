@@ -13,11 +13,6 @@ namespace axo {
 
 namespace {
 
-int64_t embedding_params(const TransformerSpec& spec) {
-  return spec.vocab * spec.hidden +
-         (spec.positions == PositionKind::learned ? spec.seq_len * spec.hidden : 0);
-}
-
 int64_t head_params(const TransformerSpec& spec, const ParallelConfig& config) {
   const int64_t final_norm = spec.norm == NormKind::layernorm ? 2 * spec.hidden : spec.hidden;
   // A tied head shares the embedding on a single stage; across stages the last
@@ -176,7 +171,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
   parts.params_per_layer = spec.params_per_layer();
-  parts.embedding = embedding_params(spec);
+  parts.embedding = spec.embedding_params();
   parts.head = head_params(spec, c);
   return parts;
 }
@@ -238,7 +233,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
 int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                      int64_t stage) {
   int64_t params = split.stage_layers(stage) * spec.params_per_layer();
-  if (stage == 0) params += embedding_params(spec);
+  if (stage == 0) params += spec.embedding_params();
   if (stage == config.pipeline - 1) params += head_params(spec, config);
   return params;
 }
@@ -254,7 +249,7 @@ int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& con
 
 int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
                              const std::vector<int64_t>& stage_layers) {
-  const int64_t per_layer = spec.params_per_layer(), embedding = embedding_params(spec);
+  const int64_t per_layer = spec.params_per_layer(), embedding = spec.embedding_params();
   const int64_t head = head_params(spec, config);
   int64_t most = 0;
   for (int64_t s = 0; s < config.pipeline; ++s) {

@@ -44,12 +44,14 @@ int64_t TransformerSpec::params_per_layer() const {
   return linear_weights_per_layer() + biases + norm_params;
 }
 
+int64_t TransformerSpec::embedding_params() const {
+  return vocab * hidden + (positions == PositionKind::learned ? position_rows() * hidden : 0);
+}
+
 int64_t TransformerSpec::non_layer_params() const {
-  const int64_t token_embedding = vocab * hidden;
-  const int64_t position_embedding = positions == PositionKind::learned ? position_rows() * hidden : 0;
   const int64_t final_norm = norm == NormKind::layernorm ? 2 * hidden : hidden;
   const int64_t lm_head = tied_embeddings ? 0 : vocab * hidden;
-  return token_embedding + position_embedding + final_norm + lm_head;
+  return embedding_params() + final_norm + lm_head;
 }
 
 std::string parameter_count_text(int64_t count) {

@@ -93,6 +93,8 @@ struct TransformerSpec {
   int64_t linear_weights_per_layer() const;
   // Every parameter of one block: linear weights, biases, norms.
   int64_t params_per_layer() const;
+  // Token embedding and the learned position table (its position_rows()).
+  int64_t embedding_params() const;
   // Token embedding, position embedding, final norm and (untied) LM head.
   int64_t non_layer_params() const;
   int64_t parameter_count() const;

@@ -35,7 +35,7 @@ GptShape gpt_shape(const TransformerSpec& s) {
   need(!s.dropout, "trains without dropout (the model has it: a spec's dropout: true, a config.json's "
                    "attention_dropout or attn_pdrop)");
   GptShape g;
-  g.layers = s.layers, g.heads = s.heads, g.channels = s.hidden, g.max_seq = s.seq_len, g.vocab = s.vocab;
+  g.layers = s.layers, g.heads = s.heads, g.channels = s.hidden, g.max_seq = s.position_rows(), g.vocab = s.vocab;
   g.padded_vocab = (s.vocab + 127) / 128 * 128;
   return g;
 }
@@ -45,6 +45,7 @@ TransformerSpec gpt_spec(const GptShape& g, int64_t T) {
   s.name = "gpt";
   s.layers = g.layers, s.hidden = g.channels, s.heads = g.heads, s.kv_heads = g.heads;
   s.ffn_hidden = 4 * g.channels, s.seq_len = T, s.vocab = g.vocab, s.global_batch = 1;
+  if (g.max_seq > T) s.position_table = g.max_seq;  // sequences shorter than the table
   s.precision = Precision::fp32;
   return s;  // the defaults are GPT-2's: GELU, LayerNorm, learned positions, biases, tied head
 }

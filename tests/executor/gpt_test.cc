@@ -92,6 +92,14 @@ TEST(Gpt, OnlyGpt2ArchitectureIsAccepted) {
   const GptShape g = gpt_shape(load_model("gpt2-124m"));
   EXPECT_EQ(g.padded_vocab, 50304);
   EXPECT_EQ(gpt_parameter_count(g), 124475904);  // llm.c's GPT-2 124M with the padded vocabulary
+  // A table longer than the sequence trained keeps its rows (GPT-2's 1024 at 512), as the plan prices it.
+  TransformerSpec shorter = load_model("gpt2-124m");
+  shorter.position_table = shorter.seq_len, shorter.seq_len = 512;
+  EXPECT_EQ(gpt_shape(shorter).max_seq, 1024);
+  EXPECT_EQ(gpt_spec(gpt_shape(shorter), 512).parameter_count(), shorter.parameter_count());
+  TransformerSpec qwen_like = load_model("gpt2-tiny");
+  qwen_like.bias = false, qwen_like.qkv_bias = true;
+  EXPECT_THROW(gpt_shape(qwen_like), InputError);
 }
 
 }  // namespace

@@ -149,7 +149,9 @@ TEST(HfArchitecture, TheRotaryFractionIsTheFamilysKey) {
   EXPECT_EQ(stable.rotary_percent, 0.25);
   EXPECT_EQ(stable.norm, NormKind::layernorm);  // its layer_norm_eps, under a gated MLP
   EXPECT_TRUE(stable.qkv_bias);
-  EXPECT_TRUE(stable.qk_norm);
+  EXPECT_FALSE(stable.qk_norm);  // a LayerNorm for each head: no Megatron flag
+  EXPECT_EQ(stable.approximations,
+            (std::vector<std::string>{"a LayerNorm of each head's q and k (qk_layernorm), priced without them"}));
   nlohmann::json codegen = base;
   codegen["model_type"] = "codegen", codegen["rotary_dim"] = 32;
   const TransformerSpec code = transformer_spec_from_hf_config(codegen, "g.json");
@@ -187,6 +189,66 @@ TEST(HfArchitecture, NormsScalingAndBiasesAsTheFamiliesHaveThem) {
   EXPECT_EQ(transformer_spec_from_hf_config(neox, "n.json").approximations,
             (std::vector<std::string>{"no biases on the attention's linears (attention_bias: false), priced with "
                                       "them"}));
+}
+
+// Families read as their transformers classes build them: Qwen v1's layer_norm_epsilon is its
+// RMSNorm's; OLMo's LayerNorms have no weights, OLMo's clip_qkv clamps; Falcon's bias and table
+// default to off and 2048, new_decoder_architecture is a parallel block; GPT-J's rotary_dim null
+// rotates every channel, CodeGen's defaults to 64; OPT's dropout and GPT-2's resid_pdrop count.
+TEST(HfArchitecture, FamiliesAsTheirClassesBuildThem) {
+  nlohmann::json qwen = llama2_7b();
+  qwen["model_type"] = "qwen", qwen["layer_norm_epsilon"] = 1e-6;
+  qwen.erase("rms_norm_eps");
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen, "q.json").norm, NormKind::rmsnorm);
+  nlohmann::json olmo = llama2_7b();
+  olmo["model_type"] = "olmo", olmo["clip_qkv"] = 8.0;
+  EXPECT_EQ(transformer_spec_from_hf_config(olmo, "o.json").approximations,
+            (std::vector<std::string>{"LayerNorms without weights or biases (model_type olmo), priced as RMSNorms",
+                                      "q, k and v clamped to +-8.0 (clip_qkv), priced without it"}));
+  const nlohmann::json falcon = {{"model_type", "falcon"}, {"hidden_size", 512}, {"num_hidden_layers", 2},
+                                 {"num_attention_heads", 8}, {"vocab_size", 1000}, {"new_decoder_architecture", true},
+                                 {"parallel_attn", false}, {"num_kv_heads", 2}};
+  const TransformerSpec f = transformer_spec_from_hf_config(falcon, "f.json");
+  EXPECT_FALSE(f.bias);
+  EXPECT_EQ(f.seq_len, 2048);
+  EXPECT_EQ(f.approximations, (std::vector<std::string>{"attention and MLP side by side from one input "
+                                                        "(new_decoder_architecture), priced one after the other"}));
+  const nlohmann::json base = {{"n_embd", 512}, {"n_layer", 2}, {"n_head", 4}, {"vocab_size", 1000},
+                               {"n_positions", 128}};  // heads of 128 channels
+  nlohmann::json gptj = base, codegen = base;
+  gptj["model_type"] = "gptj", gptj["rotary_dim"] = nullptr;
+  codegen["model_type"] = "codegen";
+  EXPECT_EQ(transformer_spec_from_hf_config(gptj, "j.json").rotary_percent, 1);
+  EXPECT_EQ(transformer_spec_from_hf_config(codegen, "c.json").rotary_percent, 0.5);
+  nlohmann::json opt = base;
+  opt["model_type"] = "opt", opt["dropout"] = 0.1;
+  EXPECT_TRUE(transformer_spec_from_hf_config(opt, "o.json").dropout);
+  nlohmann::json gpt2 = base;
+  gpt2["model_type"] = "gpt2", gpt2["resid_pdrop"] = 0.1;
+  EXPECT_TRUE(transformer_spec_from_hf_config(gpt2, "g.json").dropout);
+}
+
+// transformers v5 keeps the rotary base and scaling in rope_parameters; Qwen3's window counts from
+// max_window_layers' default of 28 on.
+TEST(HfArchitecture, RopeParametersAndQwenThreesWindow) {
+  nlohmann::json v5 = llama2_7b();
+  v5.erase("rope_theta");
+  v5.erase("rope_scaling");
+  v5["rope_parameters"] = {{"rope_theta", 500000.0}, {"rope_type", "llama3"}, {"factor", 8.0},
+                           {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                           {"original_max_position_embeddings", 8192}};
+  const TransformerSpec spec = transformer_spec_from_hf_config(v5, "c.json");
+  EXPECT_EQ(spec.rope_theta, 500000);
+  EXPECT_EQ(spec.rope_scaling_factor, 8);
+  EXPECT_TRUE(spec.approximations.empty());
+  v5["rope_parameters"] = {{"full_attention", {{"rope_theta", 1e6}}}, {"sliding_attention", {{"rope_theta", 1e4}}}};
+  EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(v5, "c.json"); }),
+            "c.json: field 'rope_parameters': one per layer type ('full_attention'), which axo does not read");
+  nlohmann::json qwen3 = llama2_7b();
+  qwen3["model_type"] = "qwen3", qwen3["sliding_window"] = 4096, qwen3["use_sliding_window"] = true;
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen3, "q.json").sliding_window, 4096);  // 32 layers, from 28 on
+  qwen3["num_hidden_layers"] = 28;
+  EXPECT_EQ(transformer_spec_from_hf_config(qwen3, "q.json").sliding_window, 0);
 }
 
 // A learned position table keeps its rows at a shorter --seq (GPT-2's 1024 at 512): its parameters
