@@ -32,12 +32,8 @@ double bounded_number(const nlohmann::json& config, const char* key, double fall
 
 // "model_type qwen2", or "architectures GPTJForCausalLM" for a config without a model_type.
 std::string kind_text(const nlohmann::json& config, const std::string& source) {
-  const std::string type = hf_string(config, "model_type", "", source);
-  if (!type.empty() || !config.contains("architectures") || !config["architectures"].is_array() ||
-      config["architectures"].empty() || !config["architectures"][0].is_string()) {
-    return "model_type " + type;
-  }
-  return "architectures " + config["architectures"][0].get<std::string>();
+  const std::string type = hf_string(config, "model_type", "", source), architecture = hf_first_architecture(config);
+  return type.empty() && !architecture.empty() ? "architectures " + architecture : "model_type " + type;
 }
 
 template <size_t N>
@@ -156,13 +152,12 @@ void read_rotary(const nlohmann::json& config, TransformerSpec& spec, const std:
 // to it), priced one after the other.
 void read_parallel_block(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
   constexpr Families<4> always = {"gptj", "codegen", "phi", "cohere"};
-  constexpr Families<3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
   std::string key;
   if (hf_family_in(config, always, source)) key = kind_text(config, source);
   if (hf_bool(config, "use_parallel_residual", hf_family_in(config, Families<1>{"gpt_neox"}, source), source)) {
     key = "use_parallel_residual";
   }
-  if (hf_bool(config, "parallel_attn", hf_family_in(config, falcon, source), source)) key = "parallel_attn";
+  if (hf_bool(config, "parallel_attn", hf_family_in(config, kFalconFamilies, source), source)) key = "parallel_attn";
   if (hf_bool(config, "new_decoder_architecture", false, source)) key = "new_decoder_architecture";
   if (!key.empty()) {
     spec.approximations.push_back("attention and MLP side by side from one input (" + key +

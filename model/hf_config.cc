@@ -146,9 +146,8 @@ int64_t hf_kv_heads(const nlohmann::json& config, int64_t heads, const std::stri
 // The rows of the position table: max_position_embeddings (GPT-2's n_positions, n_ctx), Falcon's
 // 2048 where its config leaves it out (FalconConfig's default); 0 where none is given.
 int64_t hf_position_table(const nlohmann::json& config, const std::string& source) {
-  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
   return hf_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, source,
-                hf_family_in(config, falcon, source) ? 2048 : 0);
+                hf_family_in(config, kFalconFamilies, source) ? 2048 : 0);
 }
 
 // A learned position table has max_position_embeddings (n_positions) rows: a longer --seq has no
@@ -169,11 +168,10 @@ constexpr std::array<const char*, 7> kRotaryKeys = {"rope_theta",      "rope_sca
                                                     "rotary_emb_base", "rotary_dim",   "partial_rotary_factor",
                                                     "rope_parameters"};
 
-// Families whose positions are rotary whatever keys their config gives: Falcon (RefinedWeb's before
-// it) and those whose configs may leave the rotary keys to transformers' defaults (GPT-NeoX's
+// Families whose positions are rotary whatever keys their config gives: Falcon (kFalconFamilies)
+// and those whose configs may leave the rotary keys to transformers' defaults (GPT-NeoX's
 // rotary_pct, GPT-J's and CodeGen's rotary_dim, Phi's and StableLM's partial_rotary_factor).
-constexpr std::array<std::string_view, 8> kRotaryFamilies = {"falcon", "RefinedWeb", "RefinedWebModel", "gpt_neox",
-                                                            "gptj",   "codegen",    "phi",             "stablelm"};
+constexpr std::array<std::string_view, 5> kRotaryFamilies = {"gpt_neox", "gptj", "codegen", "phi", "stablelm"};
 
 // Rotary positions: the Llama-like and rotary families unless alibi, and any config with a rotary
 // key or `rotary: true`; ALiBi (BLOOM, MPT, Falcon's alibi) has neither learned nor rotary
@@ -182,7 +180,8 @@ PositionKind hf_positions(const nlohmann::json& config, bool llama_like, const s
   if (hf_bool(config, "alibi", false, source) || config.contains("alibi_bias_max")) {
     throw InputError(source + ": field 'alibi': ALiBi attention biases; axo prices learned or rotary positions");
   }
-  const bool rotary_family = hf_family_in(config, kRotaryFamilies, source);
+  const bool rotary_family =
+      hf_family_in(config, kFalconFamilies, source) || hf_family_in(config, kRotaryFamilies, source);
   const bool keyed = std::any_of(kRotaryKeys.begin(), kRotaryKeys.end(), [&](const char* key) {
     return config.contains(key) && !config[key].is_null();
   });
@@ -230,9 +229,8 @@ void read_kinds(const nlohmann::json& config, TransformerSpec& spec, const std::
   // Biases on every linear or none: Falcon's `bias` (FalconConfig's default off); a gated family's
   // attention_bias and mlp_bias (Llama's, both off by default) together; else the family's (GPT-2
   // and the like all). Biases on some linears only are an approximation (hf_architecture.h).
-  constexpr std::array<std::string_view, 3> falcon = {"falcon", "RefinedWeb", "RefinedWebModel"};
   const bool all_biased = hf_bool(config, "attention_bias", false, source) && hf_bool(config, "mlp_bias", false, source);
-  spec.bias = llama_like ? all_biased : hf_bool(config, "bias", !hf_family_in(config, falcon, source), source);
+  spec.bias = llama_like ? all_biased : hf_bool(config, "bias", !hf_family_in(config, kFalconFamilies, source), source);
   const bool tied_by_default =
       (!llama_like && !hf_family_in(config, kUntiedFamilies, source)) || hf_family_in(config, kTiedFamilies, source);
   spec.tied_embeddings = hf_bool(config, "tie_word_embeddings", tied_by_default, source);

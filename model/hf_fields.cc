@@ -40,12 +40,17 @@ double hf_number(const nlohmann::json& config, const char* key, double fallback,
   return config[key].get<double>();
 }
 
+std::string hf_first_architecture(const nlohmann::json& config) {
+  if (!config.contains("architectures") || !config["architectures"].is_array() || config["architectures"].empty() ||
+      !config["architectures"][0].is_string()) {
+    return "";
+  }
+  return config["architectures"][0].get<std::string>();
+}
+
 std::string hf_model_type(const nlohmann::json& config, const std::string& source) {
   std::string type = hf_string(config, "model_type", "", source);
-  if (type.empty() && config.contains("architectures") && config["architectures"].is_array() &&
-      !config["architectures"].empty() && config["architectures"][0].is_string()) {
-    type = config["architectures"][0].get<std::string>();
-  }
+  if (type.empty()) type = hf_first_architecture(config);
   for (char& c : type) c = char(std::tolower((unsigned char)c));
   return type;
 }

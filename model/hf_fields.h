@@ -24,7 +24,12 @@ std::string hf_string(const nlohmann::json& config, const char* key, const std::
 bool hf_bool(const nlohmann::json& config, const char* key, bool fallback, const std::string& source);
 double hf_number(const nlohmann::json& config, const char* key, double fallback, const std::string& source);
 
-// The config's model_type, else its first architecture ("GemmaForCausalLM"), lowercased.
+// Falcon's model_type, and RefinedWeb's before it.
+inline constexpr std::array<std::string_view, 3> kFalconFamilies = {"falcon", "RefinedWeb", "RefinedWebModel"};
+
+// The config's first architecture ("GemmaForCausalLM"), as written; "" where it names none.
+std::string hf_first_architecture(const nlohmann::json& config);
+// The config's model_type, else its first architecture, lowercased.
 std::string hf_model_type(const nlohmann::json& config, const std::string& source);
 
 // Whether the config's model_type, else its first architecture, names one of `families` (an
@@ -34,7 +39,7 @@ bool hf_family_in(const nlohmann::json& config, const std::array<std::string_vie
                   const std::string& source) {
   const std::string type = hf_string(config, "model_type", "", source);
   if (!type.empty()) return std::find(families.begin(), families.end(), type) != families.end();
-  const std::string architecture = hf_model_type(config, source);
+  const std::string architecture = hf_model_type(config, source);  // the first architecture, lowercased
   return std::any_of(families.begin(), families.end(), [&](std::string_view family) {
     return architecture.rfind(std::string(family) + "for", 0) == 0 ||
            architecture.rfind(std::string(family) + "model", 0) == 0;
