@@ -136,8 +136,17 @@ void choices_when(const ConfigField& field, const SearchSpace& space, const Para
   else out.push_back(field.default_value());
 }
 bool tensor_parallel(const ParallelConfig& c) { return c.x * c.y * c.z > 1; }
-// Sequence parallelism: tensor parallelism over Y alone (Z may shard the weights and split the rows).
-bool sequence_parallel_grid(const ParallelConfig& c) { return c.x == 1 && c.y > 1; }
+// Sequence parallelism where it runs: tensor parallelism over Y alone (Z may shard the weights and
+// split the rows), Y dividing each context rank's tokens (parallel_config.h); elsewhere off alone.
+void sequence_parallel_choices(const ConfigField& field, const SearchSpace& space, const ParallelConfig& c,
+                               std::vector<FieldValue>& out) {
+  ParallelConfig on = c;
+  on.sequence_parallel = true;
+  if (sequence_parallel_problem(on).empty() && sequence_split_problem(on, space.spec.seq_len).empty()) {
+    return every_choice(field, space, c, out);
+  }
+  out.push_back(field.default_value());
+}
 // ZeRO shards over data × context (memory_model.h zero_shards).
 bool zero_group(const ParallelConfig& c) { return c.data * c.context > 1; }
 
@@ -212,7 +221,7 @@ std::vector<ConfigField> make_table() {
        .help = "Megatron sequence parallelism; needs x=1, y>1",
        .get = get_member<&P::sequence_parallel>, .set = set_member<&P::sequence_parallel>,
        .header = "sp", .width = 3, .optional = true, .late_column = true,
-       .search = {S::setting, 80, choices_when<sequence_parallel_grid>, kOncePerGrid}},
+       .search = {S::setting, 80, sequence_parallel_choices, kOncePerGrid}},
       {.name = "interleave", .kind = K::count, .help = "virtual pipeline chunks per stage",
        .get = get_member<&P::interleave>, .set = set_member<&P::interleave>,
        .header = "il", .width = 3, .optional = true,

@@ -365,6 +365,7 @@ std::string CostModel::check(const ParallelConfig& c) const {
 
 std::string CostModel::check_schedule(const ParallelConfig& c) const {
   if (const std::string problem = sequence_parallel_problem(c); !problem.empty()) return problem;
+  if (const std::string problem = sequence_split_problem(c, spec_.seq_len); !problem.empty()) return problem;
   if (const std::string problem = recompute_problem(c.recompute, c.recompute_layers); !problem.empty()) return problem;
   if (partial_recompute(c)) {
     if (const std::string problem = recompute_layers_problem(pipeline_split(c), c.recompute_layers); !problem.empty()) {

@@ -33,6 +33,15 @@ std::string sequence_parallel_problem(const ParallelConfig& c) {
   return "sequence parallelism needs x=1 and y>1 (tensor parallelism over Y alone, with any z), not " + values;
 }
 
+std::string sequence_split_problem(const ParallelConfig& c, int64_t seq_len) {
+  if (!c.sequence_parallel || c.y == 1 || seq_len % c.context != 0) return "";  // context_problem's
+  const int64_t local = seq_len / c.context;
+  if (local % c.y == 0) return "";
+  return "sequence_parallel=on: y=" + std::to_string(c.y) + " does not divide the " + std::to_string(local) +
+         " tokens of each sequence" + (c.context > 1 ? " on a context rank (seq_len / context)" : "") +
+         " (Megatron-LM and torchtitan split the sequence itself over Y)";
+}
+
 char order_letter(GridDim dim) {
   static constexpr char letters[] = {'x', 'y', 'z', 'c', 'd', 'p'};
   return letters[static_cast<int>(dim)];

@@ -76,6 +76,11 @@ std::string context_problem(int64_t context, int64_t seq_len);
 // Empty, or why `c`'s sequence parallelism cannot run: it needs x=1 and y>1 (names the values that
 // break it: "..., not y=1").
 std::string sequence_parallel_problem(const ParallelConfig& c);
+// Empty, or why `c`'s sequence parallelism cannot split sequences of `seq_len` tokens: Megatron-LM
+// scatters the sequence dimension of each context rank's seq_len / context tokens over Y
+// (megatron/core/tensor_parallel/mappings.py _split_along_first_dim: "First dimension of the tensor
+// should be divisible by tensor parallel size"), as torchtitan's SequenceParallel shards it.
+std::string sequence_split_problem(const ParallelConfig& c, int64_t seq_len);
 
 // Every field of model/config_fields.h equal.
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);

@@ -103,7 +103,8 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   if (spec.seq_len > (1 << 24)) fail("seq_len", "must be at most 2^24");
   if (spec.position_table > 0 && spec.position_table < spec.seq_len) {
     fail("position_table", std::to_string(spec.position_table) + " learned positions, fewer than the sequence of " +
-                               std::to_string(spec.seq_len));
+                               std::to_string(spec.seq_len) + " tokens (seq_len or --seq): the tokens past them "
+                               "have no position to look up");
   }
   if (spec.layers > kMostLayers) {
     fail("layers", std::to_string(spec.layers) + " is more than " + std::to_string(kMostLayers) +

@@ -9,7 +9,9 @@
 // "fsdp", "tp"], outermost first), torchtitan/distributed/pipeline_parallel.py
 // (stages from pipeline_parallel_layers_per_stage and the first/last stage
 // weights), torchtitan/models/llama3/infra/parallelize.py (tensor parallelism
-// always shards norms along the sequence: SequenceParallel).
+// always shards norms along the sequence: SequenceParallel; it asserts
+// seq_len % seq_len_divisor, tp × 2 × cp, and without FSDP applies DDP only
+// when the replicas are every rank: "DDP has not supported > 1D parallelism").
 //
 // Mapping: tensor_parallel_degree = y (x must be 1: torchtitan's tensor
 // parallelism is 1D). axo's z shards each weight and splits the batch, all-
@@ -134,6 +136,17 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
   if (c.z > 1 && !c.overlap) {
     return "FSDP always prefetches the weight all-gather and reduce-scatters gradients "
            "asynchronously, so a plan with z>1 and overlap=off does not describe it";
+  }
+  if (c.data > 1 && c.z == 1 && c.context == 1 && c.data != c.gpus()) {
+    return "without FSDP (z=1, context=1) its data_parallel_replicate_degree replicas run DDP, which it applies "
+           "only when they are every rank (\"DDP has not supported > 1D parallelism\"), and this plan's data=" +
+           std::to_string(c.data) + " replicas have " + std::to_string(c.gpus() / c.data) +
+           " ranks each (y × pipeline); with z>1 they are HSDP";
+  }
+  if (const int64_t divisor = c.y * 2 * c.context; spec.seq_len % divisor != 0) {
+    return "it needs seq_len divisible by tensor_parallel_degree × 2 × context_parallel_degree "
+           "(parallel_dims.seq_len_divisor), and seq_len=" + std::to_string(spec.seq_len) + " is not by " +
+           std::to_string(c.y) + " × 2 × " + std::to_string(c.context) + " = " + std::to_string(divisor);
   }
   if (spec.precision == Precision::fp16) {
     return "training.mixed_precision_param is bfloat16 or float32, and " + spec.name +

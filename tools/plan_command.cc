@@ -41,11 +41,21 @@ struct PlanOptions {
   bool explain = false;
 };
 
-// Where the Slurm script finds the plan: --out, else plan.yaml beside --emit-out.
+// Where the Slurm script's plan is written: --out, else beside --emit-out, named after it
+// (job.sbatch: job.plan.yaml; two scripts in one folder keep their own plans), else nowhere
+// (plan.yaml, for the user to write).
 std::string slurm_plan_path(const PlanOptions& o) {
   if (!o.out.empty()) return o.out;
   if (o.emit_out.empty()) return "plan.yaml";
-  return (std::filesystem::path(o.emit_out).parent_path() / "plan.yaml").string();
+  return std::filesystem::path(o.emit_out).replace_extension(".plan.yaml").string();
+}
+
+// The plan as the script names it: absolute where axo writes it, so that the job finds it from
+// whichever folder it is submitted.
+std::string slurm_script_plan_path(const PlanOptions& o) {
+  const std::string path = slurm_plan_path(o);
+  if (o.out.empty() && o.emit_out.empty()) return path;
+  return std::filesystem::absolute(path).lexically_normal().string();
 }
 
 // The model with --batch and --seq applied, validated.
@@ -265,7 +275,7 @@ void write_export(FILE* report, const PlanOptions& o, const CostModel& model, co
   std::snprintf(rate, sizeof rate, "), %.1f TFLOP/s per GPU.", chosen.breakdown.tflops_per_gpu);
   const std::string note = numbers + (" (" + band.text()) + rate;
   ExportContext context;
-  context.plan_path = slurm_plan_path(o);
+  context.plan_path = slurm_script_plan_path(o);
   if (!o.emit_out.empty()) context.deepspeed_config_path = o.emit_out;
   context.note = note;
   const std::string text = export_plan(format, model.spec(), model.machine(), chosen.config, context);
@@ -307,7 +317,7 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
     if (!path.empty()) outputs.emplace_back(option, path);
   }
   if (const std::string plan = plan_out_path(o, emit, format); !plan.empty()) {
-    outputs.emplace_back(o.out.empty() ? "the plan.yaml beside --emit-out" : "--out", plan);
+    outputs.emplace_back(o.out.empty() ? "--emit-out's .plan.yaml" : "--out", plan);
   }
   if (emit && format == ExportFormat::deepspeed && !o.emit_out.empty()) {
     outputs.emplace_back("--emit-out's .args.sh", o.emit_out + ".args.sh");

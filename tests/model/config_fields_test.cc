@@ -282,6 +282,21 @@ TEST(ConfigFields, ContextCandidatesSplitTheSequence) {
   EXPECT_EQ(candidates(config_field("context"), spec, 8, ParallelConfig{}), (std::vector<FieldValue>{1, 2, 4, 8}));
 }
 
+// Sequence parallelism only where Y divides each context rank's tokens (sequence_split_problem).
+TEST(ConfigFields, SequenceParallelCandidatesSplitTheSequence) {
+  TransformerSpec spec = load_model("gpt3-13b");
+  spec.seq_len = 1020;
+  ParallelConfig c;
+  c.y = 8;
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 8, c), (std::vector<FieldValue>{0}));
+  c.y = 4;
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 8, c), (std::vector<FieldValue>{0, 1}));
+  c.context = 2;  // 510 tokens per context rank
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 8, c), (std::vector<FieldValue>{0}));
+  c.y = 2;
+  EXPECT_EQ(candidates(config_field("sequence_parallel"), spec, 4, c), (std::vector<FieldValue>{0, 1}));
+}
+
 // Once-per-grid candidates depend on the grid alone, and on the settings --fix holds as given,
 // which are the same on every configuration of one search (the search sets them first):
 // recompute's choices follow recompute_layers.

@@ -168,6 +168,27 @@ TEST(CostModel, OnlyContextParallelismNeedsAnEvenSequence) {
                             "2*context equal chunks for causal load balance)");
 }
 
+// Sequence parallelism splits each sequence (each context rank's share of it) over Y.
+TEST(CostModel, SequenceParallelismSplitsTheSequenceOverY) {
+  TransformerSpec spec = load_model("llama3-8b");
+  spec.seq_len = 1020;
+  const CostModel model(spec, load_machine("dgx-h100"));
+  ParallelConfig c;
+  c.y = 8, c.sequence_parallel = true;
+  EXPECT_EQ(model.check(c), "sequence_parallel=on: y=8 does not divide the 1020 tokens of each sequence "
+                            "(Megatron-LM and torchtitan split the sequence itself over Y)");
+  c.y = 4;
+  EXPECT_EQ(model.check(c), "");
+  c.sequence_parallel = false, c.y = 8;
+  EXPECT_EQ(model.check(c), "");
+  c.sequence_parallel = true, c.y = 2, c.context = 2;  // 4 equal chunks of 255; 510 tokens per context rank
+  EXPECT_EQ(model.check(c), "");
+  c.y = 4;
+  EXPECT_EQ(model.check(c), "sequence_parallel=on: y=4 does not divide the 510 tokens of each sequence on a "
+                            "context rank (seq_len / context) (Megatron-LM and torchtitan split the sequence "
+                            "itself over Y)");
+}
+
 // Full recompute of the first N layers of each chunk: N at most the largest chunk's layers.
 TEST(CostModel, RecomputeLayersAtMostAChunksLayers) {
   const CostModel model(load_model("llama3-70b"), load_machine("dgx-h100"));  // 80 layers

@@ -250,6 +250,28 @@ TEST(ExportOthers, ZeroHasNoTorchtitanOrAxonnCounterpart) {
   EXPECT_NE(axonn_limitation(gpt3_13b(), machine, c).find("zero=1 has no counterpart"), std::string::npos);
 }
 
+// torchtitan v0.2.2 (models/llama3/infra/parallelize.py): replicas without FSDP are DDP, which it
+// runs only over every rank; the sequence divides by tp × 2 × cp.
+TEST(ExportTorchtitan, DdpOnlyOverEveryRankAndTheSequenceDividesByTwiceTpTimesCp) {
+  const MachineProfile machine = gpu_machine("dgx-h100", 8);
+  ParallelConfig c = grid(1, 16, 1, 1, 1, 1);
+  EXPECT_EQ(torchtitan_limitation(llama3_8b(), machine, c), "");  // DDP over all 16
+  c = grid(2, 2, 1, 4, 1, 1);
+  c.sequence_parallel = true;
+  c.order = parse_order("xyczdp", "test");
+  EXPECT_EQ(torchtitan_limitation(llama3_8b(), machine, c),
+            "without FSDP (z=1, context=1) its data_parallel_replicate_degree replicas run DDP, which it applies "
+            "only when they are every rank (\"DDP has not supported > 1D parallelism\"), and this plan's data=2 "
+            "replicas have 8 ranks each (y × pipeline); with z>1 they are HSDP");
+  c.z = 2, c.microbatch = 2;
+  EXPECT_EQ(torchtitan_limitation(llama3_8b(), machine, c), "");
+  TransformerSpec spec = llama3_8b();
+  spec.seq_len = 8188;  // divisible by 4 (y), not by 4 × 2 × 1
+  EXPECT_EQ(torchtitan_limitation(spec, machine, c),
+            "it needs seq_len divisible by tensor_parallel_degree × 2 × context_parallel_degree "
+            "(parallel_dims.seq_len_divisor), and seq_len=8188 is not by 4 × 2 × 1 = 8");
+}
+
 TEST(ExportMegatron, NearestExpressiblePlanIsSearchedAndCosted) {
   const CostModel model(load_model("gpt3-13b"), load_machine("selene"));
   SearchOptions options;
@@ -330,7 +352,7 @@ TEST(ExportAxonn, Limitations) {
 // Partial recompute as each framework names it: Megatron's block method; AxoNN's checkpointed
 // blocks; torchtitan's every k-th block, at least as many as the plan recomputes.
 TEST(Export, PartialRecomputeAsEachFrameworkNamesIt) {
-  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);  // gpt3-13b's 40 layers: 5 per chunk of 4 x 2
+  ParallelConfig c = grid(4, 1, 1, 4, 1, 2);  // gpt3-13b's 40 layers: 5 per chunk of 4 x 2
   c.recompute = Recompute::full, c.recompute_layers = 2, c.interleave = 2, c.sequence_parallel = true;
   const MachineProfile machine = gpu_machine("dgx-h100", 8);
   ASSERT_EQ(priced_split(gpt3_13b(), c).text(), "5+5,5+5,5+5,5+5");
@@ -369,7 +391,7 @@ TEST(Export, PartialRecomputeAsEachFrameworkNamesIt) {
 TEST(Export, UnequalSplitWhereTheLayersDivide) {
   const TransformerSpec spec = llama3_8b();
   const MachineProfile machine = gpu_machine("dgx-h100", 8);
-  ParallelConfig c = grid(2, 8, 1, 1, 1, 4);
+  ParallelConfig c = grid(2, 1, 1, 1, 1, 4);  // no replicas: torchtitan's DDP runs only over every rank
   c.recompute = Recompute::full;
   ASSERT_EQ(priced_split(spec, c).text(), "17,15");
   const std::string megatron = export_megatron(spec, machine, c, context());
@@ -390,7 +412,7 @@ TEST(Export, UnequalSplitWhereTheLayersDivide) {
             std::string::npos) << axonn;
   EXPECT_EQ(axonn.find("16 transformer layers"), std::string::npos) << axonn;
 
-  c = grid(2, 8, 1, 1, 1, 8);
+  c = grid(2, 1, 1, 1, 1, 8);
   c.interleave = 4;
   ASSERT_EQ(priced_split(spec, c).text(), "5+4+4+4,4+4+4+3");
   // Megatron-Core's layout lists the chunks in layer order, chunk k on rank k mod 2.
@@ -410,7 +432,7 @@ TEST(Export, UnequalSplitWhereTheLayersDivide) {
 // Where axo's chunks are equal the exports say so compactly: gpt3-13b's head weighs less
 // than a layer, so its 40 layers over 4 x 2 chunks are 5 each.
 TEST(Export, EqualChunksKeepTheirCompactForm) {
-  ParallelConfig c = grid(4, 2, 1, 8, 1, 1);
+  ParallelConfig c = grid(4, 1, 1, 8, 1, 1);
   c.interleave = 2;
   c.order = parse_order("xyczdp", "test");
   const MachineProfile machine = gpu_machine("selene", 8);
@@ -423,7 +445,7 @@ TEST(Export, EqualChunksKeepTheirCompactForm) {
 }
 
 TEST(ExportTorchtitan, TensorPipelineAndReplicas) {
-  ParallelConfig c = grid(4, 2, 1, 4, 1, 2);
+  ParallelConfig c = grid(4, 2, 1, 4, 2, 2);  // HSDP: DDP alone runs only over every rank
   c.recompute = Recompute::selective;
   c.sequence_parallel = true;
   c.interleave = 2;

@@ -318,10 +318,10 @@ TEST_F(Cli, MalformedYamlNamesFileAndLine) {
 // plan.yaml it runs): a usage error before any work, naming both options.
 TEST_F(Cli, OutputsNamingOneFileAreAUsageError) {
   const std::string plan = "plan --model llama3-8b --gpus 16 --machine dgx-h100 --top 1 ";
-  Result r = axo(plan + "--emit slurm --emit-out " + path("plan.yaml"));
+  Result r = axo(plan + "--emit slurm --emit-out " + path("run.plan.yaml") + " --csv " + path("run.plan.plan.yaml"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("--emit-out and the plan.yaml beside --emit-out both write"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(path("plan.yaml")));
+  EXPECT_NE(r.output.find("--csv and --emit-out's .plan.yaml both write"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("run.plan.yaml")));
   r = axo(plan + "--json " + path("f") + " --csv " + dir_.string() + "/./f");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--csv and --json both write"), std::string::npos) << r.output;
@@ -491,6 +491,16 @@ TEST_F(Cli, AnOddSequenceNeedsNoContextParallelism) {
   r = axo(base + " --fix context=2");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_EQ(occurrences(r.output, "context=2: 2*context=4 does not divide seq_len=1023"), 1u) << r.output;
+}
+
+// GPT-2's presets have its 1024 learned positions, as its config.json: a longer --seq is refused.
+TEST_F(Cli, GptTwoPresetsKeepTheirPositionTable) {
+  const Result r = axo("plan --model gpt2-124m --seq 4096 --gpus 8 --machine dgx-h100 --top 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("field 'position_table': 1024 learned positions, fewer than the sequence of 4096 tokens "
+                          "(seq_len or --seq)"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(axo("plan --model gpt2-124m --seq 512 --gpus 8 --machine dgx-h100 --top 1").code, 0);
 }
 
 // A --fix no configuration can hold names the rule its values break; a field given twice is refused.

@@ -30,10 +30,11 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// A configuration Megatron-LM, torchtitan and Slurm can all run.
+// A configuration Megatron-LM, torchtitan and Slurm can all run (no replicas: torchtitan's DDP
+// runs only over every rank, export_torchtitan.cc).
 const std::string kPlan =
-    "plan --model gpt3-13b --gpus 64 --machine selene "
-    "--fix pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,zero=0,overlap=on,"
+    "plan --model gpt3-13b --gpus 16 --machine selene "
+    "--fix pipeline=2,data=1,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,zero=0,overlap=on,"
     "sequence_parallel=on,interleave=1,order=xyzdp";
 
 class Emit : public ::testing::Test {
@@ -50,7 +51,7 @@ class Emit : public ::testing::Test {
 TEST_F(Emit, StdoutHoldsOnlyTheExport) {
   const Result r = axo(kPlan + " --emit megatron", "2>/dev/null");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_EQ(r.output.rfind("# Megatron-LM arguments for gpt3-13b on 64 GPUs of selene", 0), 0u)
+  EXPECT_EQ(r.output.rfind("# Megatron-LM arguments for gpt3-13b on 16 GPUs of selene", 0), 0u)
       << r.output;
   EXPECT_NE(r.output.find("  --tensor-model-parallel-size 8\n"), std::string::npos);
   EXPECT_NE(r.output.find("  --pipeline-model-parallel-size 2\n"), std::string::npos);
@@ -83,9 +84,9 @@ TEST_F(Emit, SlurmScriptRunsTheRankedPlanWrittenBesideIt) {
   EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --ntasks-per-node=8\n"), std::string::npos) << script;
   EXPECT_NE(script.find("Configuration 2 of the ranked table"), std::string::npos) << script;
-  EXPECT_NE(script.find("train --plan " + path("plan.yaml") + " --data"), std::string::npos)
+  EXPECT_NE(script.find("train --plan " + path("job.plan.yaml") + " --data"), std::string::npos)
       << script;
-  const axo::Plan written = axo::read_plan_file(path("plan.yaml"));
+  const axo::Plan written = axo::read_plan_file(path("job.plan.yaml"));
   EXPECT_EQ(written.config, axo::read_plan_file(path("second.yaml")).config);
   EXPECT_FALSE(written.config == axo::read_plan_file(path("best.yaml")).config);
 }
@@ -96,12 +97,28 @@ TEST_F(Emit, SlurmNoteOnlyWhenNothingWroteThePlan) {
   fs::create_directories(path("sl2"));
   Result r = axo(kPlan + " --emit slurm --emit-out " + path("sl2/run.sbatch"));
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_TRUE(fs::exists(path("sl2/plan.yaml")));
-  EXPECT_NE(r.output.find("Wrote the best configuration to " + path("sl2/plan.yaml")), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("sl2/run.plan.yaml")));
+  EXPECT_NE(r.output.find("Wrote the best configuration to " + path("sl2/run.plan.yaml")), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("write it with --out"), std::string::npos) << r.output;
   r = axo(kPlan + " --emit slurm", "2>&1 >/dev/null");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("The script runs plan.yaml: write it with --out plan.yaml"), std::string::npos) << r.output;
+}
+
+// Two scripts in one folder keep their own plans (job.sbatch: job.plan.yaml), each named by
+// its absolute path: the job finds it from whichever folder it is submitted.
+TEST_F(Emit, SlurmScriptsKeepTheirOwnPlansByAbsolutePath) {
+  fs::create_directories(path("sl3"));
+  const std::string in_dir = "cd " + dir_.string() + " && " + AXO_BINARY +
+                             " plan --machine dgx-h100 --top 1 --emit slurm --emit-out sl3/";
+  ASSERT_EQ(axo::testing::run_command(in_dir + "a.sbatch --model gpt2-124m --gpus 16 2>&1").code, 0);
+  ASSERT_EQ(axo::testing::run_command(in_dir + "b.sbatch --model gpt2-355m --gpus 8 2>&1").code, 0);
+  for (const auto& [script, gpus] : {std::pair{"a", 16}, {"b", 8}}) {
+    const std::string plan = path("sl3/" + std::string(script) + ".plan.yaml");
+    EXPECT_NE(read_text(path("sl3/" + std::string(script) + ".sbatch")).find("train --plan " + plan + " --data"),
+              std::string::npos) << script;
+    EXPECT_EQ(axo::read_plan_file(plan).gpus, gpus) << script;
+  }
 }
 
 // llama3-8b's 32 layers divide into 2 x 4 chunks, but axo splits them 5+4+4+4,4+4+4+3
@@ -166,7 +183,7 @@ TEST_F(Emit, DeepspeedWritesTheJsonAndItsArguments) {
   ASSERT_EQ(r.code, 0) << r.output;
   const nlohmann::json json = nlohmann::json::parse(r.output);
   EXPECT_EQ(json["train_micro_batch_size_per_gpu"], 2);
-  EXPECT_EQ(json["gradient_accumulation_steps"], 1024 / (2 * 4));
+  EXPECT_EQ(json["gradient_accumulation_steps"], 1024 / (2 * 1));
   EXPECT_EQ(json["zero_optimization"]["stage"], 0);
   const Result file = axo(kPlan + " --emit deepspeed --emit-out " + path("ds_config.json"));
   ASSERT_EQ(file.code, 0) << file.output;
@@ -205,7 +222,7 @@ TEST_F(Emit, UsageErrorsExitTwo) {
   EXPECT_NE(r.output.find("--emit-out needs --emit"), std::string::npos) << r.output;
   r = axo(kPlan + " --rank 2 --emit megatron");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--rank 2: only 1 configuration of gpt3-13b on 64 GPUs fits"),
+  EXPECT_NE(r.output.find("--rank 2: only 1 configuration of gpt3-13b on 16 GPUs fits"),
             std::string::npos)
       << r.output;
   r = axo(kPlan + " --rank 0");
@@ -218,8 +235,8 @@ TEST_F(Emit, UsageErrorsExitTwo) {
 // plan.yaml keeps the precision.
 TEST_F(Emit, Fp8PlansExportTheirFp8Settings) {
   const std::string plan =
-      "plan --model gpt3-13b --gpus 64 --machine dgx-h100 --precision fp8 "
-      "--fix pipeline=2,data=4,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,zero=0,overlap=on,"
+      "plan --model gpt3-13b --gpus 16 --machine dgx-h100 --precision fp8 "
+      "--fix pipeline=2,data=1,x=1,y=8,z=1,microbatch=2,recompute=full,offload=off,zero=0,overlap=on,"
       "sequence_parallel=on,interleave=1,order=xyzdp";
   const Result megatron = axo(plan + " --emit megatron --out " + path("plan.yaml"), "2>/dev/null");
   ASSERT_EQ(megatron.code, 0) << megatron.output;
