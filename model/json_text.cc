@@ -12,8 +12,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
   // A key given twice in one object: nlohmann keeps the last, which silently drops the other.
   std::vector<std::set<std::string>> open_objects;
   std::string repeated;
-  const auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  const auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
+    if (depth >= kMostJsonDepth) {  // depth counts from 0; printing such a value recurses past the stack
+      throw InputError(source + ": JSON nested deeper than " + std::to_string(kMostJsonDepth) +
+                       " arrays and objects: no axo input has more than a few levels");
+    }
     if (event == Event::object_start) open_objects.emplace_back();
     if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
     if (event == Event::key && repeated.empty() && !open_objects.empty() &&

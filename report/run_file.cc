@@ -327,13 +327,11 @@ void read_run_keys(const nlohmann::json& root, const std::string& source, Measur
   if (root.contains(key::kPlannedPrecision)) {
     run.planned_precision = precision_at(root, key::kPlannedPrecision, source, true);
   }
-  if (root.contains(key::kModel)) {
-    if (!root[key::kModel].is_string()) {
-      throw InputError(source + ": " + key::kModel + ": expected a name, got " + type_and_value(root[key::kModel]));
-    }
-    run.model = root[key::kModel].get<std::string>();
-  }
-  if (root.contains(key::kRanks)) run.ranks = count_at(root, key::kRanks, source, key::kRanks);
+  // What pairs the run with its plan is required: without it any plan would pair with the run.
+  const nlohmann::json& model = value_at(root, key::kModel, source, key::kModel);
+  if (!model.is_string()) throw InputError(source + ": " + key::kModel + ": expected a name, got " + type_and_value(model));
+  run.model = model.get<std::string>();
+  run.ranks = count_at(root, key::kRanks, source, key::kRanks);
   if (root.contains(key::kBackend)) {
     const nlohmann::json& backend = root[key::kBackend];
     if (backend != key::kCpuBackend && backend != key::kCudaBackend) {
@@ -354,10 +352,8 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   run.source = source;
   read_steps(value_at(root, key::kSteps, source, key::kSteps), source, run);
   read_run_keys(root, source, run);
-  if (root.contains(key::kGrid)) {
-    run.grid = grid_from_json(root[key::kGrid], source);
-    read_grid_settings(root[key::kGrid], source, run);
-  }
+  run.grid = grid_from_json(value_at(root, key::kGrid, source, key::kGrid), source);
+  read_grid_settings(root[key::kGrid], source, run);
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
   return run;
 }

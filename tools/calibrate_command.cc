@@ -62,6 +62,17 @@ calibration::FaultInjection parse_fault(const std::string& text) {
   return fault;
 }
 
+// --out never replaces what the command reads: the runs, plans and profile of --refine, the
+// --model whose GEMM shapes a calibration times (before any work).
+void reject_out_over_inputs(const CalibrateArguments& a) {
+  std::vector<std::pair<std::string, std::string>> inputs;  // what, path
+  for (const std::string& run : a.refine_runs) inputs.emplace_back("a --refine run", run);
+  for (const std::string& plan : a.refine_plans) inputs.emplace_back("a --plan file", plan);
+  add_preset_input(inputs, "the --machine file", "machines", a.machine);
+  add_preset_input(inputs, "the --model file", "models", a.model);
+  reject_outputs_over_inputs({{"--out", a.options.out}}, inputs);
+}
+
 void refine(const CalibrateArguments& a) {
   if (a.refine_plans.size() != a.refine_runs.size()) {
     throw InputError("--refine: " + std::to_string(a.refine_runs.size()) + " run(s) but " +
@@ -70,6 +81,7 @@ void refine(const CalibrateArguments& a) {
   }
   if (a.machine.empty()) throw InputError("--refine needs --machine PROFILE: the profile to refine");
   reject_repeated_inputs("--refine", a.refine_runs, "the fit would weigh it twice");
+  reject_out_over_inputs(a);
   const std::string profile_path = resolve_preset("machines", a.machine);
   const YAML::Node original = load_yaml_file(profile_path);
   const MachineProfile profile = machine_profile_from_yaml(original, profile_path);
@@ -104,6 +116,7 @@ void run(CalibrateArguments& a) {
   if (!a.model.empty()) a.options.extra_gemms = calibration::model_gemm_shapes(load_model(a.model));
   a.options.fault = parse_fault(a.fault);
   if (a.options.out.empty()) throw InputError("--out is required");
+  reject_out_over_inputs(a);
   const MachineProfile profile = calibration::run_calibration(a.options);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -12,6 +12,7 @@
 
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/presets.h"
 
 namespace axo::tools {
 
@@ -141,6 +142,15 @@ void reject_outputs_over_inputs(const std::vector<std::pair<std::string, std::st
                          "its own file");
       }
     }
+  }
+}
+
+void add_preset_input(std::vector<std::pair<std::string, std::string>>& inputs, const std::string& what,
+                      const std::string& kind, const std::string& name_or_path) {
+  if (name_or_path.empty()) return;
+  try {
+    inputs.emplace_back(what, resolve_preset(kind, name_or_path));
+  } catch (const InputError&) {  // loading it says why
   }
 }
 

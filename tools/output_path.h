@@ -42,5 +42,9 @@ void reject_shared_outputs(const std::vector<std::pair<std::string, std::string>
 // output (option, path) names one of the inputs (what it is, path): the output would replace it.
 void reject_outputs_over_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                                 const std::vector<std::pair<std::string, std::string>>& inputs);
+// Adds (what, file) for a --model or --machine input `name_or_path` of preset `kind` ("models",
+// "machines"): the preset's file for a name; nothing where it names neither (loading it says why).
+void add_preset_input(std::vector<std::pair<std::string, std::string>>& inputs, const std::string& what,
+                      const std::string& kind, const std::string& name_or_path);
 
 }  // namespace axo::tools

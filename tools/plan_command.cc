@@ -325,13 +325,8 @@ void check_distinct_outputs(const PlanOptions& o, bool emit, ExportFormat format
   reject_shared_outputs(outputs);
   for (const auto& [option, path] : outputs) check_output_file(option, path);  // the derived ones too
   std::vector<std::pair<std::string, std::string>> inputs;  // what, path
-  for (const auto& [what, kind, name] : {std::tuple{"the --model file", "models", o.model},
-                                         {"the --machine file", "machines", o.machine}}) {
-    try {
-      inputs.emplace_back(what, resolve_preset(kind, name));
-    } catch (const InputError&) {  // loading it says why
-    }
-  }
+  add_preset_input(inputs, "the --model file", "models", o.model);
+  add_preset_input(inputs, "the --machine file", "machines", o.machine);
   reject_outputs_over_inputs(outputs, inputs);
 }
 

@@ -176,6 +176,20 @@ void report_many(const ReportOptions& o) {
   }
 }
 
+// --csv and --svg never replace what the report reads, nor each other (before any work).
+void reject_outputs_over_report_inputs(const ReportOptions& o) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // option, path
+  for (const auto& [option, path] : {std::pair{"--csv", o.csv}, {"--svg", o.svg}}) {
+    if (!path.empty()) outputs.emplace_back(option, path);
+  }
+  reject_shared_outputs(outputs);
+  std::vector<std::pair<std::string, std::string>> inputs;  // what, path
+  for (const std::string& plan : o.plans) inputs.emplace_back("a --plan file", plan);
+  for (const std::string& run : o.runs) inputs.emplace_back("a --run file", run);
+  add_preset_input(inputs, "the --machine file", "machines", o.machine);
+  reject_outputs_over_inputs(outputs, inputs);
+}
+
 void run_report(ReportOptions o) {
   if (o.plans.size() != o.runs.size()) {
     throw InputError("--plan given " + std::to_string(o.plans.size()) + " times and --run " +
@@ -183,6 +197,7 @@ void run_report(ReportOptions o) {
                      " times: give one --run per --plan, in pairs (--plan p1.yaml --run r1.json --plan p2.yaml --run r2.json)");
   }
   reject_repeated_inputs("--run", o.runs, "one run is one point of the comparison");
+  reject_outputs_over_report_inputs(o);
   if (!o.machine.empty()) {
     o.given = load_machine(o.machine);
     std::fputs(partial_calibration_note(*o.given, o.machine).c_str(), stdout);

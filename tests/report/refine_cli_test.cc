@@ -29,7 +29,7 @@ class RefineCli : public ::testing::Test {
         CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1, 1})).evaluate(plan.config);
     const testing::StepTimes step{truth.iter_time, components(truth)};
     nlohmann::json run = testing::run_json({step, step, step});
-    run["model"] = plan.model.name;
+    testing::run_of(run, plan);
     folder_.write("run.json", run.dump());
   }
   std::string files() const {

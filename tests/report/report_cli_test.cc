@@ -242,6 +242,7 @@ TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
     plan.predicted.iter_time *= scale;
     write_plan_file(plan, plan_path(machine));
     nlohmann::json root = testing::run_json({{1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}, {1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}});
+    testing::run_of(root, plan);
     for (auto& step : root["steps"]) {
       for (int k = 0; k < 4; ++k) step["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"components_s", {{"compute", 0.4}}}});
     }

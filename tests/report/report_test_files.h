@@ -46,6 +46,8 @@ struct StepTimes {
 inline nlohmann::json run_json(const std::vector<StepTimes>& steps) {
   nlohmann::json root;
   root["model"] = "gpt2-tiny";
+  root["ranks"] = 1;
+  root["grid"] = {{"pipeline", 1}, {"data", 1}, {"z", 1}, {"y", 1}, {"x", 1}};
   root["steps"] = nlohmann::json::array();
   for (size_t s = 0; s < steps.size(); ++s) {
     nlohmann::json step;
@@ -57,6 +59,14 @@ inline nlohmann::json run_json(const std::vector<StepTimes>& steps) {
     root["steps"].push_back(step);
   }
   return root;
+}
+
+// `root` as a run of `plan` says it is: the plan's model, ranks and grid.
+inline void run_of(nlohmann::json& root, const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  root["model"] = plan.model.name;
+  root["ranks"] = plan.gpus;
+  root["grid"] = {{"pipeline", c.pipeline}, {"data", c.data}, {"z", c.z}, {"y", c.y}, {"x", c.x}};
 }
 
 // A one-GPU plan of gpt2-tiny whose prediction is `predicted`.

@@ -350,6 +350,28 @@ TEST_F(Cli, OutputsNamingAnInputAreAUsageError) {
   EXPECT_NE(r.output.find("--out " + machine + ": it is the --machine file"), std::string::npos) << r.output;
 }
 
+// report's --csv and --svg, and calibrate's --out, never replace a file the command reads.
+TEST_F(Cli, ReportAndRefineOutputsNamingAnInputAreUsageErrors) {
+  const std::string plan = path("p.yaml"), run = write("r.json", "{}"), machine = path("m.yaml");
+  ASSERT_EQ(axo("plan --model gpt2-tiny --gpus 2 --machine selene --out " + plan).code, 0);
+  fs::copy_file(axo::config_dir() + "/machines/selene.yaml", machine);
+  const std::string report = "report --plan " + plan + " --run " + run;
+  for (const auto& [command, message] :
+       {std::pair{report + " --csv " + plan, "--csv " + plan + ": it is a --plan file, which this command reads"},
+        {report + " --svg " + run, "--svg " + run + ": it is a --run file"},
+        {report + " --machine " + machine + " --svg " + machine, "--svg " + machine + ": it is the --machine file"},
+        {report + " --csv " + path("x") + " --svg " + path("x"), "--csv and --svg both write"},
+        {"calibrate --refine " + run + " --plan " + plan + " --machine " + machine + " --out " + machine,
+         "--out " + machine + ": it is the --machine file"},
+        {"calibrate --refine " + run + " --plan " + plan + " --machine selene --out " + run,
+         "--out " + run + ": it is a --refine run"}}) {
+    const Result r = axo(command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << command << "\n" << r.output;
+  }
+  EXPECT_EQ(axo::testing::file_text(run), "{}");
+}
+
 // An export the target cannot express writes no file; a sidecar that cannot be written is found
 // before any work; stdout that cannot be written (a full disk) fails the command.
 TEST_F(Cli, AFailedPlanWritesNothingAndSaysWhy) {
