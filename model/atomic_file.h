@@ -1,6 +1,7 @@
 // Writing a file so that a reader sees the old content or the new, never a
 // part: the text goes to a temporary file beside it, is flushed and synced,
-// then renamed over the path. Every file axo writes (plans, CSV, SVG,
+// then renamed over the path, and the folder is synced so that the new name
+// survives a crash (before a caller prunes an older file). Every file axo writes (plans, CSV, SVG,
 // run.json, checkpoints, model files) goes through it, so training never
 // loses a checkpoint to a crash mid-write.
 #pragma once

@@ -33,6 +33,10 @@ std::vector<std::string> list_presets(const std::string& kind) {
 std::string resolve_preset(const std::string& kind, const std::string& name_or_path) {
   std::error_code error;
   if (fs::is_regular_file(name_or_path, error)) return name_or_path;
+  // A path (./selene, ../models/x) names a file: it is not looked up among the presets.
+  if (name_or_path.find('/') != std::string::npos) {
+    throw InputError("'" + name_or_path + "': no such file (a preset is named without a folder)");
+  }
   const fs::path preset = fs::path(config_dir()) / kind / (name_or_path + ".yaml");
   if (fs::is_regular_file(preset, error)) return preset.string();
   std::string known;

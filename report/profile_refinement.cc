@@ -155,7 +155,12 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
     high[0] = std::min(high[0], std::log(1.0 / profile.gemm_max_efficiency));
     low[0] = std::max(low[0], std::log(kMinEfficiency / profile.gemm_max_efficiency));
   }
-  if (profile.overlap_efficiency > 0) high[4] = std::min(high[4], std::log(1.0 / profile.overlap_efficiency));
+  // The overlap's bounds are its own, [kMinEfficiency, 1], not 20x around it: runs that hide
+  // nothing ask for 0, and a relative bound moved it 20x further on every refit.
+  if (profile.overlap_efficiency > 0) {
+    low[4] = std::min(0.0, std::log(kMinEfficiency / profile.overlap_efficiency));
+    high[4] = std::log(1.0 / profile.overlap_efficiency);
+  }
   high[1] = std::min(high[1], std::log(1.0 / profile.memory_bound_efficiency));
   low[1] = std::max(low[1], std::log(kMinEfficiency / profile.memory_bound_efficiency));
   for (const RefinementCase& c : cases) result.runs_sharing_cores += ranks_shared_cores(c.run);

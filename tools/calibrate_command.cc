@@ -143,7 +143,8 @@ void add_calibrate_command(CLI::App& app) {
           ->check(non_empty("names no collective")),
       cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(positive()),
       cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(positive()),
-      cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes)")->check(positive()),
+      cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes; at most 10^6)")
+          ->check(positive())->check(whole_number_at_most(1000000)),
       cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(positive()),
       cmd->add_option("--model", a->model, "Also time this model's layer GEMM shapes"),
       cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(positive()),

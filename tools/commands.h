@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
 namespace axo::tools {
 
 void add_plan_command(CLI::App& app);
@@ -21,6 +23,9 @@ void add_report_command(CLI::App& app);
 // PositiveNumber and NonNegativeNumber, which spell out the double range.
 CLI::Validator positive();
 CLI::Validator non_negative();
+// A whole number of digits alone from 0 to `most` ("--seed: '-1' is not a whole number from 0 to
+// 18446744073709551615"): CLI11 would wrap a negative and clamp a larger one into range.
+CLI::Validator whole_number_at_most(uint64_t most);
 // For a text option whose empty value would be taken for the option left out
 // (calibrate --name '' for the default name): "an empty value <what>".
 CLI::Validator non_empty(const std::string& what);

@@ -1,4 +1,5 @@
 // Checks for the numeric options of the subcommands, and the empty-text check (see commands.h).
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -36,6 +37,19 @@ CLI::Validator positive() {
 
 CLI::Validator non_negative() {
   return number_check("NONNEGATIVE", "zero or more", [](double v) { return v >= 0; });
+}
+
+CLI::Validator whole_number_at_most(uint64_t most) {
+  return CLI::Validator(
+      [most](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && end == text.c_str() + text.size() && errno != ERANGE && value <= most) return "";
+        return "'" + text + "' is not a whole number from 0 to " + std::to_string(most);
+      },
+      "UINT");
 }
 
 CLI::Validator non_empty(const std::string& what) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -193,7 +194,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "Warm-up steps")->check(non_negative());
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay on matrices")->check(non_negative());
   cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm (0: off)")->check(non_negative());
-  cmd->add_option("--seed", o.seed, "Random seed of the initialisation");
+  cmd->add_option("--seed", o.seed, "Random seed of the initialisation")
+      ->check(whole_number_at_most(std::numeric_limits<uint64_t>::max()));
   cmd->add_option("--val-every", o.val_every, "Steps between validation losses")->check(non_negative());
   cmd->add_option("--init-from", o.init_from, "Start from an llm.c GPT-2 model file");
   cmd->add_option("--save-model", o.save_model, "Write the trained model as an llm.c file")->check(output_path());
@@ -226,7 +228,12 @@ void add_train_command(CLI::App& app) {
       ->check(positive());
   cmd->add_option("--inject-fault", a->fault, "Testing only: kill:RANK:STEP (that rank SIGKILLs itself mid-step), overflow:RANK:STEP (an inf gradient there)");
   cmd->add_option("--run", o.run_json, "Write measured times per step (run.json)")->check(output_path());
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] {
+    // Each step's line as it is printed, also into a file or pipe: a log of a run the scheduler
+    // killed ends at its last step, not at the last full 8 KiB buffer.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    run(*a);
+  });
 }
 
 }  // namespace axo::tools

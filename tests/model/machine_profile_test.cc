@@ -428,6 +428,14 @@ TEST(Presets, UnknownPresetListsTheKnownOnes) {
   EXPECT_THROW(load_model("gpt-7"), InputError);
 }
 
+// A path that is no file is not looked up among the presets (./selene blamed the preset's name).
+TEST(Presets, AMissingPathIsNoSuchFile) {
+  for (const char* path : {"./selene", "../models/gpt2-mini"}) {
+    EXPECT_EQ(testing::input_error_of([&] { load_machine(path); }),
+              "'" + std::string(path) + "': no such file (a preset is named without a folder)");
+  }
+}
+
 TEST(Presets, EveryModelPresetLoadsAndCitesItsSource) {
   const auto names = list_presets("models");
   ASSERT_GE(names.size(), 20u);

@@ -291,6 +291,13 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --tokens inf",
                      "--tokens: 'inf' is not a finite number");
   expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
+  // Whole numbers in range: CLI11 would wrap -1 and clamp a larger one to 2^64 - 1.
+  for (const char* seed : {"-1", "18446744073709551616", "1.5"}) {
+    expect_usage_error("train --seed " + std::string(seed),
+                       "--seed: '" + std::string(seed) + "' is not a whole number from 0 to 18446744073709551615");
+  }
+  expect_usage_error("calibrate --iters 99999999999 --out " + path("c.yaml"),
+                     "--iters: '99999999999' is not a whole number from 0 to 1000000");
   EXPECT_EQ(axo("frobnicate").code, 2);
 }
 
