@@ -238,6 +238,7 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
                                         const MachineProfile& profile) {
   if (!table.IsSequence()) throw InputError(where(table, source) + ": gemm table: expected a list");
   std::vector<GemmSample> samples;
+  std::vector<std::string> places;  // where each sample is, for a shape given twice
   for (const YAML::Node& entry : table) {
     const YamlMap map(entry, source, "gemm table entry");
     GemmSample s;
@@ -253,12 +254,17 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
       map.fail("tflops", why.str());
     }
     map.reject_unknown_keys();
-    // A shape measured twice (calibrate --model before it measured each shape once) keeps its
-    // first sample, the one pricing always took.
+    // A shape given twice: pricing would take one silently (calibrate measures each once).
     const auto same = [&](const GemmSample& t) {
       return t.precision == s.precision && t.m == s.m && t.n == s.n && t.k == s.k;
     };
-    if (std::none_of(samples.begin(), samples.end(), same)) samples.push_back(s);
+    if (const auto first = std::find_if(samples.begin(), samples.end(), same); first != samples.end()) {
+      map.fail("m", std::string(to_string(s.precision)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                        std::to_string(s.k) + " given twice (first at " + places[size_t(first - samples.begin())] +
+                        "): keep the one sample pricing should take");
+    }
+    samples.push_back(s);
+    places.push_back(where(entry, source));
   }
   return samples;
 }

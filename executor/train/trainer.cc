@@ -270,6 +270,8 @@ void Trainer::check_resumable(const TrainingState& state, const std::string& pat
 // folder has none.
 int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
   const std::optional<TrainingState> state = load_agreed_checkpoint(log);
+  // What a killed writer of this run left, whether or not it finished a checkpoint before.
+  if (leader()) remove_partial_checkpoints(o_.checkpoint_dir, log);
   if (!state) {
     log << "no checkpoint in " << o_.checkpoint_dir << ": starting from step 0\n";
     return 0;
@@ -282,7 +284,6 @@ int64_t Trainer::resume(TokenStream& data, std::ostream& log) {
   data.seek(state->batch > 0 ? state->data_position / replica_batch() : state->data_position);
   std::istringstream(state->rng_state) >> rng_;
   scaler_.restore(state->loss_scaler);
-  if (leader()) remove_partial_checkpoints(o_.checkpoint_dir, log);  // what a killed writer of this run left
   log << "resuming from step " << state->step << " (" << path << ")\n";
   if (!o_.init_from.empty()) log << "note: --init-from " << o_.init_from << " is not used: the checkpoint's weights are\n";
   return state->step;

@@ -100,17 +100,15 @@ TEST(MachineProfile, OneNodeCalibrationNotesItsEstimatedNetwork) {
   EXPECT_EQ(one_node_calibration_note(load_machine("selene"), "selene", 64), "");  // no calibration's
 }
 
-// A GEMM shape sampled twice (calibrations with --model measured some twice) keeps its first
-// sample, the one pricing took; two fits of one collective group (a hand edit: calibrate fits each
-// group once) are refused, where the first won silently.
-TEST(MachineProfile, DuplicateSamplesKeepTheFirstAndDuplicateFitsAreRefused) {
+// A GEMM shape sampled twice and two fits of one collective group (hand edits: calibrate
+// measures each once) are refused, where the first won silently.
+TEST(MachineProfile, DuplicateSamplesAndDuplicateFitsAreRefused) {
   MachineProfile m = load_machine("selene");
-  m.gemm_table = {{Precision::bf16, 512, 512, 512, 60}, {Precision::bf16, 512, 512, 512, 90},
-                  {Precision::fp32, 512, 512, 512, 9}};
-  const MachineProfile read = reread(m);
-  ASSERT_EQ(read.gemm_table.size(), 2u);
-  EXPECT_DOUBLE_EQ(read.gemm_table[0].tflops, 60);
-  EXPECT_EQ(read.gemm_table[1].precision, Precision::fp32);
+  m.gemm_table = {{Precision::bf16, 512, 512, 512, 60}, {Precision::fp32, 512, 512, 512, 9}};
+  EXPECT_EQ(reread(m).gemm_table.size(), 2u);  // one shape in two precisions is two samples
+  m.gemm_table.push_back({Precision::bf16, 512, 512, 512, 90});
+  const std::string twice = testing::input_error_of([&] { reread(m); });
+  EXPECT_NE(twice.find("field 'm': bf16 512x512x512 given twice (first at "), std::string::npos) << twice;
   m.gemm_table.clear();
   const CollectiveFit fit{CollectiveOp::all_gather, 4, 2, {{1e18, 20, 80}}};
   m.collectives = {fit, fit};

@@ -100,6 +100,20 @@ TEST_F(TrainCli, CheckpointThenResume) {
   EXPECT_NE(r.output.find("step     8/8"), std::string::npos) << r.output;
 }
 
+// A writer killed before its first checkpoint leaves a partly written one: resuming removes it
+// though no checkpoint is there to resume from.
+TEST_F(TrainCli, ResumingWithoutACheckpointRemovesAPartlyWrittenOne) {
+  fs::create_directories(path("ck0"));
+  std::ofstream(path("ck0/step_00000001.axockpt.tmp.12345")) << "half";
+  const Result r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
+                       "' --steps 1 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("ck0") +
+                       " --checkpoint-every 2 --resume");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("removed 1 partly written checkpoint(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no checkpoint in " + path("ck0") + ": starting from step 0"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("ck0/step_00000001.axockpt.tmp.12345")));
+}
+
 TEST_F(TrainCli, LearningRateOptionsLossDigitsAndModelBesidePlan) {
   const std::string data = " --data '" + path("lit_train_*.bin") + "' --steps 3 --batch 2 --microbatch 2 --seq 32";
   // --lr 0: evaluation only; the loss is printed with 6 decimals, as llm.c does.
