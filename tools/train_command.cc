@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -117,6 +118,21 @@ void check_outputs_spare_inputs(const TrainOptions& o) {
   }
 }
 
+// Trains; memory the machine cannot give (a --batch or model far beyond it) is a usage error
+// naming the sizes asked for, not a bare std::bad_alloc.
+void train_within_memory(const TransformerSpec& spec, const TrainOptions& options, Communicator& world,
+                         std::ostream& log) {
+  try {
+    Trainer trainer(spec, options, world, log);
+    trainer.run();
+  } catch (const std::bad_alloc&) {
+    throw InputError("out of host memory training " + spec.name + " (" + std::to_string(spec.parameter_count()) +
+                     " parameters) with microbatches of " + std::to_string(options.microbatch) +
+                     " sequences (--batch " + std::to_string(options.batch) + ", --microbatch " +
+                     std::to_string(options.microbatch) + "): lower --microbatch, or train a smaller model");
+  }
+}
+
 void run(TrainArguments& a) {
   MpiSession mpi(nullptr, nullptr);
   MpiCommunicator world(MPI_COMM_WORLD);
@@ -160,8 +176,7 @@ void run(TrainArguments& a) {
   if (a.options.microbatch == 0) a.options.microbatch = a.options.batch / a.options.grid.data;
   std::ofstream quiet;  // only rank 0 prints
   try {
-    Trainer trainer(spec, a.options, world, world.rank() == 0 ? std::cout : quiet);
-    trainer.run();
+    train_within_memory(spec, a.options, world, world.rank() == 0 ? std::cout : quiet);
   } catch (const std::exception& e) {
     if (world.size() == 1) throw;
     // A failure on some ranks only (one stage out of device memory) would
