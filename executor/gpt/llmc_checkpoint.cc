@@ -1,6 +1,8 @@
 // llm.c model files (see llmc_checkpoint.h).
 #include "executor/gpt/llmc_checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -58,6 +60,12 @@ void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& p
   parameters.assign(size_t(gpt_parameter_count(g)), 0.0f);
   if (!in.read(reinterpret_cast<char*>(parameters.data()), std::streamsize(parameters.size() * sizeof(float)))) {
     throw InputError(path + ": truncated: expected " + std::to_string(parameters.size()) + " parameters");
+  }
+  // A NaN or infinite weight would surface steps later as a gradient norm of nan.
+  const auto bad = std::find_if(parameters.begin(), parameters.end(), [](float v) { return !std::isfinite(v); });
+  if (bad != parameters.end()) {
+    throw InputError(path + ": parameter " + std::to_string(bad - parameters.begin()) + " is " +
+                     (std::isnan(*bad) ? "nan" : "infinite") + ": the model file is damaged");
   }
 }
 

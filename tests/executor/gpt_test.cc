@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -12,6 +13,7 @@
 #include "executor/gpt/llmc_checkpoint.h"
 #include "model/error.h"
 #include "model/presets.h"
+#include "tests/input_error_of.h"
 
 namespace axo {
 namespace {
@@ -64,6 +66,13 @@ TEST(Gpt, LlmcModelFileRoundTrip) {
   read_llmc_model(path, shape, parameters);
   EXPECT_EQ(shape, model.shape());
   EXPECT_EQ(parameters, model.parameters());
+  // A NaN weight is a damaged file, named where it is read (not steps later as a gradient of nan).
+  std::vector<float> damaged = model.parameters();
+  damaged[994] = std::nanf("");
+  write_llmc_model(path, model.shape(), damaged);
+  EXPECT_EQ(testing::input_error_of([&] { read_llmc_model(path, shape, parameters); }),
+            path + ": parameter 994 is nan: the model file is damaged");
+  write_llmc_model(path, model.shape(), model.parameters());
   // A file longer than its header says (another model's, or bytes appended) is not this model's.
   std::filesystem::resize_file(path, 1024 + model.parameters().size() * 4 + 400);
   try {
