@@ -63,15 +63,15 @@ void write_in_place(const std::string& path, const std::string& text) {
 }
 
 // Makes a rename into the folder holding `path` durable: until the folder is synced, a crash
-// can lose the new name (and a pruned older checkpoint is already gone). File systems that cannot
-// sync a folder (EINVAL, ENOTSUP) have nothing more to give.
-int sync_folder(const fs::path& path) {
+// can lose the new name (and a pruned older checkpoint is already gone). Best effort: the file is
+// whole and in place already, and a folder that cannot be read (write and search permission only)
+// or synced (EINVAL, ENOTSUP) has nothing more to give.
+void sync_folder(const fs::path& path) {
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return last_error();
-  int error = ::fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP ? last_error() : 0;
-  if (::close(fd) != 0 && error == 0) error = last_error();
-  return error;
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
 }
 
 }  // namespace
@@ -95,11 +95,11 @@ void write_file_atomically(const std::string& requested, const std::string& text
   }
   if (std::fclose(file) != 0 && error == 0) error = last_error();
   if (error == 0 && std::rename(temporary.c_str(), path.c_str()) != 0) error = last_error();
-  if (error == 0) error = sync_folder(*target);
   if (error != 0) {
     std::remove(temporary.c_str());
     fail(path, "writing failed", error);
   }
+  sync_folder(*target);
 }
 
 }  // namespace axo

@@ -218,7 +218,7 @@ std::vector<ConfigField> make_table() {
        .header = "ovl", .width = 3, .optional = true,
        .search = {S::setting, 110, choices_when<tensor_parallel>, kOncePerGrid}},
       {.name = "sequence_parallel", .alias = "sp", .kind = K::on_off,
-       .help = "Megatron sequence parallelism; needs x=1, y>1",
+       .help = "Megatron sequence parallelism; needs x=1, y>1 dividing seq_len/context",
        .get = get_member<&P::sequence_parallel>, .set = set_member<&P::sequence_parallel>,
        .header = "sp", .width = 3, .optional = true, .late_column = true,
        .search = {S::setting, 80, sequence_parallel_choices, kOncePerGrid}},

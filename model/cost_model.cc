@@ -394,6 +394,9 @@ std::string CostModel::check_held(const FixedFields& fixed, int64_t gpus) const 
     ParallelConfig probe = c;
     if (!fixed.holds("y")) probe.y = 2;  // any y > 1 (x, free, is 1)
     if (const std::string problem = sequence_parallel_problem(probe); !problem.empty()) return problem;
+    if (fixed.holds("y") && (fixed.holds("context") || c.context == 1)) {
+      if (const std::string problem = sequence_split_problem(probe, spec_.seq_len); !problem.empty()) return problem;
+    }
   }
   if (fixed.holds("data") || fixed.holds("microbatch")) {
     const std::string name = !fixed.holds("microbatch") ? "data"

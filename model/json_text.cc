@@ -14,7 +14,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
   std::string repeated;
   const auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
-    if (depth >= kMostJsonDepth) {  // depth counts from 0; printing such a value recurses past the stack
+    // An array or object opening at depth d (from 0) is the (d+1)-th level; printing deeper
+    // values recurses past the stack.
+    const bool opens = event == Event::array_start || event == Event::object_start;
+    if (opens && depth >= kMostJsonDepth) {
       throw InputError(source + ": JSON nested deeper than " + std::to_string(kMostJsonDepth) +
                        " arrays and objects: no axo input has more than a few levels");
     }

@@ -13,7 +13,8 @@
 //   overlap  overlap_efficiency: how much of an overlapped collective hides
 //            under compute (a profile measured at 0 stays there)
 // Efficiencies stay within (0, 1] (the profile's schema); each factor
-// within [1/20, 20].
+// within [1/20, 20], but the overlap's, whose bounds are its efficiency's
+// own, [1e-3, 1].
 //
 // The fit runs three times, each from where the last stopped. First it
 // minimises the mean of squared relative errors over every run's components,

@@ -212,13 +212,11 @@ std::string plan_mismatch(const MeasuredRun& run, const Plan& plan) {
   auto count = [&](const char* name, int64_t ran, int64_t planned) {
     if (ran > 0) fields.emplace_back(name, std::to_string(ran), std::to_string(planned));
   };
-  if (!run.model.empty()) fields.emplace_back("model", run.model, plan.model.name);
+  fields.emplace_back("model", run.model, plan.model.name);
   count("ranks", run.ranks, plan.gpus);
-  if (run.grid) {
-    const ParallelConfig& g = *run.grid;
-    count("pipeline", g.pipeline, plan.config.pipeline), count("data", g.data, plan.config.data);
-    count("z", g.z, plan.config.z), count("y", g.y, plan.config.y), count("x", g.x, plan.config.x);
-  }
+  const ParallelConfig& g = run.grid;
+  count("pipeline", g.pipeline, plan.config.pipeline), count("data", g.data, plan.config.data);
+  count("z", g.z, plan.config.z), count("y", g.y, plan.config.y), count("x", g.x, plan.config.x);
   // The rank order means nothing on one rank, nor ZeRO without data or context ranks to shard over:
   // a serial run is a one-GPU plan's whatever they say. The overlaps are compared where they act.
   const ParallelConfig& c = plan.config;
@@ -308,8 +306,8 @@ void read_steps(const nlohmann::json& steps, const std::string& source, Measured
   for (double& value : run.components) value /= double(run.steps_used);
 }
 
-// What the run says of itself beside its steps, where it says: node, batch, microbatch, seq,
-// precision, model, ranks, backend.
+// What the run says of itself beside its steps: model and ranks (required), and where it says
+// node, batch, microbatch, seq, precision, backend.
 void read_run_keys(const nlohmann::json& root, const std::string& source, MeasuredRun& run) {
   if (root.contains(key::kNode)) {
     const nlohmann::json& node = root[key::kNode];
@@ -329,7 +327,9 @@ void read_run_keys(const nlohmann::json& root, const std::string& source, Measur
   }
   // What pairs the run with its plan is required: without it any plan would pair with the run.
   const nlohmann::json& model = value_at(root, key::kModel, source, key::kModel);
-  if (!model.is_string()) throw InputError(source + ": " + key::kModel + ": expected a name, got " + type_and_value(model));
+  if (!model.is_string() || model.get<std::string>().empty()) {
+    throw InputError(source + ": " + key::kModel + ": expected a name, got " + type_and_value(model));
+  }
   run.model = model.get<std::string>();
   run.ranks = count_at(root, key::kRanks, source, key::kRanks);
   if (root.contains(key::kBackend)) {

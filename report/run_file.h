@@ -4,8 +4,9 @@
 // The format is model/run_schema.h. The measured value of a component is
 // its mean over the steps, leaving out the first step when there are three
 // or more (it pays for warm-up: page faults, allocator growth, cold caches).
-// Read and checked: steps (iteration_s, components_s, the step numbers' order), and where present
-// node, backend, batch, microbatch, seq, precision, grid and memory; other keys are ignored.
+// Read and checked: steps (iteration_s, components_s, the step numbers' order), model, ranks and
+// grid (required: they pair the run with its plan), and where present node, backend, batch,
+// microbatch, seq, precision and memory; other keys are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -40,14 +41,14 @@ struct MeasuredRun {
   size_t steps = 0;                   // steps in the file
   size_t steps_used = 0;              // steps averaged (steps, or steps - 1 without warm-up)
   int64_t node_ranks = 0, node_cores = 0;  // from `node`; 0 where the file does not say
-  std::string model;                  // the model's name; empty where the file does not say
+  std::string model;                  // the model's name
   std::string backend;                // "cpu" or "cuda"; empty where the file does not say
-  int64_t ranks = 0;                  // 0 where the file does not say
+  int64_t ranks = 0;
   int64_t batch = 0, microbatch = 0, seq = 0;  // 0 where the file does not say
   Precision precision = Precision::fp32;       // the run's (fp32 where the file does not say)
   bool precision_stated = false;               // whether the file says
   std::optional<Precision> planned_precision;  // the plan's, where the executor trained another (fp8 in bf16)
-  std::optional<ParallelConfig> grid;          // pipeline, data, z, y, x where the file says (the rest default)
+  ParallelConfig grid;                         // pipeline, data, z, y, x (the rest default)
   // The grid's settings the file records (run_schema.h's kGridSettings), as --fix spells them.
   std::map<std::string, std::string> settings;
   std::optional<MeasuredMemory> memory;
@@ -56,7 +57,7 @@ struct MeasuredRun {
 // Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,
 // z, y, x and its recorded settings: context, zero, interleave, recompute, sequence parallelism,
 // order, the overlaps where they act: model/overlap.h), offload, batch, microbatch, sequence or
-// precision, where the file says. Predictions and
+// precision (the last five where the file says). Predictions and
 // refinements of the plan would otherwise be compared with another run.
 std::string plan_mismatch(const MeasuredRun& run, const Plan& plan);
 

@@ -111,6 +111,13 @@ void run(CalibrateArguments& a) {
   if (!is_one_printable_line(a.options.name)) {
     throw InputError(std::string("--name: ") + kNotOnePrintableLine);
   }
+  // A plan records its machine by name: a profile named as a preset would be priced as that preset
+  // (axo report --machine resolves the name to the preset's file).
+  if (const auto presets = list_presets("machines");
+      std::find(presets.begin(), presets.end(), a.options.name) != presets.end()) {
+    throw InputError("--name " + a.options.name + ": a machine preset has that name; give the calibrated "
+                     "profile its own, so that its plans are not taken for the preset's");
+  }
   MpiSession session(nullptr, nullptr);
   if (!a.ops.empty()) a.options.ops = parse_ops(a.ops);
   if (!a.model.empty()) a.options.extra_gemms = calibration::model_gemm_shapes(load_model(a.model));
@@ -144,7 +151,7 @@ void add_calibrate_command(CLI::App& app) {
       cmd->add_option("--min-bytes", a->options.min_bytes, "Smallest message (bytes)")->check(positive()),
       cmd->add_option("--max-bytes", a->options.max_bytes, "Largest message (bytes)")->check(positive()),
       cmd->add_option("--iters", a->options.iterations, "Iterations at 1 MiB (scaled for other sizes; at most 10^6)")
-          ->check(positive())->check(whole_number_at_most(1000000)),
+          ->check(whole_number_in(1, 1000000)),
       cmd->add_option("--ranks-per-node", a->options.ranks_per_node, "Pretend nodes of N ranks (default: from the launcher)")->check(positive()),
       cmd->add_option("--model", a->model, "Also time this model's layer GEMM shapes"),
       cmd->add_option("--timeout", a->options.timeout_s, "Seconds one measurement may take before calibration stops")->check(positive()),

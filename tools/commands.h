@@ -23,9 +23,9 @@ void add_report_command(CLI::App& app);
 // PositiveNumber and NonNegativeNumber, which spell out the double range.
 CLI::Validator positive();
 CLI::Validator non_negative();
-// A whole number of digits alone from 0 to `most` ("--seed: '-1' is not a whole number from 0 to
-// 18446744073709551615"): CLI11 would wrap a negative and clamp a larger one into range.
-CLI::Validator whole_number_at_most(uint64_t most);
+// A whole number of digits alone from `least` to `most` ("--seed: '-1' is not a whole number from 0
+// to 18446744073709551615"): CLI11 would wrap a negative and clamp a larger one into range.
+CLI::Validator whole_number_in(uint64_t least, uint64_t most);
 // For a text option whose empty value would be taken for the option left out
 // (calibrate --name '' for the default name): "an empty value <what>".
 CLI::Validator non_empty(const std::string& what);

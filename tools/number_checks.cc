@@ -39,15 +39,17 @@ CLI::Validator non_negative() {
   return number_check("NONNEGATIVE", "zero or more", [](double v) { return v >= 0; });
 }
 
-CLI::Validator whole_number_at_most(uint64_t most) {
+CLI::Validator whole_number_in(uint64_t least, uint64_t most) {
   return CLI::Validator(
-      [most](std::string& text) -> std::string {
+      [least, most](std::string& text) -> std::string {
         errno = 0;
         char* end = nullptr;
         const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
         const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        if (digits && end == text.c_str() + text.size() && errno != ERANGE && value <= most) return "";
-        return "'" + text + "' is not a whole number from 0 to " + std::to_string(most);
+        if (digits && end == text.c_str() + text.size() && errno != ERANGE && value >= least && value <= most) {
+          return "";
+        }
+        return "'" + text + "' is not a whole number from " + std::to_string(least) + " to " + std::to_string(most);
       },
       "UINT");
 }

@@ -210,7 +210,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay on matrices")->check(non_negative());
   cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm (0: off)")->check(non_negative());
   cmd->add_option("--seed", o.seed, "Random seed of the initialisation")
-      ->check(whole_number_at_most(std::numeric_limits<uint64_t>::max()));
+      ->check(whole_number_in(0, std::numeric_limits<uint64_t>::max()));
   cmd->add_option("--val-every", o.val_every, "Steps between validation losses")->check(non_negative());
   cmd->add_option("--init-from", o.init_from, "Start from an llm.c GPT-2 model file");
   cmd->add_option("--save-model", o.save_model, "Write the trained model as an llm.c file")->check(output_path());

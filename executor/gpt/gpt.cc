@@ -20,11 +20,17 @@ GptShape gpt_shape(const TransformerSpec& s) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) throw InputError(s.name + ": the CPU executor trains GPT-2's architecture: " + what);
   };
-  need(s.mlp == MlpKind::gelu && s.ffn_hidden == 4 * s.hidden, "needs a GELU MLP of 4*hidden");
-  need(s.norm == NormKind::layernorm, "needs LayerNorm");
-  need(s.positions == PositionKind::learned, "needs learned positions");
-  need(s.bias && s.tied_embeddings, "needs biases and a tied LM head");
-  need(s.kv_heads == s.heads, "needs as many key/value heads as heads");
+  const auto on_off = [](bool on) { return on ? "true" : "false"; };
+  need(s.mlp == MlpKind::gelu && s.ffn_hidden == 4 * s.hidden,
+       "needs a gelu MLP of 4*hidden = " + std::to_string(4 * s.hidden) + " (the model has mlp " + to_string(s.mlp) +
+           ", ffn_hidden " + std::to_string(s.ffn_hidden) + ")");
+  need(s.norm == NormKind::layernorm, std::string("needs layernorm (the model has norm ") + to_string(s.norm) + ")");
+  need(s.positions == PositionKind::learned,
+       std::string("needs learned positions (the model has positions ") + to_string(s.positions) + ")");
+  need(s.bias && s.tied_embeddings, std::string("needs biases and a tied LM head (the model has bias ") +
+                                        on_off(s.bias) + ", tied_embeddings " + on_off(s.tied_embeddings) + ")");
+  need(s.kv_heads == s.heads, "needs as many key/value heads as heads (the model has kv_heads " +
+                                  std::to_string(s.kv_heads) + " of " + std::to_string(s.heads) + ")");
   need(!s.qkv_bias && !s.qk_norm && s.norm_epsilon == kDefaultNormEpsilon,
        "needs LayerNorm's epsilon of 1e-5, a bias on every linear and no q/k norms");
   need(s.sliding_window == 0 || s.sliding_window >= s.seq_len, "attends over the whole sequence");

@@ -106,6 +106,13 @@ TEST(Gpt, OnlyGpt2ArchitectureIsAccepted) {
   shorter.position_table = shorter.seq_len, shorter.seq_len = 512;
   EXPECT_EQ(gpt_shape(shorter).max_seq, 1024);
   EXPECT_EQ(gpt_spec(gpt_shape(shorter), 512).parameter_count(), shorter.parameter_count());
+  // The refusal names the model's own values.
+  TransformerSpec narrow = load_model("gpt2-tiny");
+  narrow.ffn_hidden = 4 * narrow.hidden - 2;
+  EXPECT_NE(testing::input_error_of([&] { gpt_shape(narrow); })
+                .find("needs a gelu MLP of 4*hidden = " + std::to_string(4 * narrow.hidden) +
+                      " (the model has mlp gelu, ffn_hidden " + std::to_string(narrow.ffn_hidden) + ")"),
+            std::string::npos);
   TransformerSpec qwen_like = load_model("gpt2-tiny");
   qwen_like.bias = false, qwen_like.qkv_bias = true;
   EXPECT_THROW(gpt_shape(qwen_like), InputError);

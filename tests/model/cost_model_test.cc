@@ -183,6 +183,10 @@ TEST(CostModel, SequenceParallelismSplitsTheSequenceOverY) {
   EXPECT_EQ(model.check(c), "");
   c.sequence_parallel = true, c.y = 2, c.context = 2;  // 4 equal chunks of 255; 510 tokens per context rank
   EXPECT_EQ(model.check(c), "");
+  // Held by --fix, the rule is named before the search.
+  EXPECT_NE(model.check_held(parse_fix("y=8,sequence_parallel=on")).find("y=8 does not divide the 1020 tokens"),
+            std::string::npos);
+  EXPECT_EQ(model.check_held(parse_fix("y=4,sequence_parallel=on")), "");
   c.y = 4;
   EXPECT_EQ(model.check(c), "sequence_parallel=on: y=4 does not divide the 510 tokens of each sequence on a "
                             "context rank (seq_len / context) (Megatron-LM and torchtitan split the sequence "

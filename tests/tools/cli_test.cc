@@ -296,8 +296,10 @@ TEST_F(Cli, UsageErrorsExitTwo) {
     expect_usage_error("train --seed " + std::string(seed),
                        "--seed: '" + std::string(seed) + "' is not a whole number from 0 to 18446744073709551615");
   }
+  expect_usage_error("calibrate --name selene --out " + path("c.yaml"),
+                     "--name selene: a machine preset has that name");
   expect_usage_error("calibrate --iters 99999999999 --out " + path("c.yaml"),
-                     "--iters: '99999999999' is not a whole number from 0 to 1000000");
+                     "--iters: '99999999999' is not a whole number from 1 to 1000000");
   EXPECT_EQ(axo("frobnicate").code, 2);
 }
 
