@@ -153,6 +153,30 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, doub
   }
 }
 
+// Weights after AdamW, per llm.c tensor: within relative · max |b| + floor but for a few elements.
+// Adam moves a weight by about lr a step whatever its gradient's size, so a gradient within
+// round-off of zero, summed in another order, may step the other way: up to 2·lr a step, on the
+// rare elements whose gradient is that small (which depends on the CPU's rounding: on one machine
+// two tensors here had elements beyond 1e-3·lr). A shard updated wrongly moves a block.
+void expect_weights_close(const std::vector<float>& a, const std::vector<float>& b, double relative, double floor,
+                          int64_t layers) {
+  ASSERT_EQ(a.size(), b.size());
+  size_t offset = 0;
+  for (int64_t size : gpt_tensor_sizes(test_shape(layers))) {
+    double scale = 0;
+    for (size_t j = offset; j < offset + size_t(size); ++j) scale = std::max(scale, double(std::fabs(b[j])));
+    size_t beyond = 0;
+    for (size_t j = offset; j < offset + size_t(size); ++j) {
+      const double off = std::fabs(a[j] - b[j]);
+      EXPECT_LE(off, relative * scale + 2 * kLr * kSteps) << "weights after step 2, element " << j;
+      beyond += off > relative * scale + floor;
+    }
+    EXPECT_LE(beyond, std::max<size_t>(2, size_t(size) / 500))
+        << beyond << " weights of the llm.c tensor at " << offset << " beyond " << floor;
+    offset += size_t(size);
+  }
+}
+
 struct Case {
   std::string name;
   int64_t pipeline, data, z, y, x;
@@ -214,8 +238,7 @@ void expect_trains_as_zero_zero(const Result& sharded, const Result& plain, bool
     EXPECT_NEAR(sharded.norms[s], plain.norms[s], 1e-6 * plain.norms[s]);
   }
   expect_close(sharded.gradients, plain.gradients, 1e-6, 0, "gradients after step 1", layers);
-  // Adam divides a gradient by its own size: a near-zero one's round-off moves its weight by up to ~lr.
-  expect_close(sharded.parameters, plain.parameters, 1e-6, weight_floor, "weights after step 2", layers);
+  expect_weights_close(sharded.parameters, plain.parameters, 1e-6, weight_floor, layers);
 }
 
 // Adam divides a gradient by its own size: a near-zero one's round-off moves its weight by up to ~lr. Zero 1's
