@@ -156,12 +156,18 @@ TEST(ProfileRefinement, RunsThatSharedCoresGiveTheirIterationOnly) {
   EXPECT_TRUE(mixed.constrained[2]);
 }
 
+// gpt3-13b on 32 Selene GPUs with every collective overlapped: X, Y and Z of 2, data 4.
+ParallelConfig sharded_over_xyz() {
+  ParallelConfig sharded;
+  sharded.x = 2, sharded.y = 2, sharded.z = 2, sharded.data = 4, sharded.microbatch = 2;
+  return sharded;
+}
+
 TEST(ProfileRefinement, RecoversHowMuchOverlapHides) {
   // Runs whose overlapped collectives hid only 40% of what the profile said (its efficiency 1).
   const MachineProfile selene = load_machine("selene");
   const TransformerSpec spec = load_model("gpt3-13b");
-  ParallelConfig sharded;
-  sharded.x = 2, sharded.y = 2, sharded.z = 2, sharded.data = 4, sharded.microbatch = 2;
+  const ParallelConfig sharded = sharded_over_xyz();
   ParallelConfig pipelined = sharded;
   pipelined.z = 1, pipelined.pipeline = 2;
   const MachineProfile truth = apply_refinement_factors(selene, {1, 1, 0.8, 1, 0.4});
@@ -180,12 +186,10 @@ TEST(ProfileRefinement, RecoversHowMuchOverlapHides) {
 // profile's value, and each refit moved it 20x further, without end).
 TEST(ProfileRefinement, OverlapThatHidesNothingStopsAtItsFloor) {
   const MachineProfile selene = load_machine("selene");
-  const TransformerSpec spec = load_model("gpt3-13b");
-  ParallelConfig sharded;
-  sharded.x = 2, sharded.y = 2, sharded.z = 2, sharded.data = 4, sharded.microbatch = 2;
   MachineProfile truth = selene;
   truth.overlap_efficiency = 0;
-  const std::vector<RefinementCase> cases = {synthetic_case("sharded", spec, sharded, truth)};
+  const std::vector<RefinementCase> cases = {
+      synthetic_case("sharded", load_model("gpt3-13b"), sharded_over_xyz(), truth)};
   MachineProfile refined = selene;
   for (int refit = 0; refit < 6; ++refit) refined = refine_profile(refined, cases).profile;
   EXPECT_NEAR(refined.overlap_efficiency, 1e-3, 1e-6);
