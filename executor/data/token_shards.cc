@@ -86,13 +86,18 @@ std::string TokenStream::token_outside(int vocab) const {
   return "token " + std::to_string(*bad) + " (" + paths_[shard] + ", position " + std::to_string(at - start) + ")";
 }
 
-void TokenStream::next_batch(int64_t B, int64_t T, int* inputs, int* targets) {
-  const int64_t span = B * T, global_span = span * world_;
-  if (int64_t(tokens_.size()) < global_span + 1) {
+void TokenStream::check_holds_batch(int64_t B, int64_t T) const {
+  const double global_span = double(B) * double(T) * double(world_);  // beyond int64 for a --batch of 2^60
+  if (double(tokens_.size()) < global_span + 1) {
     throw InputError("'" + pattern_ + "' holds " + std::to_string(tokens_.size()) + " tokens, fewer than one batch of " +
                      std::to_string(B * world_) + " sequences of " + std::to_string(T) + " + 1 = " +
-                     std::to_string(global_span + 1));
+                     std::to_string(int64_t(global_span) + 1));
   }
+}
+
+void TokenStream::next_batch(int64_t B, int64_t T, int* inputs, int* targets) {
+  const int64_t span = B * T, global_span = span * world_;
+  check_holds_batch(B, T);
   // Wrap at whole batches of all ranks, as one rank reading B·world sequences does.
   const int64_t batches = (int64_t(tokens_.size()) - 1) / global_span;
   const int64_t start = (window_ / world_ % batches) * global_span + rank_ * span;

@@ -28,6 +28,9 @@ class TokenStream {
   TokenStream(const std::string& pattern, int rank = 0, int world = 1);
   // Fills inputs[B·T] and targets[B·T]; InputError if the data is smaller than one batch of all ranks.
   void next_batch(int64_t B, int64_t T, int* inputs, int* targets);
+  // InputError if the data is smaller than one batch of B sequences of T tokens on every rank
+  // (checked before the batch's buffers are allocated: a --batch beyond any memory fails here).
+  void check_holds_batch(int64_t B, int64_t T) const;
   int64_t position() const { return window_; }  // batch windows read so far (all ranks)
   void seek(int64_t window) { window_ = window; }
   int64_t tokens() const { return int64_t(tokens_.size()); }

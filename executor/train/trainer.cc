@@ -322,6 +322,7 @@ std::vector<StepRecord> Trainer::run() {
   log << "precision: " << to_string(o_.precision);
   if (o_.planned_precision) log << " (asked for in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";
   log << "\n";
+  data.check_holds_batch(replica_batch, T_);  // before its buffers: a --batch beyond memory fails here
   std::vector<int> inputs(size_t(replica_batch * T_)), targets(inputs.size());
   std::vector<StepRecord> records;
   // One rank at a terminal redraws its line; mpirun gives its ranks a pseudo-terminal, so several ranks log lines.
