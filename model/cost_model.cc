@@ -394,7 +394,8 @@ std::string CostModel::check_held(const FixedFields& fixed, int64_t gpus) const 
     ParallelConfig probe = c;
     if (!fixed.holds("y")) probe.y = 2;  // any y > 1 (x, free, is 1)
     if (const std::string problem = sequence_parallel_problem(probe); !problem.empty()) return problem;
-    if (fixed.holds("y") && (fixed.holds("context") || c.context == 1)) {
+    // A free context is 1 here: Y dividing no seq_len divides no seq_len / context either.
+    if (fixed.holds("y")) {
       if (const std::string problem = sequence_split_problem(probe, spec_.seq_len); !problem.empty()) return problem;
     }
   }

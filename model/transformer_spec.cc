@@ -2,10 +2,9 @@
 #include "model/transformer_spec.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "model/error.h"
+#include "model/input_file.h"
 #include "model/hf_config.h"
 #include "model/yaml_fields.h"
 
@@ -203,11 +202,7 @@ TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrid
     validate(spec, path);
     return spec;
   }
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return transformer_spec_from_hf_text(text.str(), path, overrides);
+  return transformer_spec_from_hf_text(read_input_file(path), path, overrides);
 }
 
 YAML::Node to_yaml(const TransformerSpec& spec) {

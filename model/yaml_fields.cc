@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -11,6 +10,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "model/error.h"
+#include "model/input_file.h"
 
 namespace axo {
 
@@ -60,11 +60,7 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& source) {
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_yaml_text(text.str(), path);
+  return load_yaml_text(read_input_file(path), path);
 }
 
 std::string where(const YAML::Node& node, const std::string& source) {

@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "model/atomic_file.h"
 #include "model/config_fields.h"
 #include "model/error.h"
+#include "model/input_file.h"
 #include "planner/row_folding.h"
 
 namespace axo {
@@ -368,11 +367,7 @@ void write_plan_csv(const std::vector<PlanRow>& rows, const std::string& path) {
 }
 
 std::vector<PlanRow> read_plan_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return plan_rows_from_csv(buffer.str(), path);
+  return plan_rows_from_csv(read_input_file(path), path);
 }
 
 std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::string& path) {

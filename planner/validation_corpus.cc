@@ -8,15 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 
 #include "model/config_fields.h"
 #include "model/error.h"
+#include "model/input_file.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
 
@@ -469,11 +468,7 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
 }  // namespace
 
 std::vector<CorpusRecord> read_csv_records(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const RecordCollector csv = parse_csv(buffer.str(), path);
+  const RecordCollector csv = parse_csv(read_input_file(path), path);
   const auto& rows = csv.rows;
   if (rows.empty()) throw InputError(path + ": empty table (no header line)");
   if (rows.size() == 1) throw InputError(path + ": no runs below the header line");

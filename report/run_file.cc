@@ -5,13 +5,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "model/error.h"
+#include "model/input_file.h"
 #include "model/config_fields.h"
 #include "model/json_text.h"
 #include "model/overlap.h"
@@ -359,11 +358,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
 }
 
 MeasuredRun read_run_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json root = parse_json_text(text.str(), path);
+  const nlohmann::json root = parse_json_text(read_input_file(path), path);
   return measured_run_from_json(root, path);
 }
 

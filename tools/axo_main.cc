@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   axo::tools::add_train_command(app);
   axo::tools::add_data_command(app);
   axo::tools::add_report_command(app);
+  axo::tools::refuse_option_names_as_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -29,5 +29,9 @@ CLI::Validator whole_number_in(uint64_t least, uint64_t most);
 // For a text option whose empty value would be taken for the option left out
 // (calibrate --name '' for the default name): "an empty value <what>".
 CLI::Validator non_empty(const std::string& what);
+// Every option of `app`'s subcommands that takes a value refuses one that starts with "--": CLI11
+// hands an option its next word even when that word is the next option (`validate --csv --fit`
+// wrote a file named "--fit"), so such a value is an option left without its value.
+void refuse_option_names_as_values(CLI::App& app);
 
 }  // namespace axo::tools

@@ -4,11 +4,10 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "executor/data/token_shards.h"
 #include "model/error.h"
+#include "model/input_file.h"
 #include "tools/commands.h"
 #include "tools/output_path.h"
 
@@ -85,11 +84,7 @@ void write_shards(const std::string& prefix, const std::string& split, const std
 void encode(const EncodeArguments& a) {
   std::string text;
   for (const std::string& path : a.inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    text += buffer.str();
+    text += read_input_file(path, "text file");
   }
   const std::vector<uint16_t> tokens = encode_bytes(text);
   const size_t val = size_t(double(tokens.size()) * a.val_fraction);

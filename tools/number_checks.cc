@@ -1,4 +1,5 @@
-// Checks for the numeric options of the subcommands, and the empty-text check (see commands.h).
+// Checks for the numeric options of the subcommands, and the text checks: empty values and
+// option names taken for values (see commands.h).
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -56,6 +57,21 @@ CLI::Validator whole_number_in(uint64_t least, uint64_t most) {
 
 CLI::Validator non_empty(const std::string& what) {
   return CLI::Validator([what](std::string& text) { return text.empty() ? "an empty value " + what : ""; }, "TEXT");
+}
+
+void refuse_option_names_as_values(CLI::App& app) {
+  const CLI::Validator no_option_name(
+      [](std::string& text) {
+        return text.rfind("--", 0) == 0 ? "'" + text + "' is an option, not a value: give this option its value first"
+                                        : std::string();
+      },
+      "");
+  for (CLI::App* command : app.get_subcommands(nullptr)) {
+    for (CLI::Option* option : command->get_options()) {
+      if (option->get_type_size_max() > 0) option->check(no_option_name);
+    }
+    refuse_option_names_as_values(*command);
+  }
 }
 
 }  // namespace axo::tools

@@ -8,14 +8,13 @@
 // of using the predictions stored in them.
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "model/cost_fp8.h"
 #include "model/cost_model.h"
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/input_file.h"
 #include "model/json_text.h"
 #include "model/machine_profile.h"
 #include "model/plan_file.h"
@@ -119,10 +118,7 @@ std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& 
 // A plan with stages: predicted against measured stage by stage (stage_comparison.h).
 void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& run) {
   const std::optional<MachineProfile> machine = stage_machine(o, plan);
-  std::ifstream in(o.runs[0], std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json root = parse_json_text(text.str(), o.runs[0]);
+  const nlohmann::json root = parse_json_text(read_input_file(o.runs[0]), o.runs[0]);
   const StageComparison stages =
       compare_stages(plan, run, measured_stages(root, o.runs[0], plan.config.pipeline), machine);
   std::printf("\nPer pipeline stage: compute + tp_comm seconds per iteration, and the device memory of its fullest rank:\n");

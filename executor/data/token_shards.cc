@@ -9,6 +9,7 @@
 
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/input_file.h"
 
 namespace axo {
 
@@ -26,8 +27,7 @@ void write_token_shard(const std::string& path, const std::vector<uint16_t>& tok
 }
 
 std::vector<uint16_t> read_token_shard(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the token shard");
+  std::ifstream in = open_input_file(path, "token shard");
   int32_t header[256];
   if (!in.read(reinterpret_cast<char*>(header), sizeof header)) {
     throw InputError(path + ": too short for a token shard header (1024 bytes)");

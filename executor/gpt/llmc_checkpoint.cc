@@ -9,6 +9,7 @@
 
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/input_file.h"
 
 namespace axo {
 
@@ -29,8 +30,7 @@ void write_llmc_model(const std::string& path, const GptShape& g, const std::vec
 }
 
 void read_llmc_model(const std::string& path, GptShape& g, std::vector<float>& parameters) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the model file");
+  std::ifstream in = open_input_file(path, "model file");
   int32_t header[256];
   if (!in.read(reinterpret_cast<char*>(header), sizeof header)) {
     throw InputError(path + ": too short for an llm.c model header (1024 bytes)");

@@ -15,6 +15,7 @@
 
 #include "model/atomic_file.h"
 #include "model/error.h"
+#include "model/input_file.h"
 
 namespace axo {
 
@@ -148,11 +149,7 @@ void write_checkpoint(const std::string& dir, const TrainingState& s, int keep) 
 }
 
 TrainingState read_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the checkpoint");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string file = buffer.str();
+  const std::string file = read_input_file(path, "checkpoint");
   const size_t header = sizeof kMagic + sizeof(uint64_t) + sizeof(uint32_t);
   if (file.size() < header || std::memcmp(file.data(), kMagic, kVersionAt) != 0 ||
       file[kVersionAt] < '1' || file[kVersionAt] > '3') {

@@ -159,7 +159,7 @@ TEST_F(ReportCli, MismatchedPairsAndMissingOptionsExitTwo) {
   EXPECT_NE(r.output.find("--run is required"), std::string::npos) << r.output;
   r = testing::run_axo("report --plan " + plan(1) + " --run " + folder_.file("absent.json"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("absent.json: cannot open file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("absent.json: cannot open the file"), std::string::npos) << r.output;
   r = testing::run_axo("report" + pair(1) + pair(1));  // one run counted as two points
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--run " + run(1) + ": given twice (as " + run(1) + " before)"), std::string::npos) << r.output;

@@ -303,6 +303,24 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(axo("frobnicate").code, 2);
 }
 
+// An option left without its value takes no option name for it: CLI11 hands it the next word,
+// and `validate --csv --fit` had written a file named "--fit".
+TEST_F(Cli, AnOptionNameIsNoValue) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  expect_usage_error("validate --csv --fit", "--csv: '--fit' is an option, not a value");
+  EXPECT_FALSE(fs::exists(dir_ / "--fit"));
+  fs::current_path(before);
+  expect_usage_error("calibrate --refine --plan p.yaml --out " + path("c.yaml"),
+                     "--refine: '--plan' is an option, not a value");
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --fix --top 3",
+                     "--fix: '--top' is an option, not a value");
+  expect_usage_error("data encode --in " + write("t.txt", "text") + " --out --shard-tokens 5",
+                     "--out: '--shard-tokens' is an option, not a value");
+  // A negative number is still the option's value, for its own check to name.
+  expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
+}
+
 TEST_F(Cli, MalformedYamlNamesFileAndLine) {
   const std::string model = write("bad.yaml", "name: bad\nlayers: 12\nhidden: [768\nheads: 12\n");
   Result r = axo("plan --model " + model + " --gpus 8 --machine selene");

@@ -261,6 +261,13 @@ TEST_F(TrainCli, MistakesExitTwo) {
   r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --batch 1099511627776");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("fewer than one batch of 1099511627776 sequences"), std::string::npos) << r.output;
+  // A folder where a file goes is named so, where it read as "too short" or "expected a mapping".
+  r = axo("train --model gpt2-tiny --data " + path("") + " --steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(": is a folder, not a token shard"), std::string::npos) << r.output;
+  r = axo("train --plan " + path("") + " --data '" + path("lit_train_*.bin") + "' --steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(": is a folder, not a file"), std::string::npos) << r.output;
 }
 
 // What train writes is never what it reads, nor two outputs one file: --save-model onto a shard
