@@ -1,8 +1,6 @@
 // The ranked configurations printed, as CSV and as JSON (see plan_table.h).
 #include "planner/plan_table.h"
 
-#include <csv.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +8,7 @@
 
 #include "model/atomic_file.h"
 #include "model/config_fields.h"
+#include "model/csv_text.h"
 #include "model/error.h"
 #include "model/input_file.h"
 #include "planner/row_folding.h"
@@ -288,14 +287,6 @@ PlanRow row_from_json(const nlohmann::json& j, const std::string& at) {
   return row;
 }
 
-// Plain when it needs no quoting; otherwise quoted by libcsv.
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string quoted(value.size() * 2 + 2, '\0');
-  quoted.resize(csv_write(quoted.data(), quoted.size(), value.data(), value.size()));
-  return quoted;
-}
-
 std::string cell_text(const nlohmann::ordered_json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -304,20 +295,6 @@ std::string cell_text(const nlohmann::ordered_json& v) {
   std::snprintf(buffer, sizeof buffer, "%.10g", v.get<double>());
   return buffer;
 }
-
-// libcsv callbacks: collect fields into rows, remembering each row's line.
-struct CsvCollector {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> current;
-  static void field(void* data, size_t size, void* self) {
-    static_cast<CsvCollector*>(self)->current.emplace_back(static_cast<char*>(data), size);
-  }
-  static void record(int, void* self) {
-    auto* collector = static_cast<CsvCollector*>(self);
-    collector->rows.push_back(std::move(collector->current));
-    collector->current.clear();
-  }
-};
 
 // The columns of a CSV of `rows`: an optional result's only when the first row has it, or when
 // every CSV has it.
@@ -345,14 +322,11 @@ const std::vector<std::string>& plan_table_columns() {
 
 std::string plan_table_csv(const std::vector<PlanRow>& rows) {
   const std::vector<std::string> columns = table_columns(rows);
-  // One line of `cell(column)` for every column, comma-separated.
+  // One line of `cell(column)` for every column.
   auto line = [&columns](const auto& cell) {
-    std::string text;
-    for (size_t i = 0; i < columns.size(); ++i) {
-      if (i > 0) text += ',';
-      text += csv_field(cell(columns[i]));
-    }
-    return text + "\n";
+    std::vector<std::string> cells;
+    for (const std::string& column : columns) cells.push_back(cell(column));
+    return csv_line(cells);
   };
   std::string out = line([](const std::string& name) { return name; });
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -371,22 +345,12 @@ std::vector<PlanRow> read_plan_csv(const std::string& path) {
 }
 
 std::vector<PlanRow> plan_rows_from_csv(const std::string& text, const std::string& path) {
-  csv_parser parser;
-  if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
-  CsvCollector collector;
-  const size_t parsed = csv_parse(&parser, text.data(), text.size(), CsvCollector::field,
-                                  CsvCollector::record, &collector);
-  const bool ok = parsed == text.size() && csv_fini(&parser, CsvCollector::field,
-                                                     CsvCollector::record, &collector) == 0;
-  const std::string error = csv_strerror(csv_error(&parser));
-  csv_free(&parser);
-  if (!ok) throw InputError(path + ": malformed CSV near byte " + std::to_string(parsed) + ": " + error);
-  if (collector.rows.empty()) throw InputError(path + ": empty table (no header line)");
-  const std::vector<std::string>& header = collector.rows.front();
+  const CsvRecords csv = parse_csv(text, path);
+  const std::vector<std::string>& header = csv.rows.front();
   std::vector<PlanRow> rows;
-  for (size_t r = 1; r < collector.rows.size(); ++r) {
-    const auto& cells = collector.rows[r];
-    const std::string at = path + ":" + std::to_string(r + 1);
+  for (size_t r = 1; r < csv.rows.size(); ++r) {
+    const auto& cells = csv.rows[r];
+    const std::string at = path + ":" + std::to_string(csv.lines[r]);
     if (cells.size() != header.size()) {
       throw InputError(at + ": expected " + std::to_string(header.size()) + " columns, got " +
                        std::to_string(cells.size()));

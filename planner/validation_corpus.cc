@@ -1,8 +1,6 @@
 // The public validation corpus: CSV rows to costable cases (see validation_corpus.h).
 #include "planner/validation_corpus.h"
 
-#include <csv.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <stdexcept>
 
 #include "model/config_fields.h"
+#include "model/csv_text.h"
 #include "model/error.h"
 #include "model/input_file.h"
 #include "model/presets.h"
@@ -22,46 +21,6 @@
 namespace axo {
 
 namespace {
-
-// The CSV's records, each with the line of the file it ends on (a quoted cell may hold line
-// breaks, and blank lines are skipped).
-struct RecordCollector {
-  std::vector<std::string> current;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<size_t> lines;
-  size_t line = 1;  // the line libcsv is reading
-  static void field(void* data, size_t size, void* self) {
-    static_cast<RecordCollector*>(self)->current.emplace_back(static_cast<char*>(data), size);
-  }
-  static void record(int, void* self) {
-    auto* collector = static_cast<RecordCollector*>(self);
-    collector->rows.push_back(std::move(collector->current));
-    collector->lines.push_back(collector->line);
-    collector->current.clear();
-  }
-};
-
-// Parses `text` a line at a time, so that each record knows its line.
-RecordCollector parse_csv(const std::string& text, const std::string& path) {
-  csv_parser parser;
-  if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
-  RecordCollector collector;
-  size_t parsed = 0;
-  bool ok = true;
-  while (ok && parsed < text.size()) {
-    const size_t end = std::min(text.find('\n', parsed), text.size() - 1) + 1;
-    const size_t used = csv_parse(&parser, text.data() + parsed, end - parsed, RecordCollector::field,
-                                  RecordCollector::record, &collector);
-    ok = used == end - parsed;
-    parsed += used;
-    if (text[end - 1] == '\n') ++collector.line;  // a last line without one ends its record at csv_fini
-  }
-  ok = ok && csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
-  const std::string error = csv_strerror(csv_error(&parser));
-  csv_free(&parser);
-  if (!ok) throw InputError(path + ": malformed CSV near byte " + std::to_string(parsed) + ": " + error);
-  return collector;
-}
 
 // The architecture of a model family, as a YAML mapping of TransformerSpec keys.
 struct Family {
@@ -171,12 +130,22 @@ class Row {
   // A whole number from 1 to 2^30 (kLargestCount: a product of two stays exact; the grid's
   // product is checked whole, grid_too_large).
   int64_t integer(const std::string& column) const { return count(column, (*this)[column]); }
-  // The number after `key` in the cell (VP=4 in "CP=1; VP=4"), 0 when the key is absent.
+  // The whole number `key` tags in the cell ("VP" in "CP=1; VP=4", "grad accum" in "grad accum 16"),
+  // in any case and spacing; 0 where the key is absent or its value "n/a" (not stated). Anything
+  // else after the key, or the key given twice, is an error naming the cell: "VP=12.9" read as 12
+  // and "VP=twelve" as no interleaving, silently.
   int64_t tagged_count(const std::string& column, const std::string& key) const {
-    std::smatch match;
     const std::string& text = (*this)[column];
-    if (!std::regex_search(text, match, std::regex(key + "(\\d+)"))) return 0;
-    return count(column, match[1].str());
+    const std::string separator = key.find(' ') == std::string::npos ? "\\s*=\\s*" : "\\s+";
+    const std::regex tagged("(^|[^A-Za-z0-9_])" + key + separator + "([^;\\s]*)", std::regex::icase);
+    int64_t value = 0;
+    int found = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), tagged); it != std::sregex_iterator(); ++it) {
+      if (++found > 1) throw InputError(where() + ": column '" + column + "': " + key + " given twice in '" + text + "'");
+      const std::string stated = (*it)[2].str();
+      if (stated != "n/a") value = count(column, stated);
+    }
+    return value;
   }
   // A measurement from 1e-9 to 1e12 (seconds, tokens per second); 0 when the cell is empty.
   double number(const std::string& column) const {
@@ -332,8 +301,20 @@ std::string per_layer_checkpointing(const Row& row, ParallelConfig& config) {
          std::to_string(row.integer("layers") / (config.pipeline * config.interleave)) + " layer holds none";
 }
 
+// A degree the other_parallel cell states again ("TP=8 PP=8" in torchtitan's rows) is its column's.
+void check_stated_degrees(const Row& row) {
+  for (const char* column : {"TP", "PP", "DP"}) {
+    const int64_t stated = row.tagged_count("other_parallel", column);
+    if (stated != 0 && stated != row.integer(column)) {
+      throw InputError(row.where() + ": column 'other_parallel': " + column + "=" + std::to_string(stated) +
+                       " where column '" + column + "' says " + row[column]);
+    }
+  }
+}
+
 // The grid and schedule of the row (see the header for the rules).
 void set_config(const Row& row, CorpusCase& c) {
+  check_stated_degrees(row);
   const std::string& other = row["other_parallel"];
   // FSDP SHARD_GRAD_OP keeps whole weights on every rank and shards gradients and optimizer
   // state (PyTorch's ShardingStrategy docs: "Gradients and optimizer states are sharded during
@@ -347,9 +328,9 @@ void set_config(const Row& row, CorpusCase& c) {
   config.y = row.integer("TP");
   config.z = fsdp ? dp : 1;
   config.data = fsdp ? 1 : dp;
-  config.context = std::max<int64_t>(1, row.tagged_count("other_parallel", "CP="));
+  config.context = std::max<int64_t>(1, row.tagged_count("other_parallel", "CP"));
   config.microbatch = per_rank_microbatch * config.z;
-  config.interleave = std::max<int64_t>(1, row.tagged_count("other_parallel", "VP="));
+  config.interleave = std::max<int64_t>(1, row.tagged_count("other_parallel", "VP"));
   config.recompute = parse_recompute(row["recompute"]);
   // torchtitan's TP is always sequence-parallel: its apply_tp shards the norms' inputs and outputs
   // over the sequence (SequenceParallel on attention_norm, ffn_norm and norm; torchtitan
@@ -385,7 +366,7 @@ void set_config(const Row& row, CorpusCase& c) {
 // The batch must be DP · microbatch · accumulation steps, as every source states it.
 std::string batch_problem(const Row& row) {
   const int64_t steps =
-      std::max(row.tagged_count("other_parallel", "GA="), row.tagged_count("other_parallel", "grad accum "));
+      std::max(row.tagged_count("other_parallel", "GA"), row.tagged_count("other_parallel", "grad accum"));
   const int64_t per_step = row.integer("DP") * row.integer("microbatch");
   const int64_t batch = row.integer("global_batch");
   if (batch % per_step != 0 || (steps > 0 && batch != per_step * steps)) {
@@ -468,9 +449,8 @@ CorpusCase express_row(const Row& row, const CorpusSpec& spec) {
 }  // namespace
 
 std::vector<CorpusRecord> read_csv_records(const std::string& path) {
-  const RecordCollector csv = parse_csv(read_input_file(path), path);
+  const CsvRecords csv = parse_csv(read_input_file(path), path);
   const auto& rows = csv.rows;
-  if (rows.empty()) throw InputError(path + ": empty table (no header line)");
   if (rows.size() == 1) throw InputError(path + ": no runs below the header line");
   std::vector<CorpusRecord> records;
   for (size_t r = 1; r < rows.size(); ++r) {

@@ -2,7 +2,7 @@
 #include "report/comparison_csv.h"
 
 #include "model/atomic_file.h"
-#include "report/csv_text.h"
+#include "model/csv_text.h"
 
 namespace axo {
 

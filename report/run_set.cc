@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "model/error.h"
-#include "report/csv_text.h"
+#include "model/csv_text.h"
 #include "report/rank_correlation.h"
 
 namespace axo {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -22,7 +23,7 @@
 #include "planner/validation_fit.h"
 #include "planner/validation_inputs.h"
 #include "planner/validation_summary.h"
-#include "report/csv_text.h"
+#include "model/csv_text.h"
 #include "tools/commands.h"
 #include "tools/output_path.h"
 
@@ -125,23 +126,38 @@ bool same_profile(const std::string& given, const std::string& sets) {
   }
 }
 
-void run_validate(ValidateOptions options) {
-  find_inputs(options);
-  reject_repeated_inputs("--set", options.sets, "its runs would count twice");
+// --csv replaces none of what the command reads: the corpus, its table, the sets, and the machine
+// profiles they and --machine name (a preset's file too: `--csv configs/machines/selene.yaml`).
+void reject_csv_over_inputs(const ValidateOptions& options, const std::vector<ValidationSet>& sets,
+                            const std::vector<CorpusCase>& cases) {
   std::vector<std::pair<std::string, std::string>> inputs{
       {"the corpus", options.corpus}, {"the corpus's table", corpus_table_path(options.corpus)}};
   for (const std::string& set : options.sets) inputs.emplace_back("a validation set", set);
+  add_preset_input(inputs, "the --machine file", "machines", options.machine);
+  for (const ValidationSet& set : sets) add_preset_input(inputs, "a validation set's machine", "machines", set.machine);
+  std::set<std::string> corpus_machines;
+  for (const CorpusCase& c : cases) corpus_machines.insert(c.machine);
+  for (const std::string& name : corpus_machines) add_preset_input(inputs, "a published run's machine", "machines", name);
   reject_outputs_over_inputs({{"--csv", options.csv}}, inputs);
-  const std::vector<CorpusCase> cases = load_corpus(options.corpus);  // its mistakes before any output
+}
+
+void run_validate(ValidateOptions options) {
+  find_inputs(options);
+  reject_repeated_inputs("--set", options.sets, "its runs would count twice");
+  // Every input read, and its mistakes told, before any output.
+  const std::vector<CorpusCase> cases = load_corpus(options.corpus);
   reject_sets_named_as_corpus_sources(options.sets, cases);
+  std::vector<ValidationSet> sets;
+  for (const std::string& path : options.sets) sets.push_back(load_validation_set(path));
+  reject_csv_over_inputs(options, sets, cases);
   std::vector<ValidationEntry> entries;
   const std::optional<MachineProfile> given =
       options.machine.empty() ? std::nullopt : std::optional<MachineProfile>(load_machine(options.machine));
-  for (const std::string& path : options.sets) {
-    const ValidationSet set = load_validation_set(path);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const ValidationSet& set = sets[i];
     const MachineProfile machine = given ? *given : set_machine(set);
     const bool other = given && !same_profile(options.machine, set.machine);
-    const auto set_entries = validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
+    const auto set_entries = validate_set(set, machine, std::filesystem::path(options.sets[i]).stem().string(), other);
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }

@@ -400,6 +400,30 @@ TEST_F(CorpusFixture, OutOfRangeCountsAndMeasurementsAreRefused) {
   EXPECT_NE(cases[0].why_not.find("is larger than 10^12 GPUs"), std::string::npos) << cases[0].why_not;
 }
 
+// The other_parallel cell's tags in any case and spacing; a value that is no whole number, a tag
+// given twice or a degree stated against its column is refused naming the cell, where "VP=12.9"
+// read as 12 and "VP=twelve", "CP=abc" or "grad accum abc" as not there.
+TEST_F(CorpusFixture, OtherParallelTagsAreWholeNumbersOrNotStated) {
+  const std::string head = "t_a,GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,\"";
+  const std::string tail = "\",2,none,no,bf16,1.5,,exact\n";
+  write_csv(head + "vp = 2; GA=4" + tail + "t_b" + (head + "VP=n/a; grad accum 4" + tail).substr(3));
+  const auto cases = load_corpus(yaml());
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].config.interleave, 2);
+  EXPECT_EQ(cases[1].config.interleave, 1);
+  for (const char* bad : {"VP=12.9", "VP=twelve", "VP=-12", "CP=abc", "GA=64.7", "grad accum abc"}) {
+    EXPECT_NE(corpus_error(*this, head + bad + tail).find("runs.csv:2: column 'other_parallel': expected a whole number"),
+              std::string::npos)
+        << bad << ": " << corpus_error(*this, head + bad + tail);
+  }
+  EXPECT_NE(corpus_error(*this, head + "CP=1; CP=2" + tail).find("column 'other_parallel': CP given twice"),
+            std::string::npos);
+  EXPECT_NE(corpus_error(*this, head + "CP=1; TP=8; PP=2" + tail)
+                .find("runs.csv:2: column 'other_parallel': TP=8 where column 'TP' says 2"),
+            std::string::npos);
+  EXPECT_EQ(corpus_error(*this, head + "TP=2 PP=1; overlap_grad_sync" + tail), "");
+}
+
 // A row without a name has no source; a name given twice would count its run twice.
 TEST_F(CorpusFixture, RowsAreNamedOnce) {
   const std::string row = ",GPT x,4,512,8,,2048,,1024,32,A100-80,8,2,1,4,GA=4,2,none,no,bf16,1.5,,exact\n";

@@ -254,6 +254,18 @@ TEST_F(ValidateSets, CsvOverAnInputIsAUsageError) {
                             " --csv " + table);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("it is the corpus's table, which this command reads"), std::string::npos) << r.output;
+  // The machine profiles it reads: --machine's, and a set's own (a file beside it).
+  const std::string profile = (dir_ / "mine.yaml").string();
+  fs::copy_file(axo::config_dir() + "/machines/selene.yaml", profile, fs::copy_options::overwrite_existing);
+  r = axo::testing::run_axo("validate --set " + set + " --machine " + profile + " --csv " + profile);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is the --machine file, which this command reads"), std::string::npos) << r.output;
+  const std::string own = write_set("own.yaml", "own", "mine.yaml");
+  r = axo::testing::run_axo("validate --set " + own + " --csv " + profile);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is a validation set's machine, which this command reads"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(axo::testing::file_text(profile), axo::testing::file_text(axo::config_dir() + "/machines/selene.yaml"));
 }
 
 TEST(ValidateCli, MissingCorpusIsAUsageError) {
