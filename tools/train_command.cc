@@ -2,6 +2,7 @@
 // of a plan's grid.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <new>
@@ -14,6 +15,7 @@
 #include "executor/comm/mpi_communicator.h"
 #include "executor/cpu/gemm.h"
 #include "executor/data/token_shards.h"
+#include "executor/train/checkpoint.h"
 #include "executor/train/trainer.h"
 #include "model/byte_size.h"
 #include "model/error.h"
@@ -101,14 +103,29 @@ Precision training_precision(Precision requested, const std::string& name, bool 
   return trained;
 }
 
-// The files train writes (--save-model, --run) are neither one another nor a token shard it reads:
-// --save-model onto a training shard replaced the data with the model.
-void check_outputs_spare_inputs(const TrainOptions& o) {
+// The files train writes (--save-model, --run) are neither one another nor anything it reads: a
+// token shard (--save-model onto a training shard replaced the data with the model), the plan,
+// the model, the --init-from file, or a checkpoint in --checkpoint-dir (written over at the end,
+// after --resume read it, or by a later checkpoint of that name).
+void check_outputs_spare_inputs(const TrainArguments& a) {
+  const TrainOptions& o = a.options;
   std::vector<std::pair<std::string, std::string>> outputs;  // option, path
   for (const auto& [option, path] : {std::pair{"--save-model", o.save_model}, {"--run", o.run_json}}) {
     if (!path.empty()) outputs.emplace_back(option, path);
   }
   reject_shared_outputs(outputs);
+  std::vector<std::pair<std::string, std::string>> inputs{{"the --plan file", a.plan},
+                                                          {"the --init-from model file", o.init_from}};
+  add_preset_input(inputs, "the --model file", "models", a.model);
+  reject_outputs_over_inputs(outputs, inputs);
+  for (const auto& [option, path] : outputs) {
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (!o.checkpoint_dir.empty() && is_checkpoint_name(path) &&
+        same_file(folder.empty() ? "." : folder.string(), o.checkpoint_dir)) {
+      throw InputError(std::string(option) + " " + path + ": it is a checkpoint of --checkpoint-dir " +
+                       o.checkpoint_dir + ", which train reads and writes: give the output its own file");
+    }
+  }
   for (const auto& [option, pattern] : {std::pair{"--data", o.data}, {"--val-data", o.val_data}}) {
     for (const std::string& shard : pattern.empty() ? std::vector<std::string>{} : token_shard_paths(pattern)) {
       for (const auto& [output, path] : outputs) {
@@ -142,7 +159,7 @@ void run(TrainArguments& a) {
   a.options.lr_schedule = parse_lr_schedule(a.lr_schedule);
   if (!a.fault.empty()) parse_fault(a.fault, a.options);
   if (!a.overlap.empty()) a.options.overlap = parse_overlap(a.overlap, "--overlap");
-  check_outputs_spare_inputs(a.options);
+  check_outputs_spare_inputs(a);
   TransformerSpec spec;
   if (!a.plan.empty()) {
     const Plan plan = read_plan_file(a.plan);

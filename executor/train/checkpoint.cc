@@ -78,8 +78,10 @@ std::vector<fs::path> step_files(const std::string& dir, const std::function<boo
 
 }  // namespace
 
+bool is_checkpoint_name(const std::string& path) { return fs::path(path).extension() == ".axockpt"; }
+
 std::vector<std::string> checkpoint_files(const std::string& dir) {
-  auto found = step_files(dir, [](const fs::path& path) { return path.extension() == ".axockpt"; });
+  auto found = step_files(dir, [](const fs::path& path) { return is_checkpoint_name(path.string()); });
   std::sort(found.rbegin(), found.rend());
   return {found.begin(), found.end()};
 }

@@ -50,6 +50,8 @@ TrainingState read_checkpoint(const std::string& path);
 // reported on `log`, skipped and added to `damaged`. Nothing when none reads.
 std::optional<TrainingState> load_latest_checkpoint(const std::string& dir, std::ostream& log,
                                                     std::vector<std::string>* damaged = nullptr);
+// Whether `path` is named as checkpoints are (step_N.axockpt: its extension), in any folder.
+bool is_checkpoint_name(const std::string& path);
 // The checkpoints of `dir`, newest first (none when the folder does not exist).
 std::vector<std::string> checkpoint_files(const std::string& dir);
 // Renames each of `paths` to PATH.damaged: kept for a look, out of the newest two.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/presets.h"
+#include "tests/file_text.h"
 #include "tests/run_command.h"
 #include "tests/tools/encoded_text_fixture.h"
 
@@ -288,6 +289,28 @@ TEST_F(TrainCli, OutputsThatWouldOverwriteInputsExitTwo) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--checkpoint-dir " + path("afile/sub") + ": cannot create it"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("| loss "), std::string::npos) << "refused before training\n" << r.output;
+  // Nor the plan, the model, the --init-from file or a checkpoint it resumes from (all had been
+  // replaced, exit 0).
+  r = axo("plan --model gpt2-tiny --gpus 1 --machine selene --top 1 --out " + path("p.yaml"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string plan_text = axo::testing::file_text(path("p.yaml"));
+  const std::string on_plan = "train --plan " + path("p.yaml") + " --data '" + path("lit_train_*.bin") + "' --steps 1 ";
+  r = axo(on_plan + "--run " + path("p.yaml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--run " + path("p.yaml") + ": it is the --plan file, which this command reads"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(axo::testing::file_text(path("p.yaml")), plan_text);
+  r = axo(data + "--save-model " + axo::config_dir() + "/models/gpt2-tiny.yaml");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is the --model file"), std::string::npos) << r.output;
+  ASSERT_EQ(axo(data + "--save-model " + path("m.bin")).code, 0);
+  r = axo(data + "--init-from " + path("m.bin") + " --run " + path("m.bin"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is the --init-from model file"), std::string::npos) << r.output;
+  fs::create_directories(path("ck"));
+  r = axo(data + "--checkpoint-every 1 --checkpoint-dir " + path("ck") + " --run " + path("ck/step_00000001.axockpt"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is a checkpoint of --checkpoint-dir " + path("ck")), std::string::npos) << r.output;
 }
 
 }  // namespace
