@@ -121,14 +121,30 @@ MeasuredMemory memory_from_json(const nlohmann::json& memory, const std::string&
 }
 
 // The step's slowest rank's seconds: iteration_s (rank 0's), or a longer one of its `ranks` (a rank
-// that waited in a collective while rank 0 wrote a checkpoint after its own step had ended).
-double slowest_rank_seconds(const nlohmann::json& step, double iteration_s) {
+// that waited in a collective while rank 0 wrote a checkpoint after its own step had ended). Each
+// rank's seconds are checked as the step's are: the stage table adds up their compute and tp_comm
+// (a hand-edited -5 printed a negative stage time).
+double slowest_rank_seconds(const nlohmann::json& step, double iteration_s, const std::string& at,
+                            const std::string& source) {
   double slowest = iteration_s;
-  const nlohmann::json& ranks = step.contains(key::kRanks) ? step[key::kRanks] : nlohmann::json();
-  for (const nlohmann::json& rank : ranks.is_array() ? ranks : nlohmann::json::array()) {
-    if (rank.is_object() && rank.contains(key::kIterationS) && rank[key::kIterationS].is_number()) {
-      slowest = std::max(slowest, rank[key::kIterationS].get<double>());
+  if (!step.contains(key::kRanks)) return slowest;
+  const std::string ranks_field = path(at, key::kRanks);
+  const nlohmann::json& ranks = step[key::kRanks];
+  if (!ranks.is_array()) throw InputError(source + ": " + ranks_field + ": expected a list, got " + type_and_value(ranks));
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const std::string rank_field = ranks_field + "[" + std::to_string(k) + "]";
+    const nlohmann::json& rank = ranks[k];
+    if (!rank.is_object()) throw InputError(source + ": " + rank_field + ": expected an object, got " + type_and_value(rank));
+    if (rank.contains(key::kIterationS)) {
+      slowest = std::max(slowest, seconds_at(rank, key::kIterationS, source, path(rank_field, key::kIterationS)));
     }
+    if (!rank.contains(key::kComponentsS)) continue;
+    const std::string parts_field = path(rank_field, key::kComponentsS);
+    const nlohmann::json& parts = rank[key::kComponentsS];
+    if (!parts.is_object()) {
+      throw InputError(source + ": " + parts_field + ": expected an object of seconds, got " + type_and_value(parts));
+    }
+    for (const char* name : kComponentNames) seconds_at(parts, name, source, path(parts_field, name));
   }
   return slowest;
 }
@@ -276,7 +292,7 @@ std::pair<double, std::array<double, 7>> step_seconds(const nlohmann::json& step
   for (size_t i = 0; i < kComponentNames.size(); ++i) {
     values[i] = seconds_at(parts, kComponentNames[i], source, path(parts_field, kComponentNames[i]));
   }
-  check_components_fit(values, slowest_rank_seconds(step, iteration), source, parts_field);
+  check_components_fit(values, slowest_rank_seconds(step, iteration, at, source), source, parts_field);
   return {iteration, values};
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/cost_model.h"
 #include "model/presets.h"
+#include "model/run_schema.h"
 #include "tests/report/report_test_files.h"
 #include "tests/report/svg_check.h"
 #include "tests/run_command.h"
@@ -244,7 +245,9 @@ TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
     nlohmann::json root = testing::run_json({{1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}, {1.0, {0.9, 0, 0, 0, 0, 0, 0.1}}});
     testing::run_of(root, plan);
     for (auto& step : root["steps"]) {
-      for (int k = 0; k < 4; ++k) step["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"components_s", {{"compute", 0.4}}}});
+      nlohmann::json components;  // every rank's whole (run_file.h): 0.4 s of compute
+      for (const char* name : kComponentNames) components[name] = std::string(name) == "compute" ? 0.4 : 0.0;
+      for (int k = 0; k < 4; ++k) step["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"components_s", components}});
     }
     folder_.write(machine + ".json", root.dump());
     return " --plan " + plan_path(machine) + " --run " + folder_.file(machine + ".json");

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "model/error.h"
+#include "model/run_schema.h"
 #include "tests/report/report_test_files.h"
 
 namespace axo {
@@ -245,6 +246,33 @@ TEST(RunFile, StepsOfNoOrEndlessTimeAreRefused) {
   root = testing::run_json({{1.0, {4.6, 0, 0, 0, 0, 0, 0}}});
   root["steps"][0]["ranks"] = {{{"rank", 0}, {"iteration_s", 1.0}}, {{"rank", 1}, {"iteration_s", 8.0}}};
   EXPECT_EQ(error_of(root), "");
+}
+
+// Each rank's seconds are checked as the step's: the stage table adds up their compute and tp_comm,
+// and a hand-edited -5 printed a negative stage time, exit 0.
+TEST(RunFile, EachRanksSecondsAreChecked) {
+  const auto rank_with = [](const nlohmann::json& components) {
+    nlohmann::json root = testing::run_json({{1.0, {0.5, 0, 0, 0, 0, 0, 0.1}}});
+    nlohmann::json rank = {{"rank", 0}, {"stage", 0}, {"iteration_s", 1.0}, {"components_s", components}};
+    root["steps"][0]["ranks"] = nlohmann::json::array({rank});
+    return root;
+  };
+  nlohmann::json parts;
+  for (const char* name : kComponentNames) parts[name] = 0.1;
+  EXPECT_EQ(error_of(rank_with(parts)), "");
+  parts["compute"] = -5;
+  EXPECT_EQ(error_of(rank_with(parts)), "run.json: steps[0].ranks[0].components_s.compute: expected a number of "
+                                        "seconds >= 0 and at most 1e+12, got -5");
+  parts["compute"] = "x";
+  EXPECT_NE(error_of(rank_with(parts)).find("steps[0].ranks[0].components_s.compute: expected a number of seconds"),
+            std::string::npos);
+  parts.erase("compute");
+  EXPECT_EQ(error_of(rank_with(parts)), "run.json: steps[0].ranks[0].components_s.compute: missing");
+  EXPECT_NE(error_of(rank_with(7)).find("steps[0].ranks[0].components_s: expected an object of seconds"),
+            std::string::npos);
+  nlohmann::json root = rank_with(parts);
+  root["steps"][0]["ranks"] = "all";
+  EXPECT_NE(error_of(root).find("steps[0].ranks: expected a list"), std::string::npos);
 }
 
 // The first step ran is the warm-up left out: steps stored out of order would average it in.
