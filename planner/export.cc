@@ -63,7 +63,22 @@ ExportFormat parse_export_format(const std::string& text) {
                    "' (expected megatron, axonn, torchtitan, deepspeed or slurm)");
 }
 
+// Empty when `format` trains in `spec`'s precision; otherwise why not, and the plan to ask for.
+// ds_config has no fp8 key and AxoNN's layers no fp8 GEMMs: their nearest, bf16, is slower than
+// an fp8 plan's prediction; torchtitan's training.mixed_precision_param is bfloat16 or float32.
+std::string export_precision_problem(ExportFormat format, const TransformerSpec& spec) {
+  const bool fp8_less = format == ExportFormat::deepspeed || format == ExportFormat::axonn;
+  if (!(fp8_less && spec.precision == Precision::fp8) &&
+      !(format == ExportFormat::torchtitan && spec.precision == Precision::fp16)) {
+    return "";
+  }
+  return framework_name(format) + std::string(" does not train in ") + to_string(spec.precision) + ", which " +
+         spec.name + " is planned in (--precision or the model's): plan it with --precision bf16 to export what " +
+         framework_name(format) + " runs, priced as it runs";
+}
+
 std::string export_model_problem(ExportFormat format, const TransformerSpec& spec) {
+  if (const std::string why = export_precision_problem(format, spec); !why.empty()) return why;
   if (format != ExportFormat::megatron && format != ExportFormat::deepspeed) return "";
   std::vector<std::string> details = spec.approximations;
   // Both take the rotary base as a whole number (--rotary-base, --rotary-position-embeddings-theta).
@@ -115,7 +130,8 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
     case ExportFormat::megatron:
       hold("x", 1);
       hold("z", 1);
-      hold("offload", false);
+      // Off unless asked for: it offloads with its distributed optimizer (--optimizer-cpu-offload).
+      if (!user.holds("offload")) hold("offload", false);
       hold("overlap", true);
       break;
     case ExportFormat::axonn:  // its limitation refuses any zero (its depth group, z, shards instead)
@@ -172,6 +188,23 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
   return std::nullopt;
 }
 
+namespace {
+
+// " It changes --fix a=1 to a=2 (what FRAMEWORK needs)." for the user's held fields the nearest plan
+// holds otherwise; "" when it keeps them all.
+std::string changed_fix_note(ExportFormat format, const FixedFields& user, const ParallelConfig& nearest) {
+  std::string before, after;
+  for (const ConfigField& field : config_fields()) {
+    if (!user.holds(field) || field.get(user.values) == field.get(nearest)) continue;
+    before += std::string(before.empty() ? "" : ",") + field.name + "=" + field.text(field.get(user.values));
+    after += std::string(after.empty() ? "" : ",") + field.name + "=" + field.text(field.get(nearest));
+  }
+  if (before.empty()) return "";
+  return " It changes your --fix " + before + " to " + after + " (what " + framework_name(format) + " needs).";
+}
+
+}  // namespace
+
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original) {
   const std::string why =
@@ -197,7 +230,8 @@ std::string inexpressible_message(ExportFormat format, const CostModel& model,
          " can express (the search run again within its limits):\n  --fix " +
          fix_string(nearest->config) + "\n  predicted " + seconds_text(nearest_time) +
          " per iteration, against " + seconds_text(original_time) + " for the plan above (" +
-         change + ").\nRun axo plan again with that --fix to export it.";
+         change + ")." + changed_fix_note(format, options.fixed, nearest->config) +
+         "\nRun axo plan again with that --fix to export it.";
 }
 
 const PipelineSplit& priced_split(const TransformerSpec& spec, const ParallelConfig& c) {

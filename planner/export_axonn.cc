@@ -20,7 +20,7 @@
 // G_inter, data = G_data; axo's rank order xyzpd is AxoNN's. axo's overlap
 // (OAR, ORS, OAG) is the three optimize_communication flags. AxoNN splits the
 // batch over data and depth, so its micro_batch_size is axo's microbatch / z.
-// AxoNN has no fp8 layers: a fp8 plan is exported as bf16 autocast, with a note.
+// AxoNN has no fp8 layers: an fp8 plan is refused (export_model_problem).
 // With G_inter > 1 the user builds each rank's stage; the export lists the
 // layers axo's split (priced_split) gives each one, unequal where axo
 // balances the LM head, and picks the rank's by ax.config.inter_layer_parallel_rank.
@@ -119,15 +119,9 @@ std::string communication_context(const ParallelConfig& c, const std::string& mo
          (overlap_all_gather ? ", model_object_for_overlapping_allgathers=" + model : "") + "):\n";
 }
 
-// torch's name of the dtype the plan computes in: fp8 runs as bf16 (AxoNN has no fp8 GEMMs).
+// torch's name of the dtype the plan computes in (fp8 plans are refused: export_model_problem).
 std::string torch_dtype(Precision precision) {
   return precision == Precision::fp32 ? "float32" : precision == Precision::fp16 ? "float16" : "bfloat16";
-}
-
-std::string fp8_note(const TransformerSpec& spec, const std::string& indent) {
-  if (spec.precision != Precision::fp8) return "";
-  return indent + "# AxoNN's layers have no fp8 GEMMs: the nearest it runs is bf16 autocast,\n" + indent +
-         "# slower than this fp8 plan's prediction (axo plan --precision bf16 prices it).\n";
 }
 
 // G_inter = 1: one microbatch a call, its gradients accumulated until the optimizer steps.
@@ -136,7 +130,7 @@ std::string train_step(const TransformerSpec& spec, const ParallelConfig& c) {
   if (spec.precision == Precision::fp32) {
     text += "        loss = loss_fn(model(batch))\n";
   } else {
-    text += fp8_note(spec, "        ") + "        with torch.autocast(device_type=\"cuda\", dtype=torch." +
+    text += "        with torch.autocast(device_type=\"cuda\", dtype=torch." +
             torch_dtype(spec.precision) + "):\n            loss = loss_fn(model(batch))\n";
   }
   return text + "        loss.backward()\n    return loss\n";
@@ -150,8 +144,7 @@ std::string pipeline_train_step(const TransformerSpec& spec, const ParallelConfi
          "# runs its microbatches through the pipeline, message-driven: forward, backward, the\n"
          "# depth- and data-parallel gradient reductions and optimizer.step(). The stage module\n"
          "# gives get_input_shape() and get_output_shape(), its microbatch dimension -1.\n"
-         "from axonn.inter_layer import AxoNN_Inter_Layer_Engine\n\n" +
-         fp8_note(spec, "") +
+         "from axonn.inter_layer import AxoNN_Inter_Layer_Engine\n\n"
          "def make_engine(stage, loss_fn):\n"
          "    return AxoNN_Inter_Layer_Engine(stage, loss_fn, computation_dtype=torch." +
          torch_dtype(spec.precision) + ")\n\n"

@@ -39,8 +39,7 @@
 // attention axo prices); an unequal split axo chose (GPTModelPipe's
 // partition_method 'type:transformer' balances layer counts and leaves the
 // embedding and the head out, so only the equal split is axo's). fp8 has no
-// ds_config key: the export writes bf16 (the nearest precision, and what fp8
-// recipes keep their weights in) and says so in the arguments' header.
+// ds_config key: an fp8 plan is refused (export_model_problem).
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -116,7 +115,7 @@ std::string export_deepspeed(const TransformerSpec& spec, const MachineProfile& 
   config["train_micro_batch_size_per_gpu"] = c.microbatch;
   config["gradient_accumulation_steps"] = accumulation_steps(spec, c);
   config["gradient_clipping"] = 1.0;  // Megatron's --clip-grad default
-  const bool half_bf16 = spec.precision == Precision::bf16 || spec.precision == Precision::fp8;
+  const bool half_bf16 = spec.precision == Precision::bf16;
   config["bf16"] = {{"enabled", half_bf16}};
   if (spec.precision == Precision::fp16) {
     config["fp16"] = {{"enabled", true}, {"loss_scale", 0}};  // 0: dynamic loss scaling
@@ -138,9 +137,6 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
           "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).\n"
           "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
-  if (spec.precision == Precision::fp8) {
-    text += "# The plan trains in fp8, which ds_config cannot express: it runs in bf16, the nearest.\n";
-  }
   text += "MEGATRON_DS_ARGS=(\n";
   text += flag("--deepspeed");
   text += flag("--deepspeed_config " + shell_word(context.deepspeed_config_path));
@@ -167,7 +163,7 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
     text += flag("--hidden-dropout 0.0");
   }
   if (spec.precision == Precision::fp16) text += flag("--fp16");
-  if (spec.precision == Precision::bf16 || spec.precision == Precision::fp8) text += flag("--bf16");
+  if (spec.precision == Precision::bf16) text += flag("--bf16");
   text += ")\n";
   return text;
 }

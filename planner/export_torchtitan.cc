@@ -148,10 +148,6 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
            "(parallel_dims.seq_len_divisor), and seq_len=" + std::to_string(spec.seq_len) + " is not by " +
            std::to_string(c.y) + " × 2 × " + std::to_string(c.context) + " = " + std::to_string(divisor);
   }
-  if (spec.precision == Precision::fp16) {
-    return "training.mixed_precision_param is bfloat16 or float32, and " + spec.name +
-           " trains in fp16";
-  }
   if (const auto [smallest, largest] = chunk_layer_range(spec, c);
       partial_recompute(c) && c.recompute_layers >= smallest && c.recompute_layers < largest) {
     return "it checkpoints every k-th block of each model part (selective_ac_option k), and recompute_layers=" +

@@ -77,14 +77,20 @@ TEST(ExportDeepspeed, ArgumentsCarryTheGrid) {
             std::string::npos);
 }
 
-// fp8 has no ds_config key: bf16, the nearest, with a note.
-TEST(ExportDeepspeed, Fp8RunsAsBf16WithANote) {
+// fp8 has no ds_config key (nor AxoNN fp8 GEMMs, nor torchtitan fp16 parameters): refused, where
+// the export ran bf16 under the fp8 plan's faster prediction.
+TEST(ExportDeepspeed, PrecisionsItDoesNotTrainInAreRefused) {
   TransformerSpec spec = gpt3_13b();
   spec.precision = Precision::fp8;
-  const ParallelConfig c = grid(1, 8, 8, 1);
-  EXPECT_EQ(ds_config(spec, c)["bf16"]["enabled"], true);
-  EXPECT_NE(deepspeed_launch_arguments(spec, selene(), c, ExportContext{}).find("runs in bf16"),
-            std::string::npos);
+  for (ExportFormat format : {ExportFormat::deepspeed, ExportFormat::axonn}) {
+    EXPECT_NE(export_model_problem(format, spec).find("does not train in fp8, which gpt3-13b is planned in"),
+              std::string::npos) << to_string(format);
+    EXPECT_THROW(export_plan(format, spec, selene(), grid(1, 8, 8, 1), ExportContext{}), InputError);
+  }
+  EXPECT_EQ(export_model_problem(ExportFormat::megatron, spec), "");
+  spec.precision = Precision::fp16;
+  EXPECT_NE(export_model_problem(ExportFormat::torchtitan, spec).find("--precision bf16"), std::string::npos);
+  EXPECT_EQ(export_model_problem(ExportFormat::deepspeed, spec), "");
 }
 
 TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {

@@ -546,10 +546,11 @@ TEST(ExportTorchtitan, Limitations) {
   c.offload = true;
   EXPECT_NE(torchtitan_limitation(spec, machine, c).find("enable_cpu_offload"), std::string::npos);
   EXPECT_THROW(export_torchtitan(spec, machine, c, context()), InputError);
+  // fp16 is the model's, not the plan's: refused before any plan (export_model_problem).
   TransformerSpec fp16 = spec;
   fp16.precision = Precision::fp16;
-  EXPECT_NE(torchtitan_limitation(fp16, machine, grid(1, 8, 1, 1, 1, 1)).find("fp16"),
-            std::string::npos);
+  EXPECT_NE(export_model_problem(ExportFormat::torchtitan, fp16).find("fp16"), std::string::npos);
+  EXPECT_THROW(export_plan(ExportFormat::torchtitan, fp16, machine, grid(1, 8, 1, 1, 1, 1), context()), InputError);
 }
 
 // ZeRO-1 with the optimizer on the host, two equal stages of 20 layers; the

@@ -175,6 +175,14 @@ TEST_F(Emit, MegatronRefusesA4DPlanAndShowsTheNearest) {
       << r.output;
   EXPECT_NE(r.output.find(",x=1,y="), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("s per iteration, against"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("It changes your --fix x=2,z=2 to x=1,z=1 (what Megatron-LM needs)."), std::string::npos)
+      << r.output;
+  // What it can run of the --fix stays: it offloads with its distributed optimizer (zero=1), where
+  // the nearest plan had turned offload off.
+  const Result offload = axo("plan --model gpt3-13b --gpus 64 --machine selene --top 1 --fix offload=on --emit megatron");
+  EXPECT_EQ(offload.code, 2) << offload.output;
+  EXPECT_NE(offload.output.find(",offload=on,zero=1,"), std::string::npos) << offload.output;
+  EXPECT_EQ(offload.output.find("It changes your --fix"), std::string::npos) << offload.output;
 }
 
 // stdout holds the ds_config JSON alone; the Megatron-DeepSpeed arguments go to
@@ -232,8 +240,7 @@ TEST_F(Emit, UsageErrorsExitTwo) {
 }
 
 // --precision fp8 on an H100: Megatron's Transformer Engine fp8 flags,
-// torchtitan's float8 converter, AxoNN's nearest (bf16 autocast) with a note;
-// plan.yaml keeps the precision.
+// torchtitan's float8 converter, AxoNN refused (no fp8 GEMMs); plan.yaml keeps the precision.
 TEST_F(Emit, Fp8PlansExportTheirFp8Settings) {
   const std::string plan =
       "plan --model gpt3-13b --gpus 16 --machine dgx-h100 --precision fp8 "
@@ -254,10 +261,13 @@ TEST_F(Emit, Fp8PlansExportTheirFp8Settings) {
   EXPECT_EQ(titan.output.find("enable_fsdp_float8_all_gather"), std::string::npos);  // z = 1: no FSDP
   std::string axonn_plan = plan;  // AxoNN has no sequence parallelism
   axonn_plan.replace(axonn_plan.find("sequence_parallel=on"), 20, "sequence_parallel=off");
-  const Result axonn = axo(axonn_plan + " --emit axonn", "2>/dev/null");
-  ASSERT_EQ(axonn.code, 0) << axonn.output;
-  EXPECT_NE(axonn.output.find("AxoNN's layers have no fp8 GEMMs"), std::string::npos) << axonn.output;
-  EXPECT_NE(axonn.output.find("dtype=torch.bfloat16"), std::string::npos) << axonn.output;
+  const Result axonn = axo(axonn_plan + " --emit axonn");
+  EXPECT_EQ(axonn.code, 2) << axonn.output;
+  EXPECT_NE(axonn.output.find("AxoNN does not train in fp8"), std::string::npos) << axonn.output;
+  // torchtitan in fp16: the precision is named, not the memory or another setting of the plan.
+  const Result fp16 = axo("plan --model gpt2-124m --gpus 8 --machine dgx-h100 --precision fp16 --emit torchtitan");
+  EXPECT_EQ(fp16.code, 2) << fp16.output;
+  EXPECT_NE(fp16.output.find("torchtitan does not train in fp16"), std::string::npos) << fp16.output;
 }
 
 }  // namespace
