@@ -179,6 +179,10 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   spec.kv_heads = map.get_int("kv_heads", 1, 1 << 20, spec.heads);
   spec.ffn_hidden = map.get_int("ffn_hidden", 1, 1 << 24, 4 * spec.hidden);
   read_architecture_fields(map, spec);
+  if (spec.mlp == MlpKind::swiglu && !map.has("ffn_hidden")) {  // as a config.json's intermediate_size
+    map.fail("ffn_hidden", "missing: a gated MLP (mlp: swiglu) has no default width (4 * hidden is a plain "
+                           "MLP's; Llama's is about 8/3 * hidden)");
+  }
   spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len, overrides.missing_seq_len);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
   spec.global_batch = overridable_int(map, "global_batch", big, overrides.global_batch);

@@ -118,6 +118,10 @@ void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
     std::fprintf(report, "Sequence: %lld tokens, the config.json's max_position_embeddings (--seq sets another)\n",
                  (long long)model.spec().seq_len);
   }
+  // What the config.json has that axo prices as its nearest: said, not dropped silently.
+  for (const std::string& detail : model.spec().approximations) {
+    std::fprintf(report, "Approximated: %s\n", detail.c_str());
+  }
 }
 
 // The error band of the machine's GPU type (from configs/validation), put

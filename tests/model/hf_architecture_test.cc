@@ -44,6 +44,20 @@ TEST(HfArchitecture, AGatedMlpNeedsItsWidth) {
             "c.json: field 'intermediate_size': missing from the config.json");
 }
 
+// An activation transformers has no class of is no model it builds: refused, where it was priced as
+// the family's own.
+TEST(HfArchitecture, AnActivationIsOneTransformersHas) {
+  nlohmann::json config = llama2_7b();
+  config["hidden_act"] = "banana";
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(config, "c.json"); })
+                .find("c.json: the MLP's activation (hidden_act, hidden_activation or activation_function) 'banana' "
+                      "is none of transformers' (gelu, "),
+            std::string::npos);
+  config["hidden_act"] = "relu";  // a real one, priced as SwiGLU's: said
+  EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json").approximations,
+            std::vector<std::string>{"a gated MLP of relu, priced as SwiGLU's"});
+}
+
 // What Megatron-LM has a flag for is a field of the spec; what it has none for is an approximation.
 TEST(HfArchitecture, StatedDetailsAreFieldsAndTheRestApproximations) {
   nlohmann::json qwen2 = llama2_7b();

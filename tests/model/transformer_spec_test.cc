@@ -56,6 +56,13 @@ TEST(TransformerSpec, BadInputsNameTheField) {
         << e.what();
   }
   EXPECT_THROW(transformer_spec_from_hf_config(nlohmann::json{{"n_layer", -1}}, "c.json"), InputError);
+  // A gated MLP has no default width, as a config.json's (llama2-7b without its ffn_hidden was 8.85B).
+  const std::string gated = "name: x\nlayers: 2\nhidden: 128\nheads: 4\nseq_len: 8\nvocab: 10\nglobal_batch: 1\n"
+                            "mlp: swiglu\nnorm: rmsnorm\npositions: rope\n";
+  EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_yaml(load_yaml_text(gated, "g.yaml"), "g.yaml"); })
+                .find("g.yaml:1:1: field 'ffn_hidden': missing: a gated MLP (mlp: swiglu) has no default width"),
+            std::string::npos);
+  EXPECT_EQ(transformer_spec_from_yaml(load_yaml_text(gated + "ffn_hidden: 344\n", "g.yaml"), "g.yaml").ffn_hidden, 344);
 }
 
 // The four precisions by name; fp8 stores bf16 tensors (2 bytes) and survives YAML.

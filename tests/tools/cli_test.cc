@@ -583,6 +583,15 @@ TEST_F(Cli, HuggingFaceConfigNeedsABatch) {
   EXPECT_NE(r.output.find("pass --batch"), std::string::npos) << r.output;
   r = axo("plan --model " + config + " --gpus 8 --machine dgx-h100 --batch 256 --top 2");
   EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Approximated:"), std::string::npos) << r.output;
+  // What it prices as its nearest is said under the summary, not dropped silently.
+  const std::string biased = write("biased.json", axo::testing::file_text(config).replace(
+                                                      axo::testing::file_text(config).find("\"rms_norm_eps\""), 0,
+                                                      "\"mlp_bias\": true, "));
+  r = axo("plan --model " + biased + " --gpus 8 --machine dgx-h100 --batch 256 --top 2");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Approximated: biases on the MLP's linears only (mlp_bias: true), priced without them\n"),
+            std::string::npos) << r.output;
   const std::string broken = write("broken.json", "{\"hidden_size\": 12,");
   r = axo("plan --model " + broken + " --gpus 8 --machine dgx-h100 --batch 8");
   EXPECT_EQ(r.code, 2);
