@@ -18,7 +18,9 @@ int64_t hf_int(const nlohmann::json& config, std::initializer_list<const char*> 
     return v.get<int64_t>();
   }
   if (fallback) return *fallback;
-  throw InputError(source + ": field '" + *keys.begin() + "': missing from the config.json");
+  std::string names;  // every family's name for it (GPT-2's n_embd for hidden_size)
+  for (const char* key : keys) names += std::string(names.empty() ? "'" : "' or '") + key;
+  throw InputError(source + ": field " + names + "': missing from the config.json");
 }
 
 std::string hf_string(const nlohmann::json& config, const char* key, const std::string& fallback,

@@ -1,7 +1,9 @@
 // TransformerSpec: derived counts, validation, YAML input and the loader of either file kind.
 #include "model/transformer_spec.h"
 
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 
 #include "model/error.h"
 #include "model/input_file.h"
@@ -170,6 +172,11 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
     map.fail("axo_plan", "a plan (plan.yaml), not a model spec: its model is the one under model:");
   }
   constexpr int64_t big = int64_t(1) << 40;
+  // A config.json under another name reads as YAML (JSON is YAML): say what it is.
+  if (!map.has("name") && map.has("model_type")) {
+    map.fail("model_type", "a Hugging Face config.json's key, in a file read as a model spec (YAML): name the "
+                           "file *.json to read it as a config.json");
+  }
   TransformerSpec spec;
   spec.name = map.get_string("name");
   spec.source = map.get_string("source", "");
@@ -199,8 +206,14 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
   return spec;
 }
 
+bool is_hf_config_path(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  for (char& c : extension) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return extension == ".json";
+}
+
 TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrides& overrides) {
-  const bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  const bool is_json = is_hf_config_path(path);
   if (!is_json) {
     TransformerSpec spec = transformer_spec_from_yaml(load_yaml_file(path), path, overrides);
     validate(spec, path);

@@ -126,6 +126,8 @@ void read_architecture_fields(const YamlMap& map, TransformerSpec& spec);
 // From a parsed YAML mapping; `source` names the file in messages.
 TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::string& source,
                                            const SpecOverrides& overrides = {});
+// Whether `path` names a Hugging Face config (its extension .json, in any case).
+bool is_hf_config_path(const std::string& path);
 // Reads a .yaml/.yml spec (validated) or a .json Hugging Face config, by extension, with the
 // overrides applied.
 TransformerSpec load_transformer_spec(const std::string& path, const SpecOverrides& overrides = {});

@@ -114,7 +114,7 @@ void print_summary(FILE* report, const PlanOptions& o, const CostModel& model,
                (long long)(result.evaluated + result.pruned), (long long)result.grids,
                (long long)result.evaluated, (long long)result.pruned, result.seconds);
   // A config.json's sequence is its whole context unless --seq sets one (131072 for Llama 3.1).
-  if (o.seq == 0 && o.model.ends_with(".json")) {
+  if (o.seq == 0 && is_hf_config_path(o.model)) {
     std::fprintf(report, "Sequence: %lld tokens, the config.json's max_position_embeddings (--seq sets another)\n",
                  (long long)model.spec().seq_len);
   }

@@ -41,7 +41,12 @@ TEST(HfArchitecture, AGatedMlpNeedsItsWidth) {
   nlohmann::json config = llama2_7b();
   config.erase("intermediate_size");
   EXPECT_EQ(testing::input_error_of([&] { transformer_spec_from_hf_config(config, "c.json"); }),
-            "c.json: field 'intermediate_size': missing from the config.json");
+            "c.json: field 'intermediate_size' or 'n_inner' or 'ffn_dim': missing from the config.json");
+  // Every family's name for a missing field: GPT-2's config.json says n_embd.
+  EXPECT_NE(testing::input_error_of([] {
+              transformer_spec_from_hf_config({{"model_type", "gpt2"}, {"n_layer", 2}, {"n_head", 2}}, "g.json");
+            }).find("field 'hidden_size' or 'n_embd' or 'd_model': missing"),
+            std::string::npos);
 }
 
 // An activation transformers has no class of is no model it builds: refused, where it was priced as

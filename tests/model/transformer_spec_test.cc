@@ -63,6 +63,14 @@ TEST(TransformerSpec, BadInputsNameTheField) {
                 .find("g.yaml:1:1: field 'ffn_hidden': missing: a gated MLP (mlp: swiglu) has no default width"),
             std::string::npos);
   EXPECT_EQ(transformer_spec_from_yaml(load_yaml_text(gated + "ffn_hidden: 344\n", "g.yaml"), "g.yaml").ffn_hidden, 344);
+  // A config.json under another name reads as YAML: it is named for what it is.
+  EXPECT_NE(testing::input_error_of([] {
+              transformer_spec_from_yaml(load_yaml_text("{\"model_type\": \"llama\", \"hidden_size\": 64}", "config"),
+                                         "config");
+            }).find("config:1:16: field 'model_type': a Hugging Face config.json's key"),
+            std::string::npos);
+  EXPECT_TRUE(is_hf_config_path("a/cfg.JSON"));
+  EXPECT_FALSE(is_hf_config_path("gpt3-1.3b"));
 }
 
 // The four precisions by name; fp8 stores bf16 tensors (2 bytes) and survives YAML.
