@@ -101,7 +101,7 @@ void validate(const TransformerSpec& spec, const std::string& source) {
   if (spec.hidden > (1 << 20)) fail("hidden", "must be at most 2^20");
   if (spec.ffn_hidden > (1 << 24)) fail("ffn_hidden", "must be at most 2^24");
   if (spec.vocab > (1 << 24)) fail("vocab", "must be at most 2^24");
-  if (spec.seq_len > (1 << 24)) fail("seq_len", "must be at most 2^24");
+  if (spec.seq_len > kMostSeqLen) fail("seq_len", "must be at most 2^24");
   if (spec.position_table > 0 && spec.position_table < spec.seq_len) {
     fail("position_table", std::to_string(spec.position_table) + " learned positions, fewer than the sequence of " +
                                std::to_string(spec.seq_len) + " tokens (seq_len or --seq): the tokens past them "
@@ -190,7 +190,7 @@ TransformerSpec transformer_spec_from_yaml(const YAML::Node& node, const std::st
     map.fail("ffn_hidden", "missing: a gated MLP (mlp: swiglu) has no default width (4 * hidden is a plain "
                            "MLP's; Llama's is about 8/3 * hidden)");
   }
-  spec.seq_len = overridable_int(map, "seq_len", 1 << 24, overrides.seq_len, overrides.missing_seq_len);
+  spec.seq_len = overridable_int(map, "seq_len", kMostSeqLen, overrides.seq_len, overrides.missing_seq_len);
   spec.vocab = map.get_int("vocab", 1, 1 << 24);
   spec.global_batch = overridable_int(map, "global_batch", big, overrides.global_batch);
   spec.precision = parse_precision(map.get_choice("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"), source);

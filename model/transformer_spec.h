@@ -46,6 +46,8 @@ std::string parameter_count_text(int64_t count);
 // The most layers a spec may have: the search's candidates (splits, interleavings, recomputed
 // layers) grow with the layer count, about 7 s at 1000 (tens of minutes at 10^5).
 inline constexpr int64_t kMostLayers = 1000;
+// The longest sequence (seq_len, --seq): 2^24 tokens keeps every count derived from it in 64 bits.
+inline constexpr int64_t kMostSeqLen = int64_t(1) << 24;
 
 struct TransformerSpec {
   std::string name;

@@ -16,6 +16,7 @@
 #include "model/cost_fp8.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
+#include "model/transformer_spec.h"
 #include "planner/explain.h"
 #include "planner/export.h"
 #include "planner/format.h"
@@ -402,7 +403,8 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--batch", options->batch, "Global batch in sequences (overrides the model's)")
       ->check(positive())
       ->check(counts);
-  plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")->check(positive());
+  plan->add_option("--seq", options->seq, "Sequence length (overrides the model's)")
+      ->check(whole_number_in(1, kMostSeqLen));
   plan->add_option("--precision", options->precision,
                    "Training precision: fp8 (Transformer Engine's fp8 GEMMs over bf16 tensors; the machine "
                    "needs peak_tflops.fp8), bf16, fp16 or fp32 (default: the model's)");

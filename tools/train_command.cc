@@ -21,6 +21,7 @@
 #include "model/error.h"
 #include "model/plan_file.h"
 #include "model/presets.h"
+#include "model/transformer_spec.h"
 #include "tools/commands.h"
 #include "tools/error_line.h"
 #include "tools/output_path.h"
@@ -219,7 +220,7 @@ void add_train_command(CLI::App& app) {
   o.batch = 0, o.microbatch = 0;  // defaults: the model's global batch, the plan's microbatch
   cmd->add_option("--batch", o.batch, "Sequences per step (default: the model's global batch)")->check(positive());
   cmd->add_option("--microbatch", o.microbatch, "Sequences per forward/backward (default: the plan's, else the batch)")->check(positive());
-  cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(positive());
+  cmd->add_option("--seq", o.seq, "Sequence length (default: the model's)")->check(whole_number_in(1, kMostSeqLen));
   cmd->add_option("--lr", o.lr, "Peak learning rate (0: evaluation only, nothing changes)")->check(non_negative());
   cmd->add_option("--lr-schedule", a->lr_schedule, "Learning rate after warm-up: cosine (to lr/10), linear (to lr/10) or constant")
       ->check(CLI::IsMember({"cosine", "linear", "constant"}));

@@ -296,6 +296,8 @@ TEST_F(Cli, UsageErrorsExitTwo) {
     expect_usage_error("train --seed " + std::string(seed),
                        "--seed: '" + std::string(seed) + "' is not a whole number from 0 to 18446744073709551615");
   }
+  expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --seq 16777217",
+                     "--seq: '16777217' is not a whole number from 1 to 16777216");  // not the model file's
   expect_usage_error("calibrate --name selene --out " + path("c.yaml"),
                      "--name selene: a machine preset has that name");
   expect_usage_error("calibrate --iters 99999999999 --out " + path("c.yaml"),
