@@ -126,6 +126,18 @@ bool same_profile(const std::string& given, const std::string& sets) {
   }
 }
 
+// The set's entries priced on `machine`; a point it cannot price names --machine's file where that
+// priced it (the message names the profile by its name alone).
+std::vector<ValidationEntry> set_on_machine(const ValidationSet& set, const MachineProfile& machine,
+                                            const std::string& path, const std::string& given, bool other) {
+  try {
+    return validate_set(set, machine, std::filesystem::path(path).stem().string(), other);
+  } catch (const InputError& e) {
+    if (given.empty()) throw;
+    throw InputError(std::string(e.what()) + " (priced on --machine " + given + ")");
+  }
+}
+
 // --csv replaces none of what the command reads: the corpus, its table, the sets, and the machine
 // profiles they and --machine name (a preset's file too: `--csv configs/machines/selene.yaml`).
 void reject_csv_over_inputs(const ValidateOptions& options, const std::vector<ValidationSet>& sets,
@@ -157,7 +169,7 @@ void run_validate(ValidateOptions options) {
     const ValidationSet& set = sets[i];
     const MachineProfile machine = given ? *given : set_machine(set);
     const bool other = given && !same_profile(options.machine, set.machine);
-    const auto set_entries = validate_set(set, machine, std::filesystem::path(options.sets[i]).stem().string(), other);
+    const auto set_entries = set_on_machine(set, machine, options.sets[i], given ? options.machine : "", other);
     if (options.explain.empty()) print_set(set, set_entries);
     entries.insert(entries.end(), set_entries.begin(), set_entries.end());
   }

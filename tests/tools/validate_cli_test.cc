@@ -182,6 +182,11 @@ TEST_F(ValidateSets, APointWithoutItsPrecisionsRateIsRefusedNamingTheLine) {
   EXPECT_NE(r.output.find((dir_ / "b.yaml").string() + ":6:5: point '22B full': precision bf16: machine"),
             std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
+  // Priced on --machine: its file is named, not the preset's name alone.
+  const std::string profile_path = (dir_ / "fp32-only.yaml").string();
+  const auto given = axo::testing::run_axo("validate --set " + write_set("c.yaml", "c", "selene") + " --machine " + profile_path);
+  EXPECT_EQ(given.code, 2) << given.output;
+  EXPECT_NE(given.output.find("(priced on --machine " + profile_path + ")"), std::string::npos) << given.output;
 }
 
 TEST_F(ValidateSets, PointNamesAreUniqueAndExplainNamesAreUnambiguous) {
