@@ -371,10 +371,10 @@ void run_plan(const PlanOptions& o) {
       !export_limitation(format, spec, machine, result.best[chosen_rank - 1].config).empty()) {
     throw InputError(inexpressible_message(format, model, options, result.best[chosen_rank - 1]));
   }
-  write_tables(o, model, result, rows, band);
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   const PlanRow& chosen = result.best[chosen_rank - 1];
   check_progress(report, o, options.rank_by, chosen, machine);
+  write_tables(o, model, result, result.best, band);  // a failed plan writes nothing
   if (o.explain) {
     report_stream << "\n" << explain_text(model, chosen.config) << "\n"
                   << band_explain_text(chosen.breakdown.iter_time, band)

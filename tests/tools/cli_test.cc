@@ -408,6 +408,20 @@ TEST_F(Cli, AFailedPlanWritesNothingAndSaysWhy) {
                  path("o.csv") + " --json " + path("o.json") + " --out " + path("o.yaml"));
   EXPECT_EQ(r.code, 2) << r.output;
   for (const char* file : {"o.csv", "o.json", "o.yaml"}) EXPECT_FALSE(fs::exists(path(file))) << file;
+  // Nothing fits (the closest configuration is shown, not written); a cost ranking with no progress.
+  r = axo("plan --model llama3-405b --gpus 8 --machine dgx-h100 --csv " + path("o.csv") + " --json " + path("o.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("nothing fits"), std::string::npos) << r.output;
+  for (const char* file : {"o.csv", "o.json"}) EXPECT_FALSE(fs::exists(path(file))) << file;
+  std::string machine = axo::testing::file_text(axo::config_dir() + "/machines/dgx-h100.yaml");
+  const size_t rate = machine.find("failures_per_gpu_hour:");
+  ASSERT_NE(rate, std::string::npos);
+  machine.replace(rate, machine.find('\n', rate) - rate, "failures_per_gpu_hour: 1");
+  r = axo("plan --model gpt2-124m --gpus 8 --machine " + write("failing.yaml", machine) + " --rank-by cost --csv " +
+          path("o.csv") + " --json " + path("o.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--rank-by cost: "), std::string::npos) << r.output;
+  for (const char* file : {"o.csv", "o.json"}) EXPECT_FALSE(fs::exists(path(file))) << file;
   fs::create_directories(path("x.json.args.sh"));
   r = axo("plan --model llama2-7b --gpus 16 --machine dgx-h100 --emit deepspeed --emit-out " + path("x.json"));
   EXPECT_EQ(r.code, 2) << r.output;
