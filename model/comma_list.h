@@ -8,8 +8,10 @@
 
 namespace axo {
 
-// "a,b" -> {"a", "b"}; "" -> {}. InputError "OPTION: 'TEXT': an empty item
-// (two commas, or one at an end)" for "a,,b", "a," or ",a".
+// "a,b" -> {"a", "b"}, each item without the spaces around it ("a , b" too); "" -> {}. InputError
+// "OPTION: 'TEXT': an empty item (two commas, or one at an end)" for "a,,b", "a,", ",a" or "a, ,b".
 std::vector<std::string> comma_list(const std::string& text, const std::string& option);
+// `text` without the spaces and tabs at its ends.
+std::string trim_spaces(const std::string& text);
 
 }  // namespace axo

@@ -422,12 +422,12 @@ FixedFields parse_fix(const std::string& text) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw InputError(source + ": '" + item + "': expected key=value");
     }
-    const std::string key = item.substr(0, eq);
+    const std::string key = trim_spaces(item.substr(0, eq));
     const ConfigField* field = find_config_field(key);
     if (!field) {
       throw InputError(source + ": unknown key '" + key + "' (expected " + config_field_names() + ")");
     }
-    const FieldValue value = field->parse(key, item.substr(eq + 1), source);
+    const FieldValue value = field->parse(key, trim_spaces(item.substr(eq + 1)), source);
     if (fixed.holds(*field)) {  // the last would win without a word
       throw InputError(source + ": " + field->name + " given twice (" + field->name + "=" +
                        field->text(field->get(fixed.values)) + ", then " + item + "): give each field once");

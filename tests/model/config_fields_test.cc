@@ -79,6 +79,11 @@ TEST(ConfigFields, EveryValueRoundTripsThroughFixText) {
   EXPECT_EQ(all.values, c);
   EXPECT_TRUE(all.all_grid_fixed());
   for (const ConfigField& field : config_fields()) EXPECT_TRUE(all.holds(field)) << field.name;
+  // Spaces around keys, values and commas are no part of them ("pipeline=2 ,data=4" was refused
+  // while "pipeline= 2" was read).
+  const FixedFields spaced = parse_fix(" pipeline = 2 ,data=4 ");
+  EXPECT_EQ(spaced.values.pipeline, 2);
+  EXPECT_EQ(spaced.values.data, 4);
 }
 
 TEST(ConfigFields, EveryValueRoundTripsThroughPlanYaml) {
