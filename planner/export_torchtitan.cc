@@ -61,7 +61,7 @@ std::string key(const std::string& name, const std::string& value) {
 // fp8: the float8 converter on every linear layer but the output (LM head).
 std::string float8_sections(const MachineProfile& machine, const ParallelConfig& c) {
   std::string text = "\n# fp8 linear layers (torchao Float8Linear), tensorwise scaling; the LM head\n"
-                     "# stays bf16 as axo prices it.\n"
+                     "# stays bf16 as axo prices it. converters goes into the TOML's own [model].\n"
                      "[model]\n"
                      "converters = [\"float8\"]\n"
                      "\n[float8]\n";
@@ -179,7 +179,7 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
       "# data_parallel_replicate_degree, pipeline -> pipeline_parallel_degree. The mesh\n"
       "# (pp, dp_replicate, fsdp, cp, tp; tp innermost) is axo's rank order xyczdp.\n"
       "# Keys: pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py; merge into the\n"
-      "# model's TOML ([model], [optimizer], ... stay as they are).\n"
+      "# model's TOML, section by section (its other keys and sections stay as they are).\n"
       "\n[parallelism]\n";
   text += key("data_parallel_replicate_degree", c.data);
   text += key("data_parallel_shard_degree", c.z);
