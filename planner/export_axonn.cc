@@ -125,15 +125,21 @@ std::string torch_dtype(Precision precision) {
 }
 
 // G_inter = 1: one microbatch a call, its gradients accumulated until the optimizer steps.
+// fp16 scales the loss (torch.amp.GradScaler, dynamic, as Megatron's --fp16 and DeepSpeed's
+// loss_scale 0): its gradients underflow unscaled.
 std::string train_step(const TransformerSpec& spec, const ParallelConfig& c) {
-  std::string text = "def train_step(model, batch, loss_fn):\n" + communication_context(c, "model");
+  const bool fp16 = spec.precision == Precision::fp16;
+  std::string text = fp16 ? "# fp16: the loss is scaled; step the optimizer with scaler.step(optimizer), then\n"
+                            "# scaler.update().\nscaler = torch.amp.GradScaler(\"cuda\")\n\n"
+                          : "";
+  text += "def train_step(model, batch, loss_fn):\n" + communication_context(c, "model");
   if (spec.precision == Precision::fp32) {
     text += "        loss = loss_fn(model(batch))\n";
   } else {
     text += "        with torch.autocast(device_type=\"cuda\", dtype=torch." +
             torch_dtype(spec.precision) + "):\n            loss = loss_fn(model(batch))\n";
   }
-  return text + "        loss.backward()\n    return loss\n";
+  return text + (fp16 ? "        scaler.scale(loss).backward()\n" : "        loss.backward()\n") + "    return loss\n";
 }
 
 // G_inter > 1: AxoNN_Inter_Layer_Engine (axonn/inter_layer.py) runs the stage's microbatches

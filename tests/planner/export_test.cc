@@ -329,6 +329,21 @@ TEST(ExportAxonn, NoOverlapFp32) {
                 export_axonn(spec, gpu_machine("frontier", 8), c, context()));
 }
 
+// fp16 scales the loss (GradScaler) where the loop is the user's (G_inter = 1): without it, small
+// gradients underflow in fp16; bf16 needs none.
+TEST(ExportAxonn, Fp16ScalesTheLoss) {
+  TransformerSpec spec = gpt3_13b();
+  spec.precision = Precision::fp16;
+  const ParallelConfig c = grid(1, 4, 1, 4, 1, 2);
+  const std::string fp16 = export_axonn(spec, gpu_machine("frontier", 8), c, context());
+  EXPECT_NE(fp16.find("scaler = torch.amp.GradScaler(\"cuda\")"), std::string::npos) << fp16;
+  EXPECT_NE(fp16.find("        scaler.scale(loss).backward()\n"), std::string::npos) << fp16;
+  spec.precision = Precision::bf16;
+  const std::string bf16 = export_axonn(spec, gpu_machine("frontier", 8), c, context());
+  EXPECT_EQ(bf16.find("GradScaler"), std::string::npos);
+  EXPECT_NE(bf16.find("        loss.backward()\n"), std::string::npos);
+}
+
 TEST(ExportAxonn, Limitations) {
   const TransformerSpec spec = gpt3_13b();
   const MachineProfile machine = gpu_machine("selene", 8);
