@@ -41,7 +41,8 @@ namespace {
 struct RecordCollector {
   CsvRecords records;
   std::vector<std::string> current;
-  size_t line = 1;  // the line libcsv is reading
+  size_t line = 1;          // the line libcsv is reading
+  size_t record_start = 1;  // the line the record being read starts on (a quoted cell may span lines)
   static void field(void* data, size_t size, void* self) {
     static_cast<RecordCollector*>(self)->current.emplace_back(static_cast<char*>(data), size);
   }
@@ -50,13 +51,21 @@ struct RecordCollector {
     collector->records.rows.push_back(std::move(collector->current));
     collector->records.lines.push_back(collector->line);
     collector->current.clear();
+    collector->record_start = collector->line + 1;  // a record ends at its line's break
   }
 };
 
+// The header names each column, once: which cell a reader took of two would be its search order's.
 void check_header(const CsvRecords& records, const std::string& path) {
   if (records.rows.empty()) throw InputError(path + ": empty table (no header line)");
   std::set<std::string> seen;
-  for (const std::string& name : records.rows.front()) {
+  const std::vector<std::string>& header = records.rows.front();
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string& name = header[i];
+    if (name.empty()) {
+      throw InputError(path + ":" + std::to_string(records.lines.front()) + ": column " + std::to_string(i + 1) +
+                       " has no name in the header");
+    }
     if (!seen.insert(name).second) {
       throw InputError(path + ":" + std::to_string(records.lines.front()) + ": column '" + name +
                        "' named twice in the header");
@@ -68,7 +77,10 @@ void check_header(const CsvRecords& records, const std::string& path) {
 
 CsvRecords parse_csv(const std::string& text, const std::string& path) {
   csv_parser parser;
-  if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: init failed");
+  // CSV_STRICT_FINI: a quote still open at the end is an error, not the rest of the file as one cell.
+  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+    throw std::runtime_error("libcsv: init failed");
+  }
   RecordCollector collector;
   const std::string_view bom = "\xEF\xBB\xBF";
   size_t parsed = text.starts_with(bom) ? bom.size() : 0;
@@ -81,10 +93,16 @@ CsvRecords parse_csv(const std::string& text, const std::string& path) {
     parsed += used;
     if (ok && text[end - 1] == '\n') ++collector.line;  // a last line without one ends its record at csv_fini
   }
+  const bool read_through = ok;
   ok = ok && csv_fini(&parser, RecordCollector::field, RecordCollector::record, &collector) == 0;
   const std::string error = csv_strerror(csv_error(&parser));
   csv_free(&parser);
-  if (!ok) throw InputError(path + ":" + std::to_string(collector.line) + ": malformed CSV: " + error);
+  if (!ok) {
+    // Within a line: that line; at the end (a quote left open): the line its record starts on.
+    const size_t line = read_through ? collector.record_start : collector.line;
+    throw InputError(path + ":" + std::to_string(line) + ": malformed CSV: " + error +
+                     (read_through ? " (a quoted cell left open)" : ""));
+  }
   check_header(collector.records, path);
   return std::move(collector.records);
 }

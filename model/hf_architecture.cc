@@ -165,14 +165,15 @@ void read_parallel_block(const nlohmann::json& config, TransformerSpec& spec, co
   }
 }
 
-// The activation, where it is not the MLP kind's: SiLU for a gated MLP, GELU (any of its forms) for a plain one.
-// transformers' activations by name (activations.py ACT2CLS): a name outside them is no model
-// transformers builds, where it was priced as the family's own.
-constexpr std::array<const char*, 19> kKnownActivations = {
-    "gelu",     "gelu_10",  "gelu_fast", "gelu_new",   "gelu_python", "gelu_pytorch_tanh", "gelu_accurate",
-    "laplace",  "leaky_relu", "linear", "mish",       "quick_gelu",  "relu",              "relu2",
-    "relu6",    "sigmoid",  "silu",      "swish",      "tanh"};
+// transformers' activations by name (activations.py ACT2CLS, its 24 names as read in 2026): a name
+// outside them is no model transformers builds, where it was priced as the family's own.
+constexpr std::array<const char*, 24> kKnownActivations = {
+    "gelu",       "gelu_10",    "gelu_fast", "gelu_new",     "gelu_python", "gelu_pytorch_tanh",
+    "gelu_python_tanh", "gelu_accurate", "hardswish", "laplace", "leaky_relu", "linear",
+    "mish",       "quick_gelu", "relu",      "relu2",        "relu6",       "sigmoid",
+    "silu",       "sqrtsoftplus", "swish",   "tanh",         "prelu",       "xielu"};
 
+// The activation, where it is not the MLP kind's: SiLU for a gated MLP, GELU (any of its forms) for a plain one.
 void read_activation(const nlohmann::json& config, TransformerSpec& spec, const std::string& source) {
   const std::string act = hf_activation(config, spec.mlp == MlpKind::swiglu ? "silu" : "gelu", source);
   if (std::find(kKnownActivations.begin(), kKnownActivations.end(), act) == kKnownActivations.end() &&
@@ -180,7 +181,7 @@ void read_activation(const nlohmann::json& config, TransformerSpec& spec, const 
     std::string known;
     for (const char* name : kKnownActivations) known += std::string(known.empty() ? "" : ", ") + name;
     throw InputError(source + ": the MLP's activation (hidden_act, hidden_activation or activation_function) '" + act +
-                     "' is none of transformers' (" + known + ")");
+                     "' is none of transformers' activations (" + known + ")");
   }
   const bool gelu = act.rfind("gelu", 0) == 0 || act == "quick_gelu";
   const bool silu = act == "silu" || act == "swish" || act == "swiglu";

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "model/error.h"
-#include "model/input_file.h"
 #include "model/hf_config.h"
+#include "model/input_file.h"
 #include "model/yaml_fields.h"
 
 namespace axo {

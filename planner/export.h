@@ -72,19 +72,21 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
 std::string export_plan(ExportFormat format, const TransformerSpec& spec,
                         const MachineProfile& machine, const ParallelConfig& config,
                         const ExportContext& context);
-// Empty when `format` can state `spec`; otherwise why not: Megatron-LM's and Megatron-DeepSpeed's
-// arguments state the architecture, and a model with approximations (a config.json's details axo
-// prices as their nearest) would train as another model. (torchtitan's and AxoNN's exports state
-// the parallelism alone; the Slurm script runs axo train, whose executor says what it trains.)
+// Empty when `format` can state `spec`; otherwise why not: a precision it does not train in (fp8
+// for DeepSpeed and AxoNN, fp16 for torchtitan: their nearest, bf16, is priced otherwise); and
+// Megatron-LM's and Megatron-DeepSpeed's arguments state the architecture, where a model with
+// approximations (a config.json's details axo prices as their nearest) would train as another
+// model. (torchtitan's and AxoNN's exports state the parallelism alone; the Slurm script runs axo
+// train, whose executor says what it trains.)
 std::string export_model_problem(ExportFormat format, const TransformerSpec& spec);
 // Empty when `format` can express `config`; otherwise why not, in a sentence.
 std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
                               const MachineProfile& machine, const ParallelConfig& config);
 
 // The fields a search must hold fixed, on top of `user`'s, to stay near what
-// `format` can express (Megatron-LM: x=1, z=1, offload off, ...). A field the
-// user fixed is kept unless the framework needs another value. With
-// `pin_order` the rank order is fixed to the framework's own too.
+// `format` can express (Megatron-LM: x=1, z=1, offload off unless the user
+// fixed it, ...). A field the user fixed is kept unless the framework needs
+// another value. With `pin_order` the rank order is fixed to the framework's own too.
 FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order);
 
 // The fastest configuration that fits and that `format` can express: the
@@ -95,7 +97,8 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
                                            const SearchOptions& options);
 
 // The message for a plan `format` cannot express: why, and the nearest plan it
-// can express with its predicted iteration time against the original's.
+// can express with its predicted iteration time against the original's, naming
+// the fields of the user's --fix it changes.
 std::string inexpressible_message(ExportFormat format, const CostModel& model,
                                   const SearchOptions& options, const PlanRow& original);
 

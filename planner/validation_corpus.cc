@@ -131,7 +131,7 @@ class Row {
   // product is checked whole, grid_too_large).
   int64_t integer(const std::string& column) const { return count(column, (*this)[column]); }
   // The whole number `key` tags in the cell ("VP" in "CP=1; VP=4", "grad accum" in "grad accum 16"),
-  // in any case and spacing; 0 where the key is absent or its value "n/a" (not stated). Anything
+  // in any case and spacing; 0 where the key is absent or its value n/a or N/A (not stated). Anything
   // else after the key, or the key given twice, is an error naming the cell: "VP=12.9" read as 12
   // and "VP=twelve" as no interleaving, silently.
   int64_t tagged_count(const std::string& column, const std::string& key) const {
@@ -143,7 +143,7 @@ class Row {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), tagged); it != std::sregex_iterator(); ++it) {
       if (++found > 1) throw InputError(where() + ": column '" + column + "': " + key + " given twice in '" + text + "'");
       const std::string stated = (*it)[2].str();
-      if (stated != "n/a") value = count(column, stated);
+      if (stated != "n/a" && stated != "N/A") value = count(column, stated);
     }
     return value;
   }

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "model/config_fields.h"
 #include "model/error.h"
 #include "model/input_file.h"
-#include "model/config_fields.h"
 #include "model/json_text.h"
 #include "model/overlap.h"
 #include "model/run_schema.h"

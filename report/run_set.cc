@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "model/error.h"
 #include "model/csv_text.h"
+#include "model/error.h"
 #include "report/rank_correlation.h"
 
 namespace axo {

@@ -21,7 +21,10 @@ int main(int argc, char** argv) {
   axo::tools::add_train_command(app);
   axo::tools::add_data_command(app);
   axo::tools::add_report_command(app);
-  axo::tools::refuse_option_names_as_values(app);
+  if (const std::string taken = axo::tools::option_name_taken_as_value(app, argc, argv); !taken.empty()) {
+    axo::tools::print_error_line("error", taken);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

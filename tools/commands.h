@@ -29,9 +29,10 @@ CLI::Validator whole_number_in(uint64_t least, uint64_t most);
 // For a text option whose empty value would be taken for the option left out
 // (calibrate --name '' for the default name): "an empty value <what>".
 CLI::Validator non_empty(const std::string& what);
-// Every option of `app`'s subcommands that takes a value refuses one that starts with "--": CLI11
-// hands an option its next word even when that word is the next option (`validate --csv --fit`
-// wrote a file named "--fit"), so such a value is an option left without its value.
-void refuse_option_names_as_values(CLI::App& app);
+// The usage error for the first option in `argv` followed by an option's name, which CLI11 would
+// hand it as its value (`validate --csv --fit` wrote a file named "--fit"; `--in --out x` said
+// "File does not exist: --out"): "--csv: '--fit' is an option, not a value: ..."; "" when none is.
+// Checked before parsing, so that no check of the value speaks first.
+std::string option_name_taken_as_value(CLI::App& app, int argc, char** argv);
 
 }  // namespace axo::tools

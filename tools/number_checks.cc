@@ -59,19 +59,24 @@ CLI::Validator non_empty(const std::string& what) {
   return CLI::Validator([what](std::string& text) { return text.empty() ? "an empty value " + what : ""; }, "TEXT");
 }
 
-void refuse_option_names_as_values(CLI::App& app) {
-  const CLI::Validator no_option_name(
-      [](std::string& text) {
-        return text.rfind("--", 0) == 0 ? "'" + text + "' is an option, not a value: give this option its value first"
-                                        : std::string();
-      },
-      "");
-  for (CLI::App* command : app.get_subcommands(nullptr)) {
-    for (CLI::Option* option : command->get_options()) {
-      if (option->get_type_size_max() > 0) option->check(no_option_name);
+std::string option_name_taken_as_value(CLI::App& app, int argc, char** argv) {
+  CLI::App* command = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) {  // a value, or a subcommand's name (data encode)
+      for (CLI::App* sub : command->get_subcommands(nullptr)) {
+        if (sub->get_name() == word) command = sub;
+      }
+      continue;
     }
-    refuse_option_names_as_values(*command);
+    const CLI::Option* option = command->get_option_no_throw(word);  // none for --name=value
+    if (option == nullptr || option->get_items_expected_min() <= 0 || i + 1 == argc) continue;  // a flag takes none
+    const std::string next = argv[i + 1];
+    if (next.rfind("--", 0) == 0) {
+      return word + ": '" + next + "' is an option, not a value: give " + word + " its value first";
+    }
   }
+  return "";
 }
 
 }  // namespace axo::tools

@@ -151,10 +151,11 @@ nlohmann::ordered_json band_json(const PredictionBand& band) {
   return j;
 }
 
-// --csv and --json: the ranked rows, and the explanation of the best (or --rank K) one, which
-// `explained_rank` names.
+// --csv and --json: the ranked rows that fit, and the explanation of the best (or --rank K) one,
+// which `explained_rank` names (written once the plan stands: a failed plan writes nothing).
 void write_tables(const PlanOptions& o, const CostModel& model, const SearchResult& result,
-                  const std::vector<PlanRow>& rows, const PredictionBand& band) {
+                  const PredictionBand& band) {
+  const std::vector<PlanRow>& rows = result.best;
   if (!o.csv.empty()) write_plan_csv(rows, o.csv);
   if (o.json.empty()) return;
   nlohmann::ordered_json j;
@@ -165,12 +166,10 @@ void write_tables(const PlanOptions& o, const CostModel& model, const SearchResu
   j["evaluated"] = result.evaluated;
   j["search_seconds"] = result.seconds;
   j["configurations"] = plan_rows_to_json(rows);
-  if (!rows.empty()) {
-    const size_t explained = o.rank > 0 && o.rank <= rows.size() ? o.rank : 1;
-    j["explained_rank"] = explained;
-    j["explain"] = explain_json(model, rows[explained - 1].config);
-    j["training"] = training_estimate_json(rows[explained - 1].training);
-  }
+  const size_t explained = o.rank > 0 ? o.rank : 1;  // check_rank: within the rows
+  j["explained_rank"] = explained;
+  j["explain"] = explain_json(model, rows[explained - 1].config);
+  j["training"] = training_estimate_json(rows[explained - 1].training);
   j["error_band"] = band_json(band);
   write_file_atomically(o.json, j.dump(2) + "\n");
 }
@@ -374,7 +373,7 @@ void run_plan(const PlanOptions& o) {
   if (result.best.empty()) fail_without_fit(o, model, options, result, report_stream);
   const PlanRow& chosen = result.best[chosen_rank - 1];
   check_progress(report, o, options.rank_by, chosen, machine);
-  write_tables(o, model, result, result.best, band);  // a failed plan writes nothing
+  write_tables(o, model, result, band);
   if (o.explain) {
     report_stream << "\n" << explain_text(model, chosen.config) << "\n"
                   << band_explain_text(chosen.breakdown.iter_time, band)

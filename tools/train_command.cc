@@ -120,6 +120,10 @@ void check_outputs_spare_inputs(const TrainArguments& a) {
   add_preset_input(inputs, "the --model file", "models", a.model);
   reject_outputs_over_inputs(outputs, inputs);
   for (const auto& [option, path] : outputs) {
+    if (!o.checkpoint_dir.empty() && same_file(path, o.checkpoint_dir)) {
+      throw InputError(std::string(option) + " " + path + ": it is --checkpoint-dir, the folder train keeps its "
+                       "checkpoints in: give the output its own file");
+    }
     const std::filesystem::path folder = std::filesystem::path(path).parent_path();
     if (!o.checkpoint_dir.empty() && is_checkpoint_name(path) &&
         same_file(folder.empty() ? "." : folder.string(), o.checkpoint_dir)) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/atomic_file.h"
+#include "model/csv_text.h"
 #include "model/error.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
@@ -23,7 +24,6 @@
 #include "planner/validation_fit.h"
 #include "planner/validation_inputs.h"
 #include "planner/validation_summary.h"
-#include "model/csv_text.h"
 #include "tools/commands.h"
 #include "tools/output_path.h"
 

@@ -114,6 +114,10 @@ TEST_F(Checkpoints, TheFolderKeepsTheNewestTwoAndItsHousekeeping) {
   EXPECT_FALSE(fs::exists(checkpoint_path(dir(), 8) + ".tmp.12345"));
   EXPECT_NE(log.str().find("removed 1 partly written"), std::string::npos) << log.str();
   EXPECT_TRUE(checkpoint_files(dir() + "/absent").empty());
+  // What counts as one: the name checkpoint_path gives, not what a partial write or a set-aside leaves.
+  EXPECT_TRUE(is_checkpoint_name(checkpoint_path(dir(), 8)));
+  EXPECT_FALSE(is_checkpoint_name(checkpoint_path(dir(), 8) + ".tmp.12345"));
+  EXPECT_FALSE(is_checkpoint_name(checkpoint_path(dir(), 6) + ".damaged"));
 }
 
 // A folder under a file cannot hold checkpoints: found before training, not at the first

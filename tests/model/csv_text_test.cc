@@ -40,6 +40,15 @@ TEST(CsvText, MistakesNameTheLine) {
   EXPECT_EQ(testing::input_error_of([] { parse_csv("name,TP,TP\na,1,2\n", "t.csv"); }),
             "t.csv:1: column 'TP' named twice in the header");
   EXPECT_EQ(testing::input_error_of([] { parse_csv("", "t.csv"); }), "t.csv: empty table (no header line)");
+  EXPECT_EQ(testing::input_error_of([] { parse_csv("name,x,\na,1,\n", "t.csv"); }),
+            "t.csv:1: column 3 has no name in the header");
+  // A quote left open is an error at the line its record starts on, with or without a last line break,
+  // not the rest of the file read as one cell.
+  for (const char* end : {"", "\n"}) {
+    const std::string open = "name,x\na,1\nb,\"2\nc,3" + std::string(end);
+    EXPECT_EQ(testing::input_error_of([&] { parse_csv(open, "t.csv"); }).rfind("t.csv:3: malformed CSV: ", 0), 0u)
+        << testing::input_error_of([&] { parse_csv(open, "t.csv"); });
+  }
 }
 
 }  // namespace

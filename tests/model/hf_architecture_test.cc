@@ -56,7 +56,7 @@ TEST(HfArchitecture, AnActivationIsOneTransformersHas) {
   config["hidden_act"] = "banana";
   EXPECT_NE(testing::input_error_of([&] { transformer_spec_from_hf_config(config, "c.json"); })
                 .find("c.json: the MLP's activation (hidden_act, hidden_activation or activation_function) 'banana' "
-                      "is none of transformers' (gelu, "),
+                      "is none of transformers' activations (gelu, "),
             std::string::npos);
   config["hidden_act"] = "relu";  // a real one, priced as SwiGLU's: said
   EXPECT_EQ(transformer_spec_from_hf_config(config, "c.json").approximations,

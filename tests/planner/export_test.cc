@@ -565,7 +565,9 @@ TEST(ExportTorchtitan, Limitations) {
   TransformerSpec fp16 = spec;
   fp16.precision = Precision::fp16;
   EXPECT_NE(export_model_problem(ExportFormat::torchtitan, fp16).find("fp16"), std::string::npos);
-  EXPECT_THROW(export_plan(ExportFormat::torchtitan, fp16, machine, grid(1, 8, 1, 1, 1, 1), context()), InputError);
+  EXPECT_NE(testing::input_error_of([&] { export_plan(ExportFormat::torchtitan, fp16, machine, grid(1, 8, 1, 1, 1, 1), context()); })
+                .find("torchtitan does not train in fp16"),
+            std::string::npos);
 }
 
 // ZeRO-1 with the optimizer on the host, two equal stages of 20 layers; the

@@ -319,6 +319,9 @@ TEST_F(Cli, AnOptionNameIsNoValue) {
                      "--fix: '--top' is an option, not a value");
   expect_usage_error("data encode --in " + write("t.txt", "text") + " --out --shard-tokens 5",
                      "--out: '--shard-tokens' is an option, not a value");
+  // Before the value's own checks, which named it as a missing file.
+  expect_usage_error("validate --set --csv " + path("o.csv"), "--set: '--csv' is an option, not a value");
+  expect_usage_error("data encode --in --out x", "--in: '--out' is an option, not a value");
   // A negative number is still the option's value, for its own check to name.
   expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
 }

@@ -300,9 +300,14 @@ TEST_F(TrainCli, OutputsThatWouldOverwriteInputsExitTwo) {
   EXPECT_NE(r.output.find("--run " + path("p.yaml") + ": it is the --plan file, which this command reads"),
             std::string::npos) << r.output;
   EXPECT_EQ(axo::testing::file_text(path("p.yaml")), plan_text);
-  r = axo(data + "--save-model " + axo::config_dir() + "/models/gpt2-tiny.yaml");
+  // A copy of the preset: were the check gone, the repository's would be written over.
+  fs::copy_file(axo::config_dir() + "/models/gpt2-tiny.yaml", path("tiny.yaml"));
+  const std::string tiny_text = axo::testing::file_text(path("tiny.yaml"));
+  r = axo("train --model " + path("tiny.yaml") + " --data '" + path("lit_train_*.bin") + "' --steps 1 --save-model " +
+          path("tiny.yaml"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("it is the --model file"), std::string::npos) << r.output;
+  EXPECT_EQ(axo::testing::file_text(path("tiny.yaml")), tiny_text);
   ASSERT_EQ(axo(data + "--save-model " + path("m.bin")).code, 0);
   r = axo(data + "--init-from " + path("m.bin") + " --run " + path("m.bin"));
   EXPECT_EQ(r.code, 2) << r.output;
@@ -311,6 +316,9 @@ TEST_F(TrainCli, OutputsThatWouldOverwriteInputsExitTwo) {
   r = axo(data + "--checkpoint-every 1 --checkpoint-dir " + path("ck") + " --run " + path("ck/step_00000001.axockpt"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("it is a checkpoint of --checkpoint-dir " + path("ck")), std::string::npos) << r.output;
+  r = axo(data + "--checkpoint-every 1 --checkpoint-dir " + path("new_ck") + " --run " + path("new_ck"));
+  EXPECT_EQ(r.code, 2) << r.output;  // before training, not a failed write after it
+  EXPECT_NE(r.output.find("--run " + path("new_ck") + ": it is --checkpoint-dir"), std::string::npos) << r.output;
 }
 
 }  // namespace
