@@ -1,6 +1,7 @@
 // Statistics, tables and CSV of `axo validate` (see validation_summary.h).
 #include "planner/validation_summary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -37,13 +38,16 @@ std::vector<GroupStats> summarize(const std::vector<ValidationEntry>& entries) {
 }
 
 std::string summary_table(const std::vector<GroupStats>& groups) {
+  // The GPU column as wide as its longest entry ("A100-80 on summit" under --machine), 14 at least.
+  int gpu_width = 14;
+  for (const GroupStats& g : groups) gpu_width = std::max(gpu_width, int(g.gpu.size()));
   std::string out;
-  char line[200];
-  std::snprintf(line, sizeof line, "%-24s %-14s %6s %11s %9s %9s\n", "source", "GPU", "count", "mean |err|",
-                "worst", "bias");
+  char line[400];
+  std::snprintf(line, sizeof line, "%-24s %-*s %6s %11s %9s %9s\n", "source", gpu_width, "GPU", "count",
+                "mean |err|", "worst", "bias");
   out += line;
   for (const GroupStats& g : groups) {
-    std::snprintf(line, sizeof line, "%-24s %-14s %6d %10.1f%% %+8.1f%% %+8.1f%%\n", g.source.c_str(),
+    std::snprintf(line, sizeof line, "%-24s %-*s %6d %10.1f%% %+8.1f%% %+8.1f%%\n", g.source.c_str(), gpu_width,
                   g.gpu.c_str(), g.stats.count, g.stats.mean_abs_pct, g.stats.worst_pct, g.stats.bias_pct);
     out += line;
   }

@@ -44,6 +44,12 @@ TEST(ValidationSummary, GroupsBySourceAndGpuSkippingUnexpressed) {
   EXPECT_NE(table.find("mpt                      A100-40             2        5.0%     -6.0%     -1.0%"),
             std::string::npos)
       << table;
+  // A longer GPU label (a set priced on --machine) widens its column for every row.
+  std::vector<GroupStats> labelled = groups;
+  labelled[0].gpu = "A100-80 on summit";
+  const std::string wide = summary_table(labelled);
+  EXPECT_NE(wide.find("mpt                      A100-80 on summit      2"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("dgxc                     H100-80                1"), std::string::npos) << wide;
 }
 
 TEST(ValidationSummary, ListsUnexpressedRunsByReasonAndMemoryMisses) {
