@@ -98,10 +98,19 @@ CsvRecords parse_csv(const std::string& text, const std::string& path) {
   const std::string error = csv_strerror(csv_error(&parser));
   csv_free(&parser);
   if (!ok) {
-    // Within a line: that line; at the end (a quote left open): the line its record starts on.
-    const size_t line = read_through ? collector.record_start : collector.line;
-    throw InputError(path + ":" + std::to_string(line) + ": malformed CSV: " + error +
-                     (read_through ? " (a quoted cell left open)" : ""));
+    // At the end: a quote left open, at the line its record starts on. Within the file: a quote in
+    // a cell not quoted whole, at its line, naming the record's first line where a quote opened
+    // before spans lines to it.
+    if (read_through) {
+      throw InputError(path + ":" + std::to_string(collector.record_start) +
+                       ": malformed CSV: a quoted cell left open (its closing quote never comes)");
+    }
+    const std::string spans = collector.record_start < collector.line
+                                  ? " (in the record from line " + std::to_string(collector.record_start) +
+                                        ": a quote opened there may be left open)"
+                                  : "";
+    throw InputError(path + ":" + std::to_string(collector.line) + ": malformed CSV: a stray quote (a cell is quoted "
+                     "whole, a quote inside it doubled: \"\")" + spans + " [libcsv: " + error + "]");
   }
   check_header(collector.records, path);
   return std::move(collector.records);

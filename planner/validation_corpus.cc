@@ -92,6 +92,11 @@ CorpusSpec load_corpus_spec(const std::string& path) {
   const YamlMap map(load_yaml_file(path), path, "validation corpus");
   CorpusSpec spec;
   spec.csv_path = (std::filesystem::path(path).parent_path() / map.get_string("corpus")).string();
+  if (std::error_code error; !std::filesystem::is_regular_file(spec.csv_path, error)) {  // named where it is named
+    map.fail("corpus", spec.csv_path + (std::filesystem::is_directory(spec.csv_path, error) ? " is a folder, not the table"
+                                                                                          : " does not exist") +
+                           " (the table, relative to this file's folder)");
+  }
   for (const YAML::Node& node : map.get_node("families")) {
     const YamlMap family(node, path, "model family");
     Family f{family.get_string("match"), YAML::Node(YAML::NodeType::Map)};

@@ -31,7 +31,8 @@ CLI::Validator whole_number_in(uint64_t least, uint64_t most);
 CLI::Validator non_empty(const std::string& what);
 // The usage error for the first option in `argv` followed by an option's name, which CLI11 would
 // hand it as its value (`validate --csv --fit` wrote a file named "--fit"; `--in --out x` said
-// "File does not exist: --out"): "--csv: '--fit' is an option, not a value: ..."; "" when none is.
+// "File does not exist: --out"), or given as --name= with nothing after it, which CLI11 also hands
+// the next word: "--csv: '--fit' is an option, not a value: ..."; "" when none is.
 // Checked before parsing, so that no check of the value speaks first.
 std::string option_name_taken_as_value(CLI::App& app, int argc, char** argv);
 

@@ -88,7 +88,12 @@ void encode(const EncodeArguments& a) {
   }
   const std::vector<uint16_t> tokens = encode_bytes(text);
   const size_t val = size_t(double(tokens.size()) * a.val_fraction);
-  if (tokens.size() - val < 2) throw InputError("--in: too little text to make a training shard");
+  if (tokens.size() - val < 2) {
+    std::string named;
+    for (const std::string& path : a.inputs) named += " " + path;
+    throw InputError("--in" + named + ": too little text to make a training shard (" + std::to_string(tokens.size()) +
+                     " bytes)");
+  }
   remove_old_shards(a.out, a.inputs);
   write_shards(a.out, "train", std::vector<uint16_t>(tokens.begin(), tokens.end() - std::ptrdiff_t(val)), a.shard_tokens);
   if (val > 0) write_shards(a.out, "val", std::vector<uint16_t>(tokens.end() - std::ptrdiff_t(val), tokens.end()), a.shard_tokens);

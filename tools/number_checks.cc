@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "model/comma_list.h"
 #include "tools/commands.h"
 
 namespace axo::tools {
@@ -24,7 +25,10 @@ CLI::Validator number_check(const char* name, const char* rule, bool (*holds)(do
   return CLI::Validator(
       [rule, holds](std::string& text) -> std::string {
         double value = 0;
-        if (!parse_number(text, value)) return "'" + text + "' is not a finite number";
+        if (!parse_number(text, value)) {
+          return "'" + text + "' is not a finite number" +
+                 (trim_spaces(text) != text ? std::string(" (spaces around it are not a number's)") : "");
+        }
         return holds(value) ? std::string() : text + " is not " + rule;
       },
       name);
@@ -69,8 +73,15 @@ std::string option_name_taken_as_value(CLI::App& app, int argc, char** argv) {
       }
       continue;
     }
-    const CLI::Option* option = command->get_option_no_throw(word);  // none for --name=value
-    if (option == nullptr || option->get_items_expected_min() <= 0 || i + 1 == argc) continue;  // a flag takes none
+    const size_t equals = word.find('=');
+    const std::string name = word.substr(0, equals);
+    const CLI::Option* option = command->get_option_no_throw(name);
+    if (option == nullptr || option->get_items_expected_min() <= 0) continue;  // a flag takes none
+    if (equals != std::string::npos) {  // --name=value; CLI11 hands --name= the next word too
+      if (equals + 1 == word.size()) return name + ": an empty value after '=': give " + name + " its value";
+      continue;
+    }
+    if (i + 1 == argc) continue;  // CLI11 says it is missing
     const std::string next = argv[i + 1];
     if (next.rfind("--", 0) == 0) {
       return word + ": '" + next + "' is an option, not a value: give " + word + " its value first";

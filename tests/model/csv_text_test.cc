@@ -35,8 +35,16 @@ TEST(CsvText, SkipsAByteOrderMark) {
 }
 
 TEST(CsvText, MistakesNameTheLine) {
-  EXPECT_EQ(testing::input_error_of([] { parse_csv("name,x\na,1\nb,\"1\"2\n", "t.csv"); }).rfind("t.csv:3: malformed CSV: ", 0),
+  EXPECT_EQ(testing::input_error_of([] { parse_csv("name,x\na,1\nb,\"1\"2\n", "t.csv"); })
+                .rfind("t.csv:3: malformed CSV: a stray quote (a cell is quoted whole, a quote inside it doubled", 0),
             0u);
+  // A quote opened on line 3 and a quote on line 4 that does not close it: both lines named.
+  EXPECT_NE(testing::input_error_of([] { parse_csv("name,x\na,1\nb,\"open\nc,\"3\"x\n", "t.csv"); })
+                .find("t.csv:4: malformed CSV: a stray quote") ,
+            std::string::npos);
+  EXPECT_NE(testing::input_error_of([] { parse_csv("name,x\na,1\nb,\"open\nc,\"3\"x\n", "t.csv"); })
+                .find("(in the record from line 3: a quote opened there may be left open)"),
+            std::string::npos);
   EXPECT_EQ(testing::input_error_of([] { parse_csv("name,TP,TP\na,1,2\n", "t.csv"); }),
             "t.csv:1: column 'TP' named twice in the header");
   EXPECT_EQ(testing::input_error_of([] { parse_csv("", "t.csv"); }), "t.csv: empty table (no header line)");
@@ -46,7 +54,8 @@ TEST(CsvText, MistakesNameTheLine) {
   // not the rest of the file read as one cell.
   for (const char* end : {"", "\n"}) {
     const std::string open = "name,x\na,1\nb,\"2\nc,3" + std::string(end);
-    EXPECT_EQ(testing::input_error_of([&] { parse_csv(open, "t.csv"); }).rfind("t.csv:3: malformed CSV: ", 0), 0u)
+    EXPECT_EQ(testing::input_error_of([&] { parse_csv(open, "t.csv"); }),
+              "t.csv:3: malformed CSV: a quoted cell left open (its closing quote never comes)")
         << testing::input_error_of([&] { parse_csv(open, "t.csv"); });
   }
 }

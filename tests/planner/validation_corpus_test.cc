@@ -587,6 +587,12 @@ TEST_F(CorpusFixture, TheTableAndTheFamiliesAreCheckedWhereTheyAre) {
     EXPECT_NE(std::string(e.what()).find("c.yaml:3:"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("field 'mlp'"), std::string::npos) << e.what();
   }
+  // A table that is not there is named where the description names it.
+  std::ofstream(dir_ / "c.yaml") << "corpus: absent.csv\nfamilies: []\nmachines: []\n";
+  EXPECT_NE(testing::input_error_of([&] { load_corpus(yaml()); })
+                .find("c.yaml:1:9: field 'corpus': " + (dir_ / "absent.csv").string() + " does not exist"),
+            std::string::npos)
+      << testing::input_error_of([&] { load_corpus(yaml()); });
 }
 
 // A machine entry's GPU type is its preset's: another would group and band its runs as another GPU's.

@@ -291,6 +291,8 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   expect_usage_error("plan --model gpt3-13b --gpus 8 --machine selene --tokens inf",
                      "--tokens: 'inf' is not a finite number");
   expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
+  expect_usage_error("train --weight-decay ' 0.1 '",
+                     "--weight-decay: ' 0.1 ' is not a finite number (spaces around it are not a number's)");
   // Whole numbers in range: CLI11 would wrap -1 and clamp a larger one to 2^64 - 1.
   for (const char* seed : {"-1", "18446744073709551616", "1.5"}) {
     expect_usage_error("train --seed " + std::string(seed),
@@ -322,6 +324,9 @@ TEST_F(Cli, AnOptionNameIsNoValue) {
   // Before the value's own checks, which named it as a missing file.
   expect_usage_error("validate --set --csv " + path("o.csv"), "--set: '--csv' is an option, not a value");
   expect_usage_error("data encode --in --out x", "--in: '--out' is an option, not a value");
+  // --name= with nothing after it took the next word too: --csv= --fit wrote a file named "--fit".
+  expect_usage_error("validate --csv= --fit", "--csv: an empty value after '=': give --csv its value");
+  EXPECT_FALSE(fs::exists(dir_ / "--fit"));
   // A negative number is still the option's value, for its own check to name.
   expect_usage_error("train --lr -1", "--lr: -1 is not zero or more");
 }
