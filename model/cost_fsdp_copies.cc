@@ -19,7 +19,7 @@ double fsdp_copy_seconds(const CostInputs& in, const CostRecorder& record, CostS
                          int gathers, double element_bytes_gathered) {
   const ParallelConfig& c = in.config;
   const FsdpCopyBytes per_element = fsdp_copy_bytes(in, element_bytes_gathered);
-  const bool gathered = c.z > 1, reduced = c.z > 1 || (c.zero >= 2 && zero_shards(c) > 1);
+  const bool gathered = c.z > 1, reduced = c.z > 1 || sharded_gradients(c);
   const double gathered_bytes = gathered ? gathers * per_element.after_gather : 0;
   const double reduced_bytes = reduced ? per_element.before_reduce : 0;
   const double bytes = elements * (gathered_bytes + reduced_bytes);

@@ -20,6 +20,7 @@
 #include "model/cost_pipeline.h"
 #include "model/cost_split.h"
 #include "model/error.h"
+#include "model/cost_stage_ends.h"
 #include "model/memory_model.h"
 
 namespace axo {
@@ -73,13 +74,21 @@ struct ComputeKey {
   int64_t gpus;  // where the node boundaries fall for the fastest ring (place_group)
   Recompute recompute;
   bool sequence_parallel;
+  bool embedding_apart;    // embedding_apart_from_head (cost_stage_ends.h)
+  bool sharded_gradients;  // sharded_gradients (memory_model.h): FSDP's copies before the reduce
   bool operator==(const ComputeKey&) const = default;
 };
+
+ComputeKey compute_key(const TransformerSpec& spec, const ParallelConfig& c) {
+  return {c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel,
+          embedding_apart_from_head(spec, c), sharded_gradients(c)};
+}
 
 struct ComputeKeyHash {
   size_t operator()(const ComputeKey& k) const {
     size_t h = std::hash<int64_t>()(k.x);
-    for (int64_t v : {k.y, k.z, k.context, k.microbatch, k.gpus, int64_t(k.recompute), int64_t(k.sequence_parallel)}) {
+    for (int64_t v : {k.y, k.z, k.context, k.microbatch, k.gpus, int64_t(k.recompute), int64_t(k.sequence_parallel),
+                      int64_t(k.embedding_apart), int64_t(k.sharded_gradients)}) {
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     }
     return h;
@@ -183,8 +192,7 @@ class SharedMemo {
 class CostModel::ComputeMemo {
  public:
   const LocalCompute& get(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c) {
-    const ComputeKey key{c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel};
-    return compute_.get(key, [&] { return local_compute(spec, machine, c, CostRecorder()); });
+    return compute_.get(compute_key(spec, c), [&] { return local_compute(spec, machine, c, CostRecorder()); });
   }
   const LocalComm& comm(const TransformerSpec& spec, const MachineProfile& machine, const ParallelConfig& c,
                         const LocalCompute& local) {
@@ -196,7 +204,7 @@ class CostModel::ComputeMemo {
     std::array<int64_t, kGridDims> capped{};
     int64_t next = 1;
     for (GridDim d : c.order) capped[size_t(d)] = std::min(next, n), next *= sizes[size_t(d)];
-    const CommKey key{{c.x, c.y, c.z, c.context, c.microbatch, c.gpus(), c.recompute, c.sequence_parallel},
+    const CommKey key{compute_key(spec, c),
                       c.overlap,
                       {capped[0], capped[1], capped[2], capped[3]},
                       grid_pair_group(c, GridDim::x, GridDim::y, n).ranks_per_node};

@@ -22,7 +22,7 @@ void embedding_compute(const CostInputs& in, const CostRecorder& record, StageEn
     ends.first_backward += fsdp_copy_seconds(in, record, first, in.shapes.head_weights(), 1, in.shapes.element_bytes);
   }
   // The embedding's gradients; a tied embedding on the head's stage is the head's (head_compute).
-  if (!in.spec.tied_embeddings || in.config.pipeline > 1) {
+  if (embedding_apart_from_head(in.spec, in.config)) {
     ends.first_backward += grad_accumulation_seconds(in, record, first, in.shapes.head_weights());
   }
 }
@@ -94,7 +94,7 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   }
   embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
   // A tied head on the embedding's stage is the same FSDP unit, gathered once (cost_fsdp_copies.h).
-  if (!in.spec.tied_embeddings || in.config.pipeline > 1) {
+  if (embedding_apart_from_head(in.spec, in.config)) {
     head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
   }
   head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});

@@ -16,6 +16,13 @@
 
 namespace axo {
 
+// Whether the embedding and the LM head are apart, each its own weights: untied, or tied but on
+// different stages (pipeline > 1), where a tied pair on one stage is one unit, gathered and
+// accumulated once.
+inline bool embedding_apart_from_head(const TransformerSpec& spec, const ParallelConfig& c) {
+  return !spec.tied_embeddings || c.pipeline > 1;
+}
+
 // Per-microbatch compute seconds of the stage ends.
 struct StageEndCompute {
   double first_forward = 0, first_backward = 0;  // embedding

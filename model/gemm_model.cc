@@ -11,6 +11,7 @@ namespace {
 
 // The output tiles a GEMM kernel computes, one per SM per wave (gemm_model.h).
 constexpr std::pair<double, double> kGemmTiles[] = {{128, 128}, {128, 256}, {256, 128}};
+constexpr double kSmallestTileDim = 128;  // of every tile above, in m and in n
 
 // Split-K: a GEMM whose output tiles cannot fill one wave of SMs splits its
 // k loop over up to kMaxSplitK CTAs per tile, each at least kMinSplitDepth deep
@@ -22,6 +23,13 @@ constexpr double kMinSplitDepth = 1024;
 double most_useful_split(double tiles, int64_t sm_count, double k) {
   if (tiles >= double(sm_count)) return 1;
   return std::clamp(std::floor(k / kMinSplitDepth), 1.0, kMaxSplitK);
+}
+
+// An output dimension under one tile computes the whole (smallest) tile, whose padding
+// gemm_wave_efficiency charges: its d / (d + d½) is the tile's, or the two would charge the missing
+// rows twice and a 1-row GEMM would take longer than a 128-row one (time ~ 1/m).
+double tile_filled(const MachineProfile& machine, double d) {
+  return machine.gemm_sm_count > 0 ? std::max(d, kSmallestTileDim) : d;
 }
 
 }  // namespace
@@ -45,7 +53,8 @@ double gemm_roofline_seconds(const MachineProfile& machine, Precision precision,
                              double n, double k) {
   const double d_half = machine.gemm_half_efficiency_dim;
   const double k_half = precision == Precision::fp8 ? 2 * d_half : d_half;  // gemm_model.h
-  const double fill = (m / (m + d_half)) * (n / (n + d_half)) * (k / (k + k_half)) *
+  const double tm = tile_filled(machine, m), tn = tile_filled(machine, n);
+  const double fill = (tm / (tm + d_half)) * (tn / (tn + d_half)) * (k / (k + k_half)) *
                       gemm_wave_efficiency(machine.gemm_sm_count, m, n, k);
   const double flops_per_s = machine.peak_tflops(precision) * 1e12 * machine.gemm_max_efficiency * fill;
   const double bytes = (m * k + k * n + m * n) * bytes_per_element(precision);

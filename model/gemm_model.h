@@ -2,7 +2,12 @@
 //
 // The roofline: time = max(2mnk / (peak · e), bytes / HBM) + launch, where the
 // compute efficiency e = max_efficiency · Π over m, n, k of d / (d + d½) ·
-// gemm_wave_efficiency (the SMs' tiles; max_efficiency is a full wave's). For
+// gemm_wave_efficiency (the SMs' tiles; max_efficiency is a full wave's); an m
+// or n under one tile counts as the tile it fills, whose padding the waves
+// charge, so time never falls as m or n grows to a tile (beyond one, while the
+// tiles fill less than a wave, d / (d + d½) still lowers it: a 512-row
+// [m x 2304 x 768] GEMM prices below a 128-row one on an H100, an overlap of
+// the two charges left open). For
 // k, d½ is the depth a tile's fixed cost (its prologue, the epilogue writing
 // the output) is worth in the k loop: gemm.half_efficiency_dim for 16-bit
 // inputs, twice that for fp8, whose tensor-core instruction steps k 32

@@ -306,7 +306,8 @@ struct MachineProfile : StackSettings {
   // GEMM: the best fraction of peak large GEMMs reach, and measured samples.
   double gemm_max_efficiency = 0.8;
   // A GEMM dimension d scales efficiency by d / (d + gemm_half_efficiency_dim):
-  // small dimensions under-fill the device's tiles (a roofline refinement).
+  // small dimensions under-fill the device's tiles (a roofline refinement); with
+  // gemm.sm_count, an m or n under one tile counts as the tile (gemm_model.h).
   double gemm_half_efficiency_dim = 32;
   // Streaming multiprocessors (gemm.sm_count): a GEMM's output tiles run in
   // waves of one tile per SM, and a last wave that fills only part of the SMs

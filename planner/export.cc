@@ -123,7 +123,8 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
   return "";
 }
 
-FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order) {
+FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const MachineProfile& machine,
+                               const FixedFields& user, bool pin_order) {
   FixedFields fixed = user;
   auto hold = [&fixed](const char* name, FieldValue value) { fixed.hold(config_field(name), value); };
   switch (format) {
@@ -145,12 +146,17 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user, boo
       hold("x", 1);
       hold("zero", 0);
       hold("offload", false);
+      if (spec.precision == Precision::fp8) hold("y", 1);  // its float8 TP is off (torchtitan_limitation)
       break;
     case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered
       hold("x", 1);
       hold("z", 1);
       hold("context", 1);
       hold("interleave", 1);
+      // Its PipelineEngine reduces the gradients after the backward: under a stack that prices the
+      // reduction overlapped, the plans it runs as priced have no pipeline (deepspeed_limitation)
+      // but those without data ranks, left to the user's own --fix.
+      if (machine.grad_reduce == GradReduce::overlapped && !user.holds("pipeline")) hold("pipeline", 1);
       break;
     case ExportFormat::slurm:
       break;
@@ -165,7 +171,7 @@ std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel&
                                            const SearchOptions& options) {
   for (bool pin_order : {false, true}) {
     SearchOptions again = options;
-    again.fixed = expressible_fields(format, options.fixed, pin_order);
+    again.fixed = expressible_fields(format, model.spec(), model.machine(), options.fixed, pin_order);
     again.top = std::max<size_t>(options.top, 64);
     again.prune = true, again.record_points = false;  // a plan, not a picture
     SearchResult result;
@@ -328,6 +334,13 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
     }
   }
   return true;
+}
+
+std::string same_placement_note(const ParallelConfig& config, const std::string& order,
+                                int64_t gpus_per_node) {
+  if (config.order == parse_order(order, "export")) return "";
+  return "; the plan's " + config.order_string() + " places its groups as " + order + " does on " +
+         std::to_string(gpus_per_node) + "-GPU nodes";
 }
 
 }  // namespace axo

@@ -85,9 +85,12 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
 
 // The fields a search must hold fixed, on top of `user`'s, to stay near what
 // `format` can express (Megatron-LM: x=1, z=1, offload off unless the user
-// fixed it, ...). A field the user fixed is kept unless the framework needs
-// another value. With `pin_order` the rank order is fixed to the framework's own too.
-FixedFields expressible_fields(ExportFormat format, const FixedFields& user, bool pin_order);
+// fixed it, ...; DeepSpeed: no pipeline where `machine`'s stack overlaps the
+// gradient reduction; torchtitan: y=1 for an fp8 `spec`). A field the user fixed is kept
+// unless the framework needs another value. With `pin_order` the rank order is fixed
+// to the framework's own too.
+FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const MachineProfile& machine,
+                               const FixedFields& user, bool pin_order);
 
 // The fastest configuration that fits and that `format` can express: the
 // search runs again with expressible_fields (first with the rank order free,
@@ -139,5 +142,10 @@ std::string fix_string(const ParallelConfig& config);
 // e.g. "xyzcpd"): same size and ranks per node. Then the two orders cost the same.
 bool places_groups_as(const ParallelConfig& config, const std::string& order,
                       int64_t gpus_per_node);
+
+// "" when `config` is in the framework's rank order `order`; otherwise "; the plan's ORDER places
+// its groups as ORDER does on N-GPU nodes", for an export's comment on the order it runs.
+std::string same_placement_note(const ParallelConfig& config, const std::string& order,
+                                int64_t gpus_per_node);
 
 }  // namespace axo

@@ -176,7 +176,8 @@ std::string export_axonn(const TransformerSpec& spec, const MachineProfile& mach
       "# shards each weight block and the batch, like FSDP), pipeline -> G_inter,\n"
       "# data -> G_data. Layers built with transpose=True swap row and column, as\n"
       "# axo's transposed layers (attention output, MLP down) do. AxoNN's rank order,\n"
-      "# column innermost, then row, depth, pipeline, data, is axo's xyzcpd.\n"
+      "# column innermost, then row, depth, pipeline, data, is axo's xyzcpd" +
+      same_placement_note(c, "xyzcpd", machine.gpus_per_node) + ".\n"
       "# Sources: axonn-ai/axonn axonn/axonn.py, axonn/communication.py,\n"
       "# axonn/intra_layer/fully_connected.py, axonn/intra_layer/overlap_communication.py.\n"
       "import torch\n"

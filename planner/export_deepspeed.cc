@@ -28,8 +28,9 @@
 // with pipeline > 1 DeepSpeed's PipelineEngine takes stage 0 or 1 only, and
 // with pipeline = 1 the model runs without PipelineModule
 // (--no-pipeline-parallel), which stage 2 needs. offload is
-// offload_optimizer on the host (ZeRO-Offload: stage 1 or 2). overlap is
-// overlap_comm. Ranks: model innermost, then data, then pipe, axo's xyzcdp.
+// offload_optimizer on the host (ZeRO-Offload: stage 1 or 2) with
+// --cpu-optimizer. overlap_comm is the stack's grad_reduce. Ranks: model
+// innermost, then data, then pipe, axo's xyzcdp.
 //
 // Not expressible (the planner then searches the nearest plan DeepSpeed can
 // run, as for the other exports): x > 1 or z > 1 (1D tensor parallelism
@@ -38,7 +39,10 @@
 // --ds-sequence-parallel-size, is an all-to-all over heads, not the ring
 // attention axo prices); an unequal split axo chose (GPTModelPipe's
 // partition_method 'type:transformer' balances layer counts and leaves the
-// embedding and the head out, so only the equal split is axo's). fp8 has no
+// embedding and the head out, so only the equal split is axo's); a tensor-
+// parallel backward overlapped otherwise than with sequence parallelism (the
+// only overlap it has); a gradient reduction the stack prices overlapped where
+// DeepSpeed reduces after the backward (a pipeline, or ZeRO stage 0). fp8 has no
 // ds_config key: an fp8 plan is refused (export_model_problem).
 #include <nlohmann/json.hpp>
 #include <string>
@@ -55,14 +59,37 @@ int64_t accumulation_steps(const TransformerSpec& spec, const ParallelConfig& c)
   return spec.global_batch / (c.microbatch * c.data);
 }
 
-nlohmann::ordered_json zero_section(const ParallelConfig& c) {
+// The data-parallel gradient reduction overlaps the backward only under ZeRO stage 1 or 2 with
+// overlap_comm, whose hooks reduce each bucket as it is ready (deepspeed/runtime/zero/
+// stage_1_and_2.py); stage 0 reduces after the backward (engine.py allreduce_gradients:
+// buffered_allreduce_fallback), and the PipelineEngine after the last microbatch's (pipe/schedule.py
+// ReduceGrads at the step's end, engine.py _exec_reduce_grads).
+bool reduction_can_overlap(const ParallelConfig& c) { return c.pipeline == 1 && c.zero >= 1; }
+
+nlohmann::ordered_json zero_section(const MachineProfile& machine, const ParallelConfig& c) {
   nlohmann::ordered_json zero;
   zero["stage"] = c.zero;
-  zero["overlap_comm"] = c.overlap;
+  // As the machine's stack priced the reduction (stack.grad_reduce); deepspeed_limitation refuses
+  // an overlapped one DeepSpeed cannot overlap.
+  zero["overlap_comm"] = machine.grad_reduce == GradReduce::overlapped && reduction_can_overlap(c);
   zero["reduce_scatter"] = true;  // the gradient reduction axo prices for zero >= 1
   zero["contiguous_gradients"] = true;
   if (c.offload) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   return zero;
+}
+
+// Megatron-DeepSpeed turns the asynchronous tensor-parallel all-reduce off under --deepspeed, and
+// launches the sequence-parallel reduce-scatter asynchronously, before the weight-gradient GEMM
+// (megatron/arguments.py at f4157be: async_tensor_model_parallel_allreduce = False;
+// megatron/core/tensor_parallel/layers.py): the backward collective overlaps with sequence
+// parallelism only.
+std::string tensor_overlap_problem(const ParallelConfig& c) {
+  if (c.y == 1 || c.overlap == c.sequence_parallel) return "";
+  return c.sequence_parallel
+             ? "it always overlaps the sequence-parallel reduce-scatter with the weight-gradient GEMM, "
+               "so a plan with overlap=off does not describe it"
+             : "it never overlaps the tensor-parallel all-reduce (under --deepspeed its asynchronous "
+               "all-reduce is off), so a plan with overlap=on and sequence_parallel=off does not describe it";
 }
 
 }  // namespace
@@ -85,6 +112,13 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
   }
   if (c.offload && c.zero == 0) {
     return "offload_optimizer (ZeRO-Offload) needs ZeRO stage 1 or 2: plan with zero=1";
+  }
+  if (std::string why = tensor_overlap_problem(c); !why.empty()) return why;
+  if (c.data > 1 && machine.grad_reduce == GradReduce::overlapped && !reduction_can_overlap(c)) {
+    return std::string(c.pipeline > 1 ? "its PipelineEngine reduces the gradients after the last microbatch's backward"
+                                      : "ZeRO stage 0 reduces the gradients after the backward") +
+           ", and " + machine.name + "'s stack prices the reduction overlapped with it (stack.grad_reduce: "
+           "overlapped): plan with pipeline=1 and zero=1, or on a machine whose stack reduces after_backward";
   }
   // GPTModelPipe checkpoints every k-th layer (--recompute-method uniform) or none: any other
   // method sets its activation_checkpoint_interval to 0 (megatron/model/gpt_model.py at f4157be,
@@ -122,7 +156,7 @@ std::string export_deepspeed(const TransformerSpec& spec, const MachineProfile& 
   } else {
     config["fp16"] = {{"enabled", false}};
   }
-  config["zero_optimization"] = zero_section(c);
+  config["zero_optimization"] = zero_section(machine, c);
   config["wall_clock_breakdown"] = false;
   return config.dump(2) + "\n";
 }
@@ -137,6 +171,14 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
           "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).\n"
           "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
+  if (c.y > 1 && c.sequence_parallel) {  // megatron/arguments.py at f4157be raises without it
+    // The deepspeed launcher passes on to other nodes only the variables .deepspeed_env lists
+    // (deepspeed/launcher/runner.py, DEEPSPEED_ENVIRONMENT_NAME).
+    text += "# Sequence parallelism's reduce-scatter overlaps the weight-gradient GEMM only when kernels\n"
+            "# launch in order (megatron/core/tensor_parallel/layers.py). On several nodes, also add the\n"
+            "# line CUDA_DEVICE_MAX_CONNECTIONS=1 to .deepspeed_env: the launcher passes on only that file's.\n"
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  }
   text += "MEGATRON_DS_ARGS=(\n";
   text += flag("--deepspeed");
   text += flag("--deepspeed_config " + shell_word(context.deepspeed_config_path));
@@ -164,6 +206,10 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   }
   if (spec.precision == Precision::fp16) text += flag("--fp16");
   if (spec.precision == Precision::bf16) text += flag("--bf16");
+  // An offloaded optimizer must be DeepSpeedCPUAdam (deepspeed/runtime/engine.py raises otherwise,
+  // zero_force_ds_cpu_optimizer), which Megatron-DeepSpeed builds under --cpu-optimizer
+  // (megatron/optimizer/__init__.py at f4157be).
+  if (c.offload) text += flag("--cpu-optimizer");
   text += ")\n";
   return text;
 }

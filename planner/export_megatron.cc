@@ -173,14 +173,15 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
   const std::string why = megatron_limitation(spec, machine, c);
   if (!why.empty()) throw InputError("Megatron-LM cannot run this plan: " + why);
   const bool tp_pp_dp = !places_groups_as(c, "xyzcdp", machine.gpus_per_node);
+  const std::string megatron_order = tp_pp_dp ? "xyzcpd" : "xyzcdp";
 
   std::string text = "# Megatron-LM arguments for " + spec.name + " on " +
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
   if (!context.note.empty()) text += "# " + context.note + "\n";
   text +=
       "# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order " +
-      std::string(tp_pp_dp ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp") + " (axo's " +
-      c.order_string() + ").\n"
+      std::string(tp_pp_dp ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp") + " (axo's " + megatron_order +
+      same_placement_note(c, megatron_order, machine.gpus_per_node) + ").\n"
       "# Option names: NVIDIA/Megatron-LM megatron/training/arguments.py.\n"
       "# The vocabulary (" + std::to_string(spec.vocab) +
       ") comes from the tokenizer; add data, tokenizer and optimizer options.\n"

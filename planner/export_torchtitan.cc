@@ -28,10 +28,14 @@
 // local_batch_size is the rank's whole step, B / (data·z); without one,
 // local_batch_size is the microbatch and torchtitan accumulates gradients over
 // global_batch_size / (local_batch_size · data · z) of them (torchtitan/train.py).
-// Precision fp8 is the float8 model converter ([model] converters, the
-// [float8] section: torchtitan/config/job_config.py Model.converters and
-// Float8) with tensorwise scaling and the output layer left out
-// (filter_fqns), as axo prices the LM head in bf16; with FSDP (z > 1) and the
+// Precision fp8 is the float8 model converter ([model] converters =
+// ["quantize.linear.float8"], the name components/quantization/float8.py
+// registers, and the [quantize.linear.float8] section: job_config.py
+// Model.converters, Quantize.linear.float8, Float8Linear) with tensorwise
+// scaling and the output layer left out (filter_fqns), as axo prices the LM
+// head in bf16, and y = 1 (v0.2.2's
+// parallelize.py enables float8 tensor parallelism under the converter name
+// "float8", which its registry no longer has); with FSDP (z > 1) and the
 // machine's stack.fp8_weights `gathered`, the weights are all-gathered in
 // float8 (enable_fsdp_float8_all_gather), as axo prices that stack.
 // Asynchronous tensor parallelism is written where the plan hides the TP
@@ -63,8 +67,8 @@ std::string float8_sections(const MachineProfile& machine, const ParallelConfig&
   std::string text = "\n# fp8 linear layers (torchao Float8Linear), tensorwise scaling; the LM head\n"
                      "# stays bf16 as axo prices it. converters goes into the TOML's own [model].\n"
                      "[model]\n"
-                     "converters = [\"float8\"]\n"
-                     "\n[float8]\n";
+                     "converters = [\"quantize.linear.float8\"]\n"
+                     "\n[quantize.linear.float8]\n";
   text += key("recipe_name", "tensorwise");
   text += "filter_fqns = [\"output\"]\n";
   if (c.z > 1 && machine.fp8_weights == Fp8Weights::gathered) {
@@ -128,6 +132,14 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
   if (c.offload) {
     return "training.enable_cpu_offload moves FSDP's parameters and gradients to the host as well "
            "as the optimizer state, not the optimizer alone as offload=on does";
+  }
+  // v0.2.2 turns float8 tensor parallelism on where model.converters holds "float8"
+  // (models/llama3/infra/parallelize.py), a name its registry no longer has: its float8 linears are
+  // "quantize.linear.float8" (components/quantization/float8.py), so its gathers run in bf16.
+  if (spec.precision == Precision::fp8 && c.y > 1) {
+    return "its float8 tensor parallelism is off at v0.2.2 (parallelize.py asks for a converter named "
+           "'float8', which its registry names 'quantize.linear.float8'), so y=" + std::to_string(c.y) +
+           " would gather in bf16 what axo prices in fp8: plan with y=1";
   }
   if (c.y > 1 && !c.sequence_parallel) {
     return "its tensor parallelism always shards norms and activations along the sequence "

@@ -52,7 +52,9 @@ std::string run_set_text(const RunSetSummary& s) {
     std::snprintf(line, sizeof line, "Spearman rank correlation (predicted vs measured order): %+.3f over %zu runs\n",
                   *s.spearman, s.iterations.size());
   } else {
-    std::snprintf(line, sizeof line, "Spearman rank correlation: n/a (needs two or more runs with distinct times)\n");
+    std::snprintf(line, sizeof line,
+                  "Spearman rank correlation: n/a (needs two or more runs whose predictions differ and whose "
+                  "measurements differ)\n");
   }
   text += line;
   std::snprintf(line, sizeof line,

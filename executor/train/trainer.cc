@@ -172,6 +172,22 @@ bool Trainer::writes_checkpoints() const { return o_.checkpoint_every > 0 || o_.
 
 int64_t Trainer::last_step() const { return o_.stop_after > 0 ? std::min(o_.stop_after, o_.steps) : o_.steps; }
 
+// A fault must be able to fire: one on a rank the launch lacks, or after the last step this
+// invocation runs (--steps, --stop-after), would pass a test that injected nothing. One before the
+// checkpoint a run resumes fired in the run that wrote it (the same command, run again).
+void Trainer::check_faults_fire() const {
+  const auto check = [&](const char* kind, int rank, int64_t step) {
+    if (rank < 0) return;
+    if (rank >= world_.size() || step > last_step()) {
+      throw InputError(std::string("--inject-fault ") + kind + ":" + std::to_string(rank) + ":" + std::to_string(step) +
+                       " cannot fire: this run has ranks 0.." + std::to_string(world_.size() - 1) +
+                       " and runs to step " + std::to_string(last_step()));
+    }
+  };
+  check("kill", o_.kill_rank, o_.kill_step);
+  check("overflow", o_.overflow_rank, o_.overflow_step);
+}
+
 int64_t Trainer::replica_batch() const { return o_.batch / o_.grid.data; }
 
 // The newest good checkpoint, the same on every rank (each reads the folder; one that sees another
@@ -318,6 +334,7 @@ std::vector<StepRecord> Trainer::run() {
   std::ostringstream quiet;
   std::ostream& log = leader() ? log_ : quiet;
   const int64_t first_step = o_.resume ? resume(data, log) : 0;
+  check_faults_fire();
   if (o_.grid.pipeline > 1) log << pipeline_line(o_, model_.split());
   log << "precision: " << to_string(o_.precision);
   if (o_.planned_precision) log << " (asked for in " << to_string(*o_.planned_precision) << ", which the executor trains in " << to_string(o_.precision) << ")";

@@ -102,6 +102,7 @@ class Trainer {
   int64_t whole_validation_batches(const TokenStream& val) const;
   bool writes_checkpoints() const;
   int64_t last_step() const;      // the last step this invocation runs: --stop-after's, else --steps
+  void check_faults_fire() const;  // an injected fault on a rank and step this run has
   int64_t replica_batch() const;  // sequences per step of one data-parallel replica
   // Loads the newest good checkpoint (--resume); returns its step.
   int64_t resume(TokenStream& data, std::ostream& log);

@@ -119,7 +119,9 @@ TEST(Calibration, ShortRunWritesAUsableProfile) {
   // Stated tolerance: on this shared machine, the median point within 35% of its fit.
   ASSERT_FALSE(errors.empty());
   std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
-  if (kTimesMeanSomething) EXPECT_LT(errors[errors.size() / 2], 0.35);
+  if (kTimesMeanSomething) {
+    EXPECT_LT(errors[errors.size() / 2], 0.35);
+  }
 
   // The planner plans on it.
   const CostModel model(load_model("gpt2-124m"), loaded);

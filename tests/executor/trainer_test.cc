@@ -217,6 +217,20 @@ TEST_F(Training, Fp16ResumeKeepsTheLossScale) {
   EXPECT_EQ(resumed.parameters(), whole.parameters());
 }
 
+// A fault on a rank the run lacks, or after its last step, is refused: it would inject nothing.
+// One before a resumed checkpoint is the same command run again (the test above).
+TEST_F(Training, AFaultThatCannotFireIsRefused) {
+  TrainOptions o = options(3);
+  o.overflow_rank = 1, o.overflow_step = 2;
+  EXPECT_NE(testing::input_error_of([&] { Trainer(load_model("gpt2-tiny"), o, self_, log_).run(); })
+                .find("--inject-fault overflow:1:2 cannot fire: this run has ranks 0..0 and runs to step 3"),
+            std::string::npos);
+  o.overflow_rank = -1, o.kill_rank = 0, o.kill_step = 4;
+  EXPECT_NE(testing::input_error_of([&] { Trainer(load_model("gpt2-tiny"), o, self_, log_).run(); })
+                .find("--inject-fault kill:0:4 cannot fire"),
+            std::string::npos);
+}
+
 // Validation averages the same tokens whatever the microbatch.
 TEST_F(Training, ValidationLossDoesNotDependOnTheMicrobatch) {
   auto val_loss = [&](int64_t microbatch) {

@@ -318,7 +318,9 @@ TEST(CostModel, UnequalStagesArePricedByTheSlowest) {
   const Breakdown b = model.explain(c, items);
   const double m = double(model.microbatches(c));
   for (const CostItem& item : items) {
-    if (item.scope == CostScope::layer) EXPECT_EQ(item.per_iteration, 6 * m) << item.name;  // a 6-layer stage
+    if (item.scope == CostScope::layer) {
+      EXPECT_EQ(item.per_iteration, 6 * m) << item.name;  // a 6-layer stage
+    }
   }
   // The slowest stage runs 6 layers, not the 70/12 average: at least the bound's m · 6 layers.
   EXPECT_GE(b.compute, model.compute_lower_bound(c));

@@ -26,6 +26,31 @@ TEST(GemmModel, SmallDimensionsAreLessEfficient) {
   EXPECT_LT(rate(16, 8192, 8192), rate(8192, 8192, 8192));
 }
 
+// A GEMM no wider than one tile computes the whole tile: it takes no longer for fewer rows or
+// columns (the small-dimension factor and the tile's padding charged the missing ones twice: a
+// 1-row GEMM on an H100 took 47x the time of a 128-row one), and a GEMM's time never falls as
+// m or n grows to a tile.
+TEST(GemmModel, FewerRowsThanATileTakeNoLonger) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  double previous = 0;
+  for (double rows : {1.0, 2.0, 8.0, 64.0, 96.0, 128.0}) {
+    const double m_seconds = gemm_seconds(h100, Precision::bf16, rows, 2304, 768);
+    const double n_seconds = gemm_seconds(h100, Precision::bf16, 2304, rows, 768);
+    EXPECT_GE(m_seconds, previous * (1 - 1e-12)) << rows;
+    EXPECT_DOUBLE_EQ(n_seconds, gemm_seconds(h100, Precision::bf16, rows, 2304, 768)) << rows;
+    EXPECT_LE(m_seconds, gemm_seconds(h100, Precision::bf16, 128, 2304, 768) * (1 + 1e-12)) << rows;
+    previous = m_seconds;
+  }
+  // Without SMs (a CPU profile) no tile pads anything: compute-bound, time = 2nk (m + d½) / rate, so
+  // 128 rows take (128 + d½) / (1 + d½) of one row's time (a padded row would take 1/128 of 128's).
+  MachineProfile cpu = h100;
+  cpu.gemm_sm_count = 0, cpu.hbm_bandwidth_GBps = 1e12, cpu.kernel_launch_us = 0;
+  const double d = cpu.gemm_half_efficiency_dim;
+  EXPECT_NEAR(gemm_roofline_seconds(cpu, Precision::bf16, 128, 2304, 768) /
+                  gemm_roofline_seconds(cpu, Precision::bf16, 1, 2304, 768),
+              (128 + d) / (1 + d), 1e-9);
+}
+
 // Wave quantization on A100's 108 SMs: 4096 x 1792 is 448 tiles of 128x128,
 // 4.15 waves run as 5 (the 128x256 and 256x128 tiles: 224 tiles, 3 waves).
 TEST(GemmModel, ALastPartialWaveIdlesTheRestOfTheSms) {

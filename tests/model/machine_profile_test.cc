@@ -16,7 +16,7 @@ namespace {
 TEST(MachineProfile, EveryPresetLoads) {
   const auto names = list_presets("machines");
   ASSERT_GE(names.size(), 6u);
-  for (const std::string& name : {"selene", "perlmutter", "frontier", "alps", "summit", "dgx-h100"}) {
+  for (const std::string name : {"selene", "perlmutter", "frontier", "alps", "summit", "dgx-h100"}) {
     const MachineProfile m = load_machine(name);
     EXPECT_EQ(m.name, name);
     EXPECT_GT(m.usable_memory_bytes(), 0);

@@ -13,11 +13,19 @@
 namespace axo {
 namespace {
 
-MachineProfile selene() { return gpu_machine("selene", 8); }
+// Selene's preset reduces the gradients after the backward, as DeepSpeed's PipelineEngine does.
+MachineProfile selene() {
+  MachineProfile machine = gpu_machine("selene", 8);
+  machine.grad_reduce = GradReduce::after_backward;
+  return machine;
+}
 
-// Megatron-DeepSpeed's one-dimensional tensor parallelism: x = z = 1.
+// Megatron-DeepSpeed's one-dimensional tensor parallelism: x = z = 1; its backward collective
+// overlaps with sequence parallelism only.
 ParallelConfig grid(int64_t pipeline, int64_t data, int64_t y, int64_t microbatch) {
-  return axo::grid(pipeline, data, 1, y, 1, microbatch);
+  ParallelConfig c = axo::grid(pipeline, data, 1, y, 1, microbatch);
+  c.sequence_parallel = y > 1;
+  return c;
 }
 
 nlohmann::json ds_config(const TransformerSpec& spec, const ParallelConfig& c) {
@@ -35,7 +43,7 @@ TEST(ExportDeepspeed, BatchPrecisionAndZeroStageFromThePlan) {
   EXPECT_EQ(json["bf16"]["enabled"], true);
   EXPECT_EQ(json["fp16"]["enabled"], false);
   EXPECT_EQ(json["zero_optimization"]["stage"], 1);
-  EXPECT_EQ(json["zero_optimization"]["overlap_comm"], true);
+  EXPECT_EQ(json["zero_optimization"]["overlap_comm"], false);  // reduced after the backward, as priced
   EXPECT_FALSE(json["zero_optimization"].contains("offload_optimizer"));
   EXPECT_EQ(json["gradient_clipping"], 1.0);
 }
@@ -57,6 +65,52 @@ TEST(ExportDeepspeed, OffloadIsOffloadOptimizerOnTheHost) {
   EXPECT_NE(arguments.find("  --no-pipeline-parallel\n"), std::string::npos) << arguments;
   EXPECT_NE(arguments.find("  --zero-stage 2\n"), std::string::npos);
   EXPECT_NE(arguments.find("  --fp16\n"), std::string::npos);
+  EXPECT_NE(arguments.find("  --cpu-optimizer\n"), std::string::npos);  // DeepSpeedCPUAdam, which offload needs
+}
+
+// ZeRO stage 1 or 2 without a pipeline overlaps the reduction with the backward (overlap_comm),
+// as a stack that prices it so needs; stage 0 and the PipelineEngine reduce after the backward.
+TEST(ExportDeepspeed, TheReductionOverlapsAsTheStackPricesIt) {
+  MachineProfile overlapped = selene();
+  overlapped.grad_reduce = GradReduce::overlapped;
+  ParallelConfig c = grid(1, 8, 8, 1);
+  c.zero = 1;
+  const auto config = [&](const MachineProfile& m) {
+    return nlohmann::json::parse(export_deepspeed(gpt3_13b(), m, c, ExportContext{}));
+  };
+  EXPECT_EQ(config(overlapped)["zero_optimization"]["overlap_comm"], true);
+  EXPECT_EQ(config(selene())["zero_optimization"]["overlap_comm"], false);
+  c.zero = 0;
+  EXPECT_NE(deepspeed_limitation(gpt3_13b(), overlapped, c).find("ZeRO stage 0 reduces the gradients after the backward"),
+            std::string::npos) << deepspeed_limitation(gpt3_13b(), overlapped, c);
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), selene(), c), "");
+  c = grid(2, 4, 8, 1);
+  c.zero = 1;
+  EXPECT_NE(deepspeed_limitation(gpt3_13b(), overlapped, c).find("PipelineEngine reduces the gradients after"),
+            std::string::npos);
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), overlapped, grid(2, 1, 8, 1)), "");  // nothing to reduce
+}
+
+// Under --deepspeed the tensor-parallel all-reduce is synchronous, the sequence-parallel
+// reduce-scatter asynchronous: overlap goes with sequence_parallel, which needs
+// CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-DeepSpeed raises without it).
+TEST(ExportDeepspeed, TheTensorParallelBackwardOverlapsWithSequenceParallelismOnly) {
+  ParallelConfig c = grid(1, 4, 8, 1);
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), selene(), c), "");
+  EXPECT_NE(deepspeed_launch_arguments(gpt3_13b(), selene(), c, ExportContext{})
+                .find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n"),
+            std::string::npos);
+  c.overlap = false;
+  EXPECT_NE(deepspeed_limitation(gpt3_13b(), selene(), c).find("always overlaps the sequence-parallel reduce-scatter"),
+            std::string::npos);
+  c.sequence_parallel = false;
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), selene(), c), "");
+  EXPECT_EQ(deepspeed_launch_arguments(gpt3_13b(), selene(), c, ExportContext{}).find("CUDA_DEVICE_MAX_CONNECTIONS"),
+            std::string::npos);
+  c.overlap = true;
+  EXPECT_NE(deepspeed_limitation(gpt3_13b(), selene(), c).find("never overlaps the tensor-parallel all-reduce"),
+            std::string::npos);
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), selene(), grid(1, 32, 1, 1)), "");  // y = 1: no such collective
 }
 
 TEST(ExportDeepspeed, ArgumentsCarryTheGrid) {
@@ -126,11 +180,16 @@ TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {
   c.recompute = Recompute::full, c.recompute_layers = 2;  // without a pipeline, Megatron's own block method
   EXPECT_EQ(deepspeed_limitation(spec, machine, c), "");
   EXPECT_EQ(deepspeed_limitation(spec, machine, grid(4, 2, 8, 1)), "");
-  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, FixedFields{}, false);
+  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, spec, machine, FixedFields{}, false);
   EXPECT_EQ(fixed.values.x, 1);
   EXPECT_EQ(fixed.values.z, 1);
   EXPECT_EQ(fixed.values.context, 1);
   EXPECT_EQ(fixed.values.interleave, 1);
+  EXPECT_FALSE(fixed.holds("pipeline"));  // Selene's stack reduces after the backward, as its PipelineEngine
+  MachineProfile overlapped = machine;
+  overlapped.grad_reduce = GradReduce::overlapped;
+  EXPECT_EQ(expressible_fields(ExportFormat::deepspeed, spec, overlapped, FixedFields{}, false).values.pipeline, 1);
+  EXPECT_EQ(expressible_fields(ExportFormat::deepspeed, spec, overlapped, parse_fix("pipeline=4"), false).values.pipeline, 4);
 }
 
 }  // namespace

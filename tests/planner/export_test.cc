@@ -361,7 +361,7 @@ TEST(ExportAxonn, Limitations) {
   c.context = 2;
   EXPECT_NE(axonn_limitation(spec, machine, c).find("no context parallelism"), std::string::npos);
   EXPECT_THROW(export_axonn(spec, machine, c, context()), InputError);
-  EXPECT_EQ(expressible_fields(ExportFormat::axonn, FixedFields{}, false).values.context, 1);
+  EXPECT_EQ(expressible_fields(ExportFormat::axonn, TransformerSpec{}, MachineProfile{}, FixedFields{}, false).values.context, 1);
 }
 
 // Partial recompute as each framework names it: Megatron's block method; AxoNN's checkpointed
@@ -490,30 +490,38 @@ TEST(ExportTorchtitan, FsdpWithSequenceParallelTensorParallelism) {
             std::string::npos);
 }
 
-// The machine's stack as priced: float8 FSDP gathers only where the stack gathers fp8
-// (fp8_weights gathered), asynchronous TP only where its TP collectives are hidden
-// (tp_collectives overlapped), and a note where it priced a bf16 reduction.
+// The machine's stack as priced: asynchronous TP only where its TP collectives are hidden
+// (tp_collectives overlapped), a note where it priced a bf16 reduction, and float8 FSDP gathers
+// only where the stack gathers fp8 (fp8_weights gathered); fp8 with y > 1 is refused (v0.2.2's
+// float8 tensor parallelism is off).
 TEST(ExportTorchtitan, TheMachinesStackAsPriced) {
   ParallelConfig c = grid(1, 1, 1, 4, 2, 4);
   c.sequence_parallel = true;
   c.order = parse_order("xyczdp", "test");
-  TransformerSpec fp8 = llama3_8b();
-  fp8.precision = Precision::fp8;
   MachineProfile machine = gpu_machine("dgx-h100", 8);
-  machine.fp8_weights = Fp8Weights::transient, machine.reduce_dtype = ReduceDtype::fp32;
-  const std::string transient = export_torchtitan(fp8, machine, c, context());
-  EXPECT_EQ(transient.find("enable_fsdp_float8_all_gather"), std::string::npos) << transient;
-  EXPECT_EQ(transient.find("reduces gradients in float32"), std::string::npos) << transient;
-  EXPECT_NE(transient.find("enable_async_tensor_parallel = true\n"), std::string::npos) << transient;
-  machine.fp8_weights = Fp8Weights::gathered;
-  const std::string gathered = export_torchtitan(fp8, machine, c, context());
-  EXPECT_NE(gathered.find("enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n"),
-            std::string::npos) << gathered;
+  machine.reduce_dtype = ReduceDtype::fp32;
+  const std::string overlapped = export_torchtitan(llama3_8b(), machine, c, context());
+  EXPECT_EQ(overlapped.find("reduces gradients in float32"), std::string::npos) << overlapped;
+  EXPECT_NE(overlapped.find("enable_async_tensor_parallel = true\n"), std::string::npos) << overlapped;
   machine.tp_collectives = TpCollectives::exposed, machine.reduce_dtype = ReduceDtype::compute;
-  const std::string eager = export_torchtitan(fp8, machine, c, context());
+  const std::string eager = export_torchtitan(llama3_8b(), machine, c, context());
   EXPECT_EQ(eager.find("enable_async_tensor_parallel"), std::string::npos) << eager;
   EXPECT_EQ(eager.find("[compile]"), std::string::npos) << eager;
   EXPECT_NE(eager.find("the plan was priced reducing in bf16"), std::string::npos) << eager;
+
+  TransformerSpec fp8 = llama3_8b();
+  fp8.precision = Precision::fp8;
+  EXPECT_NE(torchtitan_limitation(fp8, machine, c).find("float8 tensor parallelism is off at v0.2.2"),
+            std::string::npos);
+  ParallelConfig fsdp = grid(1, 1, 1, 1, 8, 8);
+  fsdp.order = parse_order("xyczdp", "test");
+  machine.fp8_weights = Fp8Weights::transient;
+  const std::string transient = export_torchtitan(fp8, machine, fsdp, context());
+  EXPECT_EQ(transient.find("enable_fsdp_float8_all_gather"), std::string::npos) << transient;
+  machine.fp8_weights = Fp8Weights::gathered;
+  const std::string gathered = export_torchtitan(fp8, machine, fsdp, context());
+  EXPECT_NE(gathered.find("enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n"),
+            std::string::npos) << gathered;
 }
 
 TEST(ExportTorchtitan, ContextParallelDegree) {
@@ -541,7 +549,7 @@ TEST(ExportTorchtitan, NearestPlanHoldsZeroAtZero) {
   EXPECT_EQ(nearest->config.zero, 0);
   EXPECT_EQ(torchtitan_limitation(spec, model.machine(), nearest->config), "");
   for (ExportFormat format : {ExportFormat::torchtitan, ExportFormat::axonn}) {
-    const FixedFields fixed = expressible_fields(format, parse_fix("zero=1"), false);
+    const FixedFields fixed = expressible_fields(format, TransformerSpec{}, MachineProfile{}, parse_fix("zero=1"), false);
     EXPECT_TRUE(fixed.holds("zero"));
     EXPECT_EQ(fixed.values.zero, 0) << to_string(format);
   }
@@ -578,7 +586,8 @@ TEST(ExportDeepspeed, ConfigAndArguments) {
   c.offload = true;
   c.sequence_parallel = true;
   c.recompute = Recompute::selective;
-  const MachineProfile machine = gpu_machine("selene", 8);
+  MachineProfile machine = gpu_machine("selene", 8);
+  machine.grad_reduce = GradReduce::after_backward;  // as its preset, and DeepSpeed's PipelineEngine
   expect_golden("deepspeed_gpt3_13b.json", export_deepspeed(gpt3_13b(), machine, c, context()));
   expect_golden("deepspeed_gpt3_13b.args.sh",
                 deepspeed_launch_arguments(gpt3_13b(), machine, c, context()));
@@ -588,10 +597,12 @@ TEST(ExportDeepspeed, ConfigAndArguments) {
 // --rotary-position-embeddings-theta, --rotary-percent, --layernorm-epsilon), where they are not
 // its defaults; a fractional rotary base neither Megatron takes.
 TEST(ExportDeepspeed, RotaryDetails) {
+  ParallelConfig c = grid(1, 8, 1, 1, 1, 1);
+  c.zero = 1;  // overlaps the reduction, as the stack prices it
   TransformerSpec spec = llama3_8b();
   spec.rotary_percent = 0.25, spec.norm_epsilon = 1e-6;
   const std::string arguments =
-      deepspeed_launch_arguments(spec, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
+      deepspeed_launch_arguments(spec, gpu_machine("dgx-h100", 8), c, context());
   EXPECT_NE(arguments.find("  --use-rotary-position-embeddings\n  --rotary-position-embeddings-theta 500000\n"
                            "  --rotary-percent 0.25\n  --layernorm-epsilon 1e-06\n"),
             std::string::npos)
@@ -600,7 +611,7 @@ TEST(ExportDeepspeed, RotaryDetails) {
   TransformerSpec defaults = llama3_8b();
   defaults.rope_theta = kDefaultRopeTheta;
   const std::string plain =
-      deepspeed_launch_arguments(defaults, gpu_machine("dgx-h100", 8), grid(1, 8, 1, 1, 1, 1), context());
+      deepspeed_launch_arguments(defaults, gpu_machine("dgx-h100", 8), c, context());
   for (const char* flag : {"--rotary-position-embeddings-theta", "--rotary-percent", "--layernorm-epsilon"}) {
     EXPECT_EQ(plain.find(flag), std::string::npos) << flag;
   }
@@ -703,6 +714,9 @@ TEST(Export, FormatsFixStringsAndPlacement) {
   // x = 1 and y fills a node: x's and y's places do not matter, nor does d vs p
   // once both span nodes with one rank each.
   EXPECT_TRUE(places_groups_as(c, "xyzdp", 8));
+  // An export that runs the framework's order says so where the plan's differs.
+  EXPECT_EQ(same_placement_note(c, "yxzpcd", 8), "");
+  EXPECT_EQ(same_placement_note(c, "xyzcdp", 8), "; the plan's yxzpcd places its groups as xyzcdp does on 8-GPU nodes");
   EXPECT_FALSE(places_groups_as(grid(4, 2, 1, 2, 1, 1), "xyzpd", 8));
   // Each group alike but data x context: 3 context ranks inside 2 data ranks are one group of 6
   // (2 a node on 4-GPU nodes); with the pipeline between them, a box of 1 a node.

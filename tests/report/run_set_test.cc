@@ -56,6 +56,11 @@ TEST(RunSet, OneRunHasNoCorrelation) {
   EXPECT_TRUE(s.pick_within_10pct);
   EXPECT_NE(run_set_text(s).find("Spearman rank correlation: n/a"), std::string::npos);
   EXPECT_THROW(summarize_run_set({}), InputError);
+  // Two runs of plans priced alike: no order to compare, and the note says which times must differ.
+  const RunSetSummary tied = summarize_run_set({{"a", 1.0, 1.05}, {"b", 1.0, 1.3}});
+  EXPECT_FALSE(tied.spearman.has_value());
+  EXPECT_NE(run_set_text(tied).find("n/a (needs two or more runs whose predictions differ and whose measurements differ)"),
+            std::string::npos) << run_set_text(tied);
 }
 
 TEST(RunSet, Csv) {

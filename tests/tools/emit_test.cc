@@ -151,7 +151,7 @@ TEST_F(Emit, TorchtitanFindsANearestFp8Plan) {
   const Result again = axo("plan --model llama3-8b --gpus 16 --machine dgx-h100 --precision fp8 --fix " + nearest +
                            " --emit torchtitan", "2>/dev/null");
   EXPECT_EQ(again.code, 0) << again.output;
-  EXPECT_NE(again.output.find("converters = [\"float8\"]"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("converters = [\"quantize.linear.float8\"]"), std::string::npos) << again.output;
 }
 
 TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
@@ -252,13 +252,23 @@ TEST_F(Emit, Fp8PlansExportTheirFp8Settings) {
     EXPECT_NE(megatron.output.find(flag), std::string::npos) << flag << "\n" << megatron.output;
   }
   EXPECT_EQ(axo::read_plan_file(path("plan.yaml")).model.precision, axo::Precision::fp8);
-  const Result titan = axo(plan + " --emit torchtitan", "2>/dev/null");
+  // torchtitan v0.2.2's float8 tensor parallelism is off: y=8 is refused, the FSDP plan exports.
+  const Result tensor_parallel = axo(plan + " --emit torchtitan");
+  EXPECT_EQ(tensor_parallel.code, 2) << tensor_parallel.output;
+  EXPECT_NE(tensor_parallel.output.find("float8 tensor parallelism is off at v0.2.2"), std::string::npos)
+      << tensor_parallel.output;
+  std::string fsdp_plan = plan;
+  fsdp_plan.replace(fsdp_plan.find("y=8,z=1,microbatch=2"), 20, "y=1,z=8,microbatch=8");
+  fsdp_plan.replace(fsdp_plan.find("sequence_parallel=on"), 20, "sequence_parallel=off");
+  const Result titan = axo(fsdp_plan + " --emit torchtitan", "2>/dev/null");
   ASSERT_EQ(titan.code, 0) << titan.output;
-  for (const char* key : {"converters = [\"float8\"]", "[float8]", "recipe_name = \"tensorwise\"",
-                          "filter_fqns = [\"output\"]", "mixed_precision_param = \"bfloat16\""}) {
+  // torchtitan v0.2.2: the converter registered as quantize.linear.float8, its section of that name.
+  for (const char* key : {"converters = [\"quantize.linear.float8\"]", "\n[quantize.linear.float8]\n",
+                          "recipe_name = \"tensorwise\"", "filter_fqns = [\"output\"]",
+                          "mixed_precision_param = \"bfloat16\""}) {
     EXPECT_NE(titan.output.find(key), std::string::npos) << key << "\n" << titan.output;
   }
-  EXPECT_EQ(titan.output.find("enable_fsdp_float8_all_gather"), std::string::npos);  // z = 1: no FSDP
+  EXPECT_EQ(titan.output.find("enable_fsdp_float8_all_gather"), std::string::npos);  // dgx-h100: fp8_weights cached, not gathered
   std::string axonn_plan = plan;  // AxoNN has no sequence parallelism
   axonn_plan.replace(axonn_plan.find("sequence_parallel=on"), 20, "sequence_parallel=off");
   const Result axonn = axo(axonn_plan + " --emit axonn");

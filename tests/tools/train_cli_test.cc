@@ -57,6 +57,16 @@ TEST_F(TrainCli, NonFiniteGradientsStopBeforeTheUpdate) {
   const std::string common = "train --model gpt2-tiny --data '" + path("lit_train_*.bin") +
                              "' --steps 4 --batch 2 --microbatch 2 --seq 32 --checkpoint-dir " + path("halted") +
                              " --checkpoint-every 2";
+  // A fault that cannot fire is refused, not a run that passes without it.
+  for (const char* fault : {"overflow:1:3", "kill:0:5"}) {
+    const Result never = axo(common + " --inject-fault " + fault);
+    EXPECT_EQ(never.code, 2) << never.output;
+    EXPECT_NE(never.output.find(std::string("--inject-fault ") + fault + " cannot fire: this run has ranks 0..0 and runs to step 4"),
+              std::string::npos) << never.output;
+  }
+  const Result stopped = axo(common + " --stop-after 2 --inject-fault kill:0:3");
+  EXPECT_EQ(stopped.code, 2) << stopped.output;
+  EXPECT_NE(stopped.output.find("cannot fire: this run has ranks 0..0 and runs to step 2"), std::string::npos) << stopped.output;
   Result r = axo(common + " --inject-fault overflow:0:3");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("step 3: the gradients' norm is inf"), std::string::npos) << r.output;

@@ -5,7 +5,7 @@
 # shards each weight block and the batch, like FSDP), pipeline -> G_inter,
 # data -> G_data. Layers built with transpose=True swap row and column, as
 # axo's transposed layers (attention output, MLP down) do. AxoNN's rank order,
-# column innermost, then row, depth, pipeline, data, is axo's xyzcpd.
+# column innermost, then row, depth, pipeline, data, is axo's xyzcpd; the plan's xyzpcd places its groups as xyzcpd does on 4-GPU nodes.
 # Sources: axonn-ai/axonn axonn/axonn.py, axonn/communication.py,
 # axonn/intra_layer/fully_connected.py, axonn/intra_layer/overlap_communication.py.
 import torch

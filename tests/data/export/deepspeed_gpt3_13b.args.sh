@@ -3,6 +3,10 @@
 # Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.
 # Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).
 # Use: deepspeed pretrain_gpt.py "${MEGATRON_DS_ARGS[@]}" ...
+# Sequence parallelism's reduce-scatter overlaps the weight-gradient GEMM only when kernels
+# launch in order (megatron/core/tensor_parallel/layers.py). On several nodes, also add the
+# line CUDA_DEVICE_MAX_CONNECTIONS=1 to .deepspeed_env: the launcher passes on only that file's.
+export CUDA_DEVICE_MAX_CONNECTIONS=1
 MEGATRON_DS_ARGS=(
   --deepspeed
   --deepspeed_config ds_config.json
@@ -22,4 +26,5 @@ MEGATRON_DS_ARGS=(
   --attention-dropout 0.0
   --hidden-dropout 0.0
   --bf16
+  --cpu-optimizer
 )

@@ -1,6 +1,6 @@
 # Megatron-LM arguments for llama3-8b on 16 GPUs of dgx-h100, from axo plan.
 # Configuration 1 of the ranked table: predicted 1.2345 s per iteration.
-# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order tp-cp-ep-pp-dp (axo's xyzpcd).
+# Megatron's tensor parallelism is axo's y (x = z = 1); ranks in Megatron's order tp-cp-ep-pp-dp (axo's xyzcpd; the plan's xyzpcd places its groups as xyzcpd does on 8-GPU nodes).
 # Option names: NVIDIA/Megatron-LM megatron/training/arguments.py.
 # The vocabulary (128256) comes from the tokenizer; add data, tokenizer and optimizer options.
 # Use: torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}" ...
