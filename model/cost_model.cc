@@ -19,8 +19,8 @@
 #include "model/cost_optimizer.h"
 #include "model/cost_pipeline.h"
 #include "model/cost_split.h"
-#include "model/error.h"
 #include "model/cost_stage_ends.h"
+#include "model/error.h"
 #include "model/memory_model.h"
 
 namespace axo {
