@@ -6,6 +6,8 @@
 
 #include "model/cost_model.h"
 #include "model/error.h"
+#include "model/input_file.h"
+#include "model/json_text.h"
 #include "model/memory_model.h"
 #include "model/run_schema.h"
 #include "model/stage_partition.h"
@@ -74,13 +76,16 @@ std::vector<MeasuredStage> measured_stages(const nlohmann::json& root, const std
       const std::string field = std::string(key::kSteps) + "[" + std::to_string(s) + "]." + key::kRanks + "[" +
                                 std::to_string(k) + "]";
       const size_t stage = size_t(stage_of(ranks[k], source, field, stages));
-      measured[stage].work_s += seconds_of(ranks[k], "compute") + seconds_of(ranks[k], "tp_comm");
+      for (size_t i = 0; i < kComponentNames.size(); ++i) {
+        measured[stage].components[i] += seconds_of(ranks[k], kComponentNames[i]);
+      }
       samples[stage] += 1;
       if (s == first) ++measured[stage].ranks;
     }
   }
   for (size_t i = 0; i < measured.size(); ++i) {
-    if (samples[i] > 0) measured[i].work_s /= samples[i];
+    if (samples[i] == 0) continue;
+    for (double& seconds : measured[i].components) seconds /= samples[i];
   }
   if (root.contains(key::kMemory) && root[key::kMemory].contains(key::kRanks)) {
     const nlohmann::json& ranks = root[key::kMemory][key::kRanks];
@@ -108,12 +113,13 @@ StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const s
     StageRow row;
     row.stage = s;
     for (int64_t k = 0; k < split.interleave(); ++k) {
-      row.layers += (k > 0 ? "+" : "") + std::to_string(split.chunk(s, k).count());
+      if (k > 0) row.layers += '+';
+      row.layers += std::to_string(split.chunk(s, k).count());
     }
     row.predicted_bytes = stage_memory(as_run.model, as_run.config, split, s).total();
     row.measured_bytes = double(measured[size_t(s)].device_peak);
     row.memory_error_pct = error_percent(row.predicted_bytes, row.measured_bytes);
-    row.measured_s = measured[size_t(s)].work_s;
+    row.measured_s = measured[size_t(s)].work_s();
     if (parts.layer_s) {
       row.predicted_s = microbatches * double(split.stage_layers(s)) * *parts.layer_s +
                         (s == 0 ? parts.first_end_s : 0) + (s == c.pipeline - 1 ? parts.last_end_s : 0);
@@ -145,6 +151,31 @@ std::string stage_comparison_table(const StageComparison& comparison) {
     text += "(the machine could not be loaded: predicted_s leaves out the embedding and the head)\n";
   }
   return text;
+}
+
+std::optional<int64_t> pace_stage(const StageComparison& comparison) {
+  if (!comparison.times_known || comparison.rows.empty()) return std::nullopt;
+  const auto slowest = std::max_element(comparison.rows.begin(), comparison.rows.end(),
+                                        [](const StageRow& a, const StageRow& b) { return a.predicted_s < b.predicted_s; });
+  return slowest->stage;
+}
+
+MeasuredRun run_on_stage(const MeasuredRun& run, const MeasuredStage& stage) {
+  MeasuredRun on_stage = run;
+  if (stage.ranks > 0) on_stage.components = stage.components;
+  return on_stage;
+}
+
+StagedRun stage_run(const Plan& plan, const MeasuredRun& run, const std::optional<MachineProfile>& machine) {
+  const nlohmann::json root = parse_json_text(read_input_file(run.source), run.source);
+  const std::vector<MeasuredStage> measured = measured_stages(root, run.source, plan.config.pipeline);
+  StagedRun staged{compare_stages(plan, run, measured, machine), std::nullopt, run};
+  const std::optional<int64_t> pace = pace_stage(staged.comparison);
+  if (pace && measured[size_t(*pace)].ranks > 0) {
+    staged.pace = pace;
+    staged.run = run_on_stage(run, measured[size_t(*pace)]);
+  }
+  return staged;
 }
 
 }  // namespace axo

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,9 +36,10 @@ namespace axo {
 
 // What run.json measured on one stage.
 struct MeasuredStage {
-  int64_t device_peak = 0;  // bytes: the largest peak among the stage's ranks
-  double work_s = 0;        // compute + tp_comm, mean over its ranks and the averaged steps
+  int64_t device_peak = 0;              // bytes: the largest peak among the stage's ranks
+  std::array<double, 7> components{};  // seconds in kComponentNames order, mean over its ranks and the averaged steps
   int64_t ranks = 0;
+  double work_s() const { return components[0] + components[1]; }  // compute + tp_comm
 };
 
 // One entry per stage of `stages`, from run.json's memory.ranks and steps[].ranks
@@ -65,5 +67,23 @@ struct StageComparison {
 StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const std::vector<MeasuredStage>& measured,
                                const std::optional<MachineProfile>& machine);
 std::string stage_comparison_table(const StageComparison& comparison);
+
+// The stage that sets the pipeline's pace as the cost model prices it: the largest predicted_s,
+// the first on a tie (cost_stage.h's slowest_stage). None unless times_known.
+std::optional<int64_t> pace_stage(const StageComparison& comparison);
+// `run` with its components measured on `stage`'s ranks: the breakdown's compute, tp_comm and
+// bubble are the slowest stage's (model/cost_model.h), where run.json's step components are the
+// mean over every rank (a faster stage computes less and waits more). `run` as it is when the
+// stage recorded no rank.
+MeasuredRun run_on_stage(const MeasuredRun& run, const MeasuredStage& stage);
+
+// A pipelined run against its plan, stage by stage, and the run as its pace stage measured it.
+struct StagedRun {
+  StageComparison comparison;
+  std::optional<int64_t> pace;  // pace_stage, where that stage recorded ranks
+  MeasuredRun run;              // run_on_stage of the pace stage; the run as read without one
+};
+// From the file `run` was read from (run.source: its steps' ranks and memory).
+StagedRun stage_run(const Plan& plan, const MeasuredRun& run, const std::optional<MachineProfile>& machine);
 
 }  // namespace axo

@@ -16,6 +16,7 @@
 #include "report/profile_refinement.h"
 #include "report/refined_profile_file.h"
 #include "report/refinement_text.h"
+#include "report/stage_comparison.h"
 #include "tools/commands.h"
 #include "tools/output_path.h"
 
@@ -92,6 +93,8 @@ void refine(const CalibrateArguments& a) {
     if (const std::string why = backend_mismatch(run, profile, a.machine); !why.empty()) {
       throw InputError(why + ": refine the profile of the machine it ran on");
     }
+    // A pipeline's predicted compute, tp_comm and bubble are its slowest stage's: fit that stage's ranks.
+    if (plan.config.pipeline > 1) run = stage_run(plan, run, profile).run;
     cases.push_back({a.refine_runs[i], plan, std::move(run)});
   }
   const RefinementResult result = refine_profile(profile, cases);

@@ -115,14 +115,17 @@ std::optional<MachineProfile> stage_machine(const ReportOptions& o, const Plan& 
   return std::nullopt;
 }
 
-// A plan with stages: predicted against measured stage by stage (stage_comparison.h).
-void print_stages(const ReportOptions& o, const Plan& plan, const MeasuredRun& run) {
-  const std::optional<MachineProfile> machine = stage_machine(o, plan);
-  const nlohmann::json root = parse_json_text(read_input_file(o.runs[0]), o.runs[0]);
-  const StageComparison stages =
-      compare_stages(plan, run, measured_stages(root, o.runs[0], plan.config.pipeline), machine);
-  std::printf("\nPer pipeline stage: compute + tp_comm seconds per iteration, and the device memory of its fullest rank:\n");
-  std::fputs(stage_comparison_table(stages).c_str(), stdout);
+// What the component table's measured side is: the pace stage's ranks, or the mean over all ranks.
+void print_measured_ranks_note(const std::optional<StagedRun>& stages) {
+  if (!stages) return;
+  if (stages->pace) {
+    std::printf("(measured: the mean over stage %lld's ranks, the stage the model prices slowest, whose compute, "
+                "tp_comm and bubble the prediction is)\n",
+                (long long)*stages->pace);
+  } else {
+    std::printf("(measured: the mean over every stage's ranks: no stage's seconds are predicted, nor is which sets "
+                "the pace; a faster stage computes less and waits longer)\n");
+  }
 }
 
 void report_one(const ReportOptions& o) {
@@ -132,15 +135,21 @@ void report_one(const ReportOptions& o) {
               (long long)plan.gpus, plan.machine.c_str(), fix_string(plan.config).c_str());
   std::printf("%s: %zu steps, %zu averaged%s\n\n", o.runs[0].c_str(), run.steps, run.steps_used,
               run.steps_used < run.steps ? " (the first is warm-up)" : "");
-  const Comparison comparison = compare(plan.predicted, run);
+  std::optional<StagedRun> stages;
+  if (plan.config.pipeline > 1) stages = stage_run(plan, run, stage_machine(o, plan));
+  const Comparison comparison = compare(plan.predicted, stages ? stages->run : run);
   std::fputs(comparison_table(comparison).c_str(), stdout);
+  print_measured_ranks_note(stages);
   print_shared_cores_note(o.runs[0], run);
   if (run.memory) {
     std::printf("\nDevice memory of the fullest rank (%zu) at its peak%s, against the memory model:\n",
                 run.memory->rank, run.memory->offload ? ", with offload" : "");
     std::fputs(memory_comparison_table(compare_memory(predicted_memory(plan, run), *run.memory)).c_str(), stdout);
   }
-  if (plan.config.pipeline > 1) print_stages(o, plan, run);
+  if (stages) {
+    std::printf("\nPer pipeline stage: compute + tp_comm seconds per iteration, and the device memory of its fullest rank:\n");
+    std::fputs(stage_comparison_table(stages->comparison).c_str(), stdout);
+  }
   if (!o.csv.empty()) {
     write_comparison_csv(comparison, o.csv);
     std::printf("Wrote %s\n", o.csv.c_str());

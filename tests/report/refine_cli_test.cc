@@ -7,6 +7,7 @@
 #include "model/cost_model.h"
 #include "model/yaml_fields.h"
 #include "report/profile_refinement.h"
+#include "report/stage_comparison.h"
 #include "tests/report/report_test_files.h"
 #include "tests/run_command.h"
 
@@ -100,6 +101,49 @@ TEST_F(RefineCli, MistakesExitTwo) {
       << r.output;
   r = testing::run_axo("calibrate --refine " + folder_.file("absent.json") + files());
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// A pipelined run's step components are the mean over every rank; the fit compares the prediction
+// (the slowest stage's compute and bubble) with the ranks of the stage the profile prices slowest.
+// Here that stage measured the known factors' breakdown and the other stage half its compute:
+// fitted to the mean over ranks, the GEMM factor would come out near 0.6, not 0.8.
+TEST_F(RefineCli, APipelinedRunIsFittedOnItsPaceStage) {
+  const Plan plan = read_plan_file(folder_.file("plan.yaml"));
+  const MachineProfile selene = load_machine("selene");
+  const Breakdown truth =
+      CostModel(plan.model, apply_refinement_factors(selene, {0.8, 1, 0.5, 1, 1})).evaluate(plan.config);
+  nlohmann::json run = nlohmann::json::parse(std::ifstream(folder_.file("run.json")));
+  auto rank_components = [&](int stage, int pace) {
+    std::array<double, 7> values = components(truth);
+    if (stage != pace) values[1] /= 2, values[0] /= 2, values[2] += values[0];  // computes less, waits longer
+    nlohmann::json json;
+    for (size_t i = 0; i < kComponentNames.size(); ++i) json[kComponentNames[i]] = values[i];
+    return json;
+  };
+  auto add_ranks = [&](int pace) {
+    for (auto& step : run["steps"]) {
+      step["ranks"] = nlohmann::json::array();
+      for (int k = 0; k < 16; ++k) {
+        const int stage = k / 8;  // xyzcdp: the pipeline outermost
+        step["ranks"].push_back({{"rank", k}, {"stage", stage}, {"components_s", rank_components(stage, pace)}});
+      }
+      for (const char* name : kComponentNames) {  // as the trainer writes it: the mean over ranks
+        step["components_s"][name] = (rank_components(0, pace)[name].get<double>() +
+                                      rank_components(1, pace)[name].get<double>()) / 2;
+      }
+    }
+  };
+  add_ranks(0);
+  const std::vector<MeasuredStage> measured = measured_stages(run, "run.json", 2);
+  const std::optional<int64_t> pace = pace_stage(compare_stages(plan, MeasuredRun{}, measured, selene));
+  ASSERT_TRUE(pace);
+  add_ranks(int(*pace));
+  folder_.write("staged.json", run.dump());
+  const auto r = testing::run_axo("calibrate --refine " + folder_.file("staged.json") + files());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const MachineProfile refined = load_machine_profile(folder_.file("refined.yaml"));
+  EXPECT_NEAR(refined.gemm_max_efficiency, 0.8 * selene.gemm_max_efficiency, 0.01);
+  EXPECT_NEAR(refined.collective_slowdown, 2.0, 0.02);
 }
 
 }  // namespace

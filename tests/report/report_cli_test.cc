@@ -280,5 +280,52 @@ TEST_F(ReportCli, TheStagesArePricedOnThePlansMachine) {
   EXPECT_EQ(table.find("0.000000"), std::string::npos) << table;
 }
 
+// Issue: the component table compared the slowest stage's predicted compute, tp_comm and bubble with
+// the mean over every rank (a faster stage computes less and waits longer): its measured side is now
+// the stage the model prices slowest, and says so; without stage seconds it stays the mean, and says so.
+TEST_F(ReportCli, ThePipelinesComponentsAreMeasuredOnItsPaceStage) {
+  auto write_stage_pair = [this](const std::string& machine) {
+    Plan plan = testing::one_gpu_plan(testing::breakdown_of(0.5, 0, 0, 0, 0, 0, 0.1));
+    plan.machine = machine;
+    plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+    if (machine == "perlmutter") plan.predicted = CostModel(plan.model, load_machine(machine)).evaluate(plan.config);
+    write_plan_file(plan, plan_path(machine));
+    nlohmann::json root = testing::run_json({{1.0, {0.4, 0, 0.5, 0, 0, 0, 0.1}}, {1.0, {0.4, 0, 0.5, 0, 0, 0, 0.1}}});
+    testing::run_of(root, plan);
+    for (auto& step : root["steps"]) {
+      for (int k = 0; k < 4; ++k) {  // stage 0 computes 0.2 s and waits 0.7, stage 1 computes 0.6 and waits 0.3
+        const double compute = k / 2 == 0 ? 0.2 : 0.6;
+        nlohmann::json components;
+        for (const char* name : kComponentNames) components[name] = 0.0;
+        components["compute"] = compute, components["bubble"] = 0.9 - compute, components["optimizer"] = 0.1;
+        step["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"components_s", components}});
+      }
+    }
+    folder_.write(machine + ".json", root.dump());
+    return " --plan " + plan_path(machine) + " --run " + folder_.file(machine + ".json");
+  };
+  // The compute row's measured seconds (the table's third column).
+  auto measured_compute = [](const std::string& output) {
+    std::istringstream row(output.substr(output.find("\ncompute ") + 1));
+    std::string name;
+    double predicted = 0, measured = 0;
+    row >> name >> predicted >> measured;
+    return measured;
+  };
+  const auto priced = testing::run_axo("report" + write_stage_pair("perlmutter"));
+  ASSERT_EQ(priced.code, 0) << priced.output;
+  const size_t note = priced.output.find("(measured: the mean over stage ");
+  ASSERT_NE(note, std::string::npos) << priced.output;
+  const int pace = priced.output[note + std::string("(measured: the mean over stage ").size()] - '0';
+  ASSERT_TRUE(pace == 0 || pace == 1) << priced.output;
+  EXPECT_DOUBLE_EQ(measured_compute(priced.output), pace == 0 ? 0.2 : 0.6) << priced.output;
+  EXPECT_NE(priced.output.find("the stage the model prices slowest"), std::string::npos) << priced.output;
+
+  const auto unpriced = testing::run_axo("report" + write_stage_pair("calibrated-elsewhere"));
+  ASSERT_EQ(unpriced.code, 0) << unpriced.output;
+  EXPECT_DOUBLE_EQ(measured_compute(unpriced.output), 0.4) << unpriced.output;
+  EXPECT_NE(unpriced.output.find("(measured: the mean over every stage's ranks"), std::string::npos) << unpriced.output;
+}
+
 }  // namespace
 }  // namespace axo

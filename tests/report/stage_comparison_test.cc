@@ -38,8 +38,8 @@ TEST(StageComparison, GroupsTheRanksByStageLeavingOutTheWarmUpStep) {
   const std::vector<MeasuredStage> stages = measured_stages(two_stage_run(), "run.json", 2);
   ASSERT_EQ(stages.size(), 2u);
   EXPECT_EQ(stages[0].ranks, 2);
-  EXPECT_NEAR(stages[0].work_s, 0.2 + 0.005 + 0.1, 1e-12);  // ranks 0 and 1: mean of 0.2, 0.21, plus tp_comm
-  EXPECT_NEAR(stages[1].work_s, 0.4 + 0.025 + 0.1, 1e-12);
+  EXPECT_NEAR(stages[0].work_s(), 0.2 + 0.005 + 0.1, 1e-12);  // ranks 0 and 1: mean of 0.2, 0.21, plus tp_comm
+  EXPECT_NEAR(stages[1].work_s(), 0.4 + 0.025 + 0.1, 1e-12);
   EXPECT_EQ(stages[0].device_peak, 2000);
   EXPECT_EQ(stages[1].device_peak, 4000);
 }
@@ -77,7 +77,7 @@ TEST(StageComparison, PredictsEachStageFromItsLayersAndEnds) {
     EXPECT_DOUBLE_EQ(row.predicted_s, m * double(split.stage_layers(s)) * 0.003);
     // The embedding on the first stage, the head and the loss on the last: more than the layers alone.
     EXPECT_GT(with_ends.rows[size_t(s)].predicted_s, row.predicted_s);
-    EXPECT_DOUBLE_EQ(row.measured_s, measured[size_t(s)].work_s);
+    EXPECT_DOUBLE_EQ(row.measured_s, measured[size_t(s)].work_s());
     const Plan as_run = plan_as_run(plan, run);
     EXPECT_DOUBLE_EQ(row.predicted_bytes, stage_memory(as_run.model, as_run.config, split, s).total());
     EXPECT_DOUBLE_EQ(row.measured_bytes, double(measured[size_t(s)].device_peak));
@@ -129,6 +129,67 @@ TEST(StageComparison, APlanWithoutLayerSecondsIsPricedOnItsMachineOrNotAtAll) {
   EXPECT_NE(table.find("no per-stage seconds are predicted"), std::string::npos) << table;
   EXPECT_EQ(table.find("0.000000"), std::string::npos) << table;
   EXPECT_EQ(stage_comparison_table(from_machine).find("n/a"), std::string::npos);
+}
+
+// Issue: the component table compared the slowest stage's predicted compute with the mean over
+// every rank's measured one (a faster stage computes less and waits more: a tester's pipeline run
+// read compute -72% where its slowest stage compared -44%). The pace stage is the one the model
+// prices slowest, and the run's components become that stage's ranks' means.
+TEST(StageComparison, TheRunIsComparedOnTheStageThatSetsThePace) {
+  Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
+  plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  EXPECT_NEAR(measured[1].components[0], 0.4 + 0.025, 1e-12);  // compute: ranks 2 and 3's mean
+  EXPECT_NEAR(measured[1].components[1], 0.1, 1e-12);           // tp_comm
+  const StageComparison priced = compare_stages(plan, MeasuredRun{}, measured, load_machine("perlmutter"));
+  const std::optional<int64_t> pace = pace_stage(priced);
+  ASSERT_TRUE(pace);
+  for (const StageRow& row : priced.rows) EXPECT_LE(row.predicted_s, priced.rows[size_t(*pace)].predicted_s);
+  // Either stage can be the slower (the split balances the ends): make each the slower in turn.
+  for (int64_t slow : {0, 1}) {
+    StageComparison comparison = priced;
+    comparison.rows[size_t(slow)].predicted_s = 2 * comparison.rows[size_t(1 - slow)].predicted_s;
+    EXPECT_EQ(pace_stage(comparison), slow);
+  }
+  StageComparison tie = priced;
+  tie.rows[1].predicted_s = tie.rows[0].predicted_s;
+  EXPECT_EQ(pace_stage(tie), 0);  // the first on a tie, as the cost model's slowest_stage
+  EXPECT_FALSE(pace_stage(compare_stages(plan, MeasuredRun{}, measured, std::nullopt)));  // no stage seconds
+
+  MeasuredRun run;
+  run.components = {0.3, 0.1, 0.5, 0, 0, 0, 0.1};
+  run.iteration_s = 1.0;
+  const MeasuredRun on_stage = run_on_stage(run, measured[1]);
+  EXPECT_EQ(on_stage.components, measured[1].components);
+  EXPECT_EQ(on_stage.iteration_s, 1.0);  // the iteration is every stage's
+  EXPECT_EQ(run_on_stage(run, MeasuredStage{}).components, run.components);  // a stage without ranks
+}
+
+// stage_run reads the run's own file: its stages, the pace stage, and the run on it.
+TEST(StageComparison, AStagedRunIsReadFromTheRunsFile) {
+  Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
+  plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
+  const testing::TemporaryFolder folder("stage_run");
+  nlohmann::json root = two_stage_run();
+  testing::run_of(root, plan);
+  for (auto& step : root["steps"]) step["components_s"] = {{"compute", 0.3}};
+  MeasuredRun run;
+  run.source = folder.write("run.json", root.dump());
+  run.components = {0.3, 0, 0, 0, 0, 0, 0};
+  const StagedRun staged = stage_run(plan, run, load_machine("perlmutter"));
+  ASSERT_TRUE(staged.pace);
+  const std::vector<MeasuredStage> measured = measured_stages(root, run.source, 2);
+  EXPECT_EQ(staged.run.components, measured[size_t(*staged.pace)].components);
+  EXPECT_EQ(staged.comparison.rows.size(), 2u);
+  const StagedRun unpriced = stage_run(plan, run, std::nullopt);
+  EXPECT_FALSE(unpriced.pace);
+  EXPECT_EQ(unpriced.run.components, run.components);  // the mean over every rank, as read
+  // Steps without ranks: no stage's seconds to compare with.
+  for (auto& step : root["steps"]) step.erase("ranks");
+  folder.write("run.json", root.dump());
+  const StagedRun without_ranks = stage_run(plan, run, load_machine("perlmutter"));
+  EXPECT_FALSE(without_ranks.pace);
+  EXPECT_EQ(without_ranks.run.components, run.components);
 }
 
 }  // namespace
