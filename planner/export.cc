@@ -26,15 +26,6 @@ const char* framework_name(ExportFormat format) {
   return "?";
 }
 
-// The rank order each framework builds its process groups in (innermost first).
-const char* framework_order(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::axonn: return "xyzcpd";
-    case ExportFormat::torchtitan: return "xyczdp";  // mesh pp, dp_replicate, fsdp, cp, tp
-    default: return "xyzcdp";                         // Megatron-LM's tp-cp-ep-dp-pp
-  }
-}
-
 std::string seconds_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4f s", seconds);
@@ -123,8 +114,7 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
   return "";
 }
 
-FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const MachineProfile& machine,
-                               const FixedFields& user, bool pin_order) {
+FixedFields expressible_fields(ExportFormat format, const FixedFields& user) {
   FixedFields fixed = user;
   auto hold = [&fixed](const char* name, FieldValue value) { fixed.hold(config_field(name), value); };
   switch (format) {
@@ -146,50 +136,34 @@ FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec,
       hold("x", 1);
       hold("zero", 0);
       hold("offload", false);
-      if (spec.precision == Precision::fp8) hold("y", 1);  // its float8 TP is off (torchtitan_limitation)
       break;
     case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered
       hold("x", 1);
       hold("z", 1);
       hold("context", 1);
       hold("interleave", 1);
-      // Its PipelineEngine reduces the gradients after the backward: under a stack that prices the
-      // reduction overlapped, the plans it runs as priced have no pipeline (deepspeed_limitation)
-      // but those without data ranks, left to the user's own --fix.
-      if (machine.grad_reduce == GradReduce::overlapped && !user.holds("pipeline")) hold("pipeline", 1);
       break;
     case ExportFormat::slurm:
       break;
-  }
-  if (pin_order && format != ExportFormat::slurm) {
-    hold("order", order_code(parse_order(framework_order(format), "export")));
   }
   return fixed;
 }
 
 std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
                                            const SearchOptions& options) {
-  for (bool pin_order : {false, true}) {
-    SearchOptions again = options;
-    again.fixed = expressible_fields(format, model.spec(), model.machine(), options.fixed, pin_order);
-    again.top = std::max<size_t>(options.top, 64);
-    again.prune = true, again.record_points = false;  // a plan, not a picture
-    SearchResult result;
-    try {
-      result = search(model, again);
-    } catch (const InputError&) {
-      continue;  // nothing valid with these fields fixed
-    }
-    for (const PlanRow& row : result.best) {
-      if (export_limitation(format, model.spec(), model.machine(), row.config).empty()) return row;
-      for (const ParallelConfig& variant : row.same_numbers) {  // the same numbers, maybe expressible
-        if (!export_limitation(format, model.spec(), model.machine(), variant).empty()) continue;
-        PlanRow expressible = row;
-        expressible.config = variant;
-        expressible.same_numbers.clear();
-        return expressible;
-      }
-    }
+  SearchOptions again = options;
+  again.fixed = expressible_fields(format, options.fixed);
+  again.accept = [&](const ParallelConfig& config) {
+    return export_limitation(format, model.spec(), model.machine(), config).empty();
+  };
+  again.top = 1;
+  again.fold = false;  // the row itself: a folded twin of another order may not be expressible
+  again.prune = true, again.record_points = false;  // a plan, not a picture
+  try {
+    const SearchResult result = search(model, again);
+    if (!result.best.empty()) return result.best.front();
+  } catch (const InputError&) {
+    // nothing valid with these fields fixed
   }
   return std::nullopt;
 }

@@ -83,19 +83,16 @@ std::string export_model_problem(ExportFormat format, const TransformerSpec& spe
 std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
                               const MachineProfile& machine, const ParallelConfig& config);
 
-// The fields a search must hold fixed, on top of `user`'s, to stay near what
-// `format` can express (Megatron-LM: x=1, z=1, offload off unless the user
-// fixed it, ...; DeepSpeed: no pipeline where `machine`'s stack overlaps the
-// gradient reduction; torchtitan: y=1 for an fp8 `spec`). A field the user fixed is kept
-// unless the framework needs another value. With `pin_order` the rank order is fixed
-// to the framework's own too.
-FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const MachineProfile& machine,
-                               const FixedFields& user, bool pin_order);
+// The fields a search holds fixed, on top of `user`'s, to stay near what `format` can express
+// (Megatron-LM: x=1, z=1, offload off unless the user fixed it, ...): the settings it cannot run
+// otherwise, and the defaults it runs. A field the user fixed is kept unless the framework needs
+// another value.
+FixedFields expressible_fields(ExportFormat format, const FixedFields& user);
 
-// The fastest configuration that fits and that `format` can express: the
-// search runs again with expressible_fields (first with the rank order free,
-// then pinned to the framework's) and the first expressible row is kept.
-// Empty when there is none.
+// The fastest configuration that fits and that `format` can express: the search runs again with
+// expressible_fields, ranking only the configurations export_limitation accepts (their rank
+// order, DeepSpeed's pipeline against its stack's reduction, torchtitan's fp8 tensor parallelism,
+// ...). Empty when there is none.
 std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
                                            const SearchOptions& options);
 

@@ -432,6 +432,7 @@ class Walk {
     const double key = options_.rank_by == RankBy::iteration
                            ? b.iter_time
                            : rank_key(options_.rank_by, model_, options_.gpus, config_, b.iter_time);
+    if (options_.accept && !options_.accept(config_)) return;
     top_.offer(key, config_, b);
   }
 

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ struct SearchOptions {
   TokenBudget budget;           // for the rows' time to train
   bool fold = true;             // rows with equal numbers take one place (row_folding.h)
   bool record_points = false;   // keep every costed configuration's SpacePoint
+  // Where set, only the configurations it accepts are ranked (an export's nearest plan: those its
+  // framework can run); the others are costed (and recorded) but kept out of `best`.
+  std::function<bool(const ParallelConfig&)> accept;
 };
 
 struct SearchResult {

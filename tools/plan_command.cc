@@ -243,9 +243,8 @@ void write_plan(FILE* report, const PlanOptions& o, const CostModel& model, cons
                 size_t chosen_rank, bool emit, ExportFormat format, const PredictionBand& band) {
   const std::string plan_out = plan_out_path(o, emit, format);
   if (plan_out.empty()) return;
-  Plan plan{model.spec(), model.machine().name, o.gpus, chosen.config, chosen.breakdown};
+  Plan plan{model.spec(), model.machine().name, o.gpus, chosen.config, chosen.breakdown, 0, 0, band.text()};
   if (chosen.band) plan.iter_time_low_s = chosen.band->low_s, plan.iter_time_high_s = chosen.band->high_s;
-  plan.band = band.text();
   write_plan_file(plan, plan_out);
   if (chosen_rank == 1) {
     std::fprintf(report, "Wrote the best configuration to %s\n", plan_out.c_str());

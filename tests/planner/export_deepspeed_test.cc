@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/presets.h"
 #include "planner/export.h"
 #include "tests/input_error_of.h"
 #include "tests/planner/export_fixtures.h"
@@ -89,6 +90,15 @@ TEST(ExportDeepspeed, TheReductionOverlapsAsTheStackPricesIt) {
   EXPECT_NE(deepspeed_limitation(gpt3_13b(), overlapped, c).find("PipelineEngine reduces the gradients after"),
             std::string::npos);
   EXPECT_EQ(deepspeed_limitation(gpt3_13b(), overlapped, grid(2, 1, 8, 1)), "");  // nothing to reduce
+  // The nearest plan is one it runs as the stack prices it (no pipeline with data ranks here).
+  MachineProfile preset = load_machine("selene");
+  preset.grad_reduce = GradReduce::overlapped;
+  const CostModel model(gpt3_13b(), preset);
+  SearchOptions options;
+  options.gpus = 64;
+  const std::optional<PlanRow> nearest = nearest_expressible(ExportFormat::deepspeed, model, options);
+  ASSERT_TRUE(nearest);
+  EXPECT_EQ(deepspeed_limitation(gpt3_13b(), preset, nearest->config), "") << fix_string(nearest->config);
 }
 
 // Under --deepspeed the tensor-parallel all-reduce is synchronous, the sequence-parallel
@@ -180,16 +190,12 @@ TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {
   c.recompute = Recompute::full, c.recompute_layers = 2;  // without a pipeline, Megatron's own block method
   EXPECT_EQ(deepspeed_limitation(spec, machine, c), "");
   EXPECT_EQ(deepspeed_limitation(spec, machine, grid(4, 2, 8, 1)), "");
-  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, spec, machine, FixedFields{}, false);
+  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, FixedFields{});
   EXPECT_EQ(fixed.values.x, 1);
   EXPECT_EQ(fixed.values.z, 1);
   EXPECT_EQ(fixed.values.context, 1);
   EXPECT_EQ(fixed.values.interleave, 1);
-  EXPECT_FALSE(fixed.holds("pipeline"));  // Selene's stack reduces after the backward, as its PipelineEngine
-  MachineProfile overlapped = machine;
-  overlapped.grad_reduce = GradReduce::overlapped;
-  EXPECT_EQ(expressible_fields(ExportFormat::deepspeed, spec, overlapped, FixedFields{}, false).values.pipeline, 1);
-  EXPECT_EQ(expressible_fields(ExportFormat::deepspeed, spec, overlapped, parse_fix("pipeline=4"), false).values.pipeline, 4);
+  EXPECT_FALSE(fixed.holds("pipeline"));
 }
 
 }  // namespace

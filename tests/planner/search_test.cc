@@ -172,6 +172,34 @@ TEST(Search, PruningDoesNotChangeTheAnswer) {
   }
 }
 
+// `accept` ranks only the configurations it accepts, and the pruned search's first is the fastest
+// of them an exhaustive search costs (an export's nearest plan: it had looked at the first 64 rows
+// and, where none of them was expressible, said no configuration was).
+TEST(Search, OnlyAcceptedConfigurationsAreRanked) {
+  const CostModel model(load_model("gpt3-1.3b"), load_machine("perlmutter"));
+  SearchOptions options;
+  options.gpus = 32;
+  options.fixed = parse_fix("recompute=none,offload=off,order=xyzcdp");
+  options.top = 100000;
+  options.fold = false;
+  options.prune = false;
+  const SearchResult every = search(model, options);
+  auto odd_data = [](const ParallelConfig& c) { return c.pipeline > 1 && c.interleave == 1 && c.data == 2; };
+  const auto fastest = std::find_if(every.best.begin(), every.best.end(),
+                                    [&](const PlanRow& row) { return odd_data(row.config); });
+  ASSERT_NE(fastest, every.best.end());
+  ASSERT_GT(fastest - every.best.begin(), 64);  // beyond the rows the nearest plan used to look at
+  options.top = 1;
+  options.prune = true;
+  options.accept = odd_data;
+  const SearchResult accepted = search(model, options);
+  ASSERT_EQ(accepted.best.size(), 1u);
+  EXPECT_TRUE(odd_data(accepted.best[0].config));
+  EXPECT_EQ(accepted.best[0].breakdown.iter_time, fastest->breakdown.iter_time);
+  options.accept = [](const ParallelConfig&) { return false; };
+  EXPECT_TRUE(search(model, options).best.empty());
+}
+
 TEST(Search, FixedFieldsAreHeld) {
   const SearchResult result = run("gpt3-13b", "selene", 64, "pipeline=2,y=8,recompute=full,overlap=off");
   ASSERT_FALSE(result.best.empty());
