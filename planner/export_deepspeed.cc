@@ -168,7 +168,8 @@ std::string deepspeed_launch_arguments(const TransformerSpec& spec, const Machin
   std::string text = "# Megatron-DeepSpeed arguments for " + spec.name + " on " +
                      std::to_string(c.gpus()) + " GPUs of " + machine.name + ", from axo plan.\n";
   if (!context.note.empty()) text += "# " + context.note + "\n";
-  text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.\n"
+  text += "# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe: axo's xyzcdp" +
+          same_placement_note(c, "xyzcdp", machine.gpus_per_node) + ".\n"
           "# Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).\n"
           "# Use: deepspeed pretrain_gpt.py \"${MEGATRON_DS_ARGS[@]}\" ...\n";
   if (c.y > 1 && c.sequence_parallel) {  // megatron/arguments.py at f4157be raises without it

@@ -189,7 +189,8 @@ std::string export_torchtitan(const TransformerSpec& spec, const MachineProfile&
       "# axo -> torchtitan: y -> tensor_parallel_degree (x = 1), z -> data_parallel_shard_degree\n"
       "# (FSDP shards each weight and the batch, as axo's z does), data ->\n"
       "# data_parallel_replicate_degree, pipeline -> pipeline_parallel_degree. The mesh\n"
-      "# (pp, dp_replicate, fsdp, cp, tp; tp innermost) is axo's rank order xyczdp.\n"
+      "# (pp, dp_replicate, fsdp, cp, tp; tp innermost) is axo's rank order xyczdp" +
+      same_placement_note(c, "xyczdp", machine.gpus_per_node) + ".\n"
       "# Keys: pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py; merge into the\n"
       "# model's TOML, section by section (its other keys and sections stay as they are).\n"
       "\n[parallelism]\n";

@@ -1,6 +1,6 @@
 # Megatron-DeepSpeed arguments for gpt3-13b on 64 GPUs of selene, from axo plan.
 # Configuration 1 of the ranked table: predicted 1.2345 s per iteration.
-# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe.
+# Tensor parallelism is axo's y (x = z = 1); ranks model-innermost, then data, pipe: axo's xyzcdp.
 # Option names: microsoft/Megatron-DeepSpeed megatron/arguments.py (checked at f4157be).
 # Use: deepspeed pretrain_gpt.py "${MEGATRON_DS_ARGS[@]}" ...
 # Sequence parallelism's reduce-scatter overlaps the weight-gradient GEMM only when kernels
