@@ -24,8 +24,9 @@
 // component the run barely saw cannot dominate. Then the same errors as
 // shares of the iteration, r = (predicted − measured) / measured iteration:
 // the components the step is made of should be right first. Last, the
-// iteration times themselves, r = (predicted − measured) / measured: the
-// planner ranks by them, and where ranks share cores a run books as waiting
+// iteration times themselves, r = ln(predicted / measured) (as far off 40%
+// fast as 40% slow; relative to the measured time, one predicted 40% fast
+// by axo report's measure counted +67%, one 30% slow −23%): the planner ranks by them, and where ranks share cores a run books as waiting
 // what the model calls compute, so no factors fit every component. Each is a
 // compass search in the logarithms of the
 // factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
@@ -39,11 +40,16 @@
 // offload run whose optimizer is a small share), and without that pull the
 // search wandered along them to a bound (the host link 20x faster where the
 // runs' own optimizer was slower than predicted), and refining the refined
-// profile again on the same runs moved it another 20x. With it a refit of the
-// same runs is a fixed point. The pull is on the fit's mean square: 1e−4 is a
+// profile again on the same runs moved it another 20x. The pull is on the fit's mean square: 1e−4 is a
 // 1% error on every residual, so a factor a single run of many informs (the
 // host link, from one offload run) stays nearer where it was than one every
 // run informs.
+//
+// Where the three fits end predicting the runs' iteration times worse than
+// the input profile did, the iteration times alone are fitted from the input
+// instead (`iterations_only`): components of runs whose ranks disturbed one
+// another on two CPU cores had taken the network factor to its bound and the
+// runs' iteration errors from 10-40% to 24-48%, and each refit further.
 //
 // A run whose ranks shared cores (run_file.h, ranks_shared_cores) booked as
 // communication the time a rank waited for ranks that were not running: it
@@ -89,6 +95,10 @@ struct RefinementResult {
   // Per case: (measured − predicted) / predicted iteration time (as axo report), before and after.
   std::vector<double> iteration_error_before, iteration_error_after;
   int evaluations = 0;
+  // The three fits predicted the runs' iteration times worse than the input profile (components
+  // that mislead: timings of ranks that disturbed each other, say): the result is the iteration
+  // times' fit alone, from the input, which never predicts them worse.
+  bool iterations_only = false;
 };
 
 // Whether factor `i` is one of communication (network, overlap), which runs

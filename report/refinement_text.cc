@@ -62,6 +62,11 @@ std::string refinement_text(const RefinementResult& result, const MachineProfile
             "another, which these runs cannot tell apart; runs of plans that differ in what they spend\n"
             "their time on (compute, tensor-, data-parallel communication) pin the factors.\n";
   }
+  if (result.iterations_only) {
+    text += "Fitted to the iteration times alone: the fit of the components predicted these runs' iteration\n"
+            "times worse than the profile did (components these runs measured apart from what the model\n"
+            "prices: ranks that slowed one another, say); the factors are those that predict them best.\n";
+  }
   if (result.runs_sharing_cores > 0) {
     std::snprintf(line, sizeof line,
                   "(%d run(s) whose ranks shared cores counted by their iteration time only, in this\n"

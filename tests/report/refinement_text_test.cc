@@ -24,6 +24,19 @@ TEST(RefinementText, ListsTheFactorsAndTheErrors) {
   EXPECT_NE(text.find("RMS relative component error: 35.00% before, 0.10% after"), std::string::npos) << text;
   EXPECT_NE(text.find("run1.json: iteration time error +20.00% before, +1.00% after"), std::string::npos) << text;
   EXPECT_EQ(text.find("The components' error grew"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Fitted to the iteration times alone"), std::string::npos) << text;
+}
+
+// The fit of the components predicted the iterations worse than the input: the result is the
+// iteration times' fit alone, and the text says so.
+TEST(RefinementText, SaysWhenOnlyTheIterationTimesWereFitted) {
+  RefinementResult result = result_with_errors(0.35, 0.30);
+  result.iterations_only = true;
+  const std::string text = refinement_text(result, load_machine("selene"), {"run1.json"});
+  EXPECT_NE(text.find("Fitted to the iteration times alone: the fit of the components predicted these runs' "
+                      "iteration\ntimes worse than the profile did"),
+            std::string::npos)
+      << text;
 }
 
 // Two runs of alike plans met by trading compute for communication: the iteration times agree and
