@@ -43,9 +43,10 @@ void Watchdog::run() {
     }
     if (changed_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ &&
         Clock::now() >= deadline_) {
-      const std::string message = "rank " + std::to_string(rank_) + ": " + what_ +
-                                  " did not complete within " + std::to_string(int(timeout_s_)) +
-                                  " s (a rank of its group is dead or hung)";
+      char within[32];
+      std::snprintf(within, sizeof within, "%g", timeout_s_);
+      const std::string message = "rank " + std::to_string(rank_) + ": " + what_ + " did not complete within " +
+                                  within + " s (a rank of its group is dead or hung)";
       std::fprintf(stderr, "\naxo calibrate: %s\n", message.c_str());
       std::fflush(stderr);
       if (on_timeout_) on_timeout_(message);

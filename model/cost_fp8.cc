@@ -79,6 +79,10 @@ bool prices(Precision precision, const MachineProfile& machine) {
 }  // namespace
 
 std::string precision_problem(Precision precision, const MachineProfile& machine, const std::string& profile_path) {
+  if (std::string why = unmeasured_rates_problem(machine, profile_path.empty() ? "machine '" + machine.name + "'" : profile_path);
+      !why.empty()) {
+    return why;
+  }
   for (Precision needed : {precision, tensor_precision(precision)}) {
     if (machine.peak_tflops(needed) > 0) continue;
     const std::string name = to_string(needed);

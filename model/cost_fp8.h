@@ -85,6 +85,7 @@ double linear_gemm_seconds(const MachineProfile& machine, Precision precision, d
 // "precision fp8: machine 'a100' has no fp8 rate (peak_tflops.fp8 in its profile a100.yaml); it prices
 // fp32, fp16, bf16".
 // A profile's fp16 and bf16 rates are optional, like fp8's: no precision falls back on another's.
+// A partial calibration that measured no rate has none for any precision (unmeasured_rates_problem).
 std::string precision_problem(Precision precision, const MachineProfile& machine,
                               const std::string& profile_path = "");
 

@@ -344,7 +344,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.peak_tflops_bf16 = peak.get_double("bf16", 1e-9, 1e7, 0);
   p.peak_tflops_fp8 = peak.get_double("fp8", 1e-9, 1e7, 0);  // most devices have none
   peak.reject_unknown_keys();
-  p.hbm_bandwidth_GBps = map.get_double("hbm_bandwidth_GBps", 1e-6, 1e8);
+  p.hbm_bandwidth_GBps = map.get_double("hbm_bandwidth_GBps", kUnmeasuredBandwidthGBps, 1e8);
   p.memory_bound_efficiency = map.get_double("memory_bound_efficiency", 1e-3, 1, 0.7);
   p.kernel_launch_us = map.get_double("kernel_launch_us", 0, 1e6, 5);
   p.overlap_efficiency = map.get_double("overlap_efficiency", 0, 1, 1.0);
@@ -407,6 +407,18 @@ std::string partial_calibration_note(const MachineProfile& profile, const std::s
   if (profile.incomplete.empty()) return "";
   return "Note: " + path + " is a partial calibration (" + profile.incomplete +
          "): what it did not measure is estimated\n";
+}
+
+std::string unmeasured_rates_problem(const MachineProfile& profile, const std::string& path) {
+  if (profile.incomplete.empty()) return "";
+  std::string unmeasured;
+  if (profile.gemm_table.empty()) unmeasured = "no GEMM (its peak_tflops are placeholders)";
+  if (profile.hbm_bandwidth_GBps <= kUnmeasuredBandwidthGBps) {
+    unmeasured += std::string(unmeasured.empty() ? "" : " and ") + "no memory bandwidth (hbm_bandwidth_GBps is a placeholder)";
+  }
+  if (unmeasured.empty()) return "";
+  return path + " is a partial calibration (" + profile.incomplete + ") that measured " + unmeasured +
+         ": nothing can be priced on it; calibrate again (a longer --timeout, say)";
 }
 
 MachineProfile load_machine_profile(const std::string& path) {

@@ -86,6 +86,7 @@ void refine(const CalibrateArguments& a) {
   const std::string profile_path = resolve_preset("machines", a.machine);
   const YAML::Node original = load_yaml_file(profile_path);
   const MachineProfile profile = machine_profile_from_yaml(original, profile_path);
+  if (const std::string why = unmeasured_rates_problem(profile, a.machine); !why.empty()) throw InputError(why);
   std::vector<RefinementCase> cases;
   for (size_t i = 0; i < a.refine_runs.size(); ++i) {
     const Plan plan = read_plan_file(a.refine_plans[i]);

@@ -5,6 +5,7 @@
 
 #include <initializer_list>
 
+#include "model/cost_fp8.h"
 #include "model/error.h"
 #include "model/presets.h"
 #include "model/yaml_fields.h"
@@ -22,6 +23,29 @@ TEST(MachineProfile, EveryPresetLoads) {
     EXPECT_GT(m.usable_memory_bytes(), 0);
     EXPECT_FALSE(m.source.empty()) << name << " must cite its figures";
   }
+}
+
+// Issue: a calibration stopped before it measured anything wrote the schema's floors (peak 1e-9
+// TFLOP/s, 1e-6 GB/s), and a 0.1M-parameter model was priced at 5.5 days per step. A partial
+// profile without a GEMM or a bandwidth prices nothing; a whole one, or a partial one that
+// measured both, prices as before.
+TEST(MachineProfile, APartialCalibrationWithoutRatesPricesNothing) {
+  MachineProfile m = load_machine("selene");
+  EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"), "");  // a preset: no table, not a calibration
+  m.incomplete = "rank 1: gemm did not complete within 3 s";
+  EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"),
+            "m.yaml is a partial calibration (rank 1: gemm did not complete within 3 s) that measured no GEMM (its "
+            "peak_tflops are placeholders): nothing can be priced on it; calibrate again (a longer --timeout, say)");
+  EXPECT_NE(precision_problem(Precision::bf16, m, "m.yaml").find("measured no GEMM"), std::string::npos);
+  m.hbm_bandwidth_GBps = kUnmeasuredBandwidthGBps;
+  EXPECT_NE(unmeasured_rates_problem(m, "m.yaml").find("no GEMM (its peak_tflops are placeholders) and no memory "
+                                                       "bandwidth"),
+            std::string::npos);
+  m.gemm_table.push_back({Precision::bf16, 1024, 1024, 1024, 200});
+  EXPECT_NE(unmeasured_rates_problem(m, "m.yaml").find("measured no memory bandwidth"), std::string::npos);
+  m.hbm_bandwidth_GBps = 1500;
+  EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"), "");
+  EXPECT_EQ(precision_problem(Precision::bf16, m, "m.yaml"), "");
 }
 
 TEST(MachineProfile, RoundTripWithFitsAndTable) {
