@@ -77,6 +77,10 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
                      std::to_string(o_.microbatch) + " (Z splits a microbatch's sequences)");
   }
   if (o_.steps < 1) throw InputError("--steps must be at least 1");
+  if (o_.stop_after > o_.steps) {  // it would stop nothing: the run ends at --steps with its checkpoint
+    throw InputError("--stop-after " + std::to_string(o_.stop_after) + " is after the last step, --steps " +
+                     std::to_string(o_.steps) + ": give a step of the run to stop at");
+  }
   if ((o_.checkpoint_every > 0 || o_.stop_after > 0 || o_.resume) && o_.checkpoint_dir.empty()) {
     throw InputError("--checkpoint-every, --stop-after and --resume need --checkpoint-dir");
   }

@@ -267,6 +267,10 @@ TEST_F(TrainCli, MistakesExitTwo) {
   r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --checkpoint-dir " + path("ck"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("writes no checkpoint: give --checkpoint-every N"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 4 --stop-after 9 --checkpoint-dir " +
+          path("ck"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--stop-after 9 is after the last step, --steps 4"), std::string::npos) << r.output;
   // A batch beyond the data (and any memory: 2^40 sequences) is refused before its buffers are
   // allocated, where it ended in std::bad_alloc.
   r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --batch 1099511627776");
