@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+
+#include "model/presets.h"
 
 namespace axo {
 namespace {
@@ -37,6 +40,21 @@ TEST(CheckpointState, CountsEveryStageOnceWithTheOptimizer) {
   TransformerSpec fp32 = spec;
   fp32.precision = Precision::fp32;
   EXPECT_DOUBLE_EQ(checkpoint_state_bytes(fp32, one_stage), 23040);
+}
+
+// Issue: the middle stages counted layers / pipeline layers each, rounded down: gpt3-175b's 96
+// layers over 64 stages (1 or 2 each) checkpointed 1552 GiB where 2285 GiB is every stage's. A
+// model's checkpoint is every layer once whatever the split (the tied head's copy aside).
+TEST(CheckpointState, EveryLayerOnceWhateverTheSplit) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig two;
+  two.pipeline = 2;
+  const double whole = checkpoint_state_bytes(spec, two);
+  for (auto [pipeline, interleave] : {std::pair<int64_t, int64_t>{7, 1}, {64, 1}, {8, 3}, {12, 2}, {96, 1}}) {
+    ParallelConfig c;
+    c.pipeline = pipeline, c.interleave = interleave;
+    EXPECT_DOUBLE_EQ(checkpoint_state_bytes(spec, c), whole) << pipeline << " x " << interleave;
+  }
 }
 
 // 1000 GPUs failing at 1e-4 per GPU-hour: M = 3600 / 0.1 = 36,000 s.
