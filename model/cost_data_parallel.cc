@@ -108,12 +108,12 @@ double gathered_parameter_bytes(const CostInputs& in, double stage_layers, doubl
 // microbatch's forward and backward), and the updated parameters' all-gather
 // under the next iteration's first forward. Together the bytes of the
 // all-reduce (REFERENCE-DATA.md, "Sharded optimizer").
-void shard_over_data(const CostInputs& in, double n, double stage_layers, const LayerCompute& layer,
-                     const CostRecorder& record, DataParallelStep& dp) {
+void shard_over_data(const CostInputs& in, double n, const LayerCompute& layer, const CostRecorder& record,
+                     DataParallelStep& dp) {
   const Collective gradients{CostScope::step, CostPhase::step, CollectiveOp::reduce_scatter, GridDim::data,
                              dp.local_params, reduced_gradient_bytes(in), "gradients"};
   const Collective parameters{CostScope::step, CostPhase::step, CollectiveOp::all_gather, GridDim::data,
-                              dp.local_params, gathered_parameter_bytes(in, stage_layers, dp.local_params),
+                              dp.local_params, gathered_parameter_bytes(in, n, dp.local_params),
                               "updated parameters"};
   const double buckets = reduction_buckets(in, dp.local_params, n);
   const TimedCollective scatter = time_collective(in, gradients, buckets);
@@ -142,15 +142,19 @@ void shard_over_data(const CostInputs& in, double n, double stage_layers, const 
 
 }  // namespace
 
-DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers, double slowest_layers,
+DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers,
                                     const LayerCompute& layer, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
   DataParallelStep dp;
+  // The fullest stage's gradients under its own layers' backward (the slowest stage's had been
+  // the window: with uneven stages, no recompute priced slower than selective, whose longer
+  // backward on another stage hid more of the first stage's reduction).
+  const int64_t fullest = fullest_stage(in.spec, c, layers);
   dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
   dp.updated_params = c.zero >= 1 ? dp.local_params / double(zero_shards(c)) : dp.local_params;
-  const double most_layers = double(*std::max_element(layers.begin(), layers.end()));
-  if (c.zero >= 1) shard_over_data(in, slowest_layers, most_layers, layer, record, dp);
-  else all_reduce_gradients(in, slowest_layers, layer, record, dp);
+  const double fullest_layers = double(layers[size_t(fullest)]);
+  if (c.zero >= 1) shard_over_data(in, fullest_layers, layer, record, dp);
+  else all_reduce_gradients(in, fullest_layers, layer, record, dp);
   dp.exposed += tied_embedding_all_reduce(in, record);
   return dp;
 }

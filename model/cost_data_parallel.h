@@ -6,8 +6,8 @@
 // collective that pays the group's latency (stack.grad_buckets: one per layer,
 // as axo's executor and FSDP's blocks; Megatron-Core's max(40M, 1M ×
 // data-parallel size) parameters; PyTorch DDP's 25 MiB): of its time, the
-// share of all but the last bucket hides under the backward of the slowest
-// stage but the last bucket's share (scaled by overlap_efficiency); the last
+// share of all but the last bucket hides under the backward of that stage's
+// layers but the last bucket's share (scaled by overlap_efficiency); the last
 // bucket is always exposed. After the backward (stack.grad_reduce) it is one
 // collective, all exposed. With pipeline > 1 and tied embeddings the first and last stages
 // each hold the embedding and all-reduce its gradient (Megatron-LM), exposed.
@@ -37,8 +37,8 @@ struct DataParallelStep {
   double last_exposed = 0;  // of the last microbatch's gradient reduction, what is exposed after the backward
 };
 
-// `layers`: the layers of each stage; `slowest_layers`: those of the slowest.
-DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers, double slowest_layers,
+// `layers`: the layers of each stage; `layer`: one layer's compute (the paced stage's recompute share).
+DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int64_t>& layers,
                                     const LayerCompute& layer, const CostRecorder& record);
 
 }  // namespace axo

@@ -287,7 +287,7 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   b.tp_comm = m * stage.tp_comm + weights.scales;
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
-  const DataParallelStep dp = data_parallel_step(in, layers, stage.layers, paced, record);
+  const DataParallelStep dp = data_parallel_step(in, layers, paced, record);
   b.dp_comm = dp.exposed;
   const OptimizerStep step = optimizer_step(in, dp, record);
   b.offload = step.offload;

@@ -247,17 +247,29 @@ int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& con
                       config.pipeline - 1);
 }
 
+namespace {
+
+// Stage s's parameters, of `stage_layers` layers each (stage_params' sum).
+int64_t params_of_stage(const TransformerSpec& spec, const ParallelConfig& config,
+                        const std::vector<int64_t>& stage_layers, int64_t s) {
+  return stage_layers[size_t(s)] * spec.params_per_layer() + (s == 0 ? spec.embedding_params() : 0) +
+         (s == config.pipeline - 1 ? head_params(spec, config) : 0);
+}
+
+}  // namespace
+
+int64_t fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
+                      const std::vector<int64_t>& stage_layers) {
+  int64_t fullest = 0;
+  for (int64_t s = 1; s < config.pipeline; ++s) {
+    if (params_of_stage(spec, config, stage_layers, s) > params_of_stage(spec, config, stage_layers, fullest)) fullest = s;
+  }
+  return fullest;
+}
+
 int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
                              const std::vector<int64_t>& stage_layers) {
-  const int64_t per_layer = spec.params_per_layer(), embedding = spec.embedding_params();
-  const int64_t head = head_params(spec, config);
-  int64_t most = 0;
-  for (int64_t s = 0; s < config.pipeline; ++s) {
-    const int64_t params = stage_layers[size_t(s)] * per_layer + (s == 0 ? embedding : 0) +
-                           (s == config.pipeline - 1 ? head : 0);
-    most = std::max(most, params);
-  }
-  return most;
+  return params_of_stage(spec, config, stage_layers, fullest_stage(spec, config, stage_layers));
 }
 
 int64_t recomputed_layers(const ParallelConfig& c, const PipelineSplit& split, int64_t stage) {

@@ -123,7 +123,9 @@ int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, 
                      int64_t stage);
 int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
 int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
-// The most any stage holds.
+// The stage that holds the most parameters (the first of them on a tie), and what it holds.
+int64_t fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
+                      const std::vector<int64_t>& stage_layers);
 int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
                              const std::vector<int64_t>& stage_layers);
 

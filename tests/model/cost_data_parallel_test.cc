@@ -25,11 +25,17 @@ struct Case {
   TransformerSpec spec = load_model("gpt3-13b");  // tied embeddings
   MachineProfile machine = overlapped_selene();
   ParallelConfig config;
-  DataParallelStep run(double layers, std::vector<CostItem>* items = nullptr) const {
+  // The reduction of the fullest stage's gradients under its backward: with one stage, of `layers`
+  // layers; with several, split_pipeline's (whose fullest stage must have `layers`).
+  DataParallelStep run(int64_t layers, std::vector<CostItem>* items = nullptr) const {
     const LocalShapes shapes = local_shapes(spec, config);
     const CostInputs in{spec, machine, config, shapes};
-    const std::vector<int64_t> split = layers_by_stage(split_pipeline(spec, config.pipeline, config.interleave));
-    return data_parallel_step(in, split, layers, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
+    std::vector<int64_t> split = {layers};
+    if (config.pipeline > 1) {
+      split = layers_by_stage(split_pipeline(spec, config.pipeline, config.interleave));
+      EXPECT_EQ(split[size_t(fullest_stage(spec, config, split))], layers);
+    }
+    return data_parallel_step(in, split, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
   }
 };
 
