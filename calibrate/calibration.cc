@@ -153,11 +153,11 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
   // the bf16 rate; on the CPU each has its own GEMM (cpu::gemm, gemm_half:
   // fp16 widened onto the fp32 GEMM), measured, and a profile calibrated
   // before bf16 or fp16 GEMMs were measured prices them at the fp32 rate.
-  p.peak_tflops_fp32 = std::max(best(Precision::fp32), 1e-9);
+  p.peak_tflops_fp32 = std::max(best(Precision::fp32), kUnmeasuredTflops);
   auto measured_or_fp32 = [&](Precision precision) {
-    return best(precision) > 0 ? std::max(best(precision), 1e-9) : p.peak_tflops_fp32;
+    return best(precision) > 0 ? std::max(best(precision), kUnmeasuredTflops) : p.peak_tflops_fp32;
   };
-  p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), 1e-9) : measured_or_fp32(Precision::bf16);
+  p.peak_tflops_bf16 = gpu ? std::max(best(Precision::bf16), kUnmeasuredTflops) : measured_or_fp32(Precision::bf16);
   p.peak_tflops_fp16 = gpu ? std::max(p.peak_tflops_bf16, best(Precision::fp16)) : measured_or_fp32(Precision::fp16);
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;

@@ -73,7 +73,9 @@ namespace {
 
 // fp8 runs its attention core and memory-bound ops in bf16: it needs both rates.
 bool prices(Precision precision, const MachineProfile& machine) {
-  return machine.peak_tflops(precision) > 0 && machine.peak_tflops(tensor_precision(precision)) > 0;
+  // A rate at the schema's floor is a calibration's placeholder for a precision it did not measure.
+  return machine.peak_tflops(precision) > kUnmeasuredTflops &&
+         machine.peak_tflops(tensor_precision(precision)) > kUnmeasuredTflops;
 }
 
 }  // namespace
@@ -84,7 +86,7 @@ std::string precision_problem(Precision precision, const MachineProfile& machine
     return why;
   }
   for (Precision needed : {precision, tensor_precision(precision)}) {
-    if (machine.peak_tflops(needed) > 0) continue;
+    if (machine.peak_tflops(needed) > kUnmeasuredTflops) continue;
     const std::string name = to_string(needed);
     std::string rates;  // the precisions it can price, fp32 always
     for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8}) {

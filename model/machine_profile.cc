@@ -337,7 +337,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.device_memory_GiB = map.get_double("device_memory_GiB", 1e-3, 1e6);
   p.reserved_memory_GiB = map.get_double("reserved_memory_GiB", 0, p.device_memory_GiB, 0);
   const YamlMap peak(map.get_node("peak_tflops"), source, "peak_tflops");
-  p.peak_tflops_fp32 = peak.get_double("fp32", 1e-9, 1e7);
+  p.peak_tflops_fp32 = peak.get_double("fp32", kUnmeasuredTflops, 1e7);
   // Optional, 0 when absent: a model in a precision the profile has no rate for is refused
   // (precision_problem), never priced at another precision's rate.
   p.peak_tflops_fp16 = peak.get_double("fp16", 1e-9, 1e7, 0);
@@ -412,7 +412,7 @@ std::string partial_calibration_note(const MachineProfile& profile, const std::s
 std::string unmeasured_rates_problem(const MachineProfile& profile, const std::string& path) {
   if (profile.incomplete.empty()) return "";
   std::string unmeasured;
-  if (profile.gemm_table.empty()) unmeasured = "no GEMM (its peak_tflops are placeholders)";
+  if (profile.peak_tflops_fp32 <= kUnmeasuredTflops) unmeasured = "no GEMM (its peak_tflops are placeholders)";
   if (profile.hbm_bandwidth_GBps <= kUnmeasuredBandwidthGBps) {
     unmeasured += std::string(unmeasured.empty() ? "" : " and ") + "no memory bandwidth (hbm_bandwidth_GBps is a placeholder)";
   }

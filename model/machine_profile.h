@@ -244,9 +244,11 @@ struct CollectiveFit {
   std::vector<LinkSegment> segments;  // by increasing max_bytes
 };
 
-// 419 / (54 days · 24 h · 16,384 GPUs) = 1.973e-5 interruptions per GPU-hour.
-// The schema's floor of hbm_bandwidth_GBps, which a calibration that measured no bandwidth writes.
+// The schema's floors of peak_tflops and hbm_bandwidth_GBps, which a calibration that measured no
+// GEMM or no bandwidth writes.
+inline constexpr double kUnmeasuredTflops = 1e-9;
 inline constexpr double kUnmeasuredBandwidthGBps = 1e-6;
+// 419 / (54 days · 24 h · 16,384 GPUs) = 1.973e-5 interruptions per GPU-hour.
 inline constexpr double kLlama3FailuresPerGpuHour = 419.0 / (54.0 * 24.0 * 16384.0);
 
 // The training stack's settings (a profile's `stack` section, a validation
@@ -374,7 +376,7 @@ MachineProfile load_machine_profile(const std::string& path);
 // "" for a whole profile; else a line saying the profile at `path` is a partial calibration and why.
 std::string partial_calibration_note(const MachineProfile& profile, const std::string& path);
 // "" unless `profile` is a partial calibration that stopped before it measured a GEMM or the memory
-// bandwidth: its peak_tflops or hbm_bandwidth_GBps are then the schema's floors (calibrate's
+// bandwidth: its peak_tflops.fp32 or hbm_bandwidth_GBps are then the schema's floors (calibrate's
 // build_profile), not rates, and nothing can be priced on it; else why, naming `path`.
 std::string unmeasured_rates_problem(const MachineProfile& profile, const std::string& path);
 // "Note: PATH was calibrated on one node: ..." where a plan of `gpus` spans more nodes than

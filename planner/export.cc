@@ -26,6 +26,15 @@ const char* framework_name(ExportFormat format) {
   return "?";
 }
 
+// The rank order each framework builds its process groups in (innermost first).
+const char* framework_order(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::axonn: return "xyzcpd";
+    case ExportFormat::torchtitan: return "xyczdp";  // mesh pp, dp_replicate, fsdp, cp, tp
+    default: return "xyzcdp";                         // Megatron-LM's tp-cp-ep-dp-pp
+  }
+}
+
 std::string seconds_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4f s", seconds);
@@ -114,7 +123,8 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
   return "";
 }
 
-FixedFields expressible_fields(ExportFormat format, const FixedFields& user) {
+FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const FixedFields& user,
+                               bool framework_values) {
   FixedFields fixed = user;
   auto hold = [&fixed](const char* name, FieldValue value) { fixed.hold(config_field(name), value); };
   switch (format) {
@@ -136,6 +146,7 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user) {
       hold("x", 1);
       hold("zero", 0);
       hold("offload", false);
+      if (framework_values && spec.precision == Precision::fp8) hold("y", 1);  // its float8 TP is off
       break;
     case ExportFormat::deepspeed:  // zero=2 with a pipeline: the search's rows are filtered
       hold("x", 1);
@@ -146,24 +157,30 @@ FixedFields expressible_fields(ExportFormat format, const FixedFields& user) {
     case ExportFormat::slurm:
       break;
   }
+  if (framework_values && format != ExportFormat::slurm) {
+    hold("order", order_code(parse_order(framework_order(format), "export")));
+  }
   return fixed;
 }
 
 std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
                                            const SearchOptions& options) {
-  SearchOptions again = options;
-  again.fixed = expressible_fields(format, options.fixed);
-  again.accept = [&](const ParallelConfig& config) {
-    return export_limitation(format, model.spec(), model.machine(), config).empty();
-  };
-  again.top = 1;
-  again.fold = false;  // the row itself: a folded twin of another order may not be expressible
-  again.prune = true, again.record_points = false;  // a plan, not a picture
-  try {
-    const SearchResult result = search(model, again);
-    if (!result.best.empty()) return result.best.front();
-  } catch (const InputError&) {
-    // nothing valid with these fields fixed
+  // First within the user's --fix; then with the values the framework needs in place of the user's
+  // (its rank order; y=1 for torchtitan's fp8), which the message names as changed.
+  for (bool framework_values : {false, true}) {
+    SearchOptions again = options;
+    again.fixed = expressible_fields(format, model.spec(), options.fixed, framework_values);
+    again.accept = [&](const ParallelConfig& config) {
+      return export_limitation(format, model.spec(), model.machine(), config).empty();
+    };
+    again.top = 1;
+    again.prune = true, again.record_points = false;  // a plan, not a picture
+    try {
+      const SearchResult result = search(model, again);
+      if (!result.best.empty()) return result.best.front();
+    } catch (const InputError&) {
+      // nothing valid with these fields fixed
+    }
   }
   return std::nullopt;
 }

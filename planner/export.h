@@ -86,13 +86,16 @@ std::string export_limitation(ExportFormat format, const TransformerSpec& spec,
 // The fields a search holds fixed, on top of `user`'s, to stay near what `format` can express
 // (Megatron-LM: x=1, z=1, offload off unless the user fixed it, ...): the settings it cannot run
 // otherwise, and the defaults it runs. A field the user fixed is kept unless the framework needs
-// another value.
-FixedFields expressible_fields(ExportFormat format, const FixedFields& user);
+// another value; with `framework_values`, also where the user's may be one it cannot run: its own
+// rank order, and y=1 for torchtitan's fp8 (its float8 tensor parallelism is off).
+FixedFields expressible_fields(ExportFormat format, const TransformerSpec& spec, const FixedFields& user,
+                               bool framework_values);
 
 // The fastest configuration that fits and that `format` can express: the search runs again with
 // expressible_fields, ranking only the configurations export_limitation accepts (their rank
 // order, DeepSpeed's pipeline against its stack's reduction, torchtitan's fp8 tensor parallelism,
-// ...). Empty when there is none.
+// ...); where none holds the user's --fix, again with the framework's values in place of the
+// user's. Empty when there is none.
 std::optional<PlanRow> nearest_expressible(ExportFormat format, const CostModel& model,
                                            const SearchOptions& options);
 

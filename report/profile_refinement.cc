@@ -36,8 +36,8 @@ enum class Residuals { components, shares, total };
 void append_residuals(const Breakdown& predicted, const MeasuredRun& run, Residuals kind, std::vector<double>& out) {
   const double iteration = std::max(run.iteration_s, 1e-12);
   if (kind == Residuals::total || ranks_shared_cores(run)) {
-    // ln(predicted / measured): as far off 40% fast as 40% slow (relative to the measured time, a
-    // run predicted 40% fast by axo report's measure counted +67%, and one 30% slow -23%).
+    // ln(predicted / measured): a ratio as far off either way (1.4x too fast as 1.4x too slow);
+    // relative to the measured time, a run predicted 1.4x too fast counted -29% and 1.4x too slow +40%.
     out.push_back(std::log(std::max(predicted.iter_time, 1e-12) / iteration));
     return;
   }
@@ -117,13 +117,13 @@ void raise_peaks_to_samples(MachineProfile& p) {
 
 // A compass search of `cost` in log-factors from `theta` over the `free` factors within [low,
 // high] (see the header): each factor ×/÷ a step, any improvement kept, the step halved when none,
-// until it is below 1e−5 or `evaluations` has grown by 20000.
+// until it is below 1e−5 or after 20000 evaluations.
 RefinementFactors compass_search(RefinementFactors theta, const std::vector<size_t>& free, const RefinementFactors& low,
                                  const RefinementFactors& high,
-                                 const std::function<double(const RefinementFactors&)>& cost, const int& evaluations) {
+                                 const std::function<double(const RefinementFactors&)>& cost) {
   double best = cost(theta);
-  const int budget = evaluations + 20000;
-  for (double step = std::log(2.0); step > 1e-5 && evaluations < budget;) {
+  int evaluations = 1;
+  for (double step = std::log(2.0); step > 1e-5 && evaluations < 20000;) {
     bool improved = false;
     for (size_t i : free) {
       for (double direction : {1.0, -1.0}) {
@@ -131,6 +131,7 @@ RefinementFactors compass_search(RefinementFactors theta, const std::vector<size
         candidate[i] = std::clamp(theta[i] + direction * step, low[i], high[i]);
         if (candidate[i] == theta[i]) continue;
         const double value = cost(candidate);
+        ++evaluations;
         if (value < best) {
           best = value, theta = candidate, improved = true;
           break;
@@ -214,17 +215,14 @@ RefinementResult refine_profile(const MachineProfile& profile, const std::vector
   };
   auto fit = [&](const RefinementFactors& from, Residuals kind) {
     anchor = from;
-    return compass_search(from, free, low, high, [&](const RefinementFactors& f) { return cost(f, kind); },
-                          result.evaluations);
+    return compass_search(from, free, low, high, [&](const RefinementFactors& f) { return cost(f, kind); });
   };
   // Components first (they tell the factors apart), then their shares of the
   // iteration, then the iteration itself, each from where the last stopped.
   for (Residuals kind : {Residuals::components, Residuals::shares, Residuals::total}) theta = fit(theta, kind);
-  // Never a profile that predicts the runs' iteration times worse than the input did.
-  const RefinementFactors unchanged{};
-  if (objective(predicted_with(theta), cases, Residuals::total) >
-      objective(predicted_with(unchanged), cases, Residuals::total)) {
-    theta = fit(unchanged, Residuals::total);
+  // Never a profile that predicts the runs' iteration times worse, as a whole, than the input did.
+  if (objective(predicted_with(theta), cases, Residuals::total) > objective(before, cases, Residuals::total)) {
+    theta = fit(RefinementFactors{}, Residuals::total);
     result.iterations_only = true;
   }
   for (size_t i = 0; i < kRefinementFactors; ++i) {

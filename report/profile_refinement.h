@@ -24,9 +24,8 @@
 // component the run barely saw cannot dominate. Then the same errors as
 // shares of the iteration, r = (predicted − measured) / measured iteration:
 // the components the step is made of should be right first. Last, the
-// iteration times themselves, r = ln(predicted / measured) (as far off 40%
-// fast as 40% slow; relative to the measured time, one predicted 40% fast
-// by axo report's measure counted +67%, one 30% slow −23%): the planner ranks by them, and where ranks share cores a run books as waiting
+// iteration times themselves, r = ln(predicted / measured) (a ratio as far
+// off either way: 1.4x too fast as 1.4x too slow): the planner ranks by them, and where ranks share cores a run books as waiting
 // what the model calls compute, so no factors fit every component. Each is a
 // compass search in the logarithms of the
 // factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
@@ -45,11 +44,14 @@
 // host link, from one offload run) stays nearer where it was than one every
 // run informs.
 //
-// Where the three fits end predicting the runs' iteration times worse than
-// the input profile did, the iteration times alone are fitted from the input
-// instead (`iterations_only`): components of runs whose ranks disturbed one
-// another on two CPU cores had taken the network factor to its bound and the
-// runs' iteration errors from 10-40% to 24-48%, and each refit further.
+// Where the three fits end predicting the runs' iteration times worse, as a
+// whole (the mean of r²), than the input profile did, the iteration times
+// alone are fitted from the input instead (`iterations_only`). Fitted to
+// the measured times' relative errors, three CPU runs' iteration errors had
+// gone from +10%, +21%, −40% to +40%, +48%, −24% (better by that measure).
+// A single run can still move away, and runs whose components mislead (ranks
+// that disturbed one another on two cores) still take a factor to its bound
+// and refits further.
 //
 // A run whose ranks shared cores (run_file.h, ranks_shared_cores) booked as
 // communication the time a rank waited for ranks that were not running: it

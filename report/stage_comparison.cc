@@ -154,7 +154,7 @@ std::string stage_comparison_table(const StageComparison& comparison) {
 }
 
 std::optional<int64_t> pace_stage(const StageComparison& comparison) {
-  if (!comparison.times_known || comparison.rows.empty()) return std::nullopt;
+  if (!comparison.times_known || !comparison.ends_known || comparison.rows.empty()) return std::nullopt;
   const auto slowest = std::max_element(comparison.rows.begin(), comparison.rows.end(),
                                         [](const StageRow& a, const StageRow& b) { return a.predicted_s < b.predicted_s; });
   return slowest->stage;

@@ -69,7 +69,9 @@ StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const s
 std::string stage_comparison_table(const StageComparison& comparison);
 
 // The stage that sets the pipeline's pace as the cost model prices it: the largest predicted_s,
-// the first on a tie (cost_stage.h's slowest_stage). None unless times_known.
+// the first on a tie (cost_stage.h's slowest_stage; under partial recompute, with every layer at the
+// slowest stage's average, a stage recomputing a larger share may tie where the model tells them
+// apart). None unless times_known and ends_known (without the head, stage 0 would win a tie).
 std::optional<int64_t> pace_stage(const StageComparison& comparison);
 // `run` with its components measured on `stage`'s ranks: the breakdown's compute, tp_comm and
 // bubble are the slowest stage's (model/cost_model.h), where run.json's step components are the

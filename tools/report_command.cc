@@ -122,9 +122,12 @@ void print_measured_ranks_note(const std::optional<StagedRun>& stages) {
     std::printf("(measured: the mean over stage %lld's ranks, the stage the model prices slowest, whose compute, "
                 "tp_comm and bubble the prediction is)\n",
                 (long long)*stages->pace);
-  } else {
+  } else if (!stages->comparison.times_known || !stages->comparison.ends_known) {
     std::printf("(measured: the mean over every stage's ranks: no stage's seconds are predicted, nor is which sets "
                 "the pace; a faster stage computes less and waits longer)\n");
+  } else {
+    std::printf("(measured: the mean over every rank: the run recorded no rank of the stage the model prices "
+                "slowest; a faster stage computes less and waits longer)\n");
   }
 }
 

@@ -33,6 +33,8 @@ TEST(MachineProfile, APartialCalibrationWithoutRatesPricesNothing) {
   MachineProfile m = load_machine("selene");
   EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"), "");  // a preset: no table, not a calibration
   m.incomplete = "rank 1: gemm did not complete within 3 s";
+  EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"), "");  // its rates are the preset's
+  m.peak_tflops_fp32 = kUnmeasuredTflops;
   EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"),
             "m.yaml is a partial calibration (rank 1: gemm did not complete within 3 s) that measured no GEMM (its "
             "peak_tflops are placeholders): nothing can be priced on it; calibrate again (a longer --timeout, say)");
@@ -41,11 +43,13 @@ TEST(MachineProfile, APartialCalibrationWithoutRatesPricesNothing) {
   EXPECT_NE(unmeasured_rates_problem(m, "m.yaml").find("no GEMM (its peak_tflops are placeholders) and no memory "
                                                        "bandwidth"),
             std::string::npos);
-  m.gemm_table.push_back({Precision::bf16, 1024, 1024, 1024, 200});
+  m.peak_tflops_fp32 = 19.5;
   EXPECT_NE(unmeasured_rates_problem(m, "m.yaml").find("measured no memory bandwidth"), std::string::npos);
   m.hbm_bandwidth_GBps = 1500;
   EXPECT_EQ(unmeasured_rates_problem(m, "m.yaml"), "");
   EXPECT_EQ(precision_problem(Precision::bf16, m, "m.yaml"), "");
+  m.peak_tflops_bf16 = kUnmeasuredTflops;  // a GPU calibration that measured fp32 GEMMs only
+  EXPECT_NE(precision_problem(Precision::bf16, m, "m.yaml").find("has no bf16 rate"), std::string::npos);
 }
 
 TEST(MachineProfile, RoundTripWithFitsAndTable) {

@@ -190,7 +190,7 @@ TEST(ExportDeepspeed, InexpressiblePlansSayWhy) {
   c.recompute = Recompute::full, c.recompute_layers = 2;  // without a pipeline, Megatron's own block method
   EXPECT_EQ(deepspeed_limitation(spec, machine, c), "");
   EXPECT_EQ(deepspeed_limitation(spec, machine, grid(4, 2, 8, 1)), "");
-  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, FixedFields{});
+  const FixedFields fixed = expressible_fields(ExportFormat::deepspeed, spec, FixedFields{}, false);
   EXPECT_EQ(fixed.values.x, 1);
   EXPECT_EQ(fixed.values.z, 1);
   EXPECT_EQ(fixed.values.context, 1);

@@ -361,7 +361,7 @@ TEST(ExportAxonn, Limitations) {
   c.context = 2;
   EXPECT_NE(axonn_limitation(spec, machine, c).find("no context parallelism"), std::string::npos);
   EXPECT_THROW(export_axonn(spec, machine, c, context()), InputError);
-  EXPECT_EQ(expressible_fields(ExportFormat::axonn, FixedFields{}).values.context, 1);
+  EXPECT_EQ(expressible_fields(ExportFormat::axonn, TransformerSpec{}, FixedFields{}, false).values.context, 1);
 }
 
 // Partial recompute as each framework names it: Megatron's block method; AxoNN's checkpointed
@@ -549,7 +549,7 @@ TEST(ExportTorchtitan, NearestPlanHoldsZeroAtZero) {
   EXPECT_EQ(nearest->config.zero, 0);
   EXPECT_EQ(torchtitan_limitation(spec, model.machine(), nearest->config), "");
   for (ExportFormat format : {ExportFormat::torchtitan, ExportFormat::axonn}) {
-    const FixedFields fixed = expressible_fields(format, parse_fix("zero=1"));
+    const FixedFields fixed = expressible_fields(format, TransformerSpec{}, parse_fix("zero=1"), false);
     EXPECT_TRUE(fixed.holds("zero"));
     EXPECT_EQ(fixed.values.zero, 0) << to_string(format);
   }

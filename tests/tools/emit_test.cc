@@ -165,6 +165,19 @@ TEST_F(Emit, AxonnExportsTheFourDimensionalGrid) {
       << r.output;
 }
 
+// A --fix value the framework cannot run (a rank order, fp8 tensor parallelism for torchtitan) is
+// changed in the nearest plan, and named: the search within the user's values finds none.
+TEST_F(Emit, TheNearestPlanChangesAFixedValueTheFrameworkCannotRun) {
+  Result r = axo("plan --model gpt3-13b --gpus 64 --machine selene --fix y=8,data=8,order=dpcxyz --emit megatron");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("It changes your --fix order=dpcxyz to order=xyzcdp (what Megatron-LM needs)."),
+            std::string::npos)
+      << r.output;
+  r = axo("plan --model llama3-8b --gpus 64 --machine dgx-h100 --precision fp8 --fix y=8 --emit torchtitan");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("It changes your --fix y=8 to y=1 (what torchtitan needs)."), std::string::npos) << r.output;
+}
+
 TEST_F(Emit, MegatronRefusesA4DPlanAndShowsTheNearest) {
   const Result r = axo("plan --model gpt3-13b --gpus 32 --machine selene --fix x=2,z=2 "
                        "--emit megatron");
