@@ -149,10 +149,10 @@ DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int6
   // The fullest stage's gradients under its own layers' backward (the slowest stage's had been
   // the window: with uneven stages, no recompute priced slower than selective, whose longer
   // backward on another stage hid more of the first stage's reduction).
-  const int64_t fullest = fullest_stage(in.spec, c, layers);
-  dp.local_params = double(fullest_stage_params(in.spec, c, layers)) / double(c.x * c.y * c.z);
+  const FullestStage fullest = fullest_stage(in.spec, c, layers);
+  dp.local_params = double(fullest.params) / double(c.x * c.y * c.z);
   dp.updated_params = c.zero >= 1 ? dp.local_params / double(zero_shards(c)) : dp.local_params;
-  const double fullest_layers = double(layers[size_t(fullest)]);
+  const double fullest_layers = double(layers[size_t(fullest.stage)]);
   if (c.zero >= 1) shard_over_data(in, fullest_layers, layer, record, dp);
   else all_reduce_gradients(in, fullest_layers, layer, record, dp);
   dp.exposed += tied_embedding_all_reduce(in, record);

@@ -71,11 +71,15 @@ double linear_gemm_seconds(const MachineProfile& machine, Precision precision, d
 
 namespace {
 
+// Whether the profile has a rate for `precision`: a rate at the schema's floor is a calibration's
+// placeholder for a precision it did not measure.
+bool has_rate(const MachineProfile& machine, Precision precision) {
+  return machine.peak_tflops(precision) > kUnmeasuredTflops;
+}
+
 // fp8 runs its attention core and memory-bound ops in bf16: it needs both rates.
 bool prices(Precision precision, const MachineProfile& machine) {
-  // A rate at the schema's floor is a calibration's placeholder for a precision it did not measure.
-  return machine.peak_tflops(precision) > kUnmeasuredTflops &&
-         machine.peak_tflops(tensor_precision(precision)) > kUnmeasuredTflops;
+  return has_rate(machine, precision) && has_rate(machine, tensor_precision(precision));
 }
 
 }  // namespace
@@ -86,7 +90,7 @@ std::string precision_problem(Precision precision, const MachineProfile& machine
     return why;
   }
   for (Precision needed : {precision, tensor_precision(precision)}) {
-    if (machine.peak_tflops(needed) > kUnmeasuredTflops) continue;
+    if (has_rate(machine, needed)) continue;
     const std::string name = to_string(needed);
     std::string rates;  // the precisions it can price, fp32 always
     for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8}) {

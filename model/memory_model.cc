@@ -230,46 +230,34 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
 
 }  // namespace
 
+namespace {
+
+// Stage `stage`'s parameters with `layers` layers: theirs, the embedding on the first stage, the
+// final norm and head on the last.
+int64_t params_with_layers(const TransformerSpec& spec, const ParallelConfig& config, int64_t layers, int64_t stage) {
+  return layers * spec.params_per_layer() + (stage == 0 ? spec.embedding_params() : 0) +
+         (stage == config.pipeline - 1 ? head_params(spec, config) : 0);
+}
+
+}  // namespace
+
 int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                      int64_t stage) {
-  int64_t params = split.stage_layers(stage) * spec.params_per_layer();
-  if (stage == 0) params += spec.embedding_params();
-  if (stage == config.pipeline - 1) params += head_params(spec, config);
-  return params;
+  return params_with_layers(spec, config, split.stage_layers(stage), stage);
 }
 
 int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
   return stage_params(spec, config, remembered_split(spec, config.pipeline, config.interleave).split, 0);
 }
 
-int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config) {
-  return stage_params(spec, config, remembered_split(spec, config.pipeline, config.interleave).split,
-                      config.pipeline - 1);
-}
-
-namespace {
-
-// Stage s's parameters, of `stage_layers` layers each (stage_params' sum).
-int64_t params_of_stage(const TransformerSpec& spec, const ParallelConfig& config,
-                        const std::vector<int64_t>& stage_layers, int64_t s) {
-  return stage_layers[size_t(s)] * spec.params_per_layer() + (s == 0 ? spec.embedding_params() : 0) +
-         (s == config.pipeline - 1 ? head_params(spec, config) : 0);
-}
-
-}  // namespace
-
-int64_t fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
-                      const std::vector<int64_t>& stage_layers) {
-  int64_t fullest = 0;
+FullestStage fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
+                           const std::vector<int64_t>& stage_layers) {
+  FullestStage fullest{0, params_with_layers(spec, config, stage_layers[0], 0)};
   for (int64_t s = 1; s < config.pipeline; ++s) {
-    if (params_of_stage(spec, config, stage_layers, s) > params_of_stage(spec, config, stage_layers, fullest)) fullest = s;
+    const int64_t params = params_with_layers(spec, config, stage_layers[size_t(s)], s);
+    if (params > fullest.params) fullest = {s, params};
   }
   return fullest;
-}
-
-int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
-                             const std::vector<int64_t>& stage_layers) {
-  return params_of_stage(spec, config, stage_layers, fullest_stage(spec, config, stage_layers));
 }
 
 int64_t recomputed_layers(const ParallelConfig& c, const PipelineSplit& split, int64_t stage) {

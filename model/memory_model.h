@@ -122,11 +122,13 @@ double attention_core_bytes(const TransformerSpec& spec, double local_heads, Att
 int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                      int64_t stage);
 int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
-int64_t last_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
-// The stage that holds the most parameters (the first of them on a tie), and what it holds.
-int64_t fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
-                      const std::vector<int64_t>& stage_layers);
-int64_t fullest_stage_params(const TransformerSpec& spec, const ParallelConfig& config,
-                             const std::vector<int64_t>& stage_layers);
+// The stage that holds the most parameters (the first of them on a tie), of stages of
+// `stage_layers` layers each, and what it holds.
+struct FullestStage {
+  int64_t stage = 0;
+  int64_t params = 0;
+};
+FullestStage fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
+                           const std::vector<int64_t>& stage_layers);
 
 }  // namespace axo

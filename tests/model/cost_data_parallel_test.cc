@@ -33,7 +33,7 @@ struct Case {
     std::vector<int64_t> split = {layers};
     if (config.pipeline > 1) {
       split = layers_by_stage(split_pipeline(spec, config.pipeline, config.interleave));
-      EXPECT_EQ(split[size_t(fullest_stage(spec, config, split))], layers);
+      EXPECT_EQ(split[size_t(fullest_stage(spec, config, split).stage)], layers);
     }
     return data_parallel_step(in, split, layer_compute(in, CostRecorder()), CostRecorder(items, 1, 1));
   }
