@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 
 namespace axo {
 
@@ -94,6 +95,12 @@ static double latency_steps(CollectiveOp op, int64_t p) {
   }
 }
 
+// The per-step latencies of one protocol of the collective library: the profile's
+// alpha_us for the simple protocol (no base), its low_latency section for LL.
+struct StepLatency {
+  double base_s = 0, intra_s = 0, inter_s = 0;
+};
+
 // A group over several nodes, as NCCL times it (NVIDIA/nccl src/graph/tuning.cc,
 // ncclTopoTuneModel): NCCL orders the ring so that each node's ranks are
 // consecutive, so of the ring's steps only those that cross a node pay the
@@ -103,19 +110,23 @@ static double latency_steps(CollectiveOp op, int64_t p) {
 // 2·((ranks per node − 1)·α_intra + log2(nodes)·α_inter) at the ring's
 // bandwidth ("Massively Scale Your Deep Learning Training with NCCL 2.4",
 // NVIDIA 2019: full bandwidth, logarithmic latency); NCCL picks the faster.
-static double spanning_latency_s(const MachineProfile& machine, CollectiveOp op, GroupPlacement group) {
-  const double intra = machine.intra_alpha_us * 1e-6, inter = machine.inter_alpha_us * 1e-6;
+static double spanning_latency_s(StepLatency step, CollectiveOp op, GroupPlacement group) {
   const int64_t nodes = (group.size + group.ranks_per_node - 1) / group.ranks_per_node;
   const double steps = latency_steps(op, group.size);
   const double inter_steps = op == CollectiveOp::all_reduce ? 2.0 * double(nodes - 1)
                              : op == CollectiveOp::send_recv ? 1.0
                                                              : double(nodes - 1);
-  const double ring = (steps - inter_steps) * intra + inter_steps * inter;
-  if (op != CollectiveOp::all_reduce) return ring;
+  const double ring = (steps - inter_steps) * step.intra_s + inter_steps * step.inter_s;
+  if (op != CollectiveOp::all_reduce) return step.base_s + ring;
   // ⌈log2(nodes)⌉ levels (nodes ≥ 2 here), by integer arithmetic: the search calls this per collective.
   const double levels = double(std::bit_width(uint64_t(nodes - 1)));
-  const double tree = 2 * (double(group.ranks_per_node - 1) * intra + levels * inter);
-  return std::min(ring, tree);
+  const double tree = 2 * (double(group.ranks_per_node - 1) * step.intra_s + levels * step.inter_s);
+  return step.base_s + std::min(ring, tree);
+}
+
+static double latency_s(StepLatency step, CollectiveOp op, GroupPlacement group) {
+  if (group.intra_node()) return step.base_s + latency_steps(op, group.size) * step.intra_s;
+  return spanning_latency_s(step, op, group);
 }
 
 // The bus bandwidth of a group inside one node: the node's, except where its GPUs are linked pair by
@@ -127,26 +138,44 @@ static double intra_group_bandwidth_Bps(const MachineProfile& machine, int64_t s
   return std::min(node, double(size - 1) * machine.intra_pair_bandwidth_GBps) * 1e9;
 }
 
-LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
-                           double bytes) {
+double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement group) {
+  return group.intra_node() && op != CollectiveOp::all_reduce ? 1.0 / 3.0 : 1.0 / 4.0;
+}
+
+// The measured fit's segment for these bytes, where the profile has a fit of this op and group.
+static std::optional<LinkEstimate> measured_link(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                                                 double bytes) {
   for (const CollectiveFit& fit : machine.collectives) {
     if (fit.op != op || fit.group_size != group.size || fit.ranks_per_node != group.ranks_per_node) {
       continue;
     }
     for (const LinkSegment& s : fit.segments) {
       if (bytes <= s.max_bytes || &s == &fit.segments.back()) {
-        return {s.alpha_us * 1e-6, s.bus_bandwidth_GBps * 1e9};
+        return LinkEstimate{s.alpha_us * 1e-6, s.bus_bandwidth_GBps * 1e9};
       }
     }
   }
+  return std::nullopt;
+}
+
+LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
+                           double bytes) {
+  if (const std::optional<LinkEstimate> measured = measured_link(machine, op, group, bytes)) return *measured;
   const double intra = machine.intra_bus_bandwidth_GBps * 1e9;
-  if (group.intra_node()) {
-    return {latency_steps(op, group.size) * machine.intra_alpha_us * 1e-6,
-            intra_group_bandwidth_Bps(machine, group.size)};
-  }
   const double nic_share = double(machine.nics_per_node) * machine.nic_bandwidth_GBps * 1e9 *
                            double(group.ranks_per_node) / double(machine.gpus_per_node);
-  return {spanning_latency_s(machine, op, group), std::min(intra, nic_share)};
+  const double bandwidth = group.intra_node() ? intra_group_bandwidth_Bps(machine, group.size) : std::min(intra, nic_share);
+  const LinkEstimate simple{latency_s({0, machine.intra_alpha_us * 1e-6, machine.inter_alpha_us * 1e-6}, op, group),
+                            bandwidth};
+  const LowLatencyProtocol& ll = machine.low_latency;
+  if (!ll.present()) return simple;
+  const LinkEstimate low{latency_s({ll.base_us * 1e-6, ll.intra_step_us * 1e-6, ll.inter_step_us * 1e-6}, op, group),
+                         std::min(bandwidth * low_latency_bandwidth_fraction(op, group),
+                                  (group.intra_node() ? ll.intra_bus_GBps : ll.inter_bus_GBps) * 1e9)};
+  const auto seconds = [&](const LinkEstimate& link) {
+    return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
+  };
+  return seconds(low) < seconds(simple) ? low : simple;
 }
 
 double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,

@@ -13,9 +13,15 @@
 // ring step inside a node; a group across nodes pays α_inter only on the steps
 // that cross a node and α_intra on the rest, and an all-reduce takes NCCL's
 // tree when its log2(nodes) latency is lower (NCCL src/graph/tuning.cc; see
-// comm_model.cc). A measured fit for the
-// same op, group size and ranks per node replaces the model. Every time is
-// multiplied by the profile's collective_slowdown.
+// comm_model.cc). That is the simple protocol, priced on the profile's
+// alpha_us. Where the profile has a low_latency section (NCCL's LL protocol),
+// a collective also prices as base + the same steps at LL's per-step
+// latencies, at a quarter or a third of the bandwidth, and takes whichever is faster for
+// its bytes, as NCCL's tuner picks a protocol by size (NVIDIA/nccl
+// src/graph/tuning.cc @b6475625: LL's ring bus bandwidth is the simple
+// protocol's / 4 or / 3; small messages go LL, large ones simple). A measured fit
+// for the same op, group size and ranks per node replaces the model. Every
+// time is multiplied by the profile's collective_slowdown.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +64,11 @@ GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t si
 // one GPU's share of the node's NICs carries it (a single flow, unlike a ring
 // collective's channels over every NIC its ranks on the node reach).
 GroupPlacement neighbour_pair(GroupPlacement group);
+
+// The fraction of the simple protocol's bus bandwidth the low-latency protocol
+// keeps (NCCL tuning.cc: ring LL busBw × 1/4 across nodes and for all-reduce,
+// × 1/3 for the other collectives inside a node).
+double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement group);
 
 // Bus-bandwidth factor f of the formula above.
 double bus_factor(CollectiveOp op, int64_t group_size);

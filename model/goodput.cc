@@ -7,19 +7,16 @@
 #include <limits>
 
 #include "model/memory_model.h"
-#include "model/stage_partition.h"
 
 namespace axo {
 
 double checkpoint_state_bytes(const TransformerSpec& spec, const ParallelConfig& config) {
   const double optimizer = spec.precision == Precision::fp32 ? 8 : 12;
   const double per_param = double(bytes_per_element(spec.precision)) + optimizer;
-  // Every stage's own, as split_pipeline splits the layers (its middle stages had been priced at
-  // layers / pipeline each, rounded down: 1552 GiB of gpt3-175b's 2285 over 64 stages of 1 or 2).
-  const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
-  double params = 0;
-  for (int64_t stage = 0; stage < config.pipeline; ++stage) params += double(stage_params(spec, config, split, stage));
-  return params * per_param;
+  // Every stage's own (its middle stages had been priced at layers / pipeline each, rounded down:
+  // 1552 GiB of gpt3-175b's 2285 over 64 stages of 1 or 2); without splitting the layers, which
+  // `--rank-by cost` did for every configuration it priced (9 of an exhaustive search's 11 s).
+  return double(pipeline_params(spec, config)) * per_param;
 }
 
 namespace {

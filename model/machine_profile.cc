@@ -269,6 +269,20 @@ std::vector<GemmSample> read_gemm_table(const YAML::Node& table, const std::stri
   return samples;
 }
 
+// The `low_latency` section: latencies in microseconds, the base above zero (a protocol that costs
+// nothing would price every small collective free), bandwidths in GB/s.
+static LowLatencyProtocol read_low_latency(const YAML::Node& node, const std::string& source) {
+  const YamlMap map(node, source, "low_latency protocol");
+  LowLatencyProtocol ll;
+  ll.base_us = map.get_double("base_us", 1e-3, 1e6);
+  ll.intra_step_us = map.get_double("intra_step_us", 0, 1e6);
+  ll.inter_step_us = map.get_double("inter_step_us", 0, 1e6);
+  ll.intra_bus_GBps = map.get_double("intra_bus_GBps", 1e-9, 1e9);
+  ll.inter_bus_GBps = map.get_double("inter_bus_GBps", 1e-9, 1e9);
+  map.reject_unknown_keys();
+  return ll;
+}
+
 // Fits of groups of at most `gpus_per_node` ranks on a node (calibrate's, or a hand edit's).
 std::vector<CollectiveFit> read_collectives(const YAML::Node& list, const std::string& source,
                                             int64_t gpus_per_node) {
@@ -373,6 +387,7 @@ MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::stri
   p.nics_per_node = inter.get_int("nics_per_node", 1, 1024);
   p.nic_bandwidth_GBps = inter.get_double("nic_bandwidth_GBps", 1e-9, 1e9);
   inter.reject_unknown_keys();
+  if (map.has("low_latency")) p.low_latency = read_low_latency(map.get_node("low_latency"), source);
 
   const YamlMap host(map.get_node("host_link"), source, "host_link");
   p.host_to_device_GBps = host.get_double("host_to_device_GBps", 1e-9, 1e9);
@@ -481,6 +496,13 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;
   node["inter_node"]["nics_per_node"] = p.nics_per_node;
   node["inter_node"]["nic_bandwidth_GBps"] = p.nic_bandwidth_GBps;
+  if (p.low_latency.present()) {
+    node["low_latency"]["base_us"] = p.low_latency.base_us;
+    node["low_latency"]["intra_step_us"] = p.low_latency.intra_step_us;
+    node["low_latency"]["inter_step_us"] = p.low_latency.inter_step_us;
+    node["low_latency"]["intra_bus_GBps"] = p.low_latency.intra_bus_GBps;
+    node["low_latency"]["inter_bus_GBps"] = p.low_latency.inter_bus_GBps;
+  }
   node["host_link"]["host_to_device_GBps"] = p.host_to_device_GBps;
   node["host_link"]["device_to_host_GBps"] = p.device_to_host_GBps;
   node["cpu_optimizer_params_per_s"] = p.cpu_optimizer_params_per_s;

@@ -278,6 +278,23 @@ StackSettings read_stack_settings(const YamlMap& map, const std::string& source)
 // its settings, unknown keys refused; nothing when the mapping has none.
 std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::string& source);
 
+// The collective library's low-latency protocol (NCCL's LL): each 8-byte line
+// carries 4 bytes of data and a flag the receiver polls, so a step costs well
+// under a microsecond where the simple protocol waits on a chunk's flush, at a
+// fraction of the bandwidth and never above a cap of its own (comm_model.h). A
+// base latency per collective and one per ring step, on the node's links and
+// across the network; the bus bandwidth it tops out at inside a node and
+// across nodes. Absent: the library has none (MPI on CPU ranks), and every
+// collective is priced on the simple protocol's alpha_us alone.
+struct LowLatencyProtocol {
+  double base_us = 0;
+  double intra_step_us = 0;
+  double inter_step_us = 0;
+  double intra_bus_GBps = 0;
+  double inter_bus_GBps = 0;
+  bool present() const { return base_us > 0; }
+};
+
 struct MachineProfile : StackSettings {
   std::string name;
   std::string source;
@@ -337,6 +354,7 @@ struct MachineProfile : StackSettings {
   double inter_alpha_us = 10;
   int64_t nics_per_node = 1;
   double nic_bandwidth_GBps = 0;  // per NIC per direction
+  LowLatencyProtocol low_latency;  // the `low_latency` section; absent: none
   double host_to_device_GBps = 0;
   double device_to_host_GBps = 0;
   // Adam steps on the host, parameters per second per device's share of the CPU.

@@ -250,6 +250,10 @@ int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& co
   return stage_params(spec, config, remembered_split(spec, config.pipeline, config.interleave).split, 0);
 }
 
+int64_t pipeline_params(const TransformerSpec& spec, const ParallelConfig& config) {
+  return spec.layers * spec.params_per_layer() + spec.embedding_params() + head_params(spec, config);
+}
+
 FullestStage fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
                            const std::vector<int64_t>& stage_layers) {
   FullestStage fullest{0, params_with_layers(spec, config, stage_layers[0], 0)};

@@ -122,6 +122,9 @@ double attention_core_bytes(const TransformerSpec& spec, double local_heads, Att
 int64_t stage_params(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                      int64_t stage);
 int64_t first_stage_params(const TransformerSpec& spec, const ParallelConfig& config);
+// Every stage's stage_params together, whatever the split: each layer once, the embedding, and the
+// final norm and head (the head's own copy where a pipeline parts a tied embedding from it).
+int64_t pipeline_params(const TransformerSpec& spec, const ParallelConfig& config);
 // The stage that holds the most parameters (the first of them on a tie), of stages of
 // `stage_layers` layers each, and what it holds.
 struct FullestStage {

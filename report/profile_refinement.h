@@ -30,7 +30,10 @@
 // compass search in the logarithms of the
 // factors (Kolda, Lewis & Torczon, SIAM Review 2003): try
 // each factor ×/÷ a step, keep any improvement, halve the step when none,
-// until the step is below 1e−5; the cost model's max() terms (overlap,
+// until the step is below 1e−5, and after a sweep that moved, its whole move
+// again while that helps (Hooke & Jeeves' pattern move: factors that trade
+// against each other, the network's speed and the overlap, lie along a
+// valley no single factor's step descends); the cost model's max() terms (overlap,
 // rooflines) make gradients unreliable, and five parameters are few. A
 // factor that changes no prediction of these runs stays at 1. The second and
 // third fits add 1e−4 per squared log-factor moved from where the fit before

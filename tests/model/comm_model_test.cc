@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "model/presets.h"
 
@@ -138,9 +139,67 @@ TEST(CommModel, MeasuredFitsReplaceTheModel) {
   const GroupPlacement g = place_group(4, 1, 8, 4096);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 512), 2e-6 + 1.5 * 512 / 1e9, 1e-15);
   EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 1e6), 10e-6 + 1.5 * 1e6 / 50e9, 1e-15);
-  // Other ops still use the tier model.
-  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_gather, g, 1e6),
-              3 * m.intra_alpha_us * 1e-6 + 0.75 * 1e6 / (m.intra_bus_bandwidth_GBps * 1e9), 1e-15);
+  // Other ops are priced as without the fit: on the simple protocol's ring at 100 MB.
+  EXPECT_EQ(collective_seconds(m, CollectiveOp::all_gather, g, 1e6),
+            collective_seconds(load_machine("selene"), CollectiveOp::all_gather, g, 1e6));
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_gather, g, 1e8),
+              3 * m.intra_alpha_us * 1e-6 + 0.75 * 1e8 / (m.intra_bus_bandwidth_GBps * 1e9), 1e-15);
+}
+
+// A small collective takes NCCL's low-latency protocol: its base latency and LL's per-step latency,
+// at a quarter of the bandwidth (a third for a node's all-gather) under LL's own cap; a large one
+// the simple protocol's alpha_us at the full bandwidth (NCCL tuning.cc).
+TEST(CommModel, SmallCollectivesTakeTheLowLatencyProtocol) {
+  const MachineProfile m = load_machine("dgx-h100");
+  const LowLatencyProtocol& ll = m.low_latency;
+  ASSERT_TRUE(ll.present());
+  const GroupPlacement node = place_group(8, 1, 8, 64), spread = place_group(8, 8, 8, 64);
+  const LinkEstimate small = link_estimate(m, CollectiveOp::all_reduce, node, 4096);
+  EXPECT_NEAR(small.alpha_s, (ll.base_us + 14 * ll.intra_step_us) * 1e-6, 1e-12);
+  EXPECT_NEAR(small.bus_bandwidth_Bps, std::min(m.intra_bus_bandwidth_GBps / 4, ll.intra_bus_GBps) * 1e9, 1);
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_gather, node, 4096).bus_bandwidth_Bps,
+              std::min(m.intra_bus_bandwidth_GBps / 3, ll.intra_bus_GBps) * 1e9, 1);
+  // One rank on each of 8 nodes: the tree's 3 levels at LL's network step, both ways.
+  EXPECT_NEAR(link_estimate(m, CollectiveOp::all_reduce, spread, 4096).alpha_s,
+              (ll.base_us + 2 * 3 * ll.inter_step_us) * 1e-6, 1e-12);
+  const LinkEstimate large = link_estimate(m, CollectiveOp::all_reduce, node, 1e9);
+  EXPECT_NEAR(large.alpha_s, 14 * m.intra_alpha_us * 1e-6, 1e-12);
+  EXPECT_NEAR(large.bus_bandwidth_Bps, m.intra_bus_bandwidth_GBps * 1e9, 1);
+}
+
+// The physics tester's inversion: an 8-rank all-reduce inside one NVSwitch node priced 112 us at
+// 8 bytes (14 simple-protocol steps of 8 us), slower than across 8 nodes (a tree, 72 us). On every
+// preset with a low-latency protocol, a group inside a node is never slower than the same group
+// one rank a node, and a collective's time never falls as its bytes grow.
+TEST(CommModel, AGroupInsideANodeIsNeverSlowerThanAcrossNodes) {
+  for (const std::string name : {"selene", "dgx-h100", "mosaicml-a100-40", "perlmutter", "summit", "alps"}) {
+    const MachineProfile m = load_machine(name);
+    ASSERT_TRUE(m.low_latency.present()) << name;
+    const int64_t g = m.gpus_per_node, world = 64 * g;
+    for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+      for (int64_t size = 2; size <= g; size *= 2) {
+        if (g % size != 0) continue;
+        double previous = 0;
+        for (double bytes = 8; bytes <= 4e9; bytes *= 4) {
+          const double inside = collective_seconds(m, op, place_group(size, 1, g, world), bytes);
+          const double across = collective_seconds(m, op, place_group(size, g, g, world), bytes);
+          EXPECT_LE(inside, across) << name << " " << to_string(op) << " over " << size << ", " << bytes << " B";
+          EXPECT_GE(inside, previous) << name << " " << to_string(op) << " over " << size << ", " << bytes << " B";
+          previous = inside;
+        }
+      }
+    }
+  }
+}
+
+// Without a low_latency section (a CPU calibration over MPI) every collective is the simple
+// protocol's, whatever its size.
+TEST(CommModel, AProfileWithoutTheLowLatencyProtocolPricesTheSimpleOneAlone) {
+  MachineProfile m = load_machine("selene");
+  m.low_latency = {};
+  const GroupPlacement g = place_group(8, 1, 8, 4096);
+  EXPECT_NEAR(collective_seconds(m, CollectiveOp::all_reduce, g, 8),
+              14 * m.intra_alpha_us * 1e-6 + 2 * 8 * 7 / (8 * m.intra_bus_bandwidth_GBps * 1e9), 1e-15);
 }
 
 TEST(CommModel, AProductGroupMultipliesSizesAndMembersPerNode) {

@@ -583,5 +583,22 @@ TEST(CostModel, PartialRecomputePricesTheRecomputedLayersOnly) {
   EXPECT_NE(model.check(c).find("recompute_layers=3 needs recompute=full"), std::string::npos) << model.check(c);
 }
 
+// h200-hgx is the H100's die and software with more and faster HBM: no plan prices slower on it
+// than on dgx-h100 (its preset had run FlashAttention-2 where dgx-h100's runs cuDNN's kernel).
+TEST(CostModel, AnH200IsNeverSlowerThanAnH100OnTheSamePlan) {
+  const MachineProfile h100 = load_machine("dgx-h100"), h200 = load_machine("h200-hgx");
+  for (const char* model : {"llama3-8b", "llama3-70b", "gpt3-175b"}) {
+    const TransformerSpec spec = load_model(model);
+    for (int64_t y : {1, 8}) {
+      ParallelConfig c;
+      c.y = y, c.data = 8 / y * 8, c.pipeline = 8, c.microbatch = 1, c.recompute = Recompute::selective;
+      c.sequence_parallel = y > 1;
+      ASSERT_EQ(CostModel(spec, h100).check(c), "") << model;
+      EXPECT_LE(CostModel(spec, h200).evaluate(c).iter_time, CostModel(spec, h100).evaluate(c).iter_time)
+          << model << " y " << y;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace axo

@@ -278,6 +278,28 @@ TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
   EXPECT_THROW(machine_profile_from_yaml(node, "m.yaml"), InputError);
 }
 
+// The low-latency protocol's section reads, round-trips, is absent where a profile has none (a CPU
+// calibration writes none back) and refuses a base of zero or an unknown key by name.
+TEST(MachineProfile, LowLatencyProtocolReadsAndRoundTrips) {
+  const MachineProfile h100 = load_machine("dgx-h100");
+  EXPECT_DOUBLE_EQ(h100.low_latency.base_us, 6.6);  // NCCL tuning.cc's ring LL base
+  const MachineProfile back = reread(h100);
+  EXPECT_DOUBLE_EQ(back.low_latency.intra_step_us, h100.low_latency.intra_step_us);
+  EXPECT_DOUBLE_EQ(back.low_latency.inter_step_us, h100.low_latency.inter_step_us);
+  EXPECT_DOUBLE_EQ(back.low_latency.intra_bus_GBps, h100.low_latency.intra_bus_GBps);
+  EXPECT_DOUBLE_EQ(back.low_latency.inter_bus_GBps, h100.low_latency.inter_bus_GBps);
+  MachineProfile none = h100;
+  none.low_latency = {};
+  EXPECT_FALSE(to_yaml(none)["low_latency"]);
+  EXPECT_FALSE(reread(none).low_latency.present());
+  YAML::Node node = to_yaml(h100);
+  node["low_latency"]["base_us"] = 0;
+  EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("base_us"), std::string::npos);
+  node["low_latency"]["base_us"] = 6.6;
+  node["low_latency"]["step_us"] = 1;
+  EXPECT_NE(testing::input_error_of([&] { machine_profile_from_yaml(node, "m.yaml"); }).find("step_us"), std::string::npos);
+}
+
 TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
   const MachineProfile h100 = load_machine("dgx-h100");
   EXPECT_EQ(h100.fp8_weights, Fp8Weights::cached);  // Megatron-LM's default: TE's weight cache

@@ -156,6 +156,26 @@ TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {
   EXPECT_DOUBLE_EQ(stage_memory(spec, c, split, 2).activations, 2 * 20 * input + working);
 }
 
+// The stages together hold each layer once, the embedding and the head: the head's own copy of a
+// tied embedding only where a pipeline parts them (gpt2-mini ties them, llama3-70b does not).
+TEST(MemoryModel, ThePipelineHoldsEveryStagesParametersOnce) {
+  for (const char* name : {"gpt2-mini", "llama3-70b"}) {
+    const TransformerSpec spec = load_model(name);
+    for (auto [pipeline, interleave] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {3, 1}, {2, 2}, {spec.layers, 1}}) {
+      ParallelConfig c;
+      c.pipeline = pipeline, c.interleave = interleave;
+      const PipelineSplit split = split_pipeline(spec, pipeline, interleave);
+      int64_t stages = 0;
+      for (int64_t s = 0; s < pipeline; ++s) stages += stage_params(spec, c, split, s);
+      EXPECT_EQ(pipeline_params(spec, c), stages) << name << " over " << pipeline << " x " << interleave;
+    }
+  }
+  ParallelConfig one, two;
+  two.pipeline = 2;
+  const TransformerSpec tied = load_model("gpt2-mini");
+  EXPECT_EQ(pipeline_params(tied, two) - pipeline_params(tied, one), tied.vocab * tied.hidden);
+}
+
 // ZeRO over the data group (REFERENCE-DATA.md): 4 + 12/N bytes per parameter
 // with zero=1, 2 + 14/N with zero=2, on what x, y and z leave.
 TEST(MemoryModel, ZeroShardsOptimizerThenGradientsOverData) {
