@@ -65,7 +65,11 @@ std::string explain_text(const CostModel& model, const ParallelConfig& c) {
                   100 * values[i] / b.iter_time);
   }
   out += format("  %-10s %10.4f\n", "total", b.iter_time);
-  out += format("Model TFLOP/s per GPU: %.1f (%.1f%% of peak)\n", b.tflops_per_gpu, b.pct_peak);
+  // Model FLOPs as Narayanan et al. (SC'21) and Megatron-LM's MFU count them (transformer_spec.h): attention's whole
+  // s x s scores and context, where a causal kernel computes about half of them (cost_attention.h prices that half).
+  out += format("Model TFLOP/s per GPU: %.1f (%.1f%% of peak; attention counted over the whole s x s, as MFU tables count "
+                "it, where a causal kernel computes about half)\n",
+                b.tflops_per_gpu, b.pct_peak);
   constexpr double GiB = double(1ull << 30);
   out += format(
       "Memory per GPU (GiB): weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "

@@ -18,6 +18,8 @@ TEST(Explain, TextNamesCollectivesGroupsAndTotals) {
   EXPECT_NE(text.find("reduce_scatter dW (mlp_down)"), std::string::npos);
   EXPECT_NE(text.find("send/recv"), std::string::npos);
   EXPECT_NE(text.find("Iteration breakdown"), std::string::npos);
+  // The model TFLOP/s say which attention FLOPs they count (the time prices the causal half).
+  EXPECT_NE(text.find("attention counted over the whole s x s"), std::string::npos) << text;
   const auto json = explain_json(model, c);
   ASSERT_TRUE(json.is_array());
   bool found = false;
