@@ -155,10 +155,6 @@ DataParallelStep data_parallel_step(const CostInputs& in, const std::vector<int6
   const double fullest_layers = double(layers[size_t(fullest.stage)]);
   if (c.zero >= 1) shard_over_data(in, fullest_layers, layer, record, dp);
   else all_reduce_gradients(in, fullest_layers, layer, record, dp);
-  if (dp.all_reduce == 0) {  // one data rank: nothing to reduce, but the buckets come under the backward all the same
-    const double buckets = reduction_buckets(in, dp.local_params, fullest_layers);
-    dp.window = overlap_window(in, buckets, fullest_layers * free_compute(in, layer, false));
-  }
   dp.exposed += tied_embedding_all_reduce(in, record);
   return dp;
 }

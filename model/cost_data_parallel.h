@@ -33,8 +33,7 @@ struct DataParallelStep {
   double updated_params = 0;  // parameters this rank's optimizer updates: local_params / (data·context) with zero >= 1
   double all_reduce = 0;    // the gradient all-reduce (reduce-scatter with zero >= 1), whole
   double exposed = 0;       // what the iteration pays: its exposed part plus the tied embedding's
-  double window = 0;        // the backward compute the reduction runs under (0: after the backward); with one
-                            // data rank, the backward the gradients' buckets come under unreduced
+  double window = 0;        // the backward compute the reduction runs under (0: after the backward)
   double last_exposed = 0;  // of the last microbatch's gradient reduction, what is exposed after the backward
 };
 

@@ -6,11 +6,8 @@
 // gradient twice), Adam (read the gradient, read and write the fp32 master
 // and both moments), copy to the low-precision weight (read the master,
 // write the weight). With offload it runs on the host at the profile's
-// cpu_optimizer_params_per_s; gradients go down bucket by bucket as the last
-// microbatch's backward makes them (after each bucket's reduction with data
-// parallelism: hidden under the backward and the reduction as far as they
-// last; with one data rank under the backward alone), and weights come back
-// up. With ZeRO the
+// cpu_optimizer_params_per_s; gradients go down (hidden behind the gradient
+// all-reduce as far as it lasts) and weights come back up. With ZeRO the
 // rank updates (and offloads) only its 1/data shard of the parameters.
 #pragma once
 

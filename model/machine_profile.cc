@@ -334,8 +334,22 @@ int64_t calibrated_nodes(const std::string& ranks, const std::string& ranks_per_
 
 }  // namespace
 
+// A plan or a model spec given where a profile goes is named for what it is (it had been refused for
+// a missing 'name' or 'gpus_per_node').
+static void refuse_other_file_kinds(const YamlMap& map) {
+  if (map.has("axo_plan")) {
+    const YAML::Node machine = map.node()["machine"];
+    const std::string named = machine && machine.IsScalar() ? ": its machine is " + machine.Scalar() : "";
+    map.fail("axo_plan", "a plan (plan.yaml), not a machine profile" + named);
+  }
+  if (!map.has("gpus_per_node") && map.has("layers") && map.has("hidden")) {
+    map.fail("layers", "a model spec, not a machine profile (one of configs/machines/, or what axo calibrate writes)");
+  }
+}
+
 MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::string& source) {
   const YamlMap map(node, source, "machine profile");
+  refuse_other_file_kinds(map);
   MachineProfile p;
   p.name = map.get_string("name");
   if (!is_one_printable_line(p.name)) map.fail("name", kNotOnePrintableLine);

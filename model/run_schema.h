@@ -28,7 +28,7 @@
 //   steps        list     non-empty; each {step, loss, lr, grad_norm, iteration_s, tokens_per_s, gflops,
 //                         val_loss (optional), ops_s: seconds by op, components_s: one number of seconds
 //                         per name in kComponentNames (model/breakdown.h, the mean over ranks),
-//                         ranks (optional): per rank {rank, stage, components_s (every name, as the
+//                         ranks (optional): one per rank of the run {rank, stage, components_s (every name, as the
 //                         step's), tp_comm_by_kind_s, iteration_s}; the report checks each rank's seconds}
 // Readers ignore keys they do not know, so a key may be added without
 // breaking older readers; a key is never renamed.

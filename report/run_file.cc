@@ -357,6 +357,18 @@ void read_run_keys(const nlohmann::json& root, const std::string& source, Measur
   }
 }
 
+// A step's per-rank entries, where it has them, are one per rank of the run (a list cut short had
+// been read as the whole run: the stage table compared the stages of the ranks it held).
+void check_step_ranks(const nlohmann::json& steps, int64_t ranks, const std::string& source) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!steps[i].contains(key::kRanks)) continue;
+    const size_t entries = steps[i][key::kRanks].size();
+    if (int64_t(entries) == ranks) continue;
+    throw InputError(source + ": " + path(key::kSteps + std::string("[") + std::to_string(i) + "]", key::kRanks) + ": " +
+                     std::to_string(entries) + " entries for a run of " + std::to_string(ranks) + " ranks");
+  }
+}
+
 }  // namespace
 
 MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string& source) {
@@ -367,6 +379,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   run.source = source;
   read_steps(value_at(root, key::kSteps, source, key::kSteps), source, run);
   read_run_keys(root, source, run);
+  check_step_ranks(root[key::kSteps], run.ranks, source);
   run.grid = grid_from_json(value_at(root, key::kGrid, source, key::kGrid), source);
   read_grid_settings(root[key::kGrid], source, run);
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);

@@ -65,6 +65,10 @@ void share_cores_among_ranks(TrainOptions& o, int optimizer_threads) {
   o.node_ranks = local ? std::max(1, std::atoi(local)) : 1;
   o.node_cores = int(std::thread::hardware_concurrency());
   const int share = std::max(1, o.node_cores / o.node_ranks);
+  if (optimizer_threads > o.node_cores && o.node_cores > 0) {  // AdamW's threads share the node's cores
+    throw InputError("--optimizer-threads " + std::to_string(optimizer_threads) + ": more than this node's " +
+                     std::to_string(o.node_cores) + " hardware threads");
+  }
   o.optimizer_threads = optimizer_threads > 0 ? optimizer_threads : share;
   if (std::getenv("OPENBLAS_NUM_THREADS")) return;
   cpu::set_gemm_threads(share);
@@ -243,7 +247,8 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"message-driven", "1f1b"}));
   cmd->add_option("--overlap", a->overlap,
                   "Tensor-parallel overlaps: none or a list of oar (dX all-reduce under dW), ors (async dW "
-                  "reduce-scatter), oag (weight all-gather prefetch); default: the plan's");
+                  "reduce-scatter), oag (weight all-gather prefetch); default: the plan's")
+      ->check(non_empty("names no overlap (none, or a list of oar, ors, oag)"));
   cmd->add_flag("--offload", a->offload,
                "Keep the optimizer state (fp32 master weights, Adam moments) in host memory, as AxoNN's CPU "
                "offload does (default: the plan's offload)");

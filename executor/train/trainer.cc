@@ -49,6 +49,20 @@ ParallelOptions parallel_options(const TrainOptions& o, int64_t T) {
   return p;
 }
 
+// A validation loss on shards the model trains on measures nothing held out: --val-data naming a shard
+// of --data (the same pattern, or one that matches a training shard) is refused, naming it.
+void refuse_training_shards_as_validation(const std::string& data, const std::string& val_data) {
+  const std::vector<std::string> training = token_shard_paths(data);
+  for (const std::string& val : token_shard_paths(val_data)) {
+    for (const std::string& train : training) {
+      std::error_code error;
+      if (!std::filesystem::equivalent(val, train, error)) continue;
+      throw InputError("--val-data '" + val_data + "' matches " + val + ", a training shard of --data '" + data +
+                       "': the validation loss would be of text the model trains on");
+    }
+  }
+}
+
 // "pipeline: 2 stages x 2 chunks (1f1b), layers by stage 1+1,1+1"
 std::string pipeline_line(const TrainOptions& o, const PipelineSplit& split) {
   return "pipeline: " + std::to_string(o.grid.pipeline) + " stages x " + std::to_string(o.grid.interleave) + " chunks (" +
@@ -88,6 +102,7 @@ Trainer::Trainer(const TransformerSpec& spec, TrainOptions options, Communicator
   if (!o_.val_data.empty() && o_.val_every == 0) {
     throw InputError("--val-data needs --val-every N (steps between validation losses; the last step is one)");
   }
+  if (!o_.val_data.empty()) refuse_training_shards_as_validation(o_.data, o_.val_data);
   if (!o_.checkpoint_dir.empty() && !writes_checkpoints() && !o_.resume) {
     throw InputError("--checkpoint-dir " + o_.checkpoint_dir + " with neither --checkpoint-every nor --stop-after "
                      "writes no checkpoint: give --checkpoint-every N");

@@ -47,22 +47,6 @@ TEST(CostDataParallel, OneReplicaAndOneStageSendNothing) {
   EXPECT_DOUBLE_EQ(dp.local_params, double(first_stage_params(t.spec, t.config)));
 }
 
-// With one data rank nothing is reduced, but the gradients still come bucket by bucket under the
-// last microbatch's backward, where an offloaded step streams them to the host (cost_optimizer.h):
-// the window is the one the same stage's reduction would run under with data ranks, and none where
-// the stack takes its gradients after the backward. It had been none, so an offload on one GPU
-// paid its whole download where one with data parallelism hid it.
-TEST(CostDataParallel, OneReplicasGradientsStillComeUnderTheBackward) {
-  Case t;
-  const double alone = t.run(40).window;
-  t.config.data = 8;
-  EXPECT_GT(alone, 0);
-  EXPECT_DOUBLE_EQ(alone, t.run(40).window);
-  t.config.data = 1;
-  t.machine.grad_reduce = GradReduce::after_backward;
-  EXPECT_EQ(t.run(40).window, 0);
-}
-
 // One bucket per layer (axo's executor, FSDP's blocks: the default).
 TEST(CostDataParallel, AllButTheLastBucketHidesUnderBackward) {
   Case t;

@@ -278,6 +278,19 @@ TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
   EXPECT_THROW(machine_profile_from_yaml(node, "m.yaml"), InputError);
 }
 
+// A plan or a model spec given as a machine profile is named for what it is, not for a missing field.
+TEST(MachineProfile, APlanOrAModelSpecIsNamedForWhatItIs) {
+  const std::string plan = testing::input_error_of([] {
+    machine_profile_from_yaml(load_yaml_text("axo_plan: 1\nmodel: {name: m}\nmachine: selene\n", "plan.yaml"),
+                              "plan.yaml");
+  });
+  EXPECT_EQ(plan, "plan.yaml:1:11: field 'axo_plan': a plan (plan.yaml), not a machine profile: its machine is selene");
+  const std::string spec = testing::input_error_of([] {
+    machine_profile_from_yaml(load_yaml_text("name: m\nlayers: 4\nhidden: 128\n", "m.yaml"), "m.yaml");
+  });
+  EXPECT_NE(spec.find("field 'layers': a model spec, not a machine profile"), std::string::npos) << spec;
+}
+
 // The low-latency protocol's section reads, round-trips, is absent where a profile has none (a CPU
 // calibration writes none back) and refuses a base of zero or an unknown key by name.
 TEST(MachineProfile, LowLatencyProtocolReadsAndRoundTrips) {

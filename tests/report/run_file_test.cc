@@ -51,7 +51,7 @@ TEST(RunFile, IgnoresTheParallelExecutorsExtraKeys) {
   root["ranks"] = 8;
   root["grid"] = {{"pipeline", 2}, {"data", 2}, {"x", 1}, {"y", 2}, {"z", 1}};
   root["schedule"] = "message-driven";
-  root["steps"][0]["ranks"] = nlohmann::json::array({{{"rank", 0}, {"iteration_s", 1.0}}});
+  for (int rank = 0; rank < 8; ++rank) root["steps"][0]["ranks"].push_back({{"rank", rank}, {"iteration_s", 1.0}});
   root["steps"][0]["components_s"]["other"] = 0.3;
   const MeasuredRun run = measured_run_from_json(root, "run.json");
   EXPECT_DOUBLE_EQ(run.components[1], 0.1);
@@ -244,8 +244,21 @@ TEST(RunFile, StepsOfNoOrEndlessTimeAreRefused) {
   // Rank 0 wrote a checkpoint after its step: the other rank waited for it in the next step's
   // collectives, and the mean of their components is over 2x rank 0's step, within the slowest's.
   root = testing::run_json({{1.0, {4.6, 0, 0, 0, 0, 0, 0}}});
+  root["ranks"] = 2;
   root["steps"][0]["ranks"] = {{{"rank", 0}, {"iteration_s", 1.0}}, {{"rank", 1}, {"iteration_s", 8.0}}};
   EXPECT_EQ(error_of(root), "");
+}
+
+// A step's per-rank list holds every rank of the run: one cut short had been read as the whole run.
+TEST(RunFile, AStepsRanksAreEveryRankOfTheRun) {
+  nlohmann::json root = testing::run_json({{1.0, {0.5, 0, 0, 0, 0, 0, 0.1}}, {1.0, {0.5, 0, 0, 0, 0, 0, 0.1}}});
+  root["ranks"] = 2;
+  for (nlohmann::json& step : root["steps"]) {
+    step["ranks"] = {{{"rank", 0}, {"iteration_s", 1.0}}, {{"rank", 1}, {"iteration_s", 1.0}}};
+  }
+  EXPECT_EQ(error_of(root), "");
+  root["steps"][1]["ranks"].erase(1);
+  EXPECT_EQ(error_of(root), "run.json: steps[1].ranks: 1 entries for a run of 2 ranks");
 }
 
 // Each rank's seconds are checked as the step's: the stage table adds up their compute and tp_comm,

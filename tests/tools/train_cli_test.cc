@@ -264,6 +264,18 @@ TEST_F(TrainCli, MistakesExitTwo) {
           path("lit_val_*.bin") + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--val-data needs --val-every N"), std::string::npos) << r.output;
+  // A validation set that is the training set (it had validated on the text it trained on), an
+  // empty --overlap (taken for none given: the plan's), AdamW threads beyond the node's.
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --val-every 1 --val-data '" +
+          path("lit_*.bin") + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("a training shard of --data"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --overlap ''");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("names no overlap"), std::string::npos) << r.output;
+  r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --optimizer-threads 100000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--optimizer-threads 100000: more than this node's"), std::string::npos) << r.output;
   r = axo("train --model gpt2-tiny --data '" + path("lit_train_*.bin") + "' --steps 1 --checkpoint-dir " + path("ck"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("writes no checkpoint: give --checkpoint-every N"), std::string::npos) << r.output;
