@@ -95,19 +95,37 @@ static double latency_steps(CollectiveOp op, int64_t p) {
   }
 }
 
-// The per-step latencies of one protocol of the collective library: the profile's
-// alpha_us for the simple protocol (no base), its low_latency section for LL.
+namespace {
+
+// The latencies of one protocol of the collective library: the profile's alpha_us for the simple
+// protocol (no base; a tree level costs a ring step across nodes), its low_latency section for LL.
 struct StepLatency {
-  double base_s = 0, intra_s = 0, inter_s = 0;
+  double base_s = 0;
+  double intra_s = 0, inter_s = 0;  // a ring step on the node's link, across nodes
+  double tree_inter_s = 0;          // a tree level across nodes
+  double net_overhead_s = 0;        // the least a ring step costs once the ring spans nodes
 };
+
+StepLatency simple_protocol(const MachineProfile& m) {
+  return {0, m.intra_alpha_us * 1e-6, m.inter_alpha_us * 1e-6, m.inter_alpha_us * 1e-6, 0};
+}
+
+StepLatency low_latency_protocol(const LowLatencyProtocol& ll) {
+  return {ll.base_us * 1e-6, ll.intra_step_us * 1e-6, ll.inter_step_us * 1e-6, ll.tree_inter_step_us * 1e-6,
+          ll.net_overhead_us * 1e-6};
+}
+
+}  // namespace
 
 // A group over several nodes, as NCCL times it (NVIDIA/nccl src/graph/tuning.cc,
 // ncclTopoTuneModel): NCCL orders the ring so that each node's ranks are
 // consecutive, so of the ring's steps only those that cross a node pay the
-// network's latency, the rest the intra-node link's: nInterSteps = nodes − 1
-// for all-gather and reduce-scatter, 2(nodes − 1) for all-reduce. For an
-// all-reduce NCCL may run its double binary tree instead, whose latency is
-// 2·((ranks per node − 1)·α_intra + log2(nodes)·α_inter) at the ring's
+// network's latency, the rest the intra-node link's, at least the network's
+// post overhead each (@b6475625: intraLat = max(intraLat, netOverhead)):
+// nInterSteps = nodes − 1 for all-gather and reduce-scatter, 2(nodes − 1) for
+// all-reduce (@01afd20a; @b6475625 counts 2·nodes). For an all-reduce NCCL
+// may run its double binary tree instead, whose latency is
+// 2·((ranks per node − 1)·α_intra + log2(nodes)·α_tree) at the ring's
 // bandwidth ("Massively Scale Your Deep Learning Training with NCCL 2.4",
 // NVIDIA 2019: full bandwidth, logarithmic latency); NCCL picks the faster.
 static double spanning_latency_s(StepLatency step, CollectiveOp op, GroupPlacement group) {
@@ -116,11 +134,12 @@ static double spanning_latency_s(StepLatency step, CollectiveOp op, GroupPlaceme
   const double inter_steps = op == CollectiveOp::all_reduce ? 2.0 * double(nodes - 1)
                              : op == CollectiveOp::send_recv ? 1.0
                                                              : double(nodes - 1);
-  const double ring = (steps - inter_steps) * step.intra_s + inter_steps * step.inter_s;
+  const double ring_intra = std::max(step.intra_s, step.net_overhead_s);
+  const double ring = (steps - inter_steps) * ring_intra + inter_steps * step.inter_s;
   if (op != CollectiveOp::all_reduce) return step.base_s + ring;
   // ⌈log2(nodes)⌉ levels (nodes ≥ 2 here), by integer arithmetic: the search calls this per collective.
   const double levels = double(std::bit_width(uint64_t(nodes - 1)));
-  const double tree = 2 * (double(group.ranks_per_node - 1) * step.intra_s + levels * step.inter_s);
+  const double tree = 2 * (double(group.ranks_per_node - 1) * step.intra_s + levels * step.tree_inter_s);
   return step.base_s + std::min(ring, tree);
 }
 
@@ -138,8 +157,19 @@ static double intra_group_bandwidth_Bps(const MachineProfile& machine, int64_t s
   return std::min(node, double(size - 1) * machine.intra_pair_bandwidth_GBps) * 1e9;
 }
 
-double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement group) {
+// The fraction of the simple protocol's bus bandwidth the low-latency protocol keeps (NCCL
+// tuning.cc: ring LL busBw × 1/4 across nodes and for all-reduce, × 1/3 for the other collectives
+// inside a node; the tree's 0.92 / 3.8 is within 3% of a quarter).
+static double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement group) {
   return group.intra_node() && op != CollectiveOp::all_reduce ? 1.0 / 3.0 : 1.0 / 4.0;
+}
+
+// The low-latency protocol's link for a collective of this op and group.
+static LinkEstimate low_latency_link(const LowLatencyProtocol& ll, CollectiveOp op, GroupPlacement group,
+                                     double simple_bandwidth_Bps) {
+  const double cap_GBps = group.intra_node() ? ll.intra_bus_GBps : ll.inter_bus_GBps;
+  return {latency_s(low_latency_protocol(ll), op, group),
+          std::min(simple_bandwidth_Bps * low_latency_bandwidth_fraction(op, group), cap_GBps * 1e9)};
 }
 
 // The measured fit's segment for these bytes, where the profile has a fit of this op and group.
@@ -164,14 +194,13 @@ LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, Group
   const double intra = machine.intra_bus_bandwidth_GBps * 1e9;
   const double nic_share = double(machine.nics_per_node) * machine.nic_bandwidth_GBps * 1e9 *
                            double(group.ranks_per_node) / double(machine.gpus_per_node);
-  const double bandwidth = group.intra_node() ? intra_group_bandwidth_Bps(machine, group.size) : std::min(intra, nic_share);
-  const LinkEstimate simple{latency_s({0, machine.intra_alpha_us * 1e-6, machine.inter_alpha_us * 1e-6}, op, group),
-                            bandwidth};
-  const LowLatencyProtocol& ll = machine.low_latency;
-  if (!ll.present()) return simple;
-  const LinkEstimate low{latency_s({ll.base_us * 1e-6, ll.intra_step_us * 1e-6, ll.inter_step_us * 1e-6}, op, group),
-                         std::min(bandwidth * low_latency_bandwidth_fraction(op, group),
-                                  (group.intra_node() ? ll.intra_bus_GBps : ll.inter_bus_GBps) * 1e9)};
+  const double bandwidth =
+      group.intra_node() ? intra_group_bandwidth_Bps(machine, group.size) : std::min(intra, nic_share);
+  const LinkEstimate simple{latency_s(simple_protocol(machine), op, group), bandwidth};
+  if (!machine.low_latency.present()) return simple;
+  const LinkEstimate low = low_latency_link(machine.low_latency, op, group, bandwidth);
+  // A send/recv goes LL up to NCCL's fixed threshold (NCCL_P2P_LL_THRESHOLD, 16 KiB), not by the tuner.
+  if (op == CollectiveOp::send_recv) return bytes <= kP2pLowLatencyBytes ? low : simple;
   const auto seconds = [&](const LinkEstimate& link) {
     return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
   };

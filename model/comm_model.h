@@ -15,13 +15,14 @@
 // tree when its log2(nodes) latency is lower (NCCL src/graph/tuning.cc; see
 // comm_model.cc). That is the simple protocol, priced on the profile's
 // alpha_us. Where the profile has a low_latency section (NCCL's LL protocol),
-// a collective also prices as base + the same steps at LL's per-step
-// latencies, at a quarter or a third of the bandwidth, and takes whichever is faster for
-// its bytes, as NCCL's tuner picks a protocol by size (NVIDIA/nccl
-// src/graph/tuning.cc @b6475625: LL's ring bus bandwidth is the simple
-// protocol's / 4 or / 3; small messages go LL, large ones simple). A measured fit
-// for the same op, group size and ranks per node replaces the model. Every
-// time is multiplied by the profile's collective_slowdown.
+// a collective also prices as LL's base latency plus the same steps at LL's
+// own latencies, at a quarter of the bandwidth (a third for a node's other
+// collectives) under LL's cap, and takes whichever is faster for its bytes,
+// as NCCL's tuner picks a protocol (NVIDIA/nccl src/graph/tuning.cc
+// @b6475625: baseLat, hwLat, llMaxBws); a send/recv takes LL up to 16 KiB
+// (kP2pLowLatencyBytes). A measured fit for the same op, group size and ranks
+// per node replaces the model. Every time is multiplied by the profile's
+// collective_slowdown.
 #pragma once
 
 #include <cstdint>
@@ -65,10 +66,10 @@ GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t si
 // collective's channels over every NIC its ranks on the node reach).
 GroupPlacement neighbour_pair(GroupPlacement group);
 
-// The fraction of the simple protocol's bus bandwidth the low-latency protocol
-// keeps (NCCL tuning.cc: ring LL busBw × 1/4 across nodes and for all-reduce,
-// × 1/3 for the other collectives inside a node).
-double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement group);
+// The largest send/recv that takes the low-latency protocol: NCCL picks a
+// point-to-point's protocol by size, not by its tuner (NCCL_P2P_LL_THRESHOLD's
+// default, 16384 bytes: NCCL's environment-variable documentation).
+inline constexpr double kP2pLowLatencyBytes = 16384;
 
 // Bus-bandwidth factor f of the formula above.
 double bus_factor(CollectiveOp op, int64_t group_size);

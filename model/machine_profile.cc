@@ -277,10 +277,25 @@ static LowLatencyProtocol read_low_latency(const YAML::Node& node, const std::st
   ll.base_us = map.get_double("base_us", 1e-3, 1e6);
   ll.intra_step_us = map.get_double("intra_step_us", 0, 1e6);
   ll.inter_step_us = map.get_double("inter_step_us", 0, 1e6);
+  ll.tree_inter_step_us = map.get_double("tree_inter_step_us", 0, 1e6);
+  ll.net_overhead_us = map.get_double("net_overhead_us", 0, 1e6);
   ll.intra_bus_GBps = map.get_double("intra_bus_GBps", 1e-9, 1e9);
   ll.inter_bus_GBps = map.get_double("inter_bus_GBps", 1e-9, 1e9);
   map.reject_unknown_keys();
   return ll;
+}
+
+static YAML::Node low_latency_yaml(const LowLatencyProtocol& ll) {
+  YAML::Node node;
+  node["base_us"] = ll.base_us;
+  node["intra_step_us"] = ll.intra_step_us;
+  node["inter_step_us"] = ll.inter_step_us;
+  node["tree_inter_step_us"] = ll.tree_inter_step_us;
+  node["net_overhead_us"] = ll.net_overhead_us;
+  node["intra_bus_GBps"] = ll.intra_bus_GBps;
+  node["inter_bus_GBps"] = ll.inter_bus_GBps;
+  node.SetStyle(YAML::EmitterStyle::Flow);
+  return node;
 }
 
 // Fits of groups of at most `gpus_per_node` ranks on a node (calibrate's, or a hand edit's).
@@ -334,17 +349,19 @@ int64_t calibrated_nodes(const std::string& ranks, const std::string& ranks_per_
 
 }  // namespace
 
-// A plan or a model spec given where a profile goes is named for what it is (it had been refused for
-// a missing 'name' or 'gpus_per_node').
+// A plan, a model spec or a config.json given where a profile goes is named for what it is (it had
+// been refused for a missing 'name' or 'gpus_per_node').
 static void refuse_other_file_kinds(const YamlMap& map) {
   if (map.has("axo_plan")) {
     const YAML::Node machine = map.node()["machine"];
     const std::string named = machine && machine.IsScalar() ? ": its machine is " + machine.Scalar() : "";
     map.fail("axo_plan", "a plan (plan.yaml), not a machine profile" + named);
   }
-  if (!map.has("gpus_per_node") && map.has("layers") && map.has("hidden")) {
+  if (map.has("gpus_per_node")) return;
+  if (map.has("layers") && map.has("hidden")) {
     map.fail("layers", "a model spec, not a machine profile (one of configs/machines/, or what axo calibrate writes)");
   }
+  if (map.has("model_type")) map.fail("model_type", "a Hugging Face config.json's key: a model, not a machine profile");
 }
 
 MachineProfile machine_profile_from_yaml(const YAML::Node& node, const std::string& source) {
@@ -510,13 +527,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["inter_node"]["alpha_us"] = p.inter_alpha_us;
   node["inter_node"]["nics_per_node"] = p.nics_per_node;
   node["inter_node"]["nic_bandwidth_GBps"] = p.nic_bandwidth_GBps;
-  if (p.low_latency.present()) {
-    node["low_latency"]["base_us"] = p.low_latency.base_us;
-    node["low_latency"]["intra_step_us"] = p.low_latency.intra_step_us;
-    node["low_latency"]["inter_step_us"] = p.low_latency.inter_step_us;
-    node["low_latency"]["intra_bus_GBps"] = p.low_latency.intra_bus_GBps;
-    node["low_latency"]["inter_bus_GBps"] = p.low_latency.inter_bus_GBps;
-  }
+  if (p.low_latency.present()) node["low_latency"] = low_latency_yaml(p.low_latency);
   node["host_link"]["host_to_device_GBps"] = p.host_to_device_GBps;
   node["host_link"]["device_to_host_GBps"] = p.device_to_host_GBps;
   node["cpu_optimizer_params_per_s"] = p.cpu_optimizer_params_per_s;

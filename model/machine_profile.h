@@ -281,15 +281,20 @@ std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::s
 // The collective library's low-latency protocol (NCCL's LL): each 8-byte line
 // carries 4 bytes of data and a flag the receiver polls, so a step costs well
 // under a microsecond where the simple protocol waits on a chunk's flush, at a
-// fraction of the bandwidth and never above a cap of its own (comm_model.h). A
-// base latency per collective and one per ring step, on the node's links and
-// across the network; the bus bandwidth it tops out at inside a node and
-// across nodes. Absent: the library has none (MPI on CPU ranks), and every
-// collective is priced on the simple protocol's alpha_us alone.
+// fraction of the bandwidth and never above a cap of its own (comm_model.h):
+// a base latency per collective; a ring step on the node's links and across
+// the network, and a tree level across it; the least a ring step costs once
+// the ring spans nodes (NCCL's netOverhead: the host posts each step to the
+// NIC); the bus bandwidth it tops out at inside a node and across nodes.
+// Absent: priced on the simple protocol's alpha_us alone, as MPI between CPU
+// ranks runs, and as a calibration's measured fits already hold (a GPU
+// calibration times NCCL's small messages on whatever protocol it took).
 struct LowLatencyProtocol {
   double base_us = 0;
   double intra_step_us = 0;
   double inter_step_us = 0;
+  double tree_inter_step_us = 0;
+  double net_overhead_us = 0;
   double intra_bus_GBps = 0;
   double inter_bus_GBps = 0;
   bool present() const { return base_us > 0; }

@@ -118,9 +118,9 @@ void raise_peaks_to_samples(MachineProfile& p) {
 // A compass search of `cost` in log-factors from `theta` over the `free` factors within [low,
 // high] (see the header): each factor ×/÷ a step, any improvement kept, the step halved when none,
 // until it is below 1e−5 or after 20000 evaluations. After a sweep that moved, a pattern move
-// (Hooke and Jeeves 1961) tries the sweep's whole move once more: two factors that trade against
-// each other (the network's speed and the overlap) lie along a valley no single factor's step
-// descends, where the sweep stopped short of the bound the runs ask for.
+// (Hooke and Jeeves 1961): the sweep's whole move again, twice as long each time it helps. Two
+// factors that trade against each other (the network's speed and the overlap) lie along a valley
+// no single factor's step descends, where the sweep had stopped short of the bound the runs ask for.
 RefinementFactors compass_search(RefinementFactors theta, const std::vector<size_t>& free, const RefinementFactors& low,
                                  const RefinementFactors& high,
                                  const std::function<double(const RefinementFactors&)>& cost) {
@@ -148,7 +148,7 @@ RefinementFactors compass_search(RefinementFactors theta, const std::vector<size
     }
     RefinementFactors move{};
     for (size_t i : free) move[i] = theta[i] - sweep_start[i];
-    for (double stretch = 1;; stretch *= 2) {  // the sweep's move again, twice as long each time it helps
+    for (double stretch = 1; evaluations < 20000; stretch *= 2) {  // the sweep's move again, twice as long each time
       RefinementFactors further = theta;
       for (size_t i : free) further[i] = std::clamp(theta[i] + stretch * move[i], low[i], high[i]);
       const double value = cost(further);

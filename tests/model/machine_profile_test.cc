@@ -278,7 +278,8 @@ TEST(MachineProfile, WeightGatherAndInterferenceReadAndRoundTrip) {
   EXPECT_THROW(machine_profile_from_yaml(node, "m.yaml"), InputError);
 }
 
-// A plan or a model spec given as a machine profile is named for what it is, not for a missing field.
+// A plan, a model spec or a config.json given as a machine profile is named for what it is, not for a
+// missing field.
 TEST(MachineProfile, APlanOrAModelSpecIsNamedForWhatItIs) {
   const std::string plan = testing::input_error_of([] {
     machine_profile_from_yaml(load_yaml_text("axo_plan: 1\nmodel: {name: m}\nmachine: selene\n", "plan.yaml"),
@@ -289,6 +290,11 @@ TEST(MachineProfile, APlanOrAModelSpecIsNamedForWhatItIs) {
     machine_profile_from_yaml(load_yaml_text("name: m\nlayers: 4\nhidden: 128\n", "m.yaml"), "m.yaml");
   });
   EXPECT_NE(spec.find("field 'layers': a model spec, not a machine profile"), std::string::npos) << spec;
+  const std::string hf = testing::input_error_of([] {
+    machine_profile_from_yaml(load_yaml_text("{\"model_type\": \"llama\", \"hidden_size\": 4096}", "config.json"),
+                              "config.json");
+  });
+  EXPECT_NE(hf.find("field 'model_type': a Hugging Face config.json's key"), std::string::npos) << hf;
 }
 
 // The low-latency protocol's section reads, round-trips, is absent where a profile has none (a CPU
@@ -297,7 +303,10 @@ TEST(MachineProfile, LowLatencyProtocolReadsAndRoundTrips) {
   const MachineProfile h100 = load_machine("dgx-h100");
   EXPECT_DOUBLE_EQ(h100.low_latency.base_us, 6.6);  // NCCL tuning.cc's ring LL base
   const MachineProfile back = reread(h100);
+  EXPECT_DOUBLE_EQ(back.low_latency.base_us, h100.low_latency.base_us);
   EXPECT_DOUBLE_EQ(back.low_latency.intra_step_us, h100.low_latency.intra_step_us);
+  EXPECT_DOUBLE_EQ(back.low_latency.tree_inter_step_us, h100.low_latency.tree_inter_step_us);
+  EXPECT_DOUBLE_EQ(back.low_latency.net_overhead_us, h100.low_latency.net_overhead_us);
   EXPECT_DOUBLE_EQ(back.low_latency.inter_step_us, h100.low_latency.inter_step_us);
   EXPECT_DOUBLE_EQ(back.low_latency.intra_bus_GBps, h100.low_latency.intra_bus_GBps);
   EXPECT_DOUBLE_EQ(back.low_latency.inter_bus_GBps, h100.low_latency.inter_bus_GBps);

@@ -28,6 +28,8 @@ TEST(RefinedProfileFile, RoundTripsAndRecordsTheRefinement) {
   EXPECT_DOUBLE_EQ(back.gemm_max_efficiency, result.profile.gemm_max_efficiency);
   EXPECT_DOUBLE_EQ(back.memory_bound_efficiency, result.profile.memory_bound_efficiency);
   EXPECT_DOUBLE_EQ(back.nic_bandwidth_GBps, result.profile.nic_bandwidth_GBps);
+  EXPECT_DOUBLE_EQ(back.low_latency.base_us, 6.6);  // the preset's NCCL protocol travels with it
+  EXPECT_DOUBLE_EQ(back.low_latency.net_overhead_us, result.profile.low_latency.net_overhead_us);
   const YAML::Node file = load_yaml_file(path);
   EXPECT_EQ(file["metadata"]["host"].as<std::string>(), "node1");
   EXPECT_EQ(file["raw"]["gemm"].size(), 2u);
