@@ -172,6 +172,11 @@ static LinkEstimate low_latency_link(const LowLatencyProtocol& ll, CollectiveOp 
           std::min(simple_bandwidth_Bps * low_latency_bandwidth_fraction(op, group), cap_GBps * 1e9)};
 }
 
+// α + f · S / B (comm_model.h), on one link.
+static double link_seconds(const LinkEstimate& link, CollectiveOp op, GroupPlacement group, double bytes) {
+  return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
+}
+
 // The measured fit's segment for these bytes, where the profile has a fit of this op and group.
 static std::optional<LinkEstimate> measured_link(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
                                                  double bytes) {
@@ -201,17 +206,13 @@ LinkEstimate link_estimate(const MachineProfile& machine, CollectiveOp op, Group
   const LinkEstimate low = low_latency_link(machine.low_latency, op, group, bandwidth);
   // A send/recv goes LL up to NCCL's fixed threshold (NCCL_P2P_LL_THRESHOLD, 16 KiB), not by the tuner.
   if (op == CollectiveOp::send_recv) return bytes <= kP2pLowLatencyBytes ? low : simple;
-  const auto seconds = [&](const LinkEstimate& link) {
-    return link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps;
-  };
-  return seconds(low) < seconds(simple) ? low : simple;
+  return link_seconds(low, op, group, bytes) < link_seconds(simple, op, group, bytes) ? low : simple;
 }
 
 double collective_seconds(const MachineProfile& machine, CollectiveOp op, GroupPlacement group,
                           double bytes) {
   if (group.size <= 1 || bytes <= 0) return 0;
-  const LinkEstimate link = link_estimate(machine, op, group, bytes);
-  return machine.collective_slowdown * (link.alpha_s + bus_factor(op, group.size) * bytes / link.bus_bandwidth_Bps);
+  return machine.collective_slowdown * link_seconds(link_estimate(machine, op, group, bytes), op, group, bytes);
 }
 
 }  // namespace axo
