@@ -254,6 +254,11 @@ int64_t pipeline_params(const TransformerSpec& spec, const ParallelConfig& confi
   return spec.layers * spec.params_per_layer() + spec.embedding_params() + head_params(spec, config);
 }
 
+double model_state_floor_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
+  const double mean_stage = double(pipeline_params(spec, c)) / double(c.pipeline * c.x * c.y * c.z);
+  return mean_stage * (bytes_per_element(spec.precision) + gradient_bytes(spec, c, stack) / double(zero_shards(c)));
+}
+
 FullestStage fullest_stage(const TransformerSpec& spec, const ParallelConfig& config,
                            const std::vector<int64_t>& stage_layers) {
   FullestStage fullest{0, params_with_layers(spec, config, stage_layers[0], 0)};

@@ -102,6 +102,10 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
 // chunks also say which layers partial recompute recomputes.
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& config,
                                   const std::vector<int64_t>& stage_layers, const MemoryStack& stack = {});
+// Bytes per device that no setting of `config`'s grid (its pipeline, data, context, x, y and z)
+// goes under: the fullest stage holds at least the mean stage's weights and gradients, sharded
+// over x·y·z, the gradients over ZeRO-2's data × context at most.
+double model_state_floor_bytes(const TransformerSpec& spec, const ParallelConfig& config, const MemoryStack& stack);
 // Bytes per device on stage `stage` of `split`.
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& config, const PipelineSplit& split,
                              int64_t stage, const MemoryStack& stack = {});

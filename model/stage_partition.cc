@@ -29,11 +29,15 @@ bool feasible(const std::vector<int64_t>& caps, int64_t layers) {
   return total >= layers;
 }
 
-// The smallest bottleneck that fits: it is some n·layer_cost + extra.
+// The smallest bottleneck that fits: it is some n·layer_cost + extra, of the
+// extras' distinct values (most chunks have none).
 double smallest_bottleneck(int64_t layers, double layer_cost, const std::vector<double>& extras) {
+  std::vector<double> distinct = extras;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::vector<double> candidates;
   for (int64_t n = 1; n <= layers; ++n) {
-    for (double extra : extras) candidates.push_back(double(n) * layer_cost + extra);
+    for (double extra : distinct) candidates.push_back(double(n) * layer_cost + extra);
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());

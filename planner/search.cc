@@ -22,8 +22,11 @@ class TopRows {
  public:
   TopRows(size_t capacity, bool fold) : capacity_(capacity), fold_(fold) {}
   bool worth_adding(double key, double iter_time) const {
-    return rows_.size() < capacity_ || before(key, iter_time, rows_.front());
+    return !full() || before(key, iter_time, rows_.front());
   }
+  // Whether a row must beat the last kept one to enter: until then no bound prunes.
+  bool full() const { return rows_.size() >= capacity_; }
+  bool empty() const { return rows_.empty(); }
   // Keeps the configuration if it ranks among the best, or names it beside a
   // kept twin. Behind every kept row of a full table it is neither.
   void offer(double key, const ParallelConfig& config, const Breakdown& b) {
@@ -245,6 +248,12 @@ class Walk {
       if (settings_[i]->search.once_per_grid) tries(*settings_[i], setting_values_[i]);
     }
     reset_fastest_placements();
+    // No setting of the grid needs less than its model states' floor: a grid beyond it is counted out whole.
+    const double floor = model_state_floor_bytes(space_.spec, config_, memory_stack(model_.machine()));
+    if (options_.prune && cannot_fit_or_come_closer(floor)) {
+      result_.pruned += placement_count_ * settings_from(0);
+      return;
+    }
     setting_level(0);
   }
 
@@ -312,7 +321,7 @@ class Walk {
   //     lower, so each placement it prunes the rank-order bound would too.
   void on_settings() {
     if (bound_depth_ == settings_.size() && !compute_bound_allows(settings_.size())) return;
-    if (options_.prune) {
+    if (options_.prune && top_.full()) {
       const bool pace = options_.paced_bound && options_.setting_bounds;
       if (!could_rank(pace ? std::max(compute_bound_, fastest_paced_bound()) : compute_bound_)) {
         result_.pruned += placement_count_;
@@ -329,7 +338,8 @@ class Walk {
   // not, they count as pruned, with all their placements. The bound is kept
   // (compute_bound_) for on_settings to check again as the top fills.
   bool compute_bound_allows(size_t depth) {
-    if (!options_.prune) return true;
+    compute_bound_ = 0;  // what every configuration's time is at least, until the top is full
+    if (!options_.prune || !top_.full()) return true;
     compute_bound_ = lower_bound();
     if (could_rank(compute_bound_)) return true;
     int64_t skipped = placement_count_;
@@ -399,6 +409,34 @@ class Walk {
     return model_.compute_lower_bound(config_) * (1 + bubble_runs / m);
   }
 
+  // The settings of the current grid from `depth` inward, as setting_level walks them: where
+  // every field inward has its candidates once per grid, the product of their counts.
+  int64_t settings_from(size_t depth) {
+    const bool once_each = std::all_of(settings_.begin() + ptrdiff_t(depth), settings_.end(),
+                                       [](const ConfigField* field) { return field->search.once_per_grid; });
+    if (once_each) {
+      int64_t count = 1;
+      for (size_t i = depth; i < settings_.size(); ++i) count *= int64_t(setting_values_[i].size());
+      return count;
+    }
+    const ConfigField& field = *settings_[depth];
+    std::vector<FieldValue> values;
+    if (!field.search.once_per_grid) tries(field, values);
+    int64_t count = 0;
+    for (FieldValue value : field.search.once_per_grid ? setting_values_[depth] : values) {
+      field.set(config_, value);
+      count += settings_from(depth + 1);
+    }
+    return count;
+  }
+
+  // Whether a setting that needs at least `floor_bytes` per GPU neither fits nor, while nothing
+  // fits, misses by less than the closest configuration so far (keep_closest keeps the first of equals).
+  bool cannot_fit_or_come_closer(double floor_bytes) const {
+    if (floor_bytes <= capacity_) return false;
+    return !top_.empty() || (result_.closest && floor_bytes - capacity_ >= closest_excess_);
+  }
+
   // Counts a configuration that does not fit, and keeps it if it misses by least.
   void keep_closest(double memory) {
     result_.evaluated += placement_count_;
@@ -422,7 +460,7 @@ class Walk {
   }
 
   void evaluate() {
-    if (options_.prune && options_.paced_bound && !could_rank(model_.paced_lower_bound(config_))) {
+    if (options_.prune && options_.paced_bound && top_.full() && !could_rank(model_.paced_lower_bound(config_))) {
       ++result_.pruned;
       return;
     }

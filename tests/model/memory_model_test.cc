@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "model/presets.h"
 #include "model/vocab_parallel.h"
 
@@ -174,6 +176,42 @@ TEST(MemoryModel, ThePipelineHoldsEveryStagesParametersOnce) {
   two.pipeline = 2;
   const TransformerSpec tied = load_model("gpt2-mini");
   EXPECT_EQ(pipeline_params(tied, two) - pipeline_params(tied, one), tied.vocab * tied.hidden);
+}
+
+// The search skips a grid whose floor is beyond the memory (or the closest miss): no setting of
+// the grid may go under it, on grids with and without a pipeline, z, data and context, on both
+// reduce dtypes; and a setting that shards and offloads all it can on one stage meets it.
+TEST(MemoryModel, NoSettingGoesUnderTheModelStateFloor) {
+  const TransformerSpec spec = load_model("llama3-70b");
+  for (ReduceDtype reduce : {ReduceDtype::compute, ReduceDtype::fp32}) {
+    MemoryStack stack;
+    stack.reduce_dtype = reduce;
+    for (const auto& [pipeline, z, data, context] : std::vector<std::array<int64_t, 4>>{
+             {1, 1, 1, 1}, {4, 1, 2, 1}, {1, 2, 4, 1}, {2, 2, 2, 2}, {5, 1, 1, 1}}) {
+      ParallelConfig c;
+      c.pipeline = pipeline, c.z = z, c.data = data, c.context = context, c.y = 2;
+      const double floor = model_state_floor_bytes(spec, c, stack);
+      for (int64_t microbatch : {z, 2 * z}) {
+        for (int64_t interleave : {int64_t(1), int64_t(2)}) {
+          for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+            for (int64_t zero : {0, 1, 2}) {
+              for (bool offload : {false, true}) {
+                c.microbatch = microbatch, c.interleave = pipeline > 1 ? interleave : 1, c.recompute = recompute;
+                c.zero = zero, c.offload = offload;
+                EXPECT_GE(memory_per_device(spec, c, stack).total(), floor)
+                    << "p " << pipeline << " z " << z << " d " << data << " c " << context << " mb " << microbatch
+                    << " il " << c.interleave << " zero " << zero << " offload " << offload;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  ParallelConfig c;
+  c.z = 2, c.data = 4, c.zero = 2, c.offload = true;
+  const MemoryBreakdown m = memory_per_device(spec, c);
+  EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.optimizer, model_state_floor_bytes(spec, c, {}));
 }
 
 // ZeRO over the data group (REFERENCE-DATA.md): 4 + 12/N bytes per parameter

@@ -305,6 +305,19 @@ TEST(Search, NothingFitsGivesTheClosest) {
   EXPECT_GT(result.closest->breakdown.memory.total(), result.closest->breakdown.memory_capacity);
 }
 
+// Where nothing fits, a grid whose model states alone (model_state_floor_bytes) miss by more than
+// the closest configuration so far is counted out whole: the closest is the exhaustive search's.
+TEST(Search, NothingFitsPrunesGridsByTheirModelStatesWithoutChangingTheClosest) {
+  const SearchResult pruned = run("llama3-405b", "selene", 16, "", 10, true);
+  const SearchResult every = run("llama3-405b", "selene", 16, "", 10, false);
+  ASSERT_TRUE(pruned.best.empty() && every.best.empty());
+  ASSERT_TRUE(pruned.closest && every.closest);
+  EXPECT_GT(pruned.pruned, every.evaluated / 2);
+  EXPECT_EQ(pruned.evaluated + pruned.pruned, every.evaluated);
+  EXPECT_EQ(fix_string(pruned.closest->config), fix_string(every.closest->config));
+  EXPECT_EQ(pruned.closest->breakdown.memory.total(), every.closest->breakdown.memory.total());
+}
+
 // Folding rows with equal numbers: the unfolded ranking with the twins taken
 // out, in the same order, each twin named by the row that shows it. On CPU
 // ranks (overlap efficiency 0, as calibrate measures MPI) overlap on and off
