@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -69,12 +70,53 @@ std::string where(const YAML::Node& node, const std::string& source) {
   return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+namespace {
+
+constexpr const char* kMergeKey = "<<";
+
+// YAML 1.1's merge key (yaml.org/type/merge.html): `<<: *base`, or `<<: [*a, *b]`, gives the map
+// each field of the merged mappings that it does not give itself, of an earlier mapping before a
+// later one; a merged mapping's own `<<` first. yaml-cpp 0.7 reads `<<` as a plain key. Each key
+// keeps its node, so a message names the line where the field was written. `inside`: the mappings
+// being merged into, of which an anchor's alias may name one (`&a {<<: *a}`).
+YAML::Node with_merged_keys(const YAML::Node& map, const std::string& source, const std::string& what,
+                            std::vector<YAML::Node> inside = {}) {
+  const YAML::Node sources = map[kMergeKey];
+  if (!sources.IsDefined()) return map;
+  inside.push_back(map);
+  YAML::Node merged(YAML::NodeType::Map);
+  std::set<std::string> given;
+  for (const auto& entry : map) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == kMergeKey) continue;
+    if (entry.first.IsScalar()) given.insert(entry.first.Scalar());
+    merged.force_insert(entry.first, entry.second);
+  }
+  const bool listed = sources.IsSequence();
+  for (size_t i = 0; i < (listed ? sources.size() : 1); ++i) {
+    const YAML::Node from = listed ? sources[i] : sources;
+    if (!from.IsMap()) {
+      throw InputError(where(from, source) + ": field '<<': expected a mapping, or a list of mappings, to merge into the " +
+                       what);
+    }
+    if (std::any_of(inside.begin(), inside.end(), [&](const YAML::Node& outer) { return outer.is(from); })) {
+      throw InputError(where(from, source) + ": field '<<': merges a mapping into itself");
+    }
+    for (const auto& entry : with_merged_keys(from, source, what, inside)) {
+      if (!entry.first.IsScalar() || given.insert(entry.first.Scalar()).second) merged.force_insert(entry.first, entry.second);
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
 YamlMap::YamlMap(const YAML::Node& node, std::string source, std::string what)
-    : node_(node), source_(std::move(source)), what_(std::move(what)) {
+    : node_(node), source_(std::move(source)), what_(std::move(what)), at_(where(node, source_)) {
   if (!node_.IsMap()) {
-    throw InputError(where(node_, source_) + ": expected a mapping for the " + what_);
+    throw InputError(at_ + ": expected a mapping for the " + what_);
   }
   reject_repeated_keys();
+  node_ = with_merged_keys(node_, source_, what_);
 }
 
 // yaml-cpp keeps a repeated key's entries and node[key] finds the first: a second `layers:`
@@ -141,9 +183,9 @@ YAML::Node YamlMap::value(const std::string& key) const {
 }
 
 void YamlMap::fail(const std::string& key, const std::string& message) const {
-  if (key.empty()) throw InputError(where(node_, source_) + ": " + what_ + ": " + message);
+  if (key.empty()) throw InputError(at_ + ": " + what_ + ": " + message);
   const YAML::Node v = node_[key];
-  std::string at = v.IsDefined() ? where(v, source_) : where(node_, source_);
+  std::string at = v.IsDefined() ? where(v, source_) : at_;
   if (v.IsDefined() && v.IsNull()) {  // an empty value has no place of its own: its key's
     for (const auto& entry : node_) {
       if (entry.first.IsScalar() && entry.first.Scalar() == key) at = where(entry.first, source_);

@@ -5,7 +5,8 @@
 // also remembers which keys were read so that unknown keys (usually typos)
 // are reported instead of silently ignored, and refuses a key given twice
 // (yaml-cpp would keep the first: "m.yaml:9:1: field 'layers': given twice in
-// the model spec (first on line 3)").
+// the model spec (first on line 3)"). It reads YAML's merge keys
+// (`model: {<<: *base, seq_len: 4096}`), which yaml-cpp 0.7 leaves as a key.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -31,7 +32,7 @@ std::string where(const YAML::Node& node, const std::string& source);
 class YamlMap {
  public:
   // `what` describes the mapping for messages ("model spec", "gemm entry").
-  // InputError when the node is not a mapping or repeats a key.
+  // InputError when the node is not a mapping, repeats a key or merges what is not one.
   YamlMap(const YAML::Node& node, std::string source, std::string what);
 
   bool has(const std::string& key) const;
@@ -65,9 +66,10 @@ class YamlMap {
   std::string misspelling_of(const std::string& key) const;
   YAML::Node value(const std::string& key) const;
   void reject_repeated_keys() const;
-  YAML::Node node_;
+  YAML::Node node_;  // with YAML's merge keys (`<<: *base`) merged in
   std::string source_;
   std::string what_;
+  std::string at_;  // where the mapping begins
   mutable std::set<std::string> read_keys_;
 };
 

@@ -81,6 +81,44 @@ TEST(YamlFields, ARepeatedKeyIsRefused) {
             "p.yaml:1:25: field 'fp32': given twice in the peak_tflops (first on line 1)");
 }
 
+// YAML's merge key: the map's own fields, then each merged mapping's (an earlier one's first, a
+// merged mapping's own merge too), every field named where it was written; yaml-cpp 0.7 had read
+// `<<` as an unknown key and every merged field as missing.
+TEST(YamlFields, MergeKeysGiveTheFieldsTheMapDoesNotGive) {
+  const YAML::Node node = load_yaml_text(
+      "base: &base {layers: 12, hidden: 768, heads: 12}\n"
+      "wide: &wide {<<: *base, hidden: 1024, vocab: 50257}\n"
+      "spec:\n"
+      "  <<: [*wide, {layers: 99, seq_len: 2048}]\n"
+      "  layers: 24\n"
+      "  name: m\n",
+      "m.yaml");
+  const YamlMap outer(node, "m.yaml", "file");
+  const YamlMap spec(outer.get_node("spec"), "m.yaml", "model spec");
+  EXPECT_EQ(spec.get_int("layers", 1, 1000), 24);
+  EXPECT_EQ(spec.get_int("hidden", 1, 100000), 1024);
+  EXPECT_EQ(spec.get_int("heads", 1, 1000), 12);
+  EXPECT_EQ(spec.get_int("vocab", 1, 100000), 50257);
+  EXPECT_EQ(spec.get_int("seq_len", 1, 100000), 2048);
+  EXPECT_EQ(spec.get_string("name"), "m");
+  EXPECT_NO_THROW(spec.reject_unknown_keys());
+  EXPECT_EQ(testing::input_error_of([&] { spec.get_bool("heads"); }),
+            "m.yaml:1:46: field 'heads': expected true or false, got '12'");
+  EXPECT_EQ(testing::input_error_of([&] { spec.get_int("absent", 1, 10); }),
+            "m.yaml:4:3: field 'absent': missing (required in the model spec)");
+  const YAML::Node scalar = load_yaml_text("name: m\n<<: 3\n", "s.yaml");
+  EXPECT_EQ(testing::input_error_of([&] { YamlMap(scalar, "s.yaml", "model spec"); }),
+            "s.yaml:2:5: field '<<': expected a mapping, or a list of mappings, to merge into the model spec");
+  const YAML::Node itself = load_yaml_text("&a {<<: *a, layers: 2}\n", "a.yaml");  // had recursed without end
+  EXPECT_EQ(testing::input_error_of([&] { YamlMap(itself, "a.yaml", "model spec"); }),
+            "a.yaml:1:1: field '<<': merges a mapping into itself");
+  const YAML::Node unknown = load_yaml_text("b: &b {layrs: 3}\nspec: {<<: *b, name: m}\n", "u.yaml");
+  const YamlMap with_typo(YamlMap(unknown, "u.yaml", "file").get_node("spec"), "u.yaml", "model spec");
+  with_typo.get_string("name");
+  EXPECT_EQ(testing::input_error_of([&] { with_typo.reject_unknown_keys(); }),
+            "u.yaml:1:8: field 'layrs': unknown field in the model spec");
+}
+
 TEST(YamlFields, ChoicesAndDefaults) {
   const YAML::Node node = load_yaml_text("mlp: relu\nflag: yes\n", "m.yaml");
   const YamlMap map(node, "m.yaml", "spec");
