@@ -248,9 +248,10 @@ class Walk {
       if (settings_[i]->search.once_per_grid) tries(*settings_[i], setting_values_[i]);
     }
     reset_fastest_placements();
-    // No setting of the grid needs less than its model states' floor: a grid beyond it is counted out whole.
+    // No setting of the grid needs less than its model states' floor: a grid beyond it is counted
+    // out whole (recording points too: they are only of configurations that fit).
     const double floor = model_state_floor_bytes(space_.spec, config_, memory_stack(model_.machine()));
-    if (options_.prune && cannot_fit_or_come_closer(floor)) {
+    if ((options_.prune || options_.record_points) && cannot_fit_or_come_closer(floor)) {
       result_.pruned += placement_count_ * settings_from(0);
       return;
     }

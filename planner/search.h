@@ -88,7 +88,7 @@ struct SearchOptions {
   RankBy rank_by = RankBy::iteration;
   TokenBudget budget;           // for the rows' time to train
   bool fold = true;             // rows with equal numbers take one place (row_folding.h)
-  bool record_points = false;   // keep every costed configuration's SpacePoint
+  bool record_points = false;   // keep every costed configuration's SpacePoint (and count out grids that cannot fit)
   // Where set, only the configurations it accepts are ranked (an export's nearest plan: those its
   // framework can run); the others are costed (and recorded) but kept out of `best`, which may be
   // empty where configurations fit (`closest` is then whatever missed memory by least, accepted or not).

@@ -405,6 +405,24 @@ TEST(Search, RecordsEveryCostedConfiguration) {
   EXPECT_DOUBLE_EQ(fastest, result.best.front().breakdown.iter_time);
 }
 
+// A point for every configuration that fits, though grids whose model states cannot fit are
+// counted out (--svg had costed the memory of every setting of a model that fits nowhere: 28 s).
+TEST(Search, RecordedPointsAreEveryConfigurationThatFits) {
+  const CostModel model(load_model("llama3-70b"), load_machine("selene"));
+  SearchOptions options;
+  options.gpus = 8;
+  options.prune = false;
+  options.record_points = true;
+  const SearchResult recorded = search(model, options);
+  EXPECT_GT(recorded.pruned, 0);
+  options.record_points = false;
+  options.top = 1000000;
+  options.fold = false;
+  const SearchResult every = search(model, options);
+  EXPECT_EQ(every.pruned, 0);
+  EXPECT_EQ(recorded.points.size(), every.best.size());
+}
+
 // BLOOM-176B's shape (BigScience, 70 layers, hidden 14336, 112 heads,
 // vocabulary 250880, batch 2048) on gpt3-175b's GPT blocks.
 TransformerSpec bloom_like() {
