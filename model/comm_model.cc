@@ -129,7 +129,7 @@ StepLatency low_latency_protocol(const LowLatencyProtocol& ll) {
 // bandwidth ("Massively Scale Your Deep Learning Training with NCCL 2.4",
 // NVIDIA 2019: full bandwidth, logarithmic latency); NCCL picks the faster.
 static double spanning_latency_s(StepLatency step, CollectiveOp op, GroupPlacement group) {
-  const int64_t nodes = (group.size + group.ranks_per_node - 1) / group.ranks_per_node;
+  const int64_t nodes = group.nodes();
   const double steps = latency_steps(op, group.size);
   const double inter_steps = op == CollectiveOp::all_reduce ? 2.0 * double(nodes - 1)
                              : op == CollectiveOp::send_recv ? 1.0
@@ -164,10 +164,12 @@ static double low_latency_bandwidth_fraction(CollectiveOp op, GroupPlacement gro
   return group.intra_node() && op != CollectiveOp::all_reduce ? 1.0 / 3.0 : 1.0 / 4.0;
 }
 
-// The low-latency protocol's link for a collective of this op and group.
+// The low-latency protocol's link for a collective of this op and group, under LL's cap for the
+// nodes it spans: one, two, or more (NCCL tuning.cc llMaxBws[.][nNodes <= 2 ? nNodes − 1 : 2]).
 static LinkEstimate low_latency_link(const LowLatencyProtocol& ll, CollectiveOp op, GroupPlacement group,
                                      double simple_bandwidth_Bps) {
-  const double cap_GBps = group.intra_node() ? ll.intra_bus_GBps : ll.inter_bus_GBps;
+  const int64_t nodes = group.nodes();
+  const double cap_GBps = nodes == 1 ? ll.intra_bus_GBps : nodes == 2 ? ll.two_node_bus_GBps : ll.inter_bus_GBps;
   return {latency_s(low_latency_protocol(ll), op, group),
           std::min(simple_bandwidth_Bps * low_latency_bandwidth_fraction(op, group), cap_GBps * 1e9)};
 }

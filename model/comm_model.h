@@ -17,7 +17,8 @@
 // alpha_us. Where the profile has a low_latency section (NCCL's LL protocol),
 // a collective also prices as LL's base latency plus the same steps at LL's
 // own latencies, at a quarter of the bandwidth (a third for a node's other
-// collectives) under LL's cap, and takes whichever is faster for its bytes,
+// collectives) under LL's cap for the nodes the group spans (one, two or
+// more), and takes whichever is faster for its bytes,
 // as NCCL's tuner picks a protocol (NVIDIA/nccl src/graph/tuning.cc
 // @b6475625: baseLat, hwLat, llMaxBws); a send/recv takes LL up to 16 KiB
 // (kP2pLowLatencyBytes). A measured fit for the same op, group size and ranks
@@ -35,6 +36,7 @@ struct GroupPlacement {
   int64_t size = 1;            // ranks in the group
   int64_t ranks_per_node = 1;  // of those, how many share one node
   bool intra_node() const { return ranks_per_node >= size; }
+  int64_t nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }  // the nodes it spans
 };
 
 // The placement of a group of `size` ranks spaced `stride` apart in the rank

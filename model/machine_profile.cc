@@ -281,6 +281,8 @@ static LowLatencyProtocol read_low_latency(const YAML::Node& node, const std::st
   ll.net_overhead_us = map.get_double("net_overhead_us", 0, 1e6);
   ll.intra_bus_GBps = map.get_double("intra_bus_GBps", 1e-9, 1e9);
   ll.inter_bus_GBps = map.get_double("inter_bus_GBps", 1e-9, 1e9);
+  // A profile written before the two-node cap had one cap across nodes.
+  ll.two_node_bus_GBps = map.get_double("two_node_bus_GBps", 1e-9, 1e9, ll.inter_bus_GBps);
   map.reject_unknown_keys();
   return ll;
 }
@@ -293,6 +295,7 @@ static YAML::Node low_latency_yaml(const LowLatencyProtocol& ll) {
   node["tree_inter_step_us"] = ll.tree_inter_step_us;
   node["net_overhead_us"] = ll.net_overhead_us;
   node["intra_bus_GBps"] = ll.intra_bus_GBps;
+  node["two_node_bus_GBps"] = ll.two_node_bus_GBps;
   node["inter_bus_GBps"] = ll.inter_bus_GBps;
   node.SetStyle(YAML::EmitterStyle::Flow);
   return node;

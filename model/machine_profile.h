@@ -285,7 +285,8 @@ std::optional<StackSettings> read_stack_section(const YamlMap& map, const std::s
 // a base latency per collective; a ring step on the node's links and across
 // the network, and a tree level across it; the least a ring step costs once
 // the ring spans nodes (NCCL's netOverhead: the host posts each step to the
-// NIC); the bus bandwidth it tops out at inside a node and across nodes.
+// NIC); the bus bandwidth it tops out at inside a node, across two nodes and
+// across more.
 // Absent: priced on the simple protocol's alpha_us alone, as MPI between CPU
 // ranks runs, and as a calibration's measured fits already hold (a GPU
 // calibration times NCCL's small messages on whatever protocol it took).
@@ -296,7 +297,8 @@ struct LowLatencyProtocol {
   double tree_inter_step_us = 0;
   double net_overhead_us = 0;
   double intra_bus_GBps = 0;
-  double inter_bus_GBps = 0;
+  double two_node_bus_GBps = 0;  // a group over two nodes (NCCL's own cap there)
+  double inter_bus_GBps = 0;     // over more
   bool present() const { return base_us > 0; }
 };
 

@@ -310,6 +310,11 @@ TEST(MachineProfile, LowLatencyProtocolReadsAndRoundTrips) {
   EXPECT_DOUBLE_EQ(back.low_latency.inter_step_us, h100.low_latency.inter_step_us);
   EXPECT_DOUBLE_EQ(back.low_latency.intra_bus_GBps, h100.low_latency.intra_bus_GBps);
   EXPECT_DOUBLE_EQ(back.low_latency.inter_bus_GBps, h100.low_latency.inter_bus_GBps);
+  EXPECT_DOUBLE_EQ(back.low_latency.two_node_bus_GBps, 39.0);  // NCCL's llMaxBws on Intel hosts over two nodes
+  YAML::Node one_cap = to_yaml(h100);  // a section written before the two-node cap: one cap across nodes
+  one_cap["low_latency"].remove("two_node_bus_GBps");
+  EXPECT_DOUBLE_EQ(machine_profile_from_yaml(one_cap, "m.yaml").low_latency.two_node_bus_GBps,
+                   h100.low_latency.inter_bus_GBps);
   MachineProfile none = h100;
   none.low_latency = {};
   EXPECT_FALSE(to_yaml(none)["low_latency"]);
