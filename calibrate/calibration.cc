@@ -161,6 +161,7 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
   p.peak_tflops_fp16 = gpu ? std::max(p.peak_tflops_bf16, best(Precision::fp16)) : measured_or_fp32(Precision::fp16);
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
+  p.activations = ActivationLayout::axo;  // the executor it measured keeps its own layout (memory only)
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, kUnmeasuredBandwidthGBps);
   p.memory_bound_efficiency = memory_bound_efficiency(memory);
   p.kernel_launch_us = 0.5;

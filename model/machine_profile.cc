@@ -54,6 +54,8 @@ const char* to_string(Fp8Casts casts) { return casts == Fp8Casts::separate ? "se
 
 const char* to_string(LossKind loss) { return loss == LossKind::fused ? "fused" : "fp32_copy"; }
 
+const char* to_string(ActivationLayout layout) { return layout == ActivationLayout::axo ? "axo" : "korthikanti"; }
+
 Fp8Weights parse_fp8_weights(const YamlMap& map) {
   const std::string text = map.get_choice("fp8_weights", {"cached", "primary", "transient", "gathered"});
   for (Fp8Weights weights : {Fp8Weights::primary, Fp8Weights::transient, Fp8Weights::gathered}) {
@@ -177,6 +179,10 @@ StackSettings read_optional_stack_settings(const YamlMap& map) {
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   if (map.has("grad_buckets")) s.grad_buckets = parse_grad_buckets(map);
   if (map.has("grad_accumulation")) s.grad_accumulation = parse_grad_accumulation(map);
+  if (map.has("activations")) {
+    s.activations = map.get_choice("activations", {"korthikanti", "axo"}) == "axo" ? ActivationLayout::axo
+                                                                                   : ActivationLayout::korthikanti;
+  }
   return s;
 }
 
@@ -523,6 +529,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
   node["stack"]["grad_reduce"] = to_string(p.grad_reduce);
   node["stack"]["grad_buckets"] = to_string(p.grad_buckets);
+  node["stack"]["activations"] = to_string(p.activations);
   node["stack"]["grad_accumulation"] = to_string(p.grad_accumulation);
   node["intra_node"]["alpha_us"] = p.intra_alpha_us;
   node["intra_node"]["bus_bandwidth_GBps"] = p.intra_bus_bandwidth_GBps;

@@ -103,6 +103,17 @@ const char* to_string(SelectiveKind kind);
 // optimizer state", set to bf16 by NeMo recipes with optim.dtype: bf16).
 enum class OptimizerState { fp32, bf16 };
 const char* to_string(OptimizerState state);
+// What a layer keeps for its backward, and what the backward holds besides:
+// `korthikanti`, the tensors of Korthikanti et al. 2022 (arXiv 2205.05198,
+// Table 2) as Megatron-LM keeps them, the backward's own buffers left to the
+// profile's reserved memory; `axo`, axo's own executor (llm.c's layout,
+// executor/parallel/gpt_stage.cc): six hidden-space tensors a layer and the
+// layer norms' statistics, each chunk's input, and, in fp32, one layer's
+// activation gradients, the attention probabilities' gradient and, where it
+// computes 2-byte activations or recomputes, one layer's rolling fp32 view
+// (model/axo_activations.h). A calibration writes `axo`: it measured the executor.
+enum class ActivationLayout { korthikanti, axo };
+const char* to_string(ActivationLayout layout);
 class YamlMap;
 // A mapping's `attention` key (a clear error names the choices; `source` names the file).
 AttentionKind parse_attention(const YamlMap& map, const std::string& source);
@@ -270,6 +281,7 @@ struct StackSettings {
   GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
   GradBuckets grad_buckets = GradBuckets::per_layer;            // stack.grad_buckets
   GradAccumulation grad_accumulation = GradAccumulation::fused;  // stack.grad_accumulation
+  ActivationLayout activations = ActivationLayout::korthikanti;  // stack.activations
 };
 // A mapping's stack keys (attention required, the others over the defaults);
 // a wrong choice names the key and its choices.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "model/axo_activations.h"
 #include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
@@ -102,8 +103,11 @@ struct StageMemoryParts {
   double gradient_e = 0;                 // bytes per gradient element (gradient_bytes)
   double per_layer = 0;                  // activations of one layer and microbatch
   double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
+  double chunk_inputs = 0;               // a microbatch's chunk inputs, where the stack keeps them apart (axo)
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
+  double first_stage_working = 0;        // held besides on the first stage (axo: the embedding's gathered rows)
+  double last_stage_working = 0;         // held besides on the last stage (axo: the head's gradients)
   double buffers = 0;                    // communication buffers
   double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
   Fp8Weights fp8_weights = Fp8Weights::cached;
@@ -145,6 +149,19 @@ double gradient_bytes(const TransformerSpec& spec, const ParallelConfig& c, cons
   return c.z == 1 ? reduce_dtype_bytes(stack.reduce_dtype, e) : e;
 }
 
+// axo's executor (axo_activations.h): its stashes in the training precision, its backward's
+// buffers in fp32, the head's on the last stage.
+void set_axo_activations(const TransformerSpec& spec, const ParallelConfig& c, StageMemoryParts& parts) {
+  const AxoActivationShapes s = axo_activation_shapes(spec, c);
+  parts.per_layer = parts.e * (c.recompute == Recompute::full ? s.stream : s.layer);
+  parts.per_kept_layer = parts.e * s.layer;
+  parts.chunk_inputs = parts.e * s.stream * double(c.interleave);
+  parts.working = axo_backward_bytes(spec, c, false, false);
+  parts.logits = parts.e * s.head;
+  parts.first_stage_working = axo_backward_bytes(spec, c, true, false) - parts.working;
+  parts.last_stage_working = axo_backward_bytes(spec, c, false, true) - parts.working;
+}
+
 StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   StageMemoryParts parts;
   parts.e = bytes_per_element(spec.precision);
@@ -158,14 +175,17 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
   parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
   parts.gradient_e = gradient_bytes(spec, c, stack);
-  parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
-  parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
-  parts.working = recompute_working_bytes(spec, c, stack);
-  const double tokens = tokens_per_rank(spec, c);
-  // The logits [T, V'/y] in the training precision, plus the fp32 copy the
-  // softmax reads unless the loss is fused (LossKind).
-  const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
-  parts.logits = tokens * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
+  if (stack.activations == ActivationLayout::axo) {
+    set_axo_activations(spec, c, parts);
+  } else {
+    parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
+    parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
+    parts.working = recompute_working_bytes(spec, c, stack);
+    // The logits [T, V'/y] in the training precision, plus the fp32 copy the
+    // softmax reads unless the loss is fused (LossKind).
+    const double logit_bytes = parts.e + (stack.loss == LossKind::fused ? 0 : 4);
+    parts.logits = tokens_per_rank(spec, c) * double(padded_vocab(spec, c.y)) / double(c.y) * logit_bytes;
+  }
   parts.buffers = comm_buffer_bytes(spec, c, stack);
   parts.fp8_copies_per_layer = fp8_layer_copy_bytes(spec, c, stack.fp8_weights);
   parts.fp8_weights = stack.fp8_weights;
@@ -213,11 +233,11 @@ double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
 // Stage `stage` of `layers` layers, `recomputed` of them recomputed (recomputed_layers).
 MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers,
                                 int64_t recomputed, int64_t stage) {
-  const double per_microbatch = double(recomputed) * parts.per_layer + double(layers - recomputed) * parts.per_kept_layer;
-  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch;
-  if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
-  activations += parts.working;
-  if (c.pipeline == 1) activations += parts.logits;
+  const double per_microbatch = double(recomputed) * parts.per_layer +
+                                double(layers - recomputed) * parts.per_kept_layer + parts.chunk_inputs;
+  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch + parts.working;
+  if (stage == 0) activations += parts.first_stage_working;
+  if (stage == c.pipeline - 1) activations += parts.logits + parts.last_stage_working;
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
   m.weights = local * parts.e + parts.fp8_copies_per_layer * fp8_copied_layers(parts.fp8_weights, double(layers));

@@ -73,9 +73,10 @@ inline bool sharded_gradients(const ParallelConfig& config) { return config.zero
 // What of the training stack changes memory (the machine profile's stack):
 // the attention core, the fp8 weight copies, the loss, how Z-sharded weights
 // are gathered, what selective recompute keeps, the optimizer state's
-// precision and the gradients' (the reduce dtype's). The defaults are axo's own executor's (materialized attention,
-// per-linear gathers) and Megatron-LM's (fp8 cache, fp32 logits, Korthikanti
-// et al.'s selective recompute, fp32 Adam).
+// precision and the gradients' (the reduce dtype's), what a layer keeps for its backward and
+// what the backward holds (the activation layout). The defaults are axo's own executor's
+// (materialized attention, per-linear gathers) and Megatron-LM's (fp8 cache, fp32 logits,
+// Korthikanti et al.'s activations and selective recompute, fp32 Adam).
 struct MemoryStack {
   AttentionKind attention = AttentionKind::materialized;
   Fp8Weights fp8_weights = Fp8Weights::cached;
@@ -84,6 +85,7 @@ struct MemoryStack {
   SelectiveKind selective = SelectiveKind::attention;
   OptimizerState optimizer_state = OptimizerState::fp32;
   ReduceDtype reduce_dtype = ReduceDtype::compute;
+  ActivationLayout activations = ActivationLayout::korthikanti;
   MemoryStack(AttentionKind attention_kind = AttentionKind::materialized)  // NOLINT: implicit on purpose
       : attention(attention_kind) {}
 };
@@ -92,6 +94,14 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
   stack.fp8_weights = machine.fp8_weights, stack.loss = machine.loss, stack.weight_gather = machine.weight_gather;
   stack.selective = machine.selective, stack.optimizer_state = machine.optimizer_state;
   stack.reduce_dtype = machine.reduce_dtype;
+  stack.activations = machine.activations;
+  return stack;
+}
+// What axo's own executor holds: the defaults above (its materialized attention, per-linear
+// gathers, fp32 Adam) and its activation layout (ActivationLayout::axo). Its runs' reports use it.
+inline MemoryStack executor_memory_stack() {
+  MemoryStack stack;
+  stack.activations = ActivationLayout::axo;
   return stack;
 }
 

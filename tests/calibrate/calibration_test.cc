@@ -147,6 +147,7 @@ TEST(Calibration, CpuPeaksPerPrecision) {
   EXPECT_DOUBLE_EQ(p.peak_tflops_bf16, 0.45);
   EXPECT_DOUBLE_EQ(p.peak_tflops_fp16, 0.17);
   EXPECT_EQ(p.gemm_table.size(), 6u);
+  EXPECT_EQ(p.activations, ActivationLayout::axo);  // it measured axo's executor: its plans hold its layout
   const MachineProfile fp32_only = build_profile("cpu", false, 1, {all[0], all[3]}, MemoryRates{}, {}, {16, 0});
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_bf16, 0.20);
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_fp16, 0.20);

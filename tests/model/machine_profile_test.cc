@@ -331,8 +331,10 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
   const MachineProfile h100 = load_machine("dgx-h100");
   EXPECT_EQ(h100.fp8_weights, Fp8Weights::cached);  // Megatron-LM's default: TE's weight cache
   EXPECT_EQ(h100.loss, LossKind::fp32_copy);
+  EXPECT_EQ(h100.activations, ActivationLayout::korthikanti);  // a preset's stack is Megatron-LM's or NeMo's
   YAML::Node node = to_yaml(h100);
   node["stack"]["fp8_weights"] = "primary";
+  node["stack"]["activations"] = "axo";
   node["stack"]["loss"] = "fused";
   node["stack"]["selective"] = "per_op";
   node["stack"]["optimizer_state"] = "bf16";
@@ -343,6 +345,7 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
   EXPECT_EQ(back.loss, LossKind::fused);
   EXPECT_EQ(back.selective, SelectiveKind::per_op);
   EXPECT_EQ(back.optimizer_state, OptimizerState::bf16);
+  EXPECT_EQ(back.activations, ActivationLayout::axo);
   for (Fp8Weights weights : {Fp8Weights::cached, Fp8Weights::transient, Fp8Weights::gathered}) {
     YAML::Node held = YAML::Clone(node);
     held["stack"]["fp8_weights"] = to_string(weights);
@@ -351,7 +354,8 @@ TEST(MachineProfile, MemoryStackSettingsReadAndRoundTrip) {
   for (const auto& [key, bad] : {std::pair<std::string, std::string>{"fp8_weights", "fp4"},
                                  {"loss", "chunked"},
                                  {"selective", "every_other_layer"},
-                                 {"optimizer_state", "fp8"}}) {
+                                 {"optimizer_state", "fp8"},
+                                 {"activations", "llmc"}}) {
     YAML::Node wrong = YAML::Clone(node);
     wrong["stack"][key] = bad;
     try {

@@ -79,7 +79,8 @@ TEST(StageComparison, PredictsEachStageFromItsLayersAndEnds) {
     EXPECT_GT(with_ends.rows[size_t(s)].predicted_s, row.predicted_s);
     EXPECT_DOUBLE_EQ(row.measured_s, measured[size_t(s)].work_s());
     const Plan as_run = plan_as_run(plan, run);
-    EXPECT_DOUBLE_EQ(row.predicted_bytes, stage_memory(as_run.model, as_run.config, split, s).total());
+    EXPECT_DOUBLE_EQ(row.predicted_bytes,
+                     stage_memory(as_run.model, as_run.config, split, s, executor_memory_stack()).total());
     EXPECT_DOUBLE_EQ(row.measured_bytes, double(measured[size_t(s)].device_peak));
     ASSERT_TRUE(row.time_error_pct);
     EXPECT_DOUBLE_EQ(*row.time_error_pct, 100 * (row.measured_s - row.predicted_s) / row.predicted_s);

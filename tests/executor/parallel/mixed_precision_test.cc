@@ -348,5 +348,33 @@ TEST(MixedPrecisionTest, TheMemoryModelAgreesOnTheModelStateByCategory) {
   }
 }
 
+// In 2-byte training the executor keeps its activations in the 2-byte format and computes in
+// rolling fp32 views, its backward in fp32: the memory model's layout of it (ActivationLayout::axo)
+// is what it holds at its peak, byte for byte, with each recompute (parallel_gpt_test: fp32, grids).
+TEST(MixedPrecisionTest, TheMemoryModelHoldsTheExecutorsTwoByteActivations) {
+  cpu::set_gemm_threads(1);
+  MpiCommunicator world(MPI_COMM_WORLD);
+  for (Precision precision : {Precision::bf16, Precision::fp16}) {
+    for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+      SCOPED_TRACE(std::string(to_string(precision)) + ", recompute " + to_string(recompute));
+      ParallelConfig config;
+      config.data = world.size(), config.microbatch = kMicrobatch, config.recompute = recompute;
+      ProcessGrid grid(world, config);
+      ParallelOptions options;
+      options.precision = precision, options.seq = kT, options.recompute = recompute;
+      const GptShape shape = test_shape(4);
+      ParallelGpt model(shape, grid, options);
+      std::vector<int> inputs, targets;
+      make_batch(0, kSequencesPerReplica * config.data, shape, inputs, targets);
+      const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
+      model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica, kT, kMicrobatch, 1.0);
+      TransformerSpec spec = gpt_spec(shape, kT);
+      spec.precision = precision, spec.global_batch = kSequencesPerReplica * config.data;
+      EXPECT_EQ(double(model.device_memory().peak_share(DeviceUse::activations)),
+                memory_per_device(spec, config, executor_memory_stack()).activations);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace axo
