@@ -47,7 +47,9 @@ double axo_backward_bytes(const TransformerSpec& spec, const ParallelConfig& c, 
   constexpr double kFloat = 4;
   const AxoActivationShapes s = axo_activation_shapes(spec, c);
   double elements = 2 * s.stream + s.layer_grads + (last_stage ? s.head_grads : 0) + s.probabilities;
-  if (first_stage && c.sequence_parallel && c.y > 1) elements += tokens_per_rank(spec, c) * double(spec.hidden / c.x);
+  if (first_stage && c.sequence_parallel && c.y > 1) {
+    elements += tokens_per_rank(spec, c) * double(spec.hidden) / double(c.x);  // the embedding's gathered rows
+  }
   if (c.recompute == Recompute::selective) elements += s.probabilities;  // one layer's, rebuilt
   const bool two_byte = spec.precision != Precision::fp32;
   if (two_byte || c.recompute == Recompute::full) {

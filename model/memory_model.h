@@ -50,6 +50,8 @@
 // memory_model.cc in_flight); the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
 // vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
+// That is Megatron-LM's layout; axo's own executor keeps its own
+// (stack.activations: axo, model/axo_activations.h), on the same in-flight counts.
 // The fullest stage sets the memory.
 #pragma once
 
