@@ -95,14 +95,15 @@ YAML::Node with_merged_keys(const YAML::Node& map, const std::string& source, co
   for (size_t i = 0; i < (listed ? sources.size() : 1); ++i) {
     const YAML::Node from = listed ? sources[i] : sources;
     if (!from.IsMap()) {
-      throw InputError(where(from, source) + ": field '<<': expected a mapping, or a list of mappings, to merge into the " +
-                       what);
+      throw InputError(where(from, source) +
+                       ": field '<<': expected a mapping, or a list of mappings, to merge into the " + what);
     }
     if (std::any_of(inside.begin(), inside.end(), [&](const YAML::Node& outer) { return outer.is(from); })) {
       throw InputError(where(from, source) + ": field '<<': merges a mapping into itself");
     }
     for (const auto& entry : with_merged_keys(from, source, what, inside)) {
-      if (!entry.first.IsScalar() || given.insert(entry.first.Scalar()).second) merged.force_insert(entry.first, entry.second);
+      const bool new_field = !entry.first.IsScalar() || given.insert(entry.first.Scalar()).second;
+      if (new_field) merged.force_insert(entry.first, entry.second);
     }
   }
   return merged;
