@@ -21,6 +21,11 @@
 //   recompute) one chunk input and one layer in fp32, with the head in 2-byte
 //   training; the first stage under sequence parallelism one [m, h/x] of the
 //   embedding's gathered rows (vocab_parallel_head.cc, its scratch).
+// Not counted: ring attention's own buffers (context > 1: its key/value gradient,
+// statistics and score blocks, executor/parallel/ring_attention.cc; 2% of gpt2-mini's
+// activations at context 2). The executor has one attention (materialized, or the
+// ring), Korthikanti's selective recompute, its own loss and no dropout, so the stack's
+// attention, selective, loss and the model's dropout do not change this layout.
 // Elements are counted here; bytes are the callers'.
 #pragma once
 

@@ -105,9 +105,9 @@ struct StageMemoryParts {
   double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
   double chunk_inputs = 0;               // a microbatch's chunk inputs, where the stack keeps them apart (axo)
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
-  double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows)
+  double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows); axo: its head's stash
   double first_stage_working = 0;        // held besides on the first stage (axo: the embedding's gathered rows)
-  double last_stage_working = 0;         // held besides on the last stage (axo: the head's gradients)
+  double last_stage_working = 0;         // held besides on the last stage (axo: the head's gradients, its rolling view)
   double buffers = 0;                    // communication buffers
   double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
   Fp8Weights fp8_weights = Fp8Weights::cached;
@@ -235,9 +235,13 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
                                 int64_t recomputed, int64_t stage) {
   const double per_microbatch = double(recomputed) * parts.per_layer +
                                 double(layers - recomputed) * parts.per_kept_layer + parts.chunk_inputs;
-  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch + parts.working;
+  // Summed in this order since before the axo layout: its parts are 0 in Megatron-LM's.
+  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch;
+  if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
+  activations += parts.working;
+  if (c.pipeline == 1) activations += parts.logits;
   if (stage == 0) activations += parts.first_stage_working;
-  if (stage == c.pipeline - 1) activations += parts.logits + parts.last_stage_working;
+  if (stage == c.pipeline - 1) activations += parts.last_stage_working;
   const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
   m.weights = local * parts.e + parts.fp8_copies_per_layer * fp8_copied_layers(parts.fp8_weights, double(layers));

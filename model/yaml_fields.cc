@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -74,40 +75,87 @@ namespace {
 
 constexpr const char* kMergeKey = "<<";
 
+// yaml-cpp keeps a repeated key's entries and node[key] finds the first: a second `layers:`
+// would be ignored without a word.
+void reject_repeated_keys(const YAML::Node& map, const std::string& source, const std::string& what) {
+  std::map<std::string, YAML::Node> seen;
+  for (const auto& entry : map) {
+    if (!entry.first.IsScalar()) continue;  // reject_unknown_keys names it
+    const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
+    if (inserted) continue;
+    const YAML::Mark mark = first->second.Mark();
+    throw InputError(where(entry.first, source) + ": field '" + first->first + "': given twice in the " + what +
+                     (mark.is_null() ? "" : " (first on line " + std::to_string(mark.line + 1) + ")"));
+  }
+}
+
+// The mapping's merge key and its value: a plain `<<` (a quoted "<<" is an ordinary key).
+std::optional<std::pair<YAML::Node, YAML::Node>> merge_entry(const YAML::Node& map) {
+  for (const auto& entry : map) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == kMergeKey && entry.first.Tag() == "?") {
+      return std::pair{entry.first, entry.second};
+    }
+  }
+  return std::nullopt;
+}
+
 // YAML 1.1's merge key (yaml.org/type/merge.html): `<<: *base`, or `<<: [*a, *b]`, gives the map
 // each field of the merged mappings that it does not give itself, of an earlier mapping before a
 // later one; a merged mapping's own `<<` first. yaml-cpp 0.7 reads `<<` as a plain key. Each key
-// keeps its node, so a message names the line where the field was written. `inside`: the mappings
-// being merged into, of which an anchor's alias may name one (`&a {<<: *a}`).
-YAML::Node with_merged_keys(const YAML::Node& map, const std::string& source, const std::string& what,
-                            std::vector<YAML::Node> inside = {}) {
-  const YAML::Node sources = map[kMergeKey];
-  if (!sources.IsDefined()) return map;
-  inside.push_back(map);
-  YAML::Node merged(YAML::NodeType::Map);
-  std::set<std::string> given;
-  for (const auto& entry : map) {
-    if (entry.first.IsScalar() && entry.first.Scalar() == kMergeKey) continue;
-    if (entry.first.IsScalar()) given.insert(entry.first.Scalar());
-    merged.force_insert(entry.first, entry.second);
+// keeps its node, so a message names the line where the field was written.
+class Merge {
+ public:
+  Merge(const std::string& source, const std::string& what) : source_(source), what_(what) {}
+
+  YAML::Node of(const YAML::Node& map) {
+    const auto merge = merge_entry(map);
+    if (!merge) return map;
+    const auto& [key, sources] = *merge;
+    YAML::Node merged(YAML::NodeType::Map);
+    std::set<std::string> given;
+    for (const auto& entry : map) {
+      if (entry.first.is(key)) continue;
+      if (entry.first.IsScalar()) given.insert(entry.first.Scalar());
+      merged.force_insert(entry.first, entry.second);
+    }
+    inside_.push_back(map);
+    const bool listed = sources.IsSequence();
+    for (size_t i = 0; i < (listed ? sources.size() : 1); ++i) {
+      const YAML::Node from = listed ? sources[i] : sources;
+      if (!take(key, from)) continue;
+      for (const auto& entry : of(from)) {
+        const bool new_field = !entry.first.IsScalar() || given.insert(entry.first.Scalar()).second;
+        if (new_field) merged.force_insert(entry.first, entry.second);
+      }
+    }
+    inside_.pop_back();
+    return merged;
   }
-  const bool listed = sources.IsSequence();
-  for (size_t i = 0; i < (listed ? sources.size() : 1); ++i) {
-    const YAML::Node from = listed ? sources[i] : sources;
+
+ private:
+  static bool among(const std::vector<YAML::Node>& nodes, const YAML::Node& node) {
+    return std::any_of(nodes.begin(), nodes.end(), [&](const YAML::Node& n) { return n.is(node); });
+  }
+
+  // Whether to merge `from`: a mapping, not one being merged into (an alias may name one:
+  // `&a {<<: *a}`), refused at the `<<` that names it; and not merged already, which adds no field
+  // (skipped: aliases of aliases, each merging the one before twice, stay linear).
+  bool take(const YAML::Node& key, const YAML::Node& from) {
     if (!from.IsMap()) {
-      throw InputError(where(from, source) +
-                       ": field '<<': expected a mapping, or a list of mappings, to merge into the " + what);
+      throw InputError(where(key, source_) +
+                       ": field '<<': expected a mapping, or a list of mappings, to merge into the " + what_);
     }
-    if (std::any_of(inside.begin(), inside.end(), [&](const YAML::Node& outer) { return outer.is(from); })) {
-      throw InputError(where(from, source) + ": field '<<': merges a mapping into itself");
-    }
-    for (const auto& entry : with_merged_keys(from, source, what, inside)) {
-      const bool new_field = !entry.first.IsScalar() || given.insert(entry.first.Scalar()).second;
-      if (new_field) merged.force_insert(entry.first, entry.second);
-    }
+    if (among(inside_, from)) throw InputError(where(key, source_) + ": field '<<': merges a mapping into itself");
+    if (among(done_, from)) return false;
+    done_.push_back(from);
+    reject_repeated_keys(from, source_, what_);
+    return true;
   }
-  return merged;
-}
+
+  const std::string& source_;
+  const std::string& what_;
+  std::vector<YAML::Node> inside_, done_;
+};
 
 }  // namespace
 
@@ -116,22 +164,8 @@ YamlMap::YamlMap(const YAML::Node& node, std::string source, std::string what)
   if (!node_.IsMap()) {
     throw InputError(at_ + ": expected a mapping for the " + what_);
   }
-  reject_repeated_keys();
-  node_ = with_merged_keys(node_, source_, what_);
-}
-
-// yaml-cpp keeps a repeated key's entries and node[key] finds the first: a second `layers:`
-// would be ignored without a word.
-void YamlMap::reject_repeated_keys() const {
-  std::map<std::string, YAML::Node> seen;
-  for (const auto& entry : node_) {
-    if (!entry.first.IsScalar()) continue;  // reject_unknown_keys names it
-    const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
-    if (inserted) continue;
-    const YAML::Mark mark = first->second.Mark();
-    throw InputError(where(entry.first, source_) + ": field '" + first->first + "': given twice in the " + what_ +
-                     (mark.is_null() ? "" : " (first on line " + std::to_string(mark.line + 1) + ")"));
-  }
+  reject_repeated_keys(node_, source_, what_);
+  node_ = Merge(source_, what_).of(node_);
 }
 
 bool YamlMap::has(const std::string& key) const {

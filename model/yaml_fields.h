@@ -65,7 +65,6 @@ class YamlMap {
  private:
   std::string misspelling_of(const std::string& key) const;
   YAML::Node value(const std::string& key) const;
-  void reject_repeated_keys() const;
   YAML::Node node_;  // with YAML's merge keys (`<<: *base`) merged in
   std::string source_;
   std::string what_;

@@ -337,7 +337,9 @@ class Walk {
   // With prune, whether the settings from `depth` inward could rank by the
   // compute bound, which none of them changes (kComputeBoundSettings); when
   // not, they count as pruned, with all their placements. The bound is kept
-  // (compute_bound_) for on_settings to check again as the top fills.
+  // (compute_bound_) for on_settings to check again as the top fills; while the
+  // top is not full it is neither computed nor checked (0: it could prune nothing
+  // then), which leaves the settings inside it to the paced bound once it fills.
   bool compute_bound_allows(size_t depth) {
     compute_bound_ = 0;  // what every configuration's time is at least, until the top is full
     if (!options_.prune || !top_.full()) return true;

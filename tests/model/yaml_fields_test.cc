@@ -108,10 +108,26 @@ TEST(YamlFields, MergeKeysGiveTheFieldsTheMapDoesNotGive) {
             "m.yaml:4:3: field 'absent': missing (required in the model spec)");
   const YAML::Node scalar = load_yaml_text("name: m\n<<: 3\n", "s.yaml");
   EXPECT_EQ(testing::input_error_of([&] { YamlMap(scalar, "s.yaml", "model spec"); }),
-            "s.yaml:2:5: field '<<': expected a mapping, or a list of mappings, to merge into the model spec");
+            "s.yaml:2:1: field '<<': expected a mapping, or a list of mappings, to merge into the model spec");
   const YAML::Node itself = load_yaml_text("&a {<<: *a, layers: 2}\n", "a.yaml");  // had recursed without end
   EXPECT_EQ(testing::input_error_of([&] { YamlMap(itself, "a.yaml", "model spec"); }),
-            "a.yaml:1:1: field '<<': merges a mapping into itself");
+            "a.yaml:1:5: field '<<': merges a mapping into itself");
+  // A merged mapping that repeats a key is refused as the map itself would be.
+  const YAML::Node repeated = load_yaml_text("name: m\n<<: {layers: 2, layers: 3}\n", "r.yaml");
+  EXPECT_EQ(testing::input_error_of([&] { YamlMap(repeated, "r.yaml", "model spec"); }),
+            "r.yaml:2:17: field 'layers': given twice in the model spec (first on line 2)");
+  // A quoted "<<" is an ordinary key (YAML 1.1 merges the plain one only).
+  const YamlMap quoted(load_yaml_text("\"<<\": {layers: 3}\nname: m\n", "q.yaml"), "q.yaml", "model spec");
+  EXPECT_FALSE(quoted.has("layers"));
+  // Aliases of aliases, each merging the one before twice: each mapping is merged once, not 2^40 times.
+  std::string chain = "a0: &a0 {layers: 1}\n";
+  for (int i = 1; i <= 40; ++i) {
+    chain += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " {<<: [*a" + std::to_string(i - 1) + ", *a" +
+             std::to_string(i - 1) + "]}\n";
+  }
+  chain += "spec: {<<: *a40, name: m}\n";
+  const YamlMap chained(YamlMap(load_yaml_text(chain, "c.yaml"), "c.yaml", "file").get_node("spec"), "c.yaml", "spec");
+  EXPECT_EQ(chained.get_int("layers", 1, 10), 1);
   const YAML::Node unknown = load_yaml_text("b: &b {layrs: 3}\nspec: {<<: *b, name: m}\n", "u.yaml");
   const YamlMap with_typo(YamlMap(unknown, "u.yaml", "file").get_node("spec"), "u.yaml", "model spec");
   with_typo.get_string("name");
