@@ -30,9 +30,10 @@ AxoActivationShapes axo_activation_shapes(const TransformerSpec& spec, const Par
   const double scores = c.context > 1 ? 0 : sequences_by_heads * local_length * local_length;
   const bool keeps_probabilities = c.context > 1 || c.recompute != Recompute::selective;
   const double logits = rows * double(padded_vocab(spec, c.y)) / double(c.y);
-  const double final_norm_rows = c.sequence_parallel ? rows * hidden : 0;
   AxoActivationShapes s;
   s.stream = stream_rows * hidden;
+  s.gathered = rows * hidden;
+  const double final_norm_rows = c.sequence_parallel ? s.gathered : 0;
   s.layer = layer_elements(spec, c, rows, stream_rows,
                            c.context > 1 ? ring_lse : keeps_probabilities ? scores : 0);
   s.layer_grads = layer_elements(spec, c, rows, stream_rows, 0);
@@ -42,20 +43,18 @@ AxoActivationShapes axo_activation_shapes(const TransformerSpec& spec, const Par
   return s;
 }
 
-double axo_backward_bytes(const TransformerSpec& spec, const ParallelConfig& c, bool first_stage,
-                          bool last_stage) {
+AxoBackwardBytes axo_backward_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   constexpr double kFloat = 4;
   const AxoActivationShapes s = axo_activation_shapes(spec, c);
-  double elements = 2 * s.stream + s.layer_grads + (last_stage ? s.head_grads : 0) + s.probabilities;
-  if (first_stage && c.sequence_parallel && c.y > 1) {
-    elements += tokens_per_rank(spec, c) * double(spec.hidden) / double(c.x);  // the embedding's gathered rows
-  }
-  if (c.recompute == Recompute::selective) elements += s.probabilities;  // one layer's, rebuilt
-  const bool two_byte = spec.precision != Precision::fp32;
-  if (two_byte || c.recompute == Recompute::full) {
-    elements += s.stream + s.layer + (last_stage && two_byte ? s.head : 0);  // the rolling views
-  }
-  return kFloat * elements;
+  const bool two_byte = spec.precision != Precision::fp32, rolls = two_byte || c.recompute == Recompute::full;
+  double every = 2 * s.stream + s.layer_grads + s.probabilities;
+  if (c.recompute == Recompute::selective) every += s.probabilities;  // one layer's, rebuilt
+  if (rolls) every += s.stream + s.layer;                              // the rolling views
+  AxoBackwardBytes b;
+  b.every_stage = kFloat * every;
+  b.first_stage = c.sequence_parallel && c.y > 1 ? kFloat * s.gathered : 0;  // the embedding's gathered rows
+  b.last_stage = kFloat * (s.head_grads + (two_byte ? s.head : 0));  // and the head's rolling view
+  return b;
 }
 
 }  // namespace axo

@@ -36,6 +36,7 @@ namespace axo {
 
 struct AxoActivationShapes {
   double stream = 0;        // one [mr, h/x] tensor: a chunk's input, a layer's output
+  double gathered = 0;      // one [m, h/x] tensor: a stream tensor's rows gathered over Y
   double layer = 0;         // one layer's kept tensors, with its probabilities where it keeps them
   double layer_grads = 0;   // one layer's activation gradients (no probabilities)
   double probabilities = 0; // one layer's attention probabilities [b/z, a/y, s/c, s] (0 with the ring)
@@ -45,8 +46,10 @@ struct AxoActivationShapes {
 
 AxoActivationShapes axo_activation_shapes(const TransformerSpec& spec, const ParallelConfig& config);
 
-// Bytes in fp32 held besides the stashes, on a stage that is or is not the first and the last (see above).
-double axo_backward_bytes(const TransformerSpec& spec, const ParallelConfig& config, bool first_stage,
-                          bool last_stage);
+// Bytes in fp32 held besides the stashes (see above): on every stage, and more on the first and on the last.
+struct AxoBackwardBytes {
+  double every_stage = 0, first_stage = 0, last_stage = 0;
+};
+AxoBackwardBytes axo_backward_bytes(const TransformerSpec& spec, const ParallelConfig& config);
 
 }  // namespace axo

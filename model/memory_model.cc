@@ -156,10 +156,11 @@ void set_axo_activations(const TransformerSpec& spec, const ParallelConfig& c, S
   parts.per_layer = parts.e * (c.recompute == Recompute::full ? s.stream : s.layer);
   parts.per_kept_layer = parts.e * s.layer;
   parts.chunk_inputs = parts.e * s.stream * double(c.interleave);
-  parts.working = axo_backward_bytes(spec, c, false, false);
+  const AxoBackwardBytes backward = axo_backward_bytes(spec, c);
+  parts.working = backward.every_stage;
   parts.logits = parts.e * s.head;
-  parts.first_stage_working = axo_backward_bytes(spec, c, true, false) - parts.working;
-  parts.last_stage_working = axo_backward_bytes(spec, c, false, true) - parts.working;
+  parts.first_stage_working = backward.first_stage;
+  parts.last_stage_working = backward.last_stage;
 }
 
 StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {

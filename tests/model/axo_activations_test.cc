@@ -40,7 +40,9 @@ TEST(AxoActivations, OneRanksPeakIsTheStashAndBackwardsBuffers) {
   const ParallelConfig c = one_rank(Recompute::none);
   const AxoActivationShapes s = axo_activation_shapes(spec, c);
   const double backward = 4 * (2 * s.stream + s.layer_grads + s.head_grads + s.probabilities);
-  EXPECT_EQ(axo_backward_bytes(spec, c, true, true), backward);
+  const AxoBackwardBytes b = axo_backward_bytes(spec, c);
+  EXPECT_EQ(b.every_stage + b.first_stage + b.last_stage, backward);
+  EXPECT_EQ(b.first_stage, 0);  // the embedding gathers no rows without sequence parallelism
   const double activations = memory_per_device(spec, c, executor_memory_stack()).activations;
   EXPECT_EQ(activations, 4 * (s.stream + 4 * s.layer + s.head) + backward);
   EXPECT_EQ(activations, 31764480);  // 30.293 MiB
@@ -54,10 +56,11 @@ TEST(AxoActivations, RollingViewsAreFp32) {
   TransformerSpec spec = load_model("gpt2-mini");
   const ParallelConfig full = one_rank(Recompute::full), none = one_rank(Recompute::none);
   const AxoActivationShapes s = axo_activation_shapes(spec, none);
-  EXPECT_EQ(axo_backward_bytes(spec, full, false, false) - axo_backward_bytes(spec, none, false, false),
+  EXPECT_EQ(axo_backward_bytes(spec, full).every_stage - axo_backward_bytes(spec, none).every_stage,
             4 * (s.stream + s.layer));
   spec.precision = Precision::bf16;
-  EXPECT_EQ(axo_backward_bytes(spec, none, false, true),
+  const AxoBackwardBytes bf16 = axo_backward_bytes(spec, none);
+  EXPECT_EQ(bf16.every_stage + bf16.last_stage,
             4 * (2 * s.stream + s.layer_grads + s.head_grads + s.probabilities + s.stream + s.layer + s.head));
 }
 
