@@ -76,11 +76,16 @@ TEST_F(ParallelTrainCli, APlanForThisMachineRunsAsWritten) {
       for (const auto& [name, seconds] : rank["components_s"].items()) total += seconds.get<double>();
       EXPECT_LE(total, 1.0001 * rank["iteration_s"].get<double>());
     }
-    // And, over the ranks, account for the step (the rest is loop overhead and
-    // the breakdown's own gather).
+  }
+  // And, over the ranks, account for each step the report uses (the rest is loop overhead and the
+  // breakdown's own gather). The first step is the warm-up that report/run_file.h leaves out: its
+  // page faults and allocator growth are untimed (0.58-0.99 of it accounted for on 4 ranks here,
+  // 0.39 under load, against 0.91-1.07 for the steps after it).
+  for (size_t s = 1; s < run["steps"].size(); ++s) {
+    const nlohmann::json& step = run["steps"][s];
     double total = 0;
     for (const auto& [name, seconds] : step["components_s"].items()) total += seconds.get<double>();
-    EXPECT_GT(total, 0.5 * step["iteration_s"].get<double>());
+    EXPECT_GT(total, 0.75 * step["iteration_s"].get<double>()) << "step " << s + 1;
   }
 }
 
