@@ -111,7 +111,8 @@ const char* to_string(OptimizerState state);
 // layer norms' statistics, each chunk's input, and, in fp32, one layer's
 // activation gradients, the attention probabilities' gradient and, where it
 // computes 2-byte activations or recomputes, one layer's rolling fp32 view
-// (model/axo_activations.h). A calibration writes `axo`: it measured the executor.
+// (model/axo_activations.h), and its tensor-parallel layers' buffers and Z pools
+// (model/axo_buffers.h). A calibration writes `axo`: it measured the executor.
 enum class ActivationLayout { korthikanti, axo };
 const char* to_string(ActivationLayout layout);
 class YamlMap;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/axo_activations.h"
+#include "model/axo_buffers.h"
 #include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
@@ -115,9 +116,10 @@ struct StageMemoryParts {
 };
 
 // Gathered weights of the largest linear layer, or of one block when the
-// stack gathers per block (double-buffered when prefetched), with a pipeline
-// the point-to-point send and receive buffers, and with context parallelism the ring's two key/value receive blocks
-// (double-buffered: one computed on while the next arrives).
+// stack gathers per block (double-buffered when prefetched; axo's executor: its linears' buffers and
+// pools, axo_buffers.h), with a pipeline the point-to-point send and receive buffers, and with
+// context parallelism the ring's two key/value receive blocks (double-buffered: one computed on while
+// the next arrives).
 double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   const double e = bytes_per_element(spec.precision);
   const double tokens = tokens_per_rank(spec, c);
@@ -127,7 +129,10 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, c
       (stack.weight_gather == WeightGather::per_block ? double(spec.params_per_layer()) : largest_linear) /
       double(c.x * c.y);
   const double gathered_e = gathered_weight_bytes(spec.precision, stack.fp8_weights);  // fp8 gathers: 1 byte
-  double buffers = c.z > 1 ? gathered * gathered_e * (c.overlap ? 2 : 1) : 0;
+  // axo's executor: its linears' own buffers and Z pools (axo_buffers.h).
+  double buffers = stack.activations == ActivationLayout::axo ? axo_linear_buffer_bytes(spec, c)
+                   : c.z > 1                                   ? gathered * gathered_e * (c.overlap ? 2 : 1)
+                                                               : 0;
   if (c.pipeline > 1) {
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }

@@ -100,7 +100,7 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
   return stack;
 }
 // What axo's own executor holds: the defaults above (its materialized attention, per-linear
-// gathers, fp32 Adam) and its activation layout (ActivationLayout::axo). Its runs' reports use it.
+// gathers, fp32 Adam) and its layout of activations and linear buffers (ActivationLayout::axo). Its runs' reports use it.
 inline MemoryStack executor_memory_stack() {
   MemoryStack stack;
   stack.activations = ActivationLayout::axo;

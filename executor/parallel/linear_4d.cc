@@ -9,11 +9,28 @@
 
 namespace axo {
 
-DeviceFloats Linear4dScratch::take_block(size_t size) {
+// The smallest free block that holds `size`, else the largest grown to exactly `size` (a vector's
+// own growth would double it), else a new one: once the pool's blocks have grown to the sizes in
+// flight at once, no more allocations.
+DeviceFloats Linear4dScratch::take(std::vector<DeviceFloats>& pool, size_t size) {
+  auto preferred = [size](const DeviceFloats& a, const DeviceFloats& b) {
+    const bool a_holds = a.capacity() >= size, b_holds = b.capacity() >= size;
+    if (a_holds != b_holds) return a_holds;
+    return a_holds ? a.capacity() < b.capacity() : a.capacity() > b.capacity();
+  };
   DeviceFloats block(allocator_);
-  if (!free_blocks_.empty()) block = std::move(free_blocks_.back()), free_blocks_.pop_back();
-  block.resize(size);  // once every pooled block has grown to the largest, no more allocations
+  const auto chosen = std::min_element(pool.begin(), pool.end(), preferred);
+  if (chosen != pool.end()) block = std::move(*chosen), pool.erase(chosen);
+  if (block.capacity() < size) {
+    block.clear(), block.shrink_to_fit();
+    block.reserve(size);
+  }
+  block.resize(size);
   return block;
+}
+
+void Linear4dScratch::finish_reducing() {
+  if (reducing_) reducing_->finish_gradient();
 }
 
 Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t n_local, int64_t k_local,
@@ -36,12 +53,11 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
-  if (Gz > 1) dchunk_part_.assign(size_t(chunk_), 0.0f);
 }
 
 const float* Linear4d::send_buffer(ShardView chunk) {
   if (chunk.f32) return chunk.f32;
-  if (wide_.empty()) wide_ = scratch_.take_block(size_t(chunk_));
+  if (wide_.empty()) wide_ = scratch_.take_chunk(size_t(chunk_));
   widen(chunk, wide_.data(), chunk_);
   return wide_.data();
 }
@@ -64,12 +80,12 @@ ShardView Linear4d::block(ShardView chunk) {
       z_.all_gather(send_buffer(chunk), gathered_.data(), size_t(chunk_));
     }
   });
-  if (!wide_.empty()) scratch_.give_back(std::move(wide_)), wide_.clear();
+  if (!wide_.empty()) scratch_.give_back_chunk(std::move(wide_)), wide_.clear();
   return gathered_.data();
 }
 
 void Linear4d::release_block() {
-  if (!gathered_.empty()) scratch_.give_back(std::move(gathered_));
+  if (!gathered_.empty()) scratch_.give_back_block(std::move(gathered_));
   gathered_.clear();
 }
 
@@ -109,7 +125,7 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
     dout = scratch_.rows.data();
   }
   const ShardView w = block(chunk);
-  finish_gradient();  // the previous backward's reduce-scatter still owns dchunk_part_
+  finish_gradient();  // this layer's last reduce-scatter, if nothing has finished it, owns its dW block
   const bool scatter_rows = sequence_parallel_ && out_.size() > 1;
   const int64_t din_rows = scatter_rows ? m / out_.size() : m;
   const bool reduce_dx = out_.size() > 1;
@@ -160,10 +176,13 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
     }
   });
   if (split) {
+    scratch_.finish_reducing();  // the layer before's, which ran under this one's GEMMs
     timed(times_.tp.reduce_scatter, [&] {
+      dchunk_part_ = scratch_.take_chunk(size_t(chunk_));
       scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
       scatter_target_ = dchunk;
     });
+    scratch_.reducing(this);
     if (!overlap_.reduce_scatter) finish_gradient();
   }
   if (dx_reduce) timed(scatter_rows ? times_.tp.reduce_scatter : times_.tp.all_reduce, [&] { dx_reduce->wait(); });
@@ -178,8 +197,9 @@ void Linear4d::finish_gradient() {
   timed(times_.tp.reduce_scatter, [&] { scatter_->wait(); });
   scatter_.reset();
   timed(times_.ops.gemm, [&] { add_to(scatter_target_, dchunk_part_.data(), chunk_); });
-  scratch_.give_back(std::move(dblock_));
-  dblock_.clear();
+  scratch_.give_back_block(std::move(dblock_)), dblock_.clear();
+  scratch_.give_back_chunk(std::move(dchunk_part_)), dchunk_part_.clear();
+  scratch_.finished(this);
 }
 
 }  // namespace axo

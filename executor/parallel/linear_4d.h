@@ -8,7 +8,7 @@
 //   backward: all-gather the block over Z (again: the Z-sharded memory is the
 //             point); dX_partial = dY · block, all-reduced over `out`, under
 //             dW = dYᵀ · X_local (OAR); dW reduce-scattered over Z into the
-//             chunk, asynchronously (ORS) until finish_gradient().
+//             chunk, asynchronously (ORS) under the next layer's backward.
 // prefetch() starts the next layer's all-gather early (OAG).
 // A plain layer has in = X, out = Y; a transposed one in = Y, out = X.
 //
@@ -33,14 +33,18 @@
 
 namespace axo {
 
+class Linear4d;
+
 // Buffers the layers of a stage share: one layer runs at a time, and each
 // forward or backward is done with `rows` and `partial` when it returns.
-// Whole weight blocks come from a pool: a layer takes one when its
-// all-gather starts and gives it back once its GEMM has read it, and one for
-// its dW until the reduce-scatter over Z is done, so the stage holds as many
-// blocks as are in flight at once (the prefetched next one beside the
-// current one; with ORS, the dW still reducing), not two per layer: the Z
-// sharding's saving.
+// Weight blocks and their Z chunks come from two pools: a layer takes a whole
+// block when its all-gather starts and gives it back once its GEMM has read
+// it, and one for its dW (with a chunk to receive into) until the
+// reduce-scatter over Z is done. With ORS one layer's reduce-scatter runs
+// under the next layer's backward, which finishes it before starting its own,
+// so the stage holds as many blocks as are in flight at once (the prefetched
+// next one beside the current one; the dW being computed beside the one
+// reducing), whatever its layers and microbatches: the Z sharding's saving.
 class Linear4dScratch {
  public:
   explicit Linear4dScratch(DeviceMemory& memory)
@@ -48,15 +52,23 @@ class Linear4dScratch {
   DeviceFloats rows;     // forward: Y_partial before its reduce-scatter; backward: dY's gathered rows
   DeviceFloats partial;  // backward: dX before its reduction (then the reduce-scatter's rows)
 
-  // A block of `size` elements (contents undefined), and back to the pool.
-  DeviceFloats take_block(size_t size);
-  void give_back(DeviceFloats block) { free_blocks_.push_back(std::move(block)); }
+  // A whole block, or a chunk, of `size` elements (contents undefined), and back to its pool.
+  DeviceFloats take_block(size_t size) { return take(free_blocks_, size); }
+  void give_back_block(DeviceFloats block) { free_blocks_.push_back(std::move(block)); }
+  DeviceFloats take_chunk(size_t size) { return take(free_chunks_, size); }
+  void give_back_chunk(DeviceFloats chunk) { free_chunks_.push_back(std::move(chunk)); }
+  // The layer whose dW reduce-scatter is in flight (ORS), finished before another starts.
+  void reducing(Linear4d* layer) { reducing_ = layer; }
+  void finished(const Linear4d* layer) { reducing_ = reducing_ == layer ? nullptr : reducing_; }
+  void finish_reducing();
   // Books a layer's own buffers alongside, as communication buffers.
   const DeviceAllocator<float>& allocator() const { return allocator_; }
 
  private:
+  DeviceFloats take(std::vector<DeviceFloats>& pool, size_t size);
   DeviceAllocator<float> allocator_;
-  std::vector<DeviceFloats> free_blocks_;
+  std::vector<DeviceFloats> free_blocks_, free_chunks_;
+  Linear4d* reducing_ = nullptr;
 };
 
 class Linear4d {
@@ -83,7 +95,8 @@ class Linear4d {
   // With sequence parallelism dout (transposed) or din (plain) hold this rank's rows only.
   void backward(float* din, ShardGrad dchunk, ShardGrad dbias, const float* dout, const float* in, ShardView chunk,
                 int64_t m);
-  // Completes the reduce-scatter of the last backward into its dchunk.
+  // Completes the reduce-scatter of the last backward into its dchunk (with ORS the next layer's
+  // backward does, before it starts its own; the stage, for each layer, after its last microbatch).
   void finish_gradient();
 
  private:

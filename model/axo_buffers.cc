@@ -1,0 +1,49 @@
+// axo's executor's tensor-parallel communication buffers (see axo_buffers.h).
+#include "model/axo_buffers.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "model/cost_shapes.h"
+
+namespace axo {
+
+namespace {
+
+constexpr double kFloat = 4;  // the executor's buffers and its gathered blocks are fp32
+
+struct Block {
+  double n = 0, k = 0;
+};
+
+// The four linears' blocks on a rank: qkv, attproj, fc, fcproj (linear_4d.h).
+std::array<Block, 4> linear_blocks(const TransformerSpec& spec, const ParallelConfig& c) {
+  const double h = double(spec.hidden), x = double(c.x), y = double(c.y);
+  return {Block{double(spec.qkv_width()) / y, h / x}, Block{h / x, h / y},
+          Block{double(spec.mlp_up_width()) / y, h / x}, Block{h / x, double(spec.ffn_hidden) / y}};
+}
+
+// The elements of the Z pools: whole blocks in flight, the reduce-scatter's chunk, 2-byte sends.
+double z_pool_elements(const TransformerSpec& spec, const ParallelConfig& c) {
+  if (c.z == 1) return 0;
+  double chunk = 0;
+  for (const Block& b : linear_blocks(spec, c)) chunk = std::max(chunk, std::ceil(b.n * b.k / double(c.z)));
+  const double in_flight = c.overlap ? 3 : 1;
+  const double sends = spec.precision == Precision::fp32 ? 0 : c.overlap ? 2 : 1;
+  return in_flight * chunk * double(c.z) + (1 + sends) * chunk;
+}
+
+}  // namespace
+
+double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
+  const double m = tokens_per_rank(spec, c), h = double(spec.hidden) / double(c.x);
+  const bool sequence_parallel = c.sequence_parallel && c.y > 1;
+  const double rows = sequence_parallel ? m * h : 0;
+  double partial = 0;
+  if (c.y > 1) partial = (m + (sequence_parallel ? m / double(c.y) : 0)) * h;
+  if (c.x > 1) partial = std::max(partial, m * double(spec.ffn_hidden) / double(c.y));
+  return kFloat * (rows + partial + z_pool_elements(spec, c));
+}
+
+}  // namespace axo
