@@ -30,8 +30,10 @@ double z_pool_elements(const TransformerSpec& spec, const ParallelConfig& c) {
   double chunk = 0;
   for (const Block& b : linear_blocks(spec, c)) chunk = std::max(chunk, std::ceil(b.n * b.k / double(c.z)));
   const double in_flight = c.overlap ? 3 : 1;
-  const double sends = spec.precision == Precision::fp32 ? 0 : c.overlap ? 2 : 1;
-  return in_flight * chunk * double(c.z) + (1 + sends) * chunk;
+  // The receive chunk; in 2-byte training with two gathers prefetched, their sends besides (without
+  // them the send's chunk is given back before the receive takes one).
+  const double chunks = spec.precision != Precision::fp32 && c.overlap ? 3 : 1;
+  return in_flight * chunk * double(c.z) + chunks * chunk;
 }
 
 }  // namespace

@@ -10,9 +10,10 @@
 //   with z > 1, the pools: whole blocks (n_·k_ padded to z) in fp32 as many as
 //            are in flight at once (1; with the overlaps 3: a prefetched block
 //            beside the one in use, or the dW block computed beside the one
-//            reducing), one z-th chunk to receive the dW reduce-scatter, and in
-//            2-byte training the chunks widened to fp32 to send (1, or 2 when
-//            two gathers are prefetched).
+//            reducing), one z-th chunk to receive the dW reduce-scatter (the
+//            send's, widened to fp32 in 2-byte training, is given back before
+//            it), and in 2-byte training with the overlaps two chunks more for
+//            the two gathers prefetched.
 // The largest linear sets each: one layer runs at a time, and the pools grow to
 // the largest block they hand out.
 // Not counted: each linear's n_ fp32 bias column in 2-byte training, and the

@@ -15,7 +15,7 @@ namespace axo {
 
 struct Overlap {
   bool all_reduce = true;      // OAR: backward's dX reduction under the dW GEMM
-  bool reduce_scatter = true;  // ORS: dW reduce-scatter left running until the gradient is needed
+  bool reduce_scatter = true;  // ORS: dW reduce-scatter left running under the next layer's backward
   bool all_gather = true;      // OAG: the next layer's weight all-gather prefetched
   static Overlap none() { return {false, false, false}; }
   bool operator==(const Overlap&) const = default;

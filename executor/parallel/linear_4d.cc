@@ -9,9 +9,22 @@
 
 namespace axo {
 
-// The smallest free block that holds `size`, else the largest grown to exactly `size` (a vector's
-// own growth would double it), else a new one: once the pool's blocks have grown to the sizes in
-// flight at once, no more allocations.
+namespace {
+
+// `size` elements (contents undefined), its capacity grown to exactly that where it is less (a
+// vector's own growth would book up to twice it).
+void resize_exactly(DeviceFloats& buffer, size_t size) {
+  if (buffer.capacity() < size) {
+    buffer.clear(), buffer.shrink_to_fit();
+    buffer.reserve(size);
+  }
+  buffer.resize(size);
+}
+
+}  // namespace
+
+// The smallest free block that holds `size`, else the largest grown to exactly `size`, else a new
+// one: once the pool's blocks have grown to the sizes in flight at once, no more allocations.
 DeviceFloats Linear4dScratch::take(std::vector<DeviceFloats>& pool, size_t size) {
   auto preferred = [size](const DeviceFloats& a, const DeviceFloats& b) {
     const bool a_holds = a.capacity() >= size, b_holds = b.capacity() >= size;
@@ -21,11 +34,7 @@ DeviceFloats Linear4dScratch::take(std::vector<DeviceFloats>& pool, size_t size)
   DeviceFloats block(allocator_);
   const auto chosen = std::min_element(pool.begin(), pool.end(), preferred);
   if (chosen != pool.end()) block = std::move(*chosen), pool.erase(chosen);
-  if (block.capacity() < size) {
-    block.clear(), block.shrink_to_fit();
-    block.reserve(size);
-  }
-  block.resize(size);
+  resize_exactly(block, size);
   return block;
 }
 
@@ -94,7 +103,7 @@ void Linear4d::forward(float* out, const float* in, ShardView chunk, ShardView b
   const bool scatter_rows = sequence_parallel_ && in_.size() > 1;
   float* result = out;
   if (scatter_rows) {
-    scratch_.rows.resize(size_t(m * n_));
+    resize_exactly(scratch_.rows, size_t(m * n_));
     result = scratch_.rows.data();
   }
   timed(times_.ops.gemm, [&] { gemm_weights(precision_, false, true, m, n_, k_, in, k_, w, k_, 0.0f, result, n_); });
@@ -120,7 +129,7 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
                         ShardView chunk, int64_t m) {
   if (sequence_parallel_ && in_.size() > 1) {
     // This rank holds m/|in| rows of dY; the GEMMs need all m.
-    scratch_.rows.resize(size_t(m * n_));
+    resize_exactly(scratch_.rows, size_t(m * n_));
     timed(times_.tp.all_gather, [&] { in_.all_gather(dout, scratch_.rows.data(), size_t(m / in_.size() * n_)); });
     dout = scratch_.rows.data();
   }
@@ -133,7 +142,7 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
   // into a buffer for the reduction ([m, k], then the reduce-scatter's rows).
   float *dx = din, *dx_rows = din;
   if (reduce_dx) {
-    scratch_.partial.resize(size_t((m + (scatter_rows ? din_rows : 0)) * k_));
+    resize_exactly(scratch_.partial, size_t((m + (scatter_rows ? din_rows : 0)) * k_));
     dx = scratch_.partial.data();
     dx_rows = scatter_rows ? dx + m * k_ : dx;
   }
@@ -177,8 +186,8 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
   });
   if (split) {
     scratch_.finish_reducing();  // the layer before's, which ran under this one's GEMMs
+    dchunk_part_ = scratch_.take_chunk(size_t(chunk_));
     timed(times_.tp.reduce_scatter, [&] {
-      dchunk_part_ = scratch_.take_chunk(size_t(chunk_));
       scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
       scatter_target_ = dchunk;
     });

@@ -96,7 +96,8 @@ class Linear4d {
   void backward(float* din, ShardGrad dchunk, ShardGrad dbias, const float* dout, const float* in, ShardView chunk,
                 int64_t m);
   // Completes the reduce-scatter of the last backward into its dchunk (with ORS the next layer's
-  // backward does, before it starts its own; the stage, for each layer, after its last microbatch).
+  // backward does, before it starts its own; the stage, for each layer, after its last microbatch, or
+  // after every microbatch under ZeRO 2).
   void finish_gradient();
 
  private:
