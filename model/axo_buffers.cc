@@ -45,7 +45,29 @@ double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig
   double partial = 0;
   if (c.y > 1) partial = (m + (sequence_parallel ? m / double(c.y) : 0)) * h;
   if (c.x > 1) partial = std::max(partial, m * double(spec.ffn_hidden) / double(c.y));
-  return kFloat * (rows + partial + z_pool_elements(spec, c));
+  const double norm_sums = c.x > 1 ? 2 * (sequence_parallel ? m / double(c.y) : m) : 0;
+  return kFloat * (rows + partial + norm_sums + z_pool_elements(spec, c));
+}
+
+double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const ParallelConfig& c) {
+  if (spec.precision == Precision::fp32) return 0;
+  double columns = 0;
+  for (const Block& b : linear_blocks(spec, c)) columns += b.n;
+  return kFloat * columns;
+}
+
+AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, double local, double layer,
+                                             double embedding) {
+  const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;
+  AxoDataParallelBytes bytes;
+  if (D == 1) return bytes;
+  if (c.zero == 0) bytes.comm_buffers = copies * local;
+  if (c.zero == 1) bytes.comm_buffers = (kFloat / D + copies) * local;
+  if (c.zero >= 2) {
+    bytes.comm_buffers = kFloat * (1 + 1 / D) * layer;
+    bytes.gradients = e * (layer + embedding);
+  }
+  return bytes;
 }
 
 }  // namespace axo

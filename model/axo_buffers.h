@@ -16,8 +16,8 @@
 //            the two gathers prefetched.
 // The largest linear sets each: one layer runs at a time, and the pools grow to
 // the largest block they hand out.
-// Not counted: each linear's n_ fp32 bias column in 2-byte training, and the
-// norms' X sums (both [m]- or n_-sized).
+//   over x > 1, the layer norms' sums, two a row of the residual stream
+//            (executor/parallel/sharded_layernorm.cc).
 #pragma once
 
 #include "model/parallel_config.h"
@@ -26,5 +26,21 @@
 namespace axo {
 
 double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& config);
+// Each layer's own: in 2-byte training every linear keeps an fp32 column of its n_ outputs (its bias
+// widened, its dbias summed).
+double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const ParallelConfig& config);
+
+// The data-parallel reduction's buffers (executor/parallel/parallel_gpt.cc, zero_optimizer.cc) over
+// D = data·context > 1 ranks, for a rank's `local` parameters of the stage in `e`-byte storage, `layer`
+// of them one layer's and `embedding` the embedding's where the stage holds it:
+//   zero 0: in 2-byte training each bucket's fp32 copy, all of them until the step: 4 bytes a parameter;
+//   zero 1: each unit's received piece until the step, 4/D, and in 2-byte training its fp32 send copy, 4;
+//   zero 2: one layer's unit at a time, copied and received, 4·(1 + 1/D) bytes of a layer; and beside
+//           the gradients' shard the buckets the backward fills, a layer's and the embedding's.
+struct AxoDataParallelBytes {
+  double comm_buffers = 0, gradients = 0;
+};
+AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& config, double e, double local, double layer,
+                                             double embedding);
 
 }  // namespace axo

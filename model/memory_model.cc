@@ -110,9 +110,11 @@ struct StageMemoryParts {
   double first_stage_working = 0;        // held besides on the first stage (axo: the embedding's gathered rows)
   double last_stage_working = 0;         // held besides on the last stage (axo: the head's gradients, its rolling view)
   double buffers = 0;                    // communication buffers
+  double buffers_per_layer = 0;          // and each layer's own (axo: its linears' fp32 bias columns)
   double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
   Fp8Weights fp8_weights = Fp8Weights::cached;
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
+  bool executor_layout = false;          // axo's executor: its data-parallel buffers too (axo_buffers.h)
 };
 
 // Gathered weights of the largest linear layer, or of one block when the
@@ -181,8 +183,10 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.optimizer_shards = c.zero >= 1 ? double(zero_shards(c)) : 1;
   parts.gradient_shards = c.zero >= 2 ? double(zero_shards(c)) : 1;
   parts.gradient_e = gradient_bytes(spec, c, stack);
-  if (stack.activations == ActivationLayout::axo) {
+  parts.executor_layout = stack.activations == ActivationLayout::axo;
+  if (parts.executor_layout) {
     set_axo_activations(spec, c, parts);
+    parts.buffers_per_layer = axo_linear_buffer_bytes_per_layer(spec, c);
   } else {
     parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
     parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
@@ -254,7 +258,14 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   m.gradients = local * parts.gradient_e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;
-  m.comm_buffers = parts.buffers;
+  m.comm_buffers = parts.buffers + double(layers) * parts.buffers_per_layer;
+  if (parts.executor_layout) {
+    const double embedding = stage == 0 ? double(parts.embedding) / parts.shards : 0;
+    const AxoDataParallelBytes dp =
+        axo_data_parallel_bytes(c, parts.e, local, double(parts.params_per_layer) / parts.shards, embedding);
+    m.comm_buffers += dp.comm_buffers;
+    m.gradients += dp.gradients;
+  }
   return m;
 }
 

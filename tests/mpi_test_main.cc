@@ -1,8 +1,34 @@
 // main() for GoogleTest suites that run under mpirun: every rank runs every
 // test; a failure on any rank makes that rank, and so mpirun, exit non-zero.
-// Only rank 0 prints the usual listing.
+// Only rank 0 prints the usual listing; the other ranks print their failures
+// alone, each line prefixed with the rank and the test.
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  // The test's name, kept here: GoogleTest holds its own lock while it reports a result.
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    test_ = std::string(test.test_suite_name()) + "." + test.name();
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(),
+                 result.file_name() ? result.file_name() : "", result.line_number(), result.message());
+  }
+
+ private:
+  int rank_;
+  std::string test_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -12,6 +38,7 @@ int main(int argc, char** argv) {
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(rank));
   }
   const int failed = RUN_ALL_TESTS();
   int any_failed = 0;

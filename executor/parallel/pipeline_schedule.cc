@@ -256,10 +256,11 @@ void run_one_f_one_b(StageLink& link, int64_t M) {
 }
 
 // One stage: each microbatch through the chunks and back, handing the
-// boundary tensors over locally.
+// boundary tensors over locally (one chunk hands none over: no buffers).
 void run_single_stage(PipelineStage& stage, StageLink& link, int64_t M, bool with_backward) {
   const int64_t v = link.interleave();
-  DeviceFloats a = link.buffer(size_t(stage.boundary_size())), b = link.buffer(size_t(stage.boundary_size()));
+  const size_t boundary = v > 1 ? size_t(stage.boundary_size()) : 0;
+  DeviceFloats a = link.buffer(boundary), b = link.buffer(boundary);
   for (int64_t mb = 0; mb < M; ++mb) {
     for (int64_t c = 0; c < v; ++c, std::swap(a, b)) {
       link.delay();

@@ -1,6 +1,6 @@
-// axo's executor's tensor-parallel communication buffers (axo_buffers.h), by hand on gpt2-mini
-// (h 128, qkv 384, MLP 512, s 128); the executor holds them within 10% on Z-sharded grids
-// (tests/executor/parallel/parallel_gpt_test: ZShardedBuffersDoNotGrowWithTheLayersOrTheMicrobatches).
+// axo's executor's communication buffers (axo_buffers.h), by hand on gpt2-mini (h 128, qkv 384,
+// MLP 512, s 128); the executor holds them (tests/executor/parallel: parallel_gpt_test's Z-sharded
+// grids to the byte, mixed_precision_test's data-parallel ones within 1%, zero 2's within 4%).
 #include "model/axo_buffers.h"
 
 #include <gtest/gtest.h>
@@ -30,28 +30,60 @@ TEST(AxoBuffers, SequenceParallelismHoldsTheRowsAndThePartial) {
   EXPECT_EQ(axo_linear_buffer_bytes(load_model("gpt2-mini"), c), 4 * 512 * 128);
 }
 
-// x 2, z 2: m = (4/2) · 128 = 256 rows; fcproj's dX [m, 512] over X; the largest block fc's (or
-// fcproj's) 512 × 64, its z-th 16,384. With the overlaps three blocks and the reduce-scatter's
-// chunk in fp32; without them one block and one chunk (in bf16 the widened send's, given back
-// before the receive takes it), with them in bf16 the two prefetched gathers' sends besides.
+// x 2, z 2: m = (4/2) · 128 = 256 rows; fcproj's dX [m, 512] over X, and the norms' two sums a row;
+// the largest block fc's (or fcproj's) 512 × 64, its z-th 16,384. With the overlaps three blocks and
+// the reduce-scatter's chunk in fp32; without them one block and one chunk (in bf16 the widened
+// send's, given back before the receive takes it), with them in bf16 the two prefetched gathers'
+// sends besides.
 TEST(AxoBuffers, ZShardingHoldsTheBlocksInFlight) {
   TransformerSpec spec = load_model("gpt2-mini");
   ParallelConfig c = grid(2, 1, 2);
-  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (256 * 512 + 3 * 32768 + 16384));
+  const int64_t partial_and_sums = 256 * 512 + 2 * 256;
+  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 3 * 32768 + 16384));
   c.overlap = false;
   spec.precision = Precision::bf16;
-  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (256 * 512 + 32768 + 16384));
-  c.overlap = true;  // two gathers prefetched: two chunks widened
-  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (256 * 512 + 3 * 32768 + 3 * 16384));
+  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 32768 + 16384));
+  c.overlap = true;
+  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 3 * 32768 + 3 * 16384));
 }
 
-// The memory model books them as axo's executor's communication buffers, and Megatron-LM's stack
-// the gathered 2-byte weights it prefetches (two of the largest linear's 512 × 128 / 2).
+// In 2-byte training each linear keeps an fp32 column of its outputs: qkv 384/y, attproj 128/x,
+// fc 512/y, fcproj 128/x.
+TEST(AxoBuffers, TwoByteLinearsKeepAnFp32BiasColumn) {
+  TransformerSpec spec = load_model("gpt2-mini");
+  EXPECT_EQ(axo_linear_buffer_bytes_per_layer(spec, grid(2, 2, 1)), 0);  // fp32: the bias itself
+  spec.precision = Precision::bf16;
+  EXPECT_EQ(axo_linear_buffer_bytes_per_layer(spec, grid(2, 2, 1)), 4 * (192 + 64 + 256 + 64));
+}
+
+// 1,000 local parameters, 100 of them a layer's, 30 the embedding's, over 4 data ranks.
+TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
+  ParallelConfig c = grid(1, 1, 1);
+  c.data = 4;
+  auto bytes = [&](int zero, double e) {
+    c.zero = zero;
+    return axo_data_parallel_bytes(c, e, 1000, 100, 30);
+  };
+  EXPECT_EQ(bytes(0, 4).comm_buffers, 0);          // fp32 buckets reduce in place
+  EXPECT_EQ(bytes(0, 2).comm_buffers, 4 * 1000);   // every bucket's fp32 copy
+  EXPECT_EQ(bytes(1, 4).comm_buffers, 1000);       // every received piece: 4 bytes over 4 ranks
+  EXPECT_EQ(bytes(1, 2).comm_buffers, 1000 + 4 * 1000);
+  EXPECT_EQ(bytes(2, 2).comm_buffers, 4 * 1.25 * 100);  // one layer, copied and received
+  EXPECT_EQ(bytes(2, 2).gradients, 2 * (100 + 30));      // the buckets being filled
+  EXPECT_EQ(bytes(1, 2).gradients, 0);
+  c.data = 1;
+  EXPECT_EQ(bytes(1, 2).comm_buffers, 0);  // one data rank reduces nothing
+}
+
+// The memory model books them as axo's executor's communication buffers (a stage of gpt2-mini's 4
+// layers), and Megatron-LM's stack the gathered 2-byte weights it prefetches (two of the largest
+// linear's 512 × 128 / 2).
 TEST(AxoBuffers, TheMemoryModelBooksThemForAxosExecutorOnly) {
   TransformerSpec spec = load_model("gpt2-mini");
   spec.precision = Precision::bf16;
   const ParallelConfig c = grid(2, 1, 2);
-  EXPECT_EQ(memory_per_device(spec, c, executor_memory_stack()).comm_buffers, axo_linear_buffer_bytes(spec, c));
+  EXPECT_EQ(memory_per_device(spec, c, executor_memory_stack()).comm_buffers,
+            axo_linear_buffer_bytes(spec, c) + 4 * axo_linear_buffer_bytes_per_layer(spec, c));
   EXPECT_EQ(memory_per_device(spec, c).comm_buffers, 2 * 2 * 512 * 128 / 2);
 }
 
