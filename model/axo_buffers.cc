@@ -45,7 +45,7 @@ double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig
   double partial = 0;
   if (c.y > 1) partial = (m + (sequence_parallel ? m / double(c.y) : 0)) * h;
   if (c.x > 1) partial = std::max(partial, m * double(spec.ffn_hidden) / double(c.y));
-  const double norm_sums = c.x > 1 ? 2 * (sequence_parallel ? m / double(c.y) : m) : 0;
+  const double norm_sums = c.x > 1 ? 2 * m : 0;  // sequence parallelism needs x = 1
   return kFloat * (rows + partial + norm_sums + z_pool_elements(spec, c));
 }
 
@@ -57,15 +57,17 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 }
 
 AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, double local, double layer,
-                                             double embedding) {
+                                             double end_bucket) {
   const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;
   AxoDataParallelBytes bytes;
   if (D == 1) return bytes;
   if (c.zero == 0) bytes.comm_buffers = copies * local;
   if (c.zero == 1) bytes.comm_buffers = (kFloat / D + copies) * local;
   if (c.zero >= 2) {
-    bytes.comm_buffers = kFloat * (1 + 1 / D) * layer;
-    bytes.gradients = e * (layer + embedding);
+    const double largest = std::max(layer, end_bucket);
+    bytes.comm_buffers = kFloat * (1 + 1 / D) * largest;
+    // One stage fills the embedding's bucket from the head's backward on, beside each layer's.
+    bytes.gradients = e * (c.pipeline == 1 ? layer + end_bucket : largest);
   }
   return bytes;
 }

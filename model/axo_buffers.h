@@ -32,11 +32,16 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 
 // The data-parallel reduction's buffers (executor/parallel/parallel_gpt.cc, zero_optimizer.cc) over
 // D = data·context > 1 ranks, for a rank's `local` parameters of the stage in `e`-byte storage, `layer`
-// of them one layer's and `embedding` the embedding's where the stage holds it:
+// of them one layer's and `end_bucket` the embedding's (first stage) or the head's (last stage of
+// several), each one bucket:
 //   zero 0: in 2-byte training each bucket's fp32 copy, all of them until the step: 4 bytes a parameter;
 //   zero 1: each unit's received piece until the step, 4/D, and in 2-byte training its fp32 send copy, 4;
-//   zero 2: one layer's unit at a time, copied and received, 4·(1 + 1/D) bytes of a layer; and beside
-//           the gradients' shard the buckets the backward fills, a layer's and the embedding's.
+//   zero 2: one bucket's units at a time, copied and received, 4·(1 + 1/D) bytes of the larger of a
+//           layer and the end bucket; and beside the gradients' shard the buckets the backward
+//           fills: on one stage a layer's and the embedding's, on a pipeline's ends the larger.
+// Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
+// backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1), units not divisible
+// by D copied in fp32 too, and interleaved stages' several buckets in flight.
 struct AxoDataParallelBytes {
   double comm_buffers = 0, gradients = 0;
 };

@@ -260,9 +260,11 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   m.activations = activations;
   m.comm_buffers = parts.buffers + double(layers) * parts.buffers_per_layer;
   if (parts.executor_layout) {
-    const double embedding = stage == 0 ? double(parts.embedding) / parts.shards : 0;
+    const double end_bucket = stage == 0                                     ? double(parts.embedding) / parts.shards
+                              : stage == c.pipeline - 1 && c.pipeline > 1 ? double(parts.head) / parts.shards
+                                                                          : 0;
     const AxoDataParallelBytes dp =
-        axo_data_parallel_bytes(c, parts.e, local, double(parts.params_per_layer) / parts.shards, embedding);
+        axo_data_parallel_bytes(c, parts.e, local, double(parts.params_per_layer) / parts.shards, end_bucket);
     m.comm_buffers += dp.comm_buffers;
     m.gradients += dp.gradients;
   }

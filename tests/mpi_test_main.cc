@@ -1,7 +1,7 @@
 // main() for GoogleTest suites that run under mpirun: every rank runs every
 // test; a failure on any rank makes that rank, and so mpirun, exit non-zero.
 // Only rank 0 prints the usual listing; the other ranks print their failures
-// alone, each line prefixed with the rank and the test.
+// alone, each prefixed with the rank and the test.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -17,6 +17,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& test) override {
     test_ = std::string(test.test_suite_name()) + "." + test.name();
   }
+  void OnTestEnd(const ::testing::TestInfo&) override { test_ = "(outside a test)"; }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
     std::fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(),
@@ -25,7 +26,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
  private:
   int rank_;
-  std::string test_;
+  std::string test_ = "(outside a test)";
 };
 
 }  // namespace

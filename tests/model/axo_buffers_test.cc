@@ -56,7 +56,8 @@ TEST(AxoBuffers, TwoByteLinearsKeepAnFp32BiasColumn) {
   EXPECT_EQ(axo_linear_buffer_bytes_per_layer(spec, grid(2, 2, 1)), 4 * (192 + 64 + 256 + 64));
 }
 
-// 1,000 local parameters, 100 of them a layer's, 30 the embedding's, over 4 data ranks.
+// 1,000 local parameters, 100 of them a layer's, 30 the embedding's, over 4 data ranks; an
+// embedding larger than a layer (GPT-2's is 5.6 of its layers) sets zero 2's bucket in flight.
 TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
   ParallelConfig c = grid(1, 1, 1);
   c.data = 4;
@@ -69,8 +70,13 @@ TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
   EXPECT_EQ(bytes(1, 4).comm_buffers, 1000);       // every received piece: 4 bytes over 4 ranks
   EXPECT_EQ(bytes(1, 2).comm_buffers, 1000 + 4 * 1000);
   EXPECT_EQ(bytes(2, 2).comm_buffers, 4 * 1.25 * 100);  // one layer, copied and received
-  EXPECT_EQ(bytes(2, 2).gradients, 2 * (100 + 30));      // the buckets being filled
+  EXPECT_EQ(bytes(2, 2).gradients, 2 * (100 + 30));      // one stage: a layer's bucket and the embedding's
+  c.pipeline = 2;
+  EXPECT_EQ(bytes(2, 2).gradients, 2 * 100);  // a pipeline's end: the larger
+  c.pipeline = 1;
   EXPECT_EQ(bytes(1, 2).gradients, 0);
+  c.zero = 2;
+  EXPECT_EQ(axo_data_parallel_bytes(c, 2, 1000, 100, 300).comm_buffers, 4 * 1.25 * 300);
   c.data = 1;
   EXPECT_EQ(bytes(1, 2).comm_buffers, 0);  // one data rank reduces nothing
 }
