@@ -1,4 +1,4 @@
-// axo's executor's tensor-parallel communication buffers (see axo_buffers.h).
+// axo's executor's communication buffers (see axo_buffers.h).
 #include "model/axo_buffers.h"
 
 #include <algorithm>

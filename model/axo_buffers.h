@@ -1,5 +1,6 @@
-// The tensor-parallel layers' communication buffers in axo's own executor
-// (ActivationLayout::axo; executor/parallel/linear_4d.{h,cc}), in bytes. With
+// The communication buffers of axo's own executor (ActivationLayout::axo), in
+// bytes: its tensor-parallel layers' (executor/parallel/linear_4d.{h,cc}) and,
+// below, its data-parallel reduction's. With
 // m rows of a microbatch on a rank (axo_activations.h) and each linear's block
 // n_ × k_ (qkv, fc: n/y × h/x; attproj: h/x × h/y; fcproj: h/x × ffn/y):
 //   rows:    under sequence parallelism over y > 1, [m, h/x] (a transposed
@@ -13,11 +14,11 @@
 //            reducing), one z-th chunk to receive the dW reduce-scatter (the
 //            send's, widened to fp32 in 2-byte training, is given back before
 //            it), and in 2-byte training with the overlaps two chunks more for
-//            the two gathers prefetched.
-// The largest linear sets each: one layer runs at a time, and the pools grow to
-// the largest block they hand out.
+//            the two gathers prefetched;
 //   over x > 1, the layer norms' sums, two a row of the residual stream
 //            (executor/parallel/sharded_layernorm.cc).
+// The largest linear sets each: one layer runs at a time, and the pools grow to
+// the largest block they hand out.
 #pragma once
 
 #include "model/parallel_config.h"
@@ -46,6 +47,6 @@ struct AxoDataParallelBytes {
   double comm_buffers = 0, gradients = 0;
 };
 AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& config, double e, double local, double layer,
-                                             double embedding);
+                                             double end_bucket);
 
 }  // namespace axo
