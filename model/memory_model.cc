@@ -224,6 +224,13 @@ int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_
   return params;
 }
 
+// The bucket at a pipeline's end besides its layers' (params_of's): the embedding on the first
+// stage, the head on the last of several.
+double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c, int64_t stage) {
+  if (stage == 0) return double(parts.embedding);
+  return stage == c.pipeline - 1 ? double(parts.head) : 0;
+}
+
 // Microbatches of the stage's layers whose activations stage `stage` holds at its peak. 1F1B: the
 // p − s forwards of its warm-up. Interleaved over v chunks: its warm-up runs 2(p − s − 1) + (v − 1)·p
 // chunk forwards, and one more before the first backward frees one (Megatron-Core
@@ -260,11 +267,9 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   m.activations = activations;
   m.comm_buffers = parts.buffers + double(layers) * parts.buffers_per_layer;
   if (parts.executor_layout) {
-    const double end_bucket = stage == 0                                     ? double(parts.embedding) / parts.shards
-                              : stage == c.pipeline - 1 && c.pipeline > 1 ? double(parts.head) / parts.shards
-                                                                          : 0;
+    const double layer = double(parts.params_per_layer) / parts.shards;
     const AxoDataParallelBytes dp =
-        axo_data_parallel_bytes(c, parts.e, local, double(parts.params_per_layer) / parts.shards, end_bucket);
+        axo_data_parallel_bytes(c, parts.e, local, layer, end_bucket_params(parts, c, stage) / parts.shards);
     m.comm_buffers += dp.comm_buffers;
     m.gradients += dp.gradients;
   }

@@ -15,7 +15,7 @@ namespace {
 // vector's own growth would book up to twice it).
 void resize_exactly(DeviceFloats& buffer, size_t size) {
   if (buffer.capacity() < size) {
-    buffer.clear(), buffer.shrink_to_fit();
+    buffer = DeviceFloats(buffer.get_allocator());  // the old storage freed first
     buffer.reserve(size);
   }
   buffer.resize(size);
@@ -23,19 +23,17 @@ void resize_exactly(DeviceFloats& buffer, size_t size) {
 
 }  // namespace
 
-// The smallest free block that holds `size`, else the largest grown to exactly `size`, else a new
-// one: once the pool's blocks have grown to the sizes in flight at once, no more allocations.
-DeviceFloats Linear4dScratch::take(std::vector<DeviceFloats>& pool, size_t size) {
+DeviceFloats BufferPool::take(size_t size) {
   auto preferred = [size](const DeviceFloats& a, const DeviceFloats& b) {
     const bool a_holds = a.capacity() >= size, b_holds = b.capacity() >= size;
     if (a_holds != b_holds) return a_holds;
     return a_holds ? a.capacity() < b.capacity() : a.capacity() > b.capacity();
   };
-  DeviceFloats block(allocator_);
-  const auto chosen = std::min_element(pool.begin(), pool.end(), preferred);
-  if (chosen != pool.end()) block = std::move(*chosen), pool.erase(chosen);
-  resize_exactly(block, size);
-  return block;
+  DeviceFloats buffer(allocator_);
+  const auto chosen = std::min_element(free_.begin(), free_.end(), preferred);
+  if (chosen != free_.end()) buffer = std::move(*chosen), free_.erase(chosen);
+  resize_exactly(buffer, size);
+  return buffer;
 }
 
 void Linear4dScratch::finish_reducing() {
@@ -66,14 +64,14 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
 
 const float* Linear4d::send_buffer(ShardView chunk) {
   if (chunk.f32) return chunk.f32;
-  if (wide_.empty()) wide_ = scratch_.take_chunk(size_t(chunk_));
+  if (wide_.empty()) wide_ = scratch_.chunks.take(size_t(chunk_));
   widen(chunk, wide_.data(), chunk_);
   return wide_.data();
 }
 
 void Linear4d::prefetch(ShardView chunk) {
   if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
-  if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
+  if (gathered_.empty()) gathered_ = scratch_.blocks.take(size_t(chunk_ * z_.size()));
   const float* send = send_buffer(chunk);
   timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(send, gathered_.data(), size_t(chunk_)); });
 }
@@ -85,16 +83,16 @@ ShardView Linear4d::block(ShardView chunk) {
       gather_->wait();
       gather_.reset();
     } else {
-      if (gathered_.empty()) gathered_ = scratch_.take_block(size_t(chunk_ * z_.size()));
+      if (gathered_.empty()) gathered_ = scratch_.blocks.take(size_t(chunk_ * z_.size()));
       z_.all_gather(send_buffer(chunk), gathered_.data(), size_t(chunk_));
     }
   });
-  if (!wide_.empty()) scratch_.give_back_chunk(std::move(wide_)), wide_.clear();
+  if (!wide_.empty()) scratch_.chunks.give_back(std::move(wide_)), wide_.clear();
   return gathered_.data();
 }
 
 void Linear4d::release_block() {
-  if (!gathered_.empty()) scratch_.give_back_block(std::move(gathered_));
+  if (!gathered_.empty()) scratch_.blocks.give_back(std::move(gathered_));
   gathered_.clear();
 }
 
@@ -164,7 +162,7 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
   const bool split = z_.size() > 1;
   if (split) {
     // The whole dW block, from the pool until its reduce-scatter is done; the padding past n·k reduces as zeros.
-    dblock_ = scratch_.take_block(size_t(chunk_ * z_.size()));
+    dblock_ = scratch_.blocks.take(size_t(chunk_ * z_.size()));
     std::fill(dblock_.begin() + n_ * k_, dblock_.end(), 0.0f);
   }
   timed(times_.ops.gemm, [&] {
@@ -186,7 +184,7 @@ void Linear4d::backward(float* din, ShardGrad dchunk, ShardGrad dbias, const flo
   });
   if (split) {
     scratch_.finish_reducing();  // the layer before's, which ran under this one's GEMMs
-    dchunk_part_ = scratch_.take_chunk(size_t(chunk_));
+    dchunk_part_ = scratch_.chunks.take(size_t(chunk_));
     timed(times_.tp.reduce_scatter, [&] {
       scatter_ = z_.start_reduce_scatter(dblock_.data(), dchunk_part_.data(), size_t(chunk_));
       scatter_target_ = dchunk;
@@ -206,8 +204,8 @@ void Linear4d::finish_gradient() {
   timed(times_.tp.reduce_scatter, [&] { scatter_->wait(); });
   scatter_.reset();
   timed(times_.ops.gemm, [&] { add_to(scatter_target_, dchunk_part_.data(), chunk_); });
-  scratch_.give_back_block(std::move(dblock_)), dblock_.clear();
-  scratch_.give_back_chunk(std::move(dchunk_part_)), dchunk_part_.clear();
+  scratch_.blocks.give_back(std::move(dblock_)), dblock_.clear();
+  scratch_.chunks.give_back(std::move(dchunk_part_)), dchunk_part_.clear();
   scratch_.finished(this);
 }
 

@@ -35,6 +35,20 @@ namespace axo {
 
 class Linear4d;
 
+// Buffers of one kind handed out and given back: the smallest free one that holds a size, else the
+// largest grown to exactly that size, else a new one. Once its buffers have grown to the sizes in
+// flight at once, no more allocations.
+class BufferPool {
+ public:
+  explicit BufferPool(const DeviceAllocator<float>& allocator) : allocator_(allocator) {}
+  DeviceFloats take(size_t size);  // `size` elements, contents undefined
+  void give_back(DeviceFloats buffer) { free_.push_back(std::move(buffer)); }
+
+ private:
+  DeviceAllocator<float> allocator_;
+  std::vector<DeviceFloats> free_;
+};
+
 // Buffers the layers of a stage share: one layer runs at a time, and each
 // forward or backward is done with `rows` and `partial` when it returns.
 // Weight blocks and their Z chunks come from two pools: a layer takes a whole
@@ -48,15 +62,16 @@ class Linear4d;
 class Linear4dScratch {
  public:
   explicit Linear4dScratch(DeviceMemory& memory)
-      : rows({memory, DeviceUse::comm_buffers}), partial(rows.get_allocator()), allocator_(rows.get_allocator()) {}
+      : rows({memory, DeviceUse::comm_buffers}),
+        partial(rows.get_allocator()),
+        blocks(rows.get_allocator()),
+        chunks(rows.get_allocator()),
+        allocator_(rows.get_allocator()) {}
   DeviceFloats rows;     // forward: Y_partial before its reduce-scatter; backward: dY's gathered rows
   DeviceFloats partial;  // backward: dX before its reduction (then the reduce-scatter's rows)
+  BufferPool blocks;     // whole blocks: gathered weights, dW
+  BufferPool chunks;     // their z-th chunks: the dW reduce-scatter's receive, 2-byte weights widened to send
 
-  // A whole block, or a chunk, of `size` elements (contents undefined), and back to its pool.
-  DeviceFloats take_block(size_t size) { return take(free_blocks_, size); }
-  void give_back_block(DeviceFloats block) { free_blocks_.push_back(std::move(block)); }
-  DeviceFloats take_chunk(size_t size) { return take(free_chunks_, size); }
-  void give_back_chunk(DeviceFloats chunk) { free_chunks_.push_back(std::move(chunk)); }
   // The layer whose dW reduce-scatter is in flight (ORS), finished before another starts.
   void reducing(Linear4d* layer) { reducing_ = layer; }
   void finished(const Linear4d* layer) { reducing_ = reducing_ == layer ? nullptr : reducing_; }
@@ -65,9 +80,7 @@ class Linear4dScratch {
   const DeviceAllocator<float>& allocator() const { return allocator_; }
 
  private:
-  DeviceFloats take(std::vector<DeviceFloats>& pool, size_t size);
   DeviceAllocator<float> allocator_;
-  std::vector<DeviceFloats> free_blocks_, free_chunks_;
   Linear4d* reducing_ = nullptr;
 };
 

@@ -348,6 +348,23 @@ TEST(MixedPrecisionTest, TheMemoryModelAgreesOnTheModelStateByCategory) {
   }
 }
 
+constexpr int64_t kMemoryLayers = 4;
+
+// The device's bytes by use at its peak over one forward and backward of `config` (its data ranks
+// this launch's) on a kMemoryLayers-layer model, at the options' precision and recompute.
+BytesByUse peak_of_one_forward_backward(MpiCommunicator& world, const ParallelConfig& config,
+                                        ParallelOptions options) {
+  ProcessGrid grid(world, config);
+  options.seq = kT;
+  const GptShape shape = test_shape(kMemoryLayers);
+  ParallelGpt model(shape, grid, options);
+  std::vector<int> inputs, targets;
+  make_batch(0, kSequencesPerReplica * config.data, shape, inputs, targets);
+  const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
+  model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica, kT, kMicrobatch, 1.0);
+  return model.device_memory().peak_by_use();
+}
+
 // In 2-byte training the executor keeps its activations in the 2-byte format and computes in
 // rolling fp32 views, its backward in fp32: the memory model's layout of it (ActivationLayout::axo)
 // is what it holds at its peak, byte for byte, with each recompute (parallel_gpt_test: fp32, grids).
@@ -359,18 +376,12 @@ TEST(MixedPrecisionTest, TheMemoryModelHoldsTheExecutorsTwoByteActivations) {
       SCOPED_TRACE(std::string(to_string(precision)) + ", recompute " + to_string(recompute));
       ParallelConfig config;
       config.data = world.size(), config.microbatch = kMicrobatch, config.recompute = recompute;
-      ProcessGrid grid(world, config);
       ParallelOptions options;
-      options.precision = precision, options.seq = kT, options.recompute = recompute;
-      const GptShape shape = test_shape(4);
-      ParallelGpt model(shape, grid, options);
-      std::vector<int> inputs, targets;
-      make_batch(0, kSequencesPerReplica * config.data, shape, inputs, targets);
-      const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
-      model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica, kT, kMicrobatch, 1.0);
-      TransformerSpec spec = gpt_spec(shape, kT);
+      options.precision = precision, options.recompute = recompute;
+      const BytesByUse peak = peak_of_one_forward_backward(world, config, options);
+      TransformerSpec spec = gpt_spec(test_shape(kMemoryLayers), kT);
       spec.precision = precision, spec.global_batch = kSequencesPerReplica * config.data;
-      EXPECT_EQ(double(model.device_memory().peak_share(DeviceUse::activations)),
+      EXPECT_EQ(double(peak[size_t(DeviceUse::activations)]),
                 memory_per_device(spec, config, executor_memory_stack()).activations);
     }
   }
@@ -392,24 +403,17 @@ TEST(MixedPrecisionTest, TheMemoryModelHoldsTheDataParallelBuffers) {
       SCOPED_TRACE(std::string(to_string(precision)) + ", zero " + std::to_string(zero));
       ParallelConfig config;
       config.data = world.size(), config.microbatch = kMicrobatch, config.zero = zero;
-      ProcessGrid grid(world, config);
       ParallelOptions options;
-      options.precision = precision, options.seq = kT;
-      const GptShape shape = test_shape(4);
-      ParallelGpt model(shape, grid, options);
-      std::vector<int> inputs, targets;
-      make_batch(0, kSequencesPerReplica * config.data, shape, inputs, targets);
-      const int64_t first = grid.coords().data * kSequencesPerReplica * kT;
-      model.forward_backward(inputs.data() + first, targets.data() + first, kSequencesPerReplica, kT, kMicrobatch,
-                             1.0);
+      options.precision = precision;
+      const BytesByUse peak = peak_of_one_forward_backward(world, config, options);
+      const GptShape shape = test_shape(kMemoryLayers);
       TransformerSpec spec = gpt_spec(shape, kT);
       spec.precision = precision, spec.global_batch = kSequencesPerReplica * config.data;
       spec.vocab = shape.padded_vocab;  // the executor's embedding rows
       const MemoryBreakdown predicted = memory_per_device(spec, config, executor_memory_stack());
-      const DeviceMemory& memory = model.device_memory();
-      EXPECT_NEAR(double(memory.peak_share(DeviceUse::comm_buffers)), predicted.comm_buffers,
+      EXPECT_NEAR(double(peak[size_t(DeviceUse::comm_buffers)]), predicted.comm_buffers,
                   (zero == 2 ? 0.04 : 0.01) * predicted.comm_buffers);
-      EXPECT_NEAR(double(memory.peak_share(DeviceUse::gradients)), predicted.gradients, 0.01 * predicted.gradients);
+      EXPECT_NEAR(double(peak[size_t(DeviceUse::gradients)]), predicted.gradients, 0.01 * predicted.gradients);
     }
   }
 }

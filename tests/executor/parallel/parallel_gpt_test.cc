@@ -334,6 +334,14 @@ ParallelOptions options_of(const Case& c) {
   return options;
 }
 
+// The memory model's stage `stage` for a case trained as `config`, in axo's executor's layout.
+MemoryBreakdown predicted_stage_memory(const Case& c, const ParallelConfig& config, int64_t stage) {
+  TransformerSpec spec = gpt_spec(test_shape(c.layers), kT);
+  spec.global_batch = c.sequences * c.data;
+  const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
+  return stage_memory(spec, config, split, stage, executor_memory_stack());
+}
+
 TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
   cpu::set_gemm_threads(1);
   int ran = 0;
@@ -373,11 +381,8 @@ TEST(ParallelGptTest, TheMemoryModelHoldsTheExecutorsActivations) {
     ParallelOptions options = options_of(c);
     options.recompute = c.recompute;
     const Result r = run_parallel(config, options, c.layers, c.sequences);
-    TransformerSpec spec = gpt_spec(test_shape(c.layers), kT);
-    spec.global_batch = c.sequences * c.data;
     config.recompute = c.recompute;
-    const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
-    const MemoryBreakdown predicted = stage_memory(spec, config, split, r.stage, executor_memory_stack());
+    const MemoryBreakdown predicted = predicted_stage_memory(c, config, r.stage);
     EXPECT_EQ(double(r.activations_at_peak), predicted.activations) << "stage " << r.stage;
     ++ran;
   }
@@ -410,11 +415,8 @@ TEST(ParallelGptTest, ZShardedBuffersDoNotGrowWithTheLayersOrTheMicrobatches) {
     EXPECT_NEAR(double(more_microbatches.buffers_at_peak), double(base.buffers_at_peak), message);
     const bool all_on = c.overlap == Overlap{}, all_off = c.overlap == Overlap::none();
     if (!all_on && !all_off) continue;
-    TransformerSpec spec = gpt_spec(test_shape(c.layers), kT);
-    spec.global_batch = c.sequences * c.data;
     config.overlap = all_on, config.recompute = c.recompute;
-    const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
-    const double predicted = stage_memory(spec, config, split, base.stage, executor_memory_stack()).comm_buffers;
+    const double predicted = predicted_stage_memory(c, config, base.stage).comm_buffers;
     EXPECT_NEAR(predicted, double(base.buffers_at_peak), message);
   }
   if (chosen.empty()) GTEST_SKIP() << "no Z-sharded grid of " << world_size() << " ranks";
