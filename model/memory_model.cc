@@ -114,6 +114,7 @@ struct StageMemoryParts {
   double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
   Fp8Weights fp8_weights = Fp8Weights::cached;
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
+  Schedule schedule = Schedule::one_f_one_b;  // which sets the microbatches in flight (in_flight)
   bool executor_layout = false;          // axo's executor: its data-parallel buffers too (axo_buffers.h)
 };
 
@@ -200,6 +201,7 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   parts.fp8_copies_per_layer = fp8_layer_copy_bytes(spec, c, stack.fp8_weights);
   parts.fp8_weights = stack.fp8_weights;
   parts.microbatches = spec.global_batch / (c.data * c.microbatch);
+  parts.schedule = stack.schedule;
   parts.params_per_layer = spec.params_per_layer();
   parts.embedding = spec.embedding_params();
   parts.head = head_params(spec, c);
@@ -238,9 +240,16 @@ double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c,
 // ScheduleInterleaved1F1B warms up alike), each a chunk of 1/v of the stage's layers, at most the
 // m·v chunks of the iteration; with m = p every forward runs first (Megatron-Core's
 // all_warmup_microbatches). On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
-// the last holds p − (p − 1)/v, not 1.
-double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage) {
+// the last holds p − (p − 1)/v, not 1. axo's message-driven schedule (executor/parallel/
+// pipeline_schedule.h) keeps at most p microbatches in flight, each in every chunk but the model's
+// last, whose backward follows its forward: min(m, p) in each chunk of a stage, one in the last
+// stage's last; a middle stage holds more than 1F1B's p − s, an interleaved first stage less.
+double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage, Schedule schedule) {
   const int64_t p = c.pipeline, v = c.interleave;
+  if (schedule == Schedule::message_driven) {
+    const double held = double(std::min(microbatches, p));
+    return stage == p - 1 ? (double(v - 1) * held + 1) / double(v) : held;
+  }
   if (v == 1) return double(std::min<int64_t>(microbatches, p - stage));
   if (microbatches == p) return double(microbatches);
   const int64_t chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
@@ -253,7 +262,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   const double per_microbatch = double(recomputed) * parts.per_layer +
                                 double(layers - recomputed) * parts.per_kept_layer + parts.chunk_inputs;
   // Summed in this order since before the axo layout: its parts are 0 in Megatron-LM's.
-  double activations = in_flight(c, parts.microbatches, stage) * per_microbatch;
+  double activations = in_flight(c, parts.microbatches, stage, parts.schedule) * per_microbatch;
   if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
   activations += parts.working;
   if (c.pipeline == 1) activations += parts.logits;

@@ -47,7 +47,9 @@
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
 // (1F1B); interleaved, its warm-up's 2(p − s − 1) + (v − 1)·p + 1 chunk
 // forwards of 1/v of its layers (Megatron-Core's; every microbatch where m = p:
-// memory_model.cc in_flight); the first stage also holds the embedding, the
+// memory_model.cc in_flight); under axo's message-driven schedule min(m, p) on
+// every stage but the last, which holds one of its model's last chunk
+// (executor/parallel/pipeline_schedule.h); the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
 // vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
 // That is Megatron-LM's layout; axo's own executor keeps its own
@@ -61,6 +63,7 @@
 #include "model/breakdown.h"
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
+#include "model/schedule.h"
 #include "model/stage_partition.h"
 #include "model/transformer_spec.h"
 #include "model/vocab_parallel.h"
@@ -76,9 +79,10 @@ inline bool sharded_gradients(const ParallelConfig& config) { return config.zero
 // the attention core, the fp8 weight copies, the loss, how Z-sharded weights
 // are gathered, what selective recompute keeps, the optimizer state's
 // precision and the gradients' (the reduce dtype's), what a layer keeps for its backward and
-// what the backward holds (the activation layout). The defaults are axo's own executor's
-// (materialized attention, per-linear gathers) and Megatron-LM's (fp8 cache, fp32 logits,
-// Korthikanti et al.'s activations and selective recompute, fp32 Adam).
+// what the backward holds (the activation layout), the microbatches in flight (the schedule).
+// The defaults are axo's own executor's (materialized attention, per-linear gathers) and
+// Megatron-LM's (fp8 cache, fp32 logits, Korthikanti et al.'s activations and selective
+// recompute, fp32 Adam, 1F1B).
 struct MemoryStack {
   AttentionKind attention = AttentionKind::materialized;
   Fp8Weights fp8_weights = Fp8Weights::cached;
@@ -88,6 +92,7 @@ struct MemoryStack {
   OptimizerState optimizer_state = OptimizerState::fp32;
   ReduceDtype reduce_dtype = ReduceDtype::compute;
   ActivationLayout activations = ActivationLayout::korthikanti;
+  Schedule schedule = Schedule::one_f_one_b;  // the pipeline's, which sets the microbatches in flight
   MemoryStack(AttentionKind attention_kind = AttentionKind::materialized)  // NOLINT: implicit on purpose
       : attention(attention_kind) {}
 };
@@ -97,13 +102,17 @@ inline MemoryStack memory_stack(const MachineProfile& machine) {
   stack.selective = machine.selective, stack.optimizer_state = machine.optimizer_state;
   stack.reduce_dtype = machine.reduce_dtype;
   stack.activations = machine.activations;
+  // axo's executor runs its message-driven schedule unless told otherwise (axo train --schedule).
+  if (stack.activations == ActivationLayout::axo) stack.schedule = Schedule::message_driven;
   return stack;
 }
 // What axo's own executor holds: the defaults above (its materialized attention, per-linear
-// gathers, fp32 Adam) and its layout of activations and linear buffers (ActivationLayout::axo). Its runs' reports use it.
-inline MemoryStack executor_memory_stack() {
+// gathers, fp32 Adam), its layout of activations and linear buffers (ActivationLayout::axo) and the
+// microbatches its schedule keeps in flight. Its runs' reports use it.
+inline MemoryStack executor_memory_stack(Schedule schedule = Schedule::message_driven) {
   MemoryStack stack;
   stack.activations = ActivationLayout::axo;
+  stack.schedule = schedule;
   return stack;
 }
 

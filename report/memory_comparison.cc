@@ -21,7 +21,7 @@ Plan plan_as_run(const Plan& plan, const MeasuredRun& run) {
 
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run) {
   const Plan as_run = plan_as_run(plan, run);
-  return memory_per_device(as_run.model, as_run.config, executor_memory_stack());
+  return memory_per_device(as_run.model, as_run.config, executor_memory_stack(run.schedule));
 }
 
 std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured) {

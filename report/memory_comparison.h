@@ -27,7 +27,7 @@ struct MemoryRow {
 Plan plan_as_run(const Plan& plan, const MeasuredRun& run);
 // The memory model for what the run trained: the plan's model and grid with
 // the run's batch, microbatch, sequence length (where run.json gives them)
-// offload and precision (fp32 where run.json does not say).
+// offload and precision (fp32 where run.json does not say), and its pipeline schedule.
 MemoryBreakdown predicted_memory(const Plan& plan, const MeasuredRun& run);
 // Five rows in kMemoryNames order, then "total" (against the device peak).
 std::vector<MemoryRow> compare_memory(const MemoryBreakdown& predicted, const MeasuredMemory& measured);

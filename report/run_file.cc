@@ -321,8 +321,19 @@ void read_steps(const nlohmann::json& steps, const std::string& source, Measured
   for (double& value : run.components) value /= double(run.steps_used);
 }
 
+// The pipeline schedule the run names; message-driven, the executor's default, where it names none.
+Schedule schedule_at(const nlohmann::json& root, const std::string& source) {
+  if (!root.contains(key::kSchedule)) return Schedule::message_driven;
+  const nlohmann::json& value = root[key::kSchedule];
+  for (Schedule schedule : {Schedule::message_driven, Schedule::one_f_one_b}) {
+    if (value == to_string(schedule)) return schedule;
+  }
+  throw InputError(source + ": " + key::kSchedule + ": expected \"" + to_string(Schedule::message_driven) +
+                   "\" or \"" + to_string(Schedule::one_f_one_b) + "\", got " + type_and_value(value));
+}
+
 // What the run says of itself beside its steps: model and ranks (required), and where it says
-// node, batch, microbatch, seq, precision, backend.
+// node, batch, microbatch, seq, precision, backend, schedule.
 void read_run_keys(const nlohmann::json& root, const std::string& source, MeasuredRun& run) {
   if (root.contains(key::kNode)) {
     const nlohmann::json& node = root[key::kNode];
@@ -355,6 +366,7 @@ void read_run_keys(const nlohmann::json& root, const std::string& source, Measur
     }
     run.backend = backend.get<std::string>();
   }
+  run.schedule = schedule_at(root, source);
 }
 
 // A step's per-rank entries, where it has them, are one per rank of the run (a list cut short had

@@ -21,6 +21,7 @@
 #include "model/machine_profile.h"
 #include "model/parallel_config.h"
 #include "model/plan_file.h"
+#include "model/schedule.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -52,6 +53,7 @@ struct MeasuredRun {
   // The grid's settings the file records (run_schema.h's kGridSettings), as --fix spells them.
   std::map<std::string, std::string> settings;
   std::optional<MeasuredMemory> memory;
+  Schedule schedule = Schedule::message_driven;  // the pipeline's (the executor's default where the file does not say)
 };
 
 // Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,

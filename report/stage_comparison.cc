@@ -116,7 +116,8 @@ StageComparison compare_stages(const Plan& plan, const MeasuredRun& run, const s
       if (k > 0) row.layers += '+';
       row.layers += std::to_string(split.chunk(s, k).count());
     }
-    row.predicted_bytes = stage_memory(as_run.model, as_run.config, split, s, executor_memory_stack()).total();
+    row.predicted_bytes =
+        stage_memory(as_run.model, as_run.config, split, s, executor_memory_stack(run.schedule)).total();
     row.measured_bytes = double(measured[size_t(s)].device_peak);
     row.memory_error_pct = error_percent(row.predicted_bytes, row.measured_bytes);
     row.measured_s = measured[size_t(s)].work_s();

@@ -15,16 +15,6 @@
 
 namespace axo {
 
-Schedule parse_schedule(const std::string& text) {
-  if (text == "message-driven") return Schedule::message_driven;
-  if (text == "1f1b") return Schedule::one_f_one_b;
-  throw InputError("--schedule: expected message-driven or 1f1b, got '" + text + "'");
-}
-
-const char* to_string(Schedule schedule) {
-  return schedule == Schedule::message_driven ? "message-driven" : "1f1b";
-}
-
 namespace {
 
 enum Direction { kForward = 0, kBackward = 1 };
@@ -232,7 +222,8 @@ void run_one_f_one_b(StageLink& link, int64_t M) {
     throw InputError("interleaved 1F1B: pipeline = " + std::to_string(P) + " does not divide the step's " +
                      std::to_string(M) + " microbatches (Narayanan et al. SC'21 §2.2)");
   }
-  const int64_t warmup = std::min(v > 1 ? 2 * (P - s - 1) + (v - 1) * P : P - s - 1, steps);
+  // Interleaved over as many microbatches as stages, every forward first (Megatron-Core's all_warmup_microbatches).
+  const int64_t warmup = v > 1 && M == P ? steps : std::min(v > 1 ? 2 * (P - s - 1) + (v - 1) * P : P - s - 1, steps);
   DeviceFloats buffer = link.buffer();
   int64_t forwards = 0, backwards = 0;
   auto forward = [&] {

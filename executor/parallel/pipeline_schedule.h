@@ -16,16 +16,18 @@
 // model's last chunk runs each microbatch's backward right after its
 // forward. The first stage injects P microbatches, then one more each time a
 // microbatch's backward leaves the model's first chunk, so at most P
-// microbatches are in flight: a stage holds at most P·v chunk activations,
-// within interleaved 1F1B's first-stage bound (v−1)·P + 2(P−1) + 1 (P
-// without interleaving, 1F1B's P − s on stage s). Sends are non-blocking and
+// microbatches are in flight: a stage holds at most P·v chunk activations
+// (the last stage P·(v − 1) + 1), within interleaved 1F1B's first-stage
+// bound (v−1)·P + 2(P−1) + 1 (P without interleaving, where 1F1B holds
+// P − s on stage s: a middle stage may hold more). Sends are non-blocking and
 // retired when done. The ranks of one stage's tensor group follow the order
 // their group's first rank sees, so their collectives match.
 //
 // 1F1B (Narayanan et al. SC'21, PipeDream-Flush; interleaved per §2.2, as
 // Megatron-LM runs it): stage s runs a warmup of forwards, P − s − 1
-// without interleaving or 2·(P − s − 1) + (v − 1)·P with it (at most M·v),
-// then alternates one forward and one backward, then drains the remaining
+// without interleaving or 2·(P − s − 1) + (v − 1)·P with it (at most M·v;
+// every forward where M = P, as Megatron-Core's schedules.py does), then
+// alternates one forward and one backward, then drains the remaining
 // backwards, with blocking receives. Its k-th forward runs chunk
 // ⌊(k mod P·v)/P⌋ on microbatch ⌊k/(P·v)⌋·P + k mod P, its k-th backward
 // the same microbatch on chunk v − 1 − ⌊(k mod P·v)/P⌋; interleaved, it needs
@@ -39,6 +41,7 @@
 #include "executor/memory/device_memory.h"
 #include "executor/parallel/phase_times.h"
 #include "executor/parallel/process_grid.h"
+#include "model/schedule.h"
 
 namespace axo {
 
@@ -57,11 +60,6 @@ class PipelineStage {
   // Forgets a forward that will have no backward (evaluation).
   virtual void drop(int64_t chunk, int64_t microbatch) = 0;
 };
-
-enum class Schedule { message_driven, one_f_one_b };
-// "message-driven" or "1f1b"; InputError otherwise.
-Schedule parse_schedule(const std::string& text);
-const char* to_string(Schedule schedule);
 
 struct ScheduleOptions {
   Schedule schedule = Schedule::message_driven;

@@ -139,6 +139,35 @@ TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
   EXPECT_NEAR((held(4) - activations(4)) / step, (8 - 23.0 / 3) / (2.0 / 3), 1e-9);
 }
 
+// axo's message-driven schedule keeps at most p microbatches in flight, each in every chunk of a
+// stage but the model's last: min(m, p) on every stage but the last, which holds one microbatch of
+// its last chunk ((v − 1)·p + 1 chunk activations, as 1F1B's last stage does), where 1F1B's stages
+// hold fewer down the pipeline and its interleaved first stage more.
+TEST(MemoryModel, TheMessageDrivenScheduleHoldsAsManyMicrobatchesAsStages) {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig c = megatron(8, 8, 1, Recompute::selective, true);
+  c.interleave = 3;
+  const PipelineSplit split = split_pipeline(spec, 8, 3);
+  for (int64_t s = 1; s < 8; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
+  const MemoryStack message_driven = executor_memory_stack(Schedule::message_driven);
+  const MemoryStack one_f_one_b = executor_memory_stack(Schedule::one_f_one_b);
+  const auto activations = [&](int64_t stage, const MemoryStack& stack) {
+    return stage_memory(spec, c, split, stage, stack).activations;
+  };
+  // One microbatch's bytes on a middle stage: 1F1B's stage 3 holds 25/3 of them, its stage 4 23/3.
+  const double microbatch = (activations(3, one_f_one_b) - activations(4, one_f_one_b)) / (2.0 / 3);
+  for (int64_t s = 2; s < 7; ++s) EXPECT_NEAR(activations(s, message_driven), activations(1, message_driven), 1);
+  EXPECT_NEAR((activations(4, message_driven) - activations(4, one_f_one_b)) / microbatch, 8 - 23.0 / 3, 1e-9);
+  // The first: 8 against Korthikanti et al.'s 8·(1 + 7/24).
+  EXPECT_NEAR((activations(0, one_f_one_b) - activations(0, message_driven)) / microbatch, 7.0 / 3, 1e-9);
+  EXPECT_NEAR(activations(7, message_driven), activations(7, one_f_one_b), 1);
+  // The last stage: 8 − 7/3 microbatches under both; without interleaving one.
+  c.interleave = 1;
+  const PipelineSplit plain = split_pipeline(spec, 8, 1);
+  EXPECT_EQ(stage_memory(spec, c, plain, 7, message_driven).activations,
+            stage_memory(spec, c, plain, 7, one_f_one_b).activations);
+}
+
 TEST(MemoryModel, TheFullestOfUnequalStagesSetsMemory) {
   const TransformerSpec spec = load_model("llama3-70b");  // 80 layers: 21, 20, 20, 19 over 4 stages
   ParallelConfig c = megatron(4, 8, 1, Recompute::full, false);

@@ -314,6 +314,16 @@ TEST(RunFile, TheBackendIsCpuOrCuda) {
   EXPECT_EQ(backend_mismatch(measured_run_from_json(root, "run.json"), gpu, "a100.yaml"), "");
 }
 
+// The schedule sets the microbatches the memory model holds in flight (memory_model.h).
+TEST(RunFile, ReadsTheScheduleMessageDrivenWhenAbsent) {
+  nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(measured_run_from_json(root, "run.json").schedule, Schedule::message_driven);
+  root["schedule"] = "1f1b";
+  EXPECT_EQ(measured_run_from_json(root, "run.json").schedule, Schedule::one_f_one_b);
+  root["schedule"] = "gpipe";
+  EXPECT_EQ(error_of(root), "run.json: schedule: expected \"message-driven\" or \"1f1b\", got string \"gpipe\"");
+}
+
 TEST(RunFile, BadFilesNameTheFileAndTheField) {
   nlohmann::json root = testing::run_json({{1.0, {1, 0, 0, 0, 0, 0, 0}}, {1.0, {1, 0, 0, 0, 0, 0, 0}}});
   root["steps"][1]["components_s"].erase("bubble");

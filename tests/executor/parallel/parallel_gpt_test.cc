@@ -339,7 +339,7 @@ MemoryBreakdown predicted_stage_memory(const Case& c, const ParallelConfig& conf
   TransformerSpec spec = gpt_spec(test_shape(c.layers), kT);
   spec.global_batch = c.sequences * c.data;
   const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
-  return stage_memory(spec, config, split, stage, executor_memory_stack());
+  return stage_memory(spec, config, split, stage, executor_memory_stack(c.schedule));
 }
 
 TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
@@ -363,27 +363,33 @@ TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
 
 // The memory model's layout of axo's executor (ActivationLayout::axo, model/axo_activations.h) is
 // what the executor holds at its peak, byte for byte: on one-stage grids of every kind (x, y, z,
-// sequence parallelism, data; each recompute) and on each stage of 1F1B pipelines
-// (mixed_precision_test: in 2-byte training). Not asserted: the message-driven schedule may hold
-// more microbatches on a middle stage than 1F1B's p − s; an interleaved stage reuses a freed
-// chunk's stash for another chunk, keeping the larger one's bytes (pipe2_interleave2_1f1b's last
-// stage: two chunks' stashes more than the model); ring attention's own buffers.
+// sequence parallelism, data; each recompute), on each stage of 1F1B pipelines
+// (mixed_precision_test: in 2-byte training), and on the first and last stage of message-driven
+// ones, whose middle stages hold at most the model's bound, min(m, p) microbatches, and at least
+// 1F1B's p − s (pipe3_7_layers: the bound; pipe4: 1F1B's). Not asserted: an interleaved stage
+// reuses a freed chunk's stash for another chunk, keeping the larger one's bytes
+// (pipe2_interleave2_1f1b's last stage: 1.4x the model); ring attention's own buffers.
 TEST(ParallelGptTest, TheMemoryModelHoldsTheExecutorsActivations) {
   cpu::set_gemm_threads(1);
   int ran = 0;
   for (const Case& c : cases()) {
     ParallelConfig config = config_of(c);
-    const bool one_f_one_b = c.schedule == Schedule::one_f_one_b;
-    if (config.gpus() != world_size() || c.context > 1 || c.interleave > 1 || (c.pipeline > 1 && !one_f_one_b)) {
-      continue;
-    }
+    if (config.gpus() != world_size() || c.context > 1 || c.interleave > 1) continue;
     SCOPED_TRACE(c.name);
     ParallelOptions options = options_of(c);
     options.recompute = c.recompute;
     const Result r = run_parallel(config, options, c.layers, c.sequences);
     config.recompute = c.recompute;
-    const MemoryBreakdown predicted = predicted_stage_memory(c, config, r.stage);
-    EXPECT_EQ(double(r.activations_at_peak), predicted.activations) << "stage " << r.stage;
+    const double predicted = predicted_stage_memory(c, config, r.stage).activations;
+    const bool middle = r.stage > 0 && r.stage < c.pipeline - 1;
+    if (c.schedule == Schedule::message_driven && middle) {
+      EXPECT_LE(double(r.activations_at_peak), predicted) << "stage " << r.stage;
+      Case one_f_one_b = c;
+      one_f_one_b.schedule = Schedule::one_f_one_b;
+      EXPECT_GE(double(r.activations_at_peak), predicted_stage_memory(one_f_one_b, config, r.stage).activations);
+    } else {
+      EXPECT_EQ(double(r.activations_at_peak), predicted) << "stage " << r.stage;
+    }
     ++ran;
   }
   EXPECT_GT(ran, 0) << "no grid of " << world_size() << " ranks";

@@ -1,0 +1,18 @@
+// Pipeline schedule names (see schedule.h).
+#include "model/schedule.h"
+
+#include "model/error.h"
+
+namespace axo {
+
+Schedule parse_schedule(const std::string& text) {
+  if (text == "message-driven") return Schedule::message_driven;
+  if (text == "1f1b") return Schedule::one_f_one_b;
+  throw InputError("expected message-driven or 1f1b, got '" + text + "'");
+}
+
+const char* to_string(Schedule schedule) {
+  return schedule == Schedule::message_driven ? "message-driven" : "1f1b";
+}
+
+}  // namespace axo
