@@ -238,20 +238,21 @@ double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c,
 // chunk forwards, and one more before the first backward frees one (Megatron-Core
 // schedules.py forward_backward_pipelining_with_interleaving's num_warmup_microbatches; PyTorch's
 // ScheduleInterleaved1F1B warms up alike), each a chunk of 1/v of the stage's layers, at most the
-// m·v chunks of the iteration; with m = p every forward runs first (Megatron-Core's
-// all_warmup_microbatches). On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
-// the last holds p − (p − 1)/v, not 1. axo's message-driven schedule (executor/parallel/
-// pipeline_schedule.h) keeps at most p microbatches in flight, each in every chunk but the model's
-// last, whose backward follows its forward: min(m, p) in each chunk of a stage, one in the last
-// stage's last; a middle stage holds more than 1F1B's p − s, an interleaved first stage less.
-double in_flight(const ParallelConfig& c, int64_t microbatches, int64_t stage, Schedule schedule) {
-  const int64_t p = c.pipeline, v = c.interleave;
-  if (schedule == Schedule::message_driven) {
+// m·v chunks of the iteration; with m = p Megatron-Core runs every forward first
+// (all_warmup_microbatches), where axo's executor keeps the warm-up (executor/parallel/
+// pipeline_schedule.h). On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
+// the last holds p − (p − 1)/v, not 1. axo's message-driven schedule keeps at most p microbatches
+// in flight, each in every chunk but the model's last, whose backward follows its forward:
+// min(m, p) in each chunk of a stage, one in the last stage's last; a middle stage holds more than
+// 1F1B's p − s, an interleaved first stage less.
+double in_flight(const ParallelConfig& c, const StageMemoryParts& parts, int64_t stage) {
+  const int64_t p = c.pipeline, v = c.interleave, microbatches = parts.microbatches;
+  if (parts.schedule == Schedule::message_driven) {
     const double held = double(std::min(microbatches, p));
     return stage == p - 1 ? (double(v - 1) * held + 1) / double(v) : held;
   }
   if (v == 1) return double(std::min<int64_t>(microbatches, p - stage));
-  if (microbatches == p) return double(microbatches);
+  if (microbatches == p && !parts.executor_layout) return double(microbatches);
   const int64_t chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
   return double(std::min<int64_t>(microbatches * v, chunk_forwards)) / double(v);
 }
@@ -262,7 +263,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   const double per_microbatch = double(recomputed) * parts.per_layer +
                                 double(layers - recomputed) * parts.per_kept_layer + parts.chunk_inputs;
   // Summed in this order since before the axo layout: its parts are 0 in Megatron-LM's.
-  double activations = in_flight(c, parts.microbatches, stage, parts.schedule) * per_microbatch;
+  double activations = in_flight(c, parts, stage) * per_microbatch;
   if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
   activations += parts.working;
   if (c.pipeline == 1) activations += parts.logits;

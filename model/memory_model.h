@@ -46,8 +46,8 @@
 // activations). Each stage holds its own layers
 // (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
 // (1F1B); interleaved, its warm-up's 2(p − s − 1) + (v − 1)·p + 1 chunk
-// forwards of 1/v of its layers (Megatron-Core's; every microbatch where m = p:
-// memory_model.cc in_flight); under axo's message-driven schedule min(m, p) on
+// forwards of 1/v of its layers (Megatron-Core's; every microbatch where m = p,
+// but in axo's executor: memory_model.cc in_flight); under axo's message-driven schedule min(m, p) on
 // every stage but the last, which holds one of its model's last chunk
 // (executor/parallel/pipeline_schedule.h); the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:

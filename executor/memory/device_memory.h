@@ -99,4 +99,13 @@ class DeviceAllocator {
 
 using DeviceFloats = std::vector<float, DeviceAllocator<float>>;
 
+// `buffer` in fresh storage of exactly `size` elements, its old storage freed first (a vector's own
+// growth books up to twice what it holds, and it keeps its storage when it shrinks); contents dropped.
+template <class Vector>
+void reallocate_exactly(Vector& buffer, size_t size) {
+  buffer = Vector(buffer.get_allocator());
+  buffer.reserve(size);
+  buffer.resize(size);
+}
+
 }  // namespace axo

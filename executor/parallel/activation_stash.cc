@@ -7,7 +7,8 @@
 namespace axo {
 
 float* ActivationStash::hold(size_t n) {
-  half_.clear();
+  if (half_.capacity() > 0) reallocate_exactly(half_, 0);
+  if (fp32_.capacity() != n) reallocate_exactly(fp32_, n);
   fp32_.resize(n);
   return fp32_.data();
 }
@@ -19,9 +20,15 @@ void ActivationStash::keep(const float* values, size_t n, Precision precision) {
     return;
   }
   format_ = cpu::half_format(precision);
-  fp32_.clear();
+  if (fp32_.capacity() > 0) reallocate_exactly(fp32_, 0);
+  if (half_.capacity() != n) reallocate_exactly(half_, n);
   half_.resize(n);
   if (values) cpu::to_half(values, half_.data(), int64_t(n), format_);
+}
+
+bool ActivationStash::holds_exactly(size_t n, Precision precision) const {
+  return precision == Precision::fp32 ? fp32_.capacity() == n && half_.capacity() == 0
+                                      : half_.capacity() == n && fp32_.capacity() == 0;
 }
 
 void ActivationStash::keep_part(const float* values, size_t offset, size_t n) {

@@ -1,5 +1,7 @@
 // One microbatch's activations kept from a chunk's forward to its backward
-// (gpt_stage.h). In fp32 without full recompute the stage carves them
+// (gpt_stage.h), in storage of exactly their size: a stage reuses freed
+// stashes, and one reused for a smaller chunk (the model's last chunk holds
+// the head) would otherwise book the larger one's bytes. In fp32 without full recompute the stage carves them
 // straight into the stash; otherwise it computes in rolling fp32 views and
 // keeps them region by region, in bf16 or fp16 (mixed precision) rounded to
 // the 2-byte format (cpu/half.h), half the bytes, widening them again for
@@ -22,7 +24,7 @@ class ActivationStash {
  public:
   explicit ActivationStash(const DeviceAllocator<float>& allocator) : fp32_(allocator), half_(allocator) {}
 
-  // fp32 storage of n elements (contents kept up to the old size), to carve into.
+  // fp32 storage of exactly n elements, to carve into (contents kept where it held n already).
   float* hold(size_t n);
   float* data() { return fp32_.data(); }
   // Keeps n values at `precision`: copied (fp32) or rounded to nearest even
@@ -34,6 +36,8 @@ class ActivationStash {
   void keep_part(const float* values, size_t offset, size_t n);
   void restore_part(float* out, size_t offset, size_t n) const;
   bool rounded() const { return !half_.empty(); }
+  // Whether its storage is exactly n values at `precision` (what keep or hold would size it to).
+  bool holds_exactly(size_t n, Precision precision) const;
 
  private:
   DeviceFloats fp32_;

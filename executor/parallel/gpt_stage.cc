@@ -212,16 +212,29 @@ int64_t GptStage::largest_gradients_carve() const {
   return largest;
 }
 
-void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
+// A freed stash of exactly `size` values at `precision` where there is one (no reallocation), else
+// any freed one, else a new one.
+ActivationStash GptStage::reused_stash(size_t size, Precision precision) {
   ActivationStash stash(activations_);
-  if (!free_.empty()) stash = std::move(free_.back()), free_.pop_back();
+  if (free_.empty()) return stash;
+  auto chosen = std::find_if(free_.begin(), free_.end(),
+                             [&](const ActivationStash& s) { return s.holds_exactly(size, precision); });
+  if (chosen == free_.end()) chosen = free_.end() - 1;
+  stash = std::move(*chosen);
+  free_.erase(chosen);
+  return stash;
+}
+
+void GptStage::forward(int64_t chunk, int64_t microbatch, const float* input, float* output) {
   const int64_t mr = stream_rows_;
+  const size_t size = size_t(rolls() ? kept_size(chunk) : acts_size(chunk));
+  ActivationStash stash = reused_stash(size, rolls() ? precision_ : Precision::fp32);
   Acts a;
   if (rolls()) {
-    stash.keep(nullptr, size_t(kept_size(chunk)), precision_);  // sized now, filled region by region
+    stash.keep(nullptr, size, precision_);  // sized now, filled region by region
     a = carve_rolling(chunk, stash);
   } else {
-    a = carve(stash.hold(size_t(acts_size(chunk))), chunk);
+    a = carve(stash.hold(size), chunk);
   }
   if (model_first(chunk)) {
     head_.embed(a.input, all_tokens(inputs_, microbatch), params_.weight(GptTensor::wte), params_.weight(GptTensor::wpe),

@@ -156,6 +156,7 @@ class GptStage : public PipelineStage {
   const int* all_tokens(const std::vector<int>& all, int64_t microbatch) const;
   // bf16 or fp16, and full recompute: the rolling fp32 views above (the end of gpt_stage.cc).
   bool rolls() const { return precision_ != Precision::fp32 || recompute_ == Recompute::full; }
+  ActivationStash reused_stash(size_t size, Precision precision);
   // The rolling views of `chunk`; the head's in `stash`'s head region when head_in_stash.
   Acts carve_rolling(int64_t chunk, ActivationStash& stash);
   // fp32 keeps the head as computed: full recompute computes it in the stash itself, not in a

@@ -14,10 +14,7 @@ namespace {
 // `size` elements (contents undefined), its capacity grown to exactly that where it is less (a
 // vector's own growth would book up to twice it).
 void resize_exactly(DeviceFloats& buffer, size_t size) {
-  if (buffer.capacity() < size) {
-    buffer = DeviceFloats(buffer.get_allocator());  // the old storage freed first
-    buffer.reserve(size);
-  }
+  if (buffer.capacity() < size) return reallocate_exactly(buffer, size);
   buffer.resize(size);
 }
 

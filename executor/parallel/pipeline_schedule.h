@@ -25,10 +25,10 @@
 //
 // 1F1B (Narayanan et al. SC'21, PipeDream-Flush; interleaved per §2.2, as
 // Megatron-LM runs it): stage s runs a warmup of forwards, P − s − 1
-// without interleaving or 2·(P − s − 1) + (v − 1)·P with it (at most M·v;
-// every forward where M = P, as Megatron-Core's schedules.py does), then
-// alternates one forward and one backward, then drains the remaining
-// backwards, with blocking receives. Its k-th forward runs chunk
+// without interleaving or 2·(P − s − 1) + (v − 1)·P with it (at most M·v,
+// as PyTorch's ScheduleInterleaved1F1B warms up; Megatron-Core's runs every
+// forward first where M = P), then alternates one forward and one backward,
+// then drains the remaining backwards, with blocking receives. Its k-th forward runs chunk
 // ⌊(k mod P·v)/P⌋ on microbatch ⌊k/(P·v)⌋·P + k mod P, its k-th backward
 // the same microbatch on chunk v − 1 − ⌊(k mod P·v)/P⌋; interleaved, it needs
 // the microbatches to be a multiple of P. Stage s then holds at most

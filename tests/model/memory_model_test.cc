@@ -137,6 +137,12 @@ TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
   const auto held = [&](int64_t stage) { return stage_memory(eight, c, split, stage).activations; };
   EXPECT_NEAR(held(4), held(1), 1e-6 * held(1));
   EXPECT_NEAR((held(4) - activations(4)) / step, (8 - 23.0 / 3) / (2.0 / 3), 1e-9);
+  // axo's executor keeps the warm-up there (as PyTorch's ScheduleInterleaved1F1B does).
+  const MemoryStack executor = executor_memory_stack(Schedule::one_f_one_b);
+  const auto executor_held = [&](const TransformerSpec& model, int64_t stage) {
+    return stage_memory(model, c, split, stage, executor).activations;
+  };
+  EXPECT_NEAR(executor_held(eight, 4), executor_held(spec, 4), 1e-6 * executor_held(spec, 4));
 }
 
 // axo's message-driven schedule keeps at most p microbatches in flight, each in every chunk of a

@@ -64,5 +64,26 @@ TEST(ActivationStash, HoldGivesFp32StorageToCarve) {
   EXPECT_EQ(out[9], 9.0f);
 }
 
+// A stash reused for a smaller chunk books the smaller one's bytes (a vector keeps its storage when
+// it shrinks: the model's last chunk, which holds the head, had left its bytes to the next chunk).
+TEST(ActivationStash, AReusedStashBooksExactlyWhatItHolds) {
+  DeviceMemory memory;
+  ActivationStash stash({memory, DeviceUse::activations});
+  stash.hold(1000);
+  EXPECT_TRUE(stash.holds_exactly(1000, Precision::fp32));
+  stash.hold(600);
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), 600 * 4);
+  EXPECT_TRUE(stash.holds_exactly(600, Precision::fp32));
+  EXPECT_FALSE(stash.holds_exactly(600, Precision::bf16));
+  stash.keep(nullptr, 800, Precision::bf16);  // the fp32 storage given back
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), 800 * 2);
+  EXPECT_TRUE(stash.holds_exactly(800, Precision::bf16));
+  stash.keep(nullptr, 300, Precision::bf16);
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), 300 * 2);
+  stash.hold(50);
+  EXPECT_EQ(memory.in_use(DeviceUse::activations), 50 * 4);
+  EXPECT_EQ(memory.peak(), 1000 * 4);
+}
+
 }  // namespace
 }  // namespace axo
