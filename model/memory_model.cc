@@ -10,6 +10,7 @@
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
 #include "model/per_op_checkpoint.h"
+#include "model/pipeline_in_flight.h"
 
 namespace axo {
 
@@ -104,7 +105,7 @@ struct StageMemoryParts {
   double gradient_e = 0;                 // bytes per gradient element (gradient_bytes)
   double per_layer = 0;                  // activations of one layer and microbatch
   double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
-  double chunk_inputs = 0;               // a microbatch's chunk inputs, where the stack keeps them apart (axo)
+  double chunk_input = 0;                // a microbatch's chunk input, where the stack keeps it apart (axo)
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows); axo: its head's stash
   double first_stage_working = 0;        // held besides on the first stage (axo: the embedding's gathered rows)
@@ -114,7 +115,7 @@ struct StageMemoryParts {
   double fp8_copies_per_layer = 0;       // fp8: the fp8 weights and transposes of one layer (cost_fp8.h)
   Fp8Weights fp8_weights = Fp8Weights::cached;
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
-  Schedule schedule = Schedule::one_f_one_b;  // which sets the microbatches in flight (in_flight)
+  Schedule schedule = Schedule::one_f_one_b;  // which sets the microbatches in flight (pipeline_in_flight.h)
   bool executor_layout = false;          // axo's executor: its data-parallel buffers too (axo_buffers.h)
 };
 
@@ -163,7 +164,7 @@ void set_axo_activations(const TransformerSpec& spec, const ParallelConfig& c, S
   const AxoActivationShapes s = axo_activation_shapes(spec, c);
   parts.per_layer = parts.e * (c.recompute == Recompute::full ? s.stream : s.layer);
   parts.per_kept_layer = parts.e * s.layer;
-  parts.chunk_inputs = parts.e * s.stream * double(c.interleave);
+  parts.chunk_input = parts.e * s.stream;
   const AxoBackwardBytes backward = axo_backward_bytes(spec, c);
   parts.working = backward.every_stage;
   parts.logits = parts.e * s.head;
@@ -233,37 +234,41 @@ double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c,
   return stage == c.pipeline - 1 ? double(parts.head) : 0;
 }
 
-// Microbatches of the stage's layers whose activations stage `stage` holds at its peak. 1F1B: the
-// p − s forwards of its warm-up. Interleaved over v chunks: its warm-up runs 2(p − s − 1) + (v − 1)·p
-// chunk forwards, and one more before the first backward frees one (Megatron-Core
-// schedules.py forward_backward_pipelining_with_interleaving's num_warmup_microbatches; PyTorch's
-// ScheduleInterleaved1F1B warms up alike), each a chunk of 1/v of the stage's layers, at most the
-// m·v chunks of the iteration; with m = p Megatron-Core runs every forward first
-// (all_warmup_microbatches), where axo's executor keeps the warm-up (executor/parallel/
-// pipeline_schedule.h). On the first stage that is Korthikanti et al.'s p·(1 + (p − 1)/(p·v));
-// the last holds p − (p − 1)/v, not 1. axo's message-driven schedule keeps at most p microbatches
-// in flight, each in every chunk but the model's last, whose backward follows its forward:
-// min(m, p) in each chunk of a stage, one in the last stage's last; a middle stage holds more than
-// 1F1B's p − s, an interleaved first stage less.
-double in_flight(const ParallelConfig& c, const StageMemoryParts& parts, int64_t stage) {
-  const int64_t p = c.pipeline, v = c.interleave, microbatches = parts.microbatches;
-  if (parts.schedule == Schedule::message_driven) {
-    const double held = double(std::min(microbatches, p));
-    return stage == p - 1 ? (double(v - 1) * held + 1) / double(v) : held;
+// A stage's layers: `layers` in all, in the chunks of `split` (null: one chunk, every layer
+// recomputed as the configuration recomputes).
+struct StageLayers {
+  const PipelineSplit* split = nullptr;
+  int64_t layers = 0;
+};
+
+// The activations stage `stage` holds at its peak, its chunks' microbatches in flight by schedule
+// (pipeline_in_flight.h): one microbatch of a chunk keeps its layers', those recompute recomputes
+// (the first recompute_layers of each chunk: partial_recompute) at the recomputed size, and its
+// input (axo's layout).
+double held_activations(const StageMemoryParts& parts, const ParallelConfig& c, const StageLayers& layers,
+                        int64_t stage) {
+  auto bytes_of = [&](int64_t chunk_layers) {
+    const int64_t recomputed = partial_recompute(c) ? std::min(chunk_layers, c.recompute_layers) : chunk_layers;
+    return double(recomputed) * parts.per_layer + double(chunk_layers - recomputed) * parts.per_kept_layer +
+           parts.chunk_input;
+  };
+  thread_local std::vector<double> bytes;  // reused: the search's hot path
+  bytes.clear();
+  if (!layers.split) bytes.push_back(bytes_of(layers.layers));
+  for (int64_t k = 0; layers.split && k < layers.split->interleave(); ++k) {
+    bytes.push_back(bytes_of(layers.split->chunk(stage, k).count()));
   }
-  if (v == 1) return double(std::min<int64_t>(microbatches, p - stage));
-  if (microbatches == p && !parts.executor_layout) return double(microbatches);
-  const int64_t chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
-  return double(std::min<int64_t>(microbatches * v, chunk_forwards)) / double(v);
+  // Megatron-Core's interleaved 1F1B runs every forward first where m = p; axo's executor does not.
+  const PipelineHold hold{parts.schedule, !parts.executor_layout};
+  return held_activation_bytes(bytes, c.pipeline, parts.microbatches, stage, hold);
 }
 
-// Stage `stage` of `layers` layers, `recomputed` of them recomputed (recomputed_layers).
-MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers,
-                                int64_t recomputed, int64_t stage) {
-  const double per_microbatch = double(recomputed) * parts.per_layer +
-                                double(layers - recomputed) * parts.per_kept_layer + parts.chunk_inputs;
+// Stage `stage` of `stage_layers`.
+MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, const StageLayers& stage_layers,
+                                int64_t stage) {
+  const int64_t layers = stage_layers.layers;
   // Summed in this order since before the axo layout: its parts are 0 in Megatron-LM's.
-  double activations = in_flight(c, parts, stage) * per_microbatch;
+  double activations = held_activations(parts, c, stage_layers, stage);
   if (stage == c.pipeline - 1 && c.pipeline > 1) activations += parts.logits;
   activations += parts.working;
   if (c.pipeline == 1) activations += parts.logits;
@@ -333,20 +338,19 @@ int64_t recomputed_layers(const ParallelConfig& c, const PipelineSplit& split, i
 
 MemoryBreakdown stage_memory(const TransformerSpec& spec, const ParallelConfig& c, const PipelineSplit& split,
                              int64_t stage, const MemoryStack& stack) {
-  return stage_memory_of(stage_memory_parts(spec, c, stack), c, split.stage_layers(stage),
-                         recomputed_layers(c, split, stage), stage);
+  return stage_memory_of(stage_memory_parts(spec, c, stack), c, {&split, split.stage_layers(stage)}, stage);
 }
 
 MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelConfig& c,
                                   const std::vector<int64_t>& stage_layers, const MemoryStack& stack) {
   const StageMemoryParts parts = stage_memory_parts(spec, c, stack);
-  // The split's chunks say which layers partial recompute recomputes (looked up only then: the search's hot path).
-  const PipelineSplit* split = partial_recompute(c) ? &remembered_split(spec, c.pipeline, c.interleave).split : nullptr;
+  // The split's chunks where a stage has several or partial recompute picks layers in each (looked
+  // up only then: the search's hot path).
+  const bool by_chunk = c.interleave > 1 || partial_recompute(c);
+  const PipelineSplit* split = by_chunk ? &remembered_split(spec, c.pipeline, c.interleave).split : nullptr;
   MemoryBreakdown fullest;
   for (int64_t s = 0; s < c.pipeline; ++s) {
-    const int64_t layers = stage_layers[size_t(s)];
-    const int64_t recomputed = split ? recomputed_layers(c, *split, s) : layers;
-    const MemoryBreakdown m = stage_memory_of(parts, c, layers, recomputed, s);
+    const MemoryBreakdown m = stage_memory_of(parts, c, {split, stage_layers[size_t(s)]}, s);
     if (s == 0 || m.total() > fullest.total()) fullest = m;
   }
   return fullest;

@@ -44,12 +44,12 @@
 // layer's input plus one layer's working set, on the layers it recomputes
 // (recompute_layers: the first of each chunk; the others keep all their
 // activations). Each stage holds its own layers
-// (stage_partition.h): stage s holds min(m, p − s) microbatches in flight
-// (1F1B); interleaved, its warm-up's 2(p − s − 1) + (v − 1)·p + 1 chunk
-// forwards of 1/v of its layers (Megatron-Core's; every microbatch where m = p,
-// but in axo's executor: memory_model.cc in_flight); under axo's message-driven schedule min(m, p) on
-// every stage but the last, which holds one of its model's last chunk
-// (executor/parallel/pipeline_schedule.h); the first stage also holds the embedding, the
+// (stage_partition.h), its chunks' microbatches in flight as its schedule
+// holds them (model/pipeline_in_flight.h): stage s min(m, p − s) under 1F1B;
+// interleaved, the most its warm-up's 2(p − s − 1) + (v − 1)·p + 1 chunk
+// forwards and the steady state's hold at once (every microbatch where m = p
+// under Megatron-Core, not in axo's executor); under axo's message-driven
+// schedule min(m, p) of each chunk, one of the model's last; the first stage also holds the embedding, the
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
 // vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
 // That is Megatron-LM's layout; axo's own executor keeps its own

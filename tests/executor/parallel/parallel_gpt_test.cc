@@ -367,17 +367,16 @@ TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
 // too (mixed_precision_test: in 2-byte training), and on the first and last stage of
 // message-driven ones without interleaving; the message-driven schedule's other stages hold at
 // most the model's bound, min(m, p) microbatches of each chunk, as many as their timing lets in
-// (pipe3_7_layers' middle stage: the bound, pipe4's: 1F1B's p − s). Not asserted: interleaved
-// chunks of unequal layers (the model holds each of a stage's chunks as 1/v of its layers; where
-// 1F1B warms up on the larger, it holds more: pipe2_interleave3_7_layers_1f1b's first stage
-// 1.15x the model); ring attention's own buffers.
+// (pipe3_7_layers' middle stage: the bound, pipe4's: 1F1B's p − s). Chunks of unequal layers too
+// (pipe2_interleave3_7_layers_1f1b's first stage, whose warm-up holds more of its larger chunk,
+// had been 1.15x a model that took each chunk as 1/v of the stage). Not asserted: ring
+// attention's own buffers.
 TEST(ParallelGptTest, TheMemoryModelHoldsTheExecutorsActivations) {
   cpu::set_gemm_threads(1);
   int ran = 0;
   for (const Case& c : cases()) {
     ParallelConfig config = config_of(c);
-    const bool equal_chunks = c.interleave == 1 || c.layers % (c.pipeline * c.interleave) == 0;
-    if (config.gpus() != world_size() || c.context > 1 || !equal_chunks) continue;
+    if (config.gpus() != world_size() || c.context > 1) continue;
     SCOPED_TRACE(c.name);
     ParallelOptions options = options_of(c);
     options.recompute = c.recompute;
