@@ -56,6 +56,13 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
   return kFloat * columns;
 }
 
+double axo_pipeline_buffer_bytes(const ParallelConfig& c, Schedule schedule, double stream, int64_t stage) {
+  const int64_t p = c.pipeline, v = c.interleave;
+  if (p == 1) return 0;
+  const int64_t receives = schedule == Schedule::one_f_one_b ? 1 : 2 * v - (stage == 0) - (stage == p - 1);
+  return kFloat * stream * double(receives + 2);
+}
+
 AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, double local, double layer,
                                              double end_bucket) {
   const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;

@@ -1,6 +1,6 @@
 // The communication buffers of axo's own executor (ActivationLayout::axo), in
 // bytes: its tensor-parallel layers' (executor/parallel/linear_4d.{h,cc}) and,
-// below, its data-parallel reduction's. With
+// below, its pipeline messages and its data-parallel reduction's. With
 // m rows of a microbatch on a rank (axo_activations.h) and each linear's block
 // n_ × k_ (qkv, fc: n/y × h/x; attproj: h/x × h/y; fcproj: h/x × ffn/y):
 //   rows:    under sequence parallelism over y > 1, [m, h/x] (a transposed
@@ -22,6 +22,7 @@
 #pragma once
 
 #include "model/parallel_config.h"
+#include "model/schedule.h"
 #include "model/transformer_spec.h"
 
 namespace axo {
@@ -43,6 +44,14 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 // Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
 // backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1), units not divisible
 // by D copied in fp32 too, and interleaved stages' several buckets in flight.
+// The pipeline's messages on stage `stage` (executor/parallel/pipeline_schedule.cc), each a
+// microbatch's residual stream of `stream` elements in fp32 whatever the training precision: the
+// receives it keeps posted (message-driven: one per stream, a forward one for each chunk but the
+// model's first and a backward one for each but its last; 1F1B: one) and two sends, the one being
+// computed into and the one before it waiting for its receiver (a receiver that lags leaves more
+// waiting: up to p of each stream, by timing). None on one stage.
+double axo_pipeline_buffer_bytes(const ParallelConfig& config, Schedule schedule, double stream, int64_t stage);
+
 struct AxoDataParallelBytes {
   double comm_buffers = 0, gradients = 0;
 };

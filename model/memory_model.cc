@@ -106,6 +106,7 @@ struct StageMemoryParts {
   double per_layer = 0;                  // activations of one layer and microbatch
   double per_kept_layer = 0;             // the same for a layer partial recompute does not recompute
   double chunk_input = 0;                // a microbatch's chunk input, where the stack keeps it apart (axo)
+  double stream = 0;                     // axo: a microbatch's residual stream, elements (its pipeline messages)
   double working = 0;                    // recompute's transient working set (recompute_working_bytes)
   double logits = 0;                     // one microbatch's logits, fp16 and fp32 copies (V'/y rows); axo: its head's stash
   double first_stage_working = 0;        // held besides on the first stage (axo: the embedding's gathered rows)
@@ -121,7 +122,8 @@ struct StageMemoryParts {
 
 // Gathered weights of the largest linear layer, or of one block when the
 // stack gathers per block (double-buffered when prefetched; axo's executor: its linears' buffers and
-// pools, axo_buffers.h), with a pipeline the point-to-point send and receive buffers, and with
+// pools, axo_buffers.h), with a pipeline the point-to-point send and receive buffers (axo's by stage:
+// stage_memory_of), and with
 // context parallelism the ring's two key/value receive blocks (double-buffered: one computed on while
 // the next arrives).
 double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
@@ -137,7 +139,7 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, c
   double buffers = stack.activations == ActivationLayout::axo ? axo_linear_buffer_bytes(spec, c)
                    : c.z > 1                                   ? gathered * gathered_e * (c.overlap ? 2 : 1)
                                                                : 0;
-  if (c.pipeline > 1) {
+  if (c.pipeline > 1 && stack.activations != ActivationLayout::axo) {  // axo's: by stage (axo_buffers.h)
     buffers += 2 * e * tokens * double(spec.hidden) / double(c.x);  // p2p send and receive
   }
   if (c.context > 1) {
@@ -165,6 +167,7 @@ void set_axo_activations(const TransformerSpec& spec, const ParallelConfig& c, S
   parts.per_layer = parts.e * (c.recompute == Recompute::full ? s.stream : s.layer);
   parts.per_kept_layer = parts.e * s.layer;
   parts.chunk_input = parts.e * s.stream;
+  parts.stream = s.stream;
   const AxoBackwardBytes backward = axo_backward_bytes(spec, c);
   parts.working = backward.every_stage;
   parts.logits = parts.e * s.head;
@@ -285,7 +288,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
     const double layer = double(parts.params_per_layer) / parts.shards;
     const AxoDataParallelBytes dp =
         axo_data_parallel_bytes(c, parts.e, local, layer, end_bucket_params(parts, c, stage) / parts.shards);
-    m.comm_buffers += dp.comm_buffers;
+    m.comm_buffers += dp.comm_buffers + axo_pipeline_buffer_bytes(c, parts.schedule, parts.stream, stage);
     m.gradients += dp.gradients;
   }
   return m;

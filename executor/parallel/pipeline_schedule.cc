@@ -81,11 +81,13 @@ class StageLink {
   // Forward of `chunk` on `microbatch` from `input`, sending the result to the model's next chunk.
   void forward(int64_t chunk, int64_t microbatch, const float* input) {
     delay();
+    retire_sent();
     DeviceFloats output = buffer(model_last(chunk) ? 0 : n_);
     stage_.forward(chunk, microbatch, input, model_last(chunk) ? nullptr : output.data());
     if (!model_last(chunk)) send(std::move(output), kForward, next(chunk), microbatch);
   }
   void backward(int64_t chunk, int64_t microbatch, const float* doutput) {
+    retire_sent();
     DeviceFloats dinput = buffer(model_first(chunk) ? 0 : n_);
     stage_.backward(chunk, microbatch, doutput, model_first(chunk) ? nullptr : dinput.data());
     if (!model_first(chunk)) send(std::move(dinput), kBackward, previous(chunk), microbatch);
@@ -114,7 +116,12 @@ class StageLink {
       Pending p{std::move(data), nullptr};
       p.request = pipe_.start_send(p.buffer.data(), n_, to.stage, tag_of(direction, to.chunk, microbatch, v_));
       sends_.push_back(std::move(p));
-      while (!sends_.empty() && sends_.front().request->test()) sends_.pop_front();
+    });
+  }
+  // Gives back the buffers of every send that has completed, wherever it is in the queue.
+  void retire_sent() {
+    timed(times_.pp_comm, [&] {
+      std::erase_if(sends_, [](Pending& p) { return p.request->test(); });
     });
   }
 

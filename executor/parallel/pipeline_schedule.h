@@ -19,9 +19,11 @@
 // microbatches are in flight: a stage holds at most P·v chunk activations
 // (the last stage P·(v − 1) + 1), within interleaved 1F1B's first-stage
 // bound (v−1)·P + 2(P−1) + 1 (P without interleaving, where 1F1B holds
-// P − s on stage s: a middle stage may hold more). Sends are non-blocking and
-// retired when done. The ranks of one stage's tensor group follow the order
-// their group's first rank sees, so their collectives match.
+// P − s on stage s: a middle stage may hold more). Sends are non-blocking;
+// each one that has completed gives its buffer back before the next forward
+// or backward (model/axo_buffers.h books the posted receives and two sends).
+// The ranks of one stage's tensor group follow the order their group's first
+// rank sees, so their collectives match.
 //
 // 1F1B (Narayanan et al. SC'21, PipeDream-Flush; interleaved per §2.2, as
 // Megatron-LM runs it): stage s runs a warmup of forwards, P − s − 1

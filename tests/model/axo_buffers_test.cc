@@ -93,5 +93,32 @@ TEST(AxoBuffers, TheMemoryModelBooksThemForAxosExecutorOnly) {
   EXPECT_EQ(memory_per_device(spec, c).comm_buffers, 2 * 2 * 512 * 128 / 2);
 }
 
+// A pipeline's messages are fp32 microbatch streams (here [512, 128]): the receives a stage keeps
+// posted and two sends. Message-driven, one receive per stream: four stages of three chunks hold
+// 3·2 − 1 on an end and 3·2 in the middle; without interleaving one and two; 1F1B one.
+TEST(AxoBuffers, APipelineStageHoldsItsPostedReceivesAndTwoSends) {
+  const double stream = 512 * 128, message = 4 * stream;
+  ParallelConfig c;
+  c.pipeline = 4, c.interleave = 3;
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 0), (5 + 2) * message);
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 2), (6 + 2) * message);
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 3), (5 + 2) * message);
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::one_f_one_b, stream, 2), (1 + 2) * message);
+  c.interleave = 1;
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 0), (1 + 2) * message);
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 1), (2 + 2) * message);
+  c.pipeline = 1;
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 0), 0);
+  // In bf16 training too, and in the model's stage memory under axo's layout, beside the linears'.
+  TransformerSpec spec = load_model("gpt2-mini");
+  spec.precision = Precision::bf16;
+  c = grid(1, 1, 1);
+  c.pipeline = 2;
+  const PipelineSplit split = split_pipeline(spec, 2, 1);
+  ASSERT_EQ(split.stage_layers(0), 2);
+  EXPECT_EQ(stage_memory(spec, c, split, 0, executor_memory_stack()).comm_buffers,
+            3 * message + 2 * axo_linear_buffer_bytes_per_layer(spec, c));
+}
+
 }  // namespace
 }  // namespace axo
