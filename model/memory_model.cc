@@ -2,6 +2,8 @@
 #include "model/memory_model.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "model/axo_activations.h"
@@ -237,33 +239,63 @@ double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c,
   return stage == c.pipeline - 1 ? double(parts.head) : 0;
 }
 
-// A stage's layers: `layers` in all, in the chunks of `split` (null: one chunk, every layer
-// recomputed as the configuration recomputes).
+// A stage's layers: `layers` in all, in the chunks of `split` (null: one chunk), and what they hold
+// at the peak where it is known (`hold`: remembered_holds').
 struct StageLayers {
   const PipelineSplit* split = nullptr;
   int64_t layers = 0;
+  const StageHold* hold = nullptr;
 };
 
-// The activations stage `stage` holds at its peak, its chunks' microbatches in flight by schedule
-// (pipeline_in_flight.h): one microbatch of a chunk keeps its layers', those recompute recomputes
-// (the first recompute_layers of each chunk: partial_recompute) at the recomputed size, and its
-// input (axo's layout).
+// Megatron-Core's interleaved 1F1B runs every forward first where m = p; axo's executor does not.
+PipelineHold pipeline_hold(const StageMemoryParts& parts) { return {parts.schedule, !parts.executor_layout}; }
+
+// stage_holds for a remembered split (which lives as long as the program: cost_split.h), kept per
+// thread: the search asks for the same few many times.
+const std::vector<StageHold>& remembered_holds(const PipelineSplit& split, int64_t microbatches,
+                                               const PipelineHold& hold) {
+  using Key = std::tuple<const PipelineSplit*, int64_t, Schedule, bool>;
+  thread_local std::map<Key, std::vector<StageHold>> kept;
+  thread_local const std::pair<const Key, std::vector<StageHold>>* last = nullptr;  // consecutive asks alike
+  const Key key{&split, microbatches, hold.schedule, hold.all_forwards_first_at_m_equal_p};
+  if (last && last->first == key) return last->second;
+  auto found = kept.find(key);
+  if (found == kept.end()) found = kept.emplace(key, stage_holds(split, microbatches, hold)).first;
+  last = &*found;
+  return found->second;
+}
+
+// What stage `stage`'s chunks hold at the peak (pipeline_in_flight.h).
+StageHold stage_hold(const StageMemoryParts& parts, const ParallelConfig& c, const StageLayers& layers,
+                     int64_t stage) {
+  if (layers.hold) return *layers.hold;
+  if (layers.split) return stage_holds(*layers.split, parts.microbatches, pipeline_hold(parts))[size_t(stage)];
+  thread_local std::vector<int64_t> one(1);
+  one[0] = layers.layers;
+  return {held_chunks(one, c.pipeline, parts.microbatches, stage, pipeline_hold(parts)), layers.layers, layers.layers};
+}
+
+// The activations stage `stage` holds at its peak, its chunks' microbatches in flight by schedule:
+// a microbatch of a chunk of l layers keeps a·l + b bytes, its layers' and its input (axo's
+// layout), alike in every chunk where recompute recomputes the same of each (partial recompute's
+// first recompute_layers: all of every chunk's, or that many of each); otherwise chunk by chunk.
 double held_activations(const StageMemoryParts& parts, const ParallelConfig& c, const StageLayers& layers,
                         int64_t stage) {
-  auto bytes_of = [&](int64_t chunk_layers) {
-    const int64_t recomputed = partial_recompute(c) ? std::min(chunk_layers, c.recompute_layers) : chunk_layers;
-    return double(recomputed) * parts.per_layer + double(chunk_layers - recomputed) * parts.per_kept_layer +
-           parts.chunk_input;
-  };
-  thread_local std::vector<double> bytes;  // reused: the search's hot path
-  bytes.clear();
-  if (!layers.split) bytes.push_back(bytes_of(layers.layers));
-  for (int64_t k = 0; layers.split && k < layers.split->interleave(); ++k) {
-    bytes.push_back(bytes_of(layers.split->chunk(stage, k).count()));
+  const StageHold h = stage_hold(parts, c, layers, stage);
+  double a = parts.per_layer, b = parts.chunk_input;
+  const int64_t recomputed = c.recompute_layers;
+  if (partial_recompute(c) && recomputed < h.most_layers) {
+    if (recomputed > h.fewest_layers) {
+      std::vector<double> bytes;
+      for (int64_t k = 0; k < layers.split->interleave(); ++k) {
+        const int64_t l = layers.split->chunk(stage, k).count(), r = std::min(l, recomputed);
+        bytes.push_back(double(r) * parts.per_layer + double(l - r) * parts.per_kept_layer + parts.chunk_input);
+      }
+      return held_activation_bytes(bytes, c.pipeline, parts.microbatches, stage, pipeline_hold(parts));
+    }
+    a = parts.per_kept_layer, b += double(recomputed) * (parts.per_layer - parts.per_kept_layer);
   }
-  // Megatron-Core's interleaved 1F1B runs every forward first where m = p; axo's executor does not.
-  const PipelineHold hold{parts.schedule, !parts.executor_layout};
-  return held_activation_bytes(bytes, c.pipeline, parts.microbatches, stage, hold);
+  return a * h.held.layers + b * h.held.chunks;
 }
 
 // Stage `stage` of `stage_layers`.
@@ -351,9 +383,12 @@ MemoryBreakdown memory_per_device(const TransformerSpec& spec, const ParallelCon
   // up only then: the search's hot path).
   const bool by_chunk = c.interleave > 1 || partial_recompute(c);
   const PipelineSplit* split = by_chunk ? &remembered_split(spec, c.pipeline, c.interleave).split : nullptr;
+  const std::vector<StageHold>* holds =
+      split ? &remembered_holds(*split, parts.microbatches, pipeline_hold(parts)) : nullptr;
   MemoryBreakdown fullest;
   for (int64_t s = 0; s < c.pipeline; ++s) {
-    const MemoryBreakdown m = stage_memory_of(parts, c, {split, stage_layers[size_t(s)]}, s);
+    const StageHold* hold = holds ? &(*holds)[size_t(s)] : nullptr;
+    const MemoryBreakdown m = stage_memory_of(parts, c, {split, stage_layers[size_t(s)], hold}, s);
     if (s == 0 || m.total() > fullest.total()) fullest = m;
   }
   return fullest;

@@ -12,12 +12,16 @@
 //   axo's message-driven schedule keeps at most p microbatches in flight, each in every chunk but
 //     the model's last, whose backward follows its forward: min(m, p) of each chunk, one of the last
 //     stage's last (pipeline_schedule.h).
+// Where a chunk's bytes are a·layers + b (the same a and b for each chunk: every layer kept alike),
+// the peak is a·L + b·N for the layers L and chunks N held_chunks gives: after the warm-up each
+// step holds W + 1 chunks, so the step that holds the most layers holds the most bytes.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "model/schedule.h"
+#include "model/stage_partition.h"
 
 namespace axo {
 
@@ -29,5 +33,21 @@ struct PipelineHold {
 // Bytes stage `stage` of `stages` holds at its peak over `microbatches` microbatches.
 double held_activation_bytes(const std::vector<double>& chunk_bytes, int64_t stages, int64_t microbatches,
                              int64_t stage, const PipelineHold& hold);
+
+// The layers and chunks of microbatches stage `stage` holds at its peak, its chunks of
+// `chunk_layers` layers each.
+struct HeldChunks {
+  double layers = 0, chunks = 0;
+};
+HeldChunks held_chunks(const std::vector<int64_t>& chunk_layers, int64_t stages, int64_t microbatches, int64_t stage,
+                       const PipelineHold& hold);
+
+// Stage by stage of `split`: what its chunks hold at the peak (held_chunks) and their fewest and
+// most layers (whether a partial recompute keeps each chunk alike).
+struct StageHold {
+  HeldChunks held;
+  int64_t fewest_layers = 0, most_layers = 0;
+};
+std::vector<StageHold> stage_holds(const PipelineSplit& split, int64_t microbatches, const PipelineHold& hold);
 
 }  // namespace axo

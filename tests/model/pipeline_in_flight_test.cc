@@ -47,6 +47,33 @@ TEST(PipelineInFlight, InterleavedOneFOneBIsItsOrdersPeak) {
   }
 }
 
+// Where each chunk keeps a·layers + b bytes, the peak is a·L + b·N for held_chunks' L and N, under
+// every schedule: the step that holds the most layers holds the most bytes.
+TEST(PipelineInFlight, HeldChunksGiveThePeakOfBytesAffineInTheLayers) {
+  std::mt19937 random(11);
+  std::uniform_int_distribution<int> layers(1, 5);
+  const PipelineHold holds[] = {{}, {Schedule::one_f_one_b, true}, {Schedule::message_driven, false}};
+  for (const PipelineHold& hold : holds) {
+    for (int64_t p : {2, 4, 8}) {
+      for (int64_t v : {1, 2, 3}) {
+        for (int64_t m : {p, 3 * p}) {
+          std::vector<int64_t> chunk_layers;
+          std::vector<double> bytes;
+          for (int64_t k = 0; k < v; ++k) {
+            chunk_layers.push_back(layers(random));
+            bytes.push_back(3.0 * double(chunk_layers.back()) + 5);
+          }
+          for (int64_t s = 0; s < p; ++s) {
+            const HeldChunks held = held_chunks(chunk_layers, p, m, s, hold);
+            EXPECT_DOUBLE_EQ(3.0 * held.layers + 5 * held.chunks, held_activation_bytes(bytes, p, m, s, hold))
+                << "p " << p << ", v " << v << ", m " << m << ", stage " << s;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Equal chunks: the warm-up's W forwards and one more, W = 2(p − s − 1) + (v − 1)·p, at most m·v.
 TEST(PipelineInFlight, EqualChunksHoldTheWarmUpAndOneMore) {
   const std::vector<double> bytes(3, 10.0);
