@@ -1,12 +1,13 @@
 // One microbatch's activations kept from a chunk's forward to its backward
 // (gpt_stage.h), in storage of exactly their size: a stage reuses freed
 // stashes, and one reused for a smaller chunk (the model's last chunk holds
-// the head) would otherwise book the larger one's bytes. In fp32 without full recompute the stage carves them
-// straight into the stash; otherwise it computes in rolling fp32 views and
-// keeps them region by region, in bf16 or fp16 (mixed precision) rounded to
-// the 2-byte format (cpu/half.h), half the bytes, widening them again for
-// backward, as a GPU's mixed-precision training keeps 2-byte activations and
-// computes its element-wise ops in fp32 registers.
+// the head) would otherwise book the larger one's bytes. In fp32 without full
+// recompute the stage carves them straight into the stash; otherwise it
+// computes in rolling fp32 views and keeps them region by region, in bf16 or
+// fp16 (mixed precision) rounded to the 2-byte format (cpu/half.h), half the
+// bytes, widening them again for backward, as a GPU's mixed-precision
+// training keeps 2-byte activations and computes its element-wise ops in fp32
+// registers.
 #pragma once
 
 #include <cstdint>
