@@ -48,6 +48,7 @@ struct UniformHold {
   double each = 0, fewer_of_last = 0;
 };
 bool uniform_hold(int64_t p, int64_t m, int64_t v, int64_t s, const PipelineHold& hold, UniformHold& out) {
+  if (p == 1) return out.each = 1, true;  // one stage: each microbatch through its chunks and back
   if (hold.schedule == Schedule::message_driven) {
     out.each = double(std::min(m, p));
     out.fewer_of_last = s == p - 1 ? out.each - 1 : 0;

@@ -11,7 +11,8 @@
 //     (all_warmup_microbatches): every microbatch of every chunk;
 //   axo's message-driven schedule keeps at most p microbatches in flight, each in every chunk but
 //     the model's last, whose backward follows its forward: min(m, p) of each chunk, one of the last
-//     stage's last (pipeline_schedule.h).
+//     stage's last (pipeline_schedule.h);
+//   one stage runs each microbatch through its chunks and back: one of each.
 // Where a chunk's bytes are a·layers + b (the same a and b for each chunk: every layer kept alike),
 // the peak is a·L + b·N for the layers L and chunks N held_chunks gives: after the warm-up each
 // step holds W + 1 chunks, so the step that holds the most layers holds the most bytes.

@@ -96,6 +96,17 @@ TEST(PipelineInFlight, MessageDrivenHoldsPOfEachChunkButTheModelsLast) {
   EXPECT_DOUBLE_EQ(held_activation_bytes({5.0}, 4, 16, 3, message_driven), 5.0);
 }
 
+// One stage holds one microbatch of each chunk, whatever the schedule (a walk of interleaved 1F1B's
+// order would run the next microbatch's first chunk before the last one's backward).
+TEST(PipelineInFlight, OneStageHoldsOneMicrobatchOfEachChunk) {
+  const std::vector<double> bytes = {2.0, 1.0};
+  for (const PipelineHold& hold : {PipelineHold{}, PipelineHold{Schedule::message_driven, false}}) {
+    EXPECT_DOUBLE_EQ(held_activation_bytes(bytes, 1, 4, 0, hold), 3.0);
+    EXPECT_DOUBLE_EQ(held_chunks({2, 1}, 1, 4, 0, hold).layers, 3.0);
+    EXPECT_DOUBLE_EQ(held_chunks({2, 1}, 1, 4, 0, hold).chunks, 2.0);
+  }
+}
+
 TEST(PipelineInFlight, MegatronCoreRunsEveryForwardFirstWhereMEqualsP) {
   const PipelineHold megatron{Schedule::one_f_one_b, true};
   const std::vector<double> bytes = {3.0, 2.0};
