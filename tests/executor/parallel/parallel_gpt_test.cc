@@ -363,8 +363,8 @@ TEST(ParallelGptTest, MatchesTheSerialExecutorOnEveryGridOfThisLaunch) {
 
 // The memory model's layout of axo's executor (ActivationLayout::axo, model/axo_activations.h) is
 // what the executor holds at its peak, byte for byte: on one-stage grids of every kind (x, y, z,
-// sequence parallelism, data; each recompute), on each stage of 1F1B pipelines, interleaved ones
-// too (mixed_precision_test: in 2-byte training), and on the first and last stage of
+// sequence parallelism, data; each recompute; mixed_precision_test: in 2-byte training), on each
+// stage of 1F1B pipelines, interleaved ones too, and on the first and last stage of
 // message-driven ones without interleaving; the message-driven schedule's other stages hold at
 // most the model's bound, min(m, p) microbatches of each chunk, as many as their timing lets in
 // (pipe3_7_layers' middle stage: the bound, pipe4's: 1F1B's p − s). Chunks of unequal layers too
