@@ -6,8 +6,9 @@
 namespace axo {
 
 Schedule parse_schedule(const std::string& text) {
-  if (text == "message-driven") return Schedule::message_driven;
-  if (text == "1f1b") return Schedule::one_f_one_b;
+  for (Schedule schedule : kSchedules) {
+    if (text == to_string(schedule)) return schedule;
+  }
   throw InputError("expected message-driven or 1f1b, got '" + text + "'");
 }
 

@@ -4,11 +4,13 @@
 // schedule (memory_model.h).
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace axo {
 
 enum class Schedule { message_driven, one_f_one_b };
+inline constexpr std::array<Schedule, 2> kSchedules = {Schedule::message_driven, Schedule::one_f_one_b};
 // "message-driven" or "1f1b"; InputError naming the text otherwise.
 Schedule parse_schedule(const std::string& text);
 const char* to_string(Schedule schedule);

@@ -325,7 +325,7 @@ void read_steps(const nlohmann::json& steps, const std::string& source, Measured
 Schedule schedule_at(const nlohmann::json& root, const std::string& source) {
   if (!root.contains(key::kSchedule)) return Schedule::message_driven;
   const nlohmann::json& value = root[key::kSchedule];
-  for (Schedule schedule : {Schedule::message_driven, Schedule::one_f_one_b}) {
+  for (Schedule schedule : kSchedules) {
     if (value == to_string(schedule)) return schedule;
   }
   throw InputError(source + ": " + key::kSchedule + ": expected \"" + to_string(Schedule::message_driven) +

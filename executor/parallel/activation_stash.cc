@@ -6,10 +6,20 @@
 
 namespace axo {
 
+namespace {
+
+// `buffer` of n elements in storage of exactly n (none for 0), reallocated where it holds another size.
+template <class Vector>
+void size_exactly(Vector& buffer, size_t n) {
+  if (buffer.capacity() != n) return reallocate_exactly(buffer, n);
+  buffer.resize(n);
+}
+
+}  // namespace
+
 float* ActivationStash::hold(size_t n) {
-  if (half_.capacity() > 0) reallocate_exactly(half_, 0);
-  if (fp32_.capacity() != n) reallocate_exactly(fp32_, n);
-  fp32_.resize(n);
+  size_exactly(half_, 0);
+  size_exactly(fp32_, n);
   return fp32_.data();
 }
 
@@ -20,9 +30,8 @@ void ActivationStash::keep(const float* values, size_t n, Precision precision) {
     return;
   }
   format_ = cpu::half_format(precision);
-  if (fp32_.capacity() > 0) reallocate_exactly(fp32_, 0);
-  if (half_.capacity() != n) reallocate_exactly(half_, n);
-  half_.resize(n);
+  size_exactly(fp32_, 0);
+  size_exactly(half_, n);
   if (values) cpu::to_half(values, half_.data(), int64_t(n), format_);
 }
 

@@ -116,14 +116,24 @@ TEST(MemoryModel, InterleavingHoldsMoreMicrobatches) {
   EXPECT_NEAR(memory_per_device(spec, c).activations / plain, 1 + 7.0 / (8 * 3), 1e-9);
 }
 
+// GPT-3 175B on 8 stages of 3 chunks (TP 8, selective recompute, sequence parallelism), and its split.
+struct Interleaved {
+  TransformerSpec spec;
+  ParallelConfig config;
+  PipelineSplit split;
+};
+Interleaved gpt3_on_8_stages_of_3_chunks() {
+  const TransformerSpec spec = load_model("gpt3-175b");
+  ParallelConfig c = megatron(8, 8, 1, Recompute::selective, true);
+  c.interleave = 3;
+  return {spec, c, split_pipeline(spec, 8, 3)};
+}
+
 // Interleaved, stage s holds 2(p − s − 1) + (v − 1)·p + 1 chunk forwards of 1/v of its layers
 // (Megatron-Core's warm-up): with 8 stages of 3 chunks, 2/3 of a microbatch fewer each stage on
 // (stage 1: 29/3, stage 3: 25/3, stage 4: 23/3), down to 17/3 on the last, not 1.
 TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
-  const TransformerSpec spec = load_model("gpt3-175b");
-  ParallelConfig c = megatron(8, 8, 1, Recompute::selective, true);
-  c.interleave = 3;
-  const PipelineSplit split = split_pipeline(spec, 8, 3);
+  const auto [spec, c, split] = gpt3_on_8_stages_of_3_chunks();
   for (int64_t s = 1; s < 5; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
   const auto activations = [&](int64_t stage) { return stage_memory(spec, c, split, stage).activations; };
   // Each middle stage: held microbatches x one microbatch's + the working buffers, alike.
@@ -150,10 +160,7 @@ TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
 // its last chunk ((v − 1)·p + 1 chunk activations, as 1F1B's last stage does), where 1F1B's stages
 // hold fewer down the pipeline and its interleaved first stage more.
 TEST(MemoryModel, TheMessageDrivenScheduleHoldsAsManyMicrobatchesAsStages) {
-  const TransformerSpec spec = load_model("gpt3-175b");
-  ParallelConfig c = megatron(8, 8, 1, Recompute::selective, true);
-  c.interleave = 3;
-  const PipelineSplit split = split_pipeline(spec, 8, 3);
+  auto [spec, c, split] = gpt3_on_8_stages_of_3_chunks();
   for (int64_t s = 1; s < 8; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
   const MemoryStack message_driven = executor_memory_stack(Schedule::message_driven);
   const MemoryStack one_f_one_b = executor_memory_stack(Schedule::one_f_one_b);
