@@ -66,7 +66,7 @@ std::vector<ZeroUnit> zero_units(const ShardLayout& layout, bool tied_embedding,
 
 ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout,
                              const ProcessGrid& grid, ShardGrad parameters, ShardGrad gradients, DeviceMemory& device,
-                             DeviceMemory& host, PhaseTimes& times, int threads)
+                             DeviceMemory& host, PhaseTimes& times, int threads, Schedule schedule)
     : layout_(layout),
       owner_layout_(replica_owner_layout),
       grid_(grid),
@@ -99,6 +99,7 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
       shard_half_.assign(size_t(shard_size_), cpu::Half{}), reduced_ = ShardGrad(shard_half_.data(), parameters.format);
     }
     make_chunk_groups();
+    waits_in_backward_ = chunk_groups_.size() == 1 || schedule == Schedule::one_f_one_b;
   }
   m_.assign(size_t(shard_size_), 0.0f);
   v_.assign(size_t(shard_size_), 0.0f);
@@ -173,12 +174,10 @@ void ZeroOptimizer::reduce_microbatch(size_t bucket, ShardGrad gradients) {
       if (Communicator* part = other_part(u.group)) part->all_reduce(p.source, size_t(u.piece * D));
       start_reduce_scatter(p, *chunk_groups_[bucket_chunk_[bucket]]);
     }
-    // The arrived pieces, oldest first (so each unit's microbatches add in order). With one chunk per stage
-    // every replica issues the same sequence of reduce-scatters, so waiting is safe and keeps one bucket's
-    // fp32 copies in flight; with interleaved chunks a replica may be running another chunk's backward
-    // first, so only the pieces that have arrived are taken.
-    const bool wait = chunk_groups_.size() == 1;
-    auto arrived = [wait](Pending& p) { return wait ? (p.request->wait(), true) : p.request->test(); };
+    // The arrived pieces, oldest first (so each unit's microbatches add in order). Where every replica
+    // issues the same sequence of reduce-scatters, waiting is safe and keeps one bucket's fp32 copies in
+    // flight; where a replica may be running another chunk's backward first, only the arrived are taken.
+    auto arrived = [this](Pending& p) { return waits_in_backward_ ? (p.request->wait(), true) : p.request->test(); };
     size_t done = 0;
     while (done < pending_.size() && arrived(pending_[done])) add_to_shard(pending_[done++]);
     pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(done));

@@ -47,15 +47,17 @@
 // microbatch's sum), beside the fp32 copies of the reduce-scatters in flight
 // (communication buffers). One chunk's backwards run in the same order on
 // every replica (microbatch after microbatch, layers from the top:
-// pipeline_schedule.h, under both schedules), so with one chunk per stage
-// each layer's reduce-scatter is waited for at once (one bucket's fp32 copy
-// in flight; left to arrive, a step's copies piled up to 5x the whole
-// model's gradients in the demo). Two chunks' backwards may interleave
-// differently on two replicas under the message-driven schedule, so each
-// chunk reduces over a communicator of its own, its k-th reduce-scatter
-// meets the k-th on every replica, and with interleaved chunks the
-// reduce-scatters never wait in backward. The sums run in another order than zero 0's and 1's: equal
-// to 1e-6 in fp32, to the format's round-off in bf16 and fp16.
+// pipeline_schedule.h, under both schedules), and so do all of a stage's
+// under static 1F1B, so with one chunk per stage or under 1F1B each layer's
+// reduce-scatter is waited for at once (one bucket's fp32 copy in flight;
+// left to arrive, a step's copies piled up to 5x the whole model's gradients
+// in the demo). Two chunks' backwards may interleave differently on two
+// replicas under the message-driven schedule, so each chunk reduces over a
+// communicator of its own, its k-th reduce-scatter meets the k-th on every
+// replica, and there the reduce-scatters never wait in backward: a replica
+// waiting on a chunk another has not reached may hold up the pipeline that
+// other waits on. The sums run in another order than zero 0's and 1's:
+// equal to 1e-6 in fp32, to the format's round-off in bf16 and fp16.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +72,7 @@
 #include "executor/parallel/process_grid.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/shard_view.h"
+#include "model/schedule.h"
 
 namespace axo {
 
@@ -94,10 +97,11 @@ class ZeroOptimizer {
   // elements, both fp32 or both in one 2-byte format: ShardGrad is a writable view); the
   // shards are booked in `device` (or `host` with offload). Under zero 2
   // there is no local gradient buffer (`gradients` is unused): the reduced
-  // gradients accumulate in a shard of their own, in the weights' format.
+  // gradients accumulate in a shard of their own, in the weights' format;
+  // `schedule`, the pipeline's, says whether zero 2 may wait for each reduce-scatter (above).
   ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout, const ProcessGrid& grid,
                 ShardGrad parameters, ShardGrad gradients, DeviceMemory& device, DeviceMemory& host,
-                PhaseTimes& times, int threads);
+                PhaseTimes& times, int threads, Schedule schedule = Schedule::message_driven);
 
   int64_t shard_size() const { return shard_size_; }
   const std::vector<ZeroUnit>& units() const { return units_; }
@@ -166,6 +170,7 @@ class ZeroOptimizer {
   const ProcessGrid& grid_;
   ShardGrad parameters_, gradients_;  // the local buffers in their storage format
   bool per_microbatch_;               // zero 2: each microbatch reduce-scattered into the shard
+  bool waits_in_backward_ = false;    // zero 2: every replica reduce-scatters in one order (above)
   ShardGrad reduced_;                 // where the reduced pieces are: gradients_, or the shard under zero 2
   DeviceFloats shard_f32_;            // zero 2: the gradient shard (shard_size_ elements) in fp32,
   DeviceHalves shard_half_;           // or in the 2-byte format

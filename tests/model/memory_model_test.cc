@@ -133,7 +133,10 @@ Interleaved gpt3_on_8_stages_of_3_chunks() {
 // (Megatron-Core's warm-up): with 8 stages of 3 chunks, 2/3 of a microbatch fewer each stage on
 // (stage 1: 29/3, stage 3: 25/3, stage 4: 23/3), down to 17/3 on the last, not 1.
 TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
-  const auto [spec, c, split] = gpt3_on_8_stages_of_3_chunks();
+  const Interleaved grid = gpt3_on_8_stages_of_3_chunks();  // references, not bindings: clang 14's
+  const TransformerSpec& spec = grid.spec;                     // lambdas cannot capture bindings
+  const ParallelConfig& c = grid.config;
+  const PipelineSplit& split = grid.split;
   for (int64_t s = 1; s < 5; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
   const auto activations = [&](int64_t stage) { return stage_memory(spec, c, split, stage).activations; };
   // Each middle stage: held microbatches x one microbatch's + the working buffers, alike.
@@ -160,7 +163,10 @@ TEST(MemoryModel, InterleavedStagesHoldTheirWarmUpsChunks) {
 // its last chunk ((v − 1)·p + 1 chunk activations, as 1F1B's last stage does), where 1F1B's stages
 // hold fewer down the pipeline and its interleaved first stage more.
 TEST(MemoryModel, TheMessageDrivenScheduleHoldsAsManyMicrobatchesAsStages) {
-  auto [spec, c, split] = gpt3_on_8_stages_of_3_chunks();
+  Interleaved grid = gpt3_on_8_stages_of_3_chunks();
+  const TransformerSpec& spec = grid.spec;
+  ParallelConfig& c = grid.config;
+  const PipelineSplit& split = grid.split;
   for (int64_t s = 1; s < 8; ++s) ASSERT_EQ(split.stage_layers(s), split.stage_layers(1)) << split.text();
   const MemoryStack message_driven = executor_memory_stack(Schedule::message_driven);
   const MemoryStack one_f_one_b = executor_memory_stack(Schedule::one_f_one_b);
