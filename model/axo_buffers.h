@@ -43,9 +43,7 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 //           fills: on one stage a layer's and the embedding's, on a pipeline's ends the larger.
 // Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
 // backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1), units not divisible
-// by D copied in fp32 too, and zero 2's several buckets in flight on interleaved stages under the
-// message-driven schedule (whose replicas may run their chunks' backwards in different orders, so
-// a reduce-scatter is not waited for in backward: zero_optimizer.h); under 1F1B one, as counted.
+// by D copied in fp32 too.
 // The pipeline's messages on stage `stage` (executor/parallel/pipeline_schedule.cc), each a
 // microbatch's residual stream of `stream` elements in fp32 whatever the training precision: the
 // receives it keeps posted (message-driven: one per stream, a forward one for each chunk but the

@@ -57,7 +57,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
     const ShardGrad stored_weights =
         half() ? ShardGrad(parameters16_.data(), format()) : ShardGrad(parameters_.data());
     zero_ = std::make_unique<ZeroOptimizer>(*layout_, *owner_layout_, grid, stored_weights, gradients, device_, host_,
-                                            times_, options.optimizer_threads, options.schedule.schedule);
+                                            times_, options.optimizer_threads);
     if (bucketed_) stage_->on_microbatch_gradients([this](int64_t layer) { hand_over_microbatch(layer); });
     return;
   }

@@ -162,24 +162,32 @@ std::vector<Stream> open_streams(StageLink& link, int64_t M) {
   return streams;
 }
 
-// Which posted receive to serve; the tensor group follows its first rank's choice.
-size_t choose(StageLink& link, Communicator& tensor, const std::vector<Request*>& posted) {
+// Which posted receive to serve; the group follows its first rank's choice.
+size_t choose(StageLink& link, Communicator& group, const std::vector<Request*>& posted) {
   size_t chosen = 0;
   if (posted.size() == 1) {
     link.wait(*posted[0]);
-  } else if (tensor.size() == 1) {
+  } else if (group.size() == 1) {
     link.wait_any(posted, chosen);
   } else {
     float choice = 0;
-    if (tensor.rank() == 0) {
+    if (group.rank() == 0) {
       link.wait_any(posted, chosen);
       choice = float(chosen);
     }
-    link.agree(tensor, choice);
+    link.agree(group, choice);
     chosen = size_t(choice);
-    if (tensor.rank() != 0) link.wait(*posted[chosen]);
+    if (group.rank() != 0) link.wait(*posted[chosen]);
   }
   return chosen;
+}
+
+// Who agrees on a stage's order: its tensor group; under zero 2 with interleaved chunks every
+// replica's stage too, whose backwards start each microbatch's reduce-scatters over the data ranks
+// (zero_optimizer.h), so every replica must issue them in one order.
+Communicator& agreeing_group(const ProcessGrid& grid) {
+  const ParallelConfig& c = grid.config();
+  return c.zero >= 2 && c.interleave > 1 ? grid.stage() : grid.tensor();
 }
 
 void run_message_driven(StageLink& link, const ProcessGrid& grid, int64_t M) {
@@ -198,7 +206,7 @@ void run_message_driven(StageLink& link, const ProcessGrid& grid, int64_t M) {
     for (Stream& s : streams) {
       if (s.receive) posted.push_back(s.receive.get()), owners.push_back(&s);
     }
-    Stream& s = *owners[choose(link, grid.tensor(), posted)];
+    Stream& s = *owners[choose(link, agreeing_group(grid), posted)];
     s.receive.reset();
     const int64_t microbatch = s.next++;
     if (s.direction == kForward) {

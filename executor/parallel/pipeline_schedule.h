@@ -23,7 +23,11 @@
 // each one that has completed gives its buffer back before the next forward
 // or backward (model/axo_buffers.h books the posted receives and two sends).
 // The ranks of one stage's tensor group follow the order their group's first
-// rank sees, so their collectives match.
+// rank sees, so their collectives match; under zero 2 with interleaved chunks
+// so do the stage's ranks on every replica (ProcessGrid::stage), so the
+// reduce-scatters each backward starts over the data ranks match too (one
+// broadcast of the choice per forward or backward served; a replica whose
+// messages come in another order waits for the first rank's).
 //
 // 1F1B (Narayanan et al. SC'21, PipeDream-Flush; interleaved per §2.2, as
 // Megatron-LM runs it): stage s runs a warmup of forwards, P − s − 1

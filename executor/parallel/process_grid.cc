@@ -49,6 +49,7 @@ ProcessGrid::ProcessGrid(Communicator& world, const ParallelConfig& config) : wo
   data_ = world.split(colour_without({GridDim::data}), c.data);
   pipeline_ = world.split(colour_without({GridDim::pipeline}), c.pipeline);
   tensor_ = world.split(colour_without({GridDim::x, GridDim::y, GridDim::z, GridDim::context}), rank);
+  stage_ = world.split(colour_without({GridDim::x, GridDim::y, GridDim::z, GridDim::context, GridDim::data}), rank);
   data_and_context_ = world.split(colour_without({GridDim::data, GridDim::context}), rank);
   z_and_data_ = world.split(colour_without({GridDim::z, GridDim::context, GridDim::data}), rank);
   y_z_and_data_ = world.split(colour_without({GridDim::y, GridDim::z, GridDim::context, GridDim::data}), rank);

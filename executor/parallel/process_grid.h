@@ -43,6 +43,10 @@ class ProcessGrid {
   // schedule (the context ranks meet in every attention), so they agree on
   // its order through this group.
   Communicator& tensor() const { return *tensor_; }
+  // Every rank of this rank's pipeline stage, over all replicas (its X×Y×Z×context×data ranks):
+  // under zero 2 with interleaved chunks they run the schedule in one order
+  // (pipeline_schedule.h).
+  Communicator& stage() const { return *stage_; }
   // Ranks differing only in data and context: they hold the same linear
   // shards and compute their gradients on other tokens, so sum them here.
   Communicator& data_and_context() const { return *data_and_context_; }
@@ -68,7 +72,7 @@ class ProcessGrid {
   Communicator& world_;
   ParallelConfig config_;
   GridCoords coords_;
-  std::unique_ptr<Communicator> x_, y_, z_, context_, data_, pipeline_, tensor_, data_and_context_, z_and_data_,
+  std::unique_ptr<Communicator> x_, y_, z_, context_, data_, pipeline_, tensor_, stage_, data_and_context_, z_and_data_,
       y_z_and_data_, y_and_z_, embedding_;
 };
 

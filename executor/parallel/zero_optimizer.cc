@@ -66,7 +66,7 @@ std::vector<ZeroUnit> zero_units(const ShardLayout& layout, bool tied_embedding,
 
 ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout,
                              const ProcessGrid& grid, ShardGrad parameters, ShardGrad gradients, DeviceMemory& device,
-                             DeviceMemory& host, PhaseTimes& times, int threads, Schedule schedule)
+                             DeviceMemory& host, PhaseTimes& times, int threads)
     : layout_(layout),
       owner_layout_(replica_owner_layout),
       grid_(grid),
@@ -98,8 +98,6 @@ ZeroOptimizer::ZeroOptimizer(const ShardLayout& layout, const ShardLayout& repli
     } else {
       shard_half_.assign(size_t(shard_size_), cpu::Half{}), reduced_ = ShardGrad(shard_half_.data(), parameters.format);
     }
-    make_chunk_groups();
-    waits_in_backward_ = chunk_groups_.size() == 1 || schedule == Schedule::one_f_one_b;
   }
   m_.assign(size_t(shard_size_), 0.0f);
   v_.assign(size_t(shard_size_), 0.0f);
@@ -138,24 +136,6 @@ void ZeroOptimizer::start_reduce_scatter(Pending& p, Communicator& group) {
   p.scatter_next = false;
 }
 
-// Every data × context replica runs the same sequence of backwards within one
-// chunk (microbatch after microbatch, its layers from the top: pipeline_schedule.h),
-// but two chunks' backwards may interleave differently on two replicas under
-// the message-driven schedule; a communicator per chunk keeps the k-th
-// reduce-scatter of a chunk matched with the k-th on every replica.
-void ZeroOptimizer::make_chunk_groups() {
-  const std::vector<LayerRange>& chunks = layout_.chunks();
-  Communicator& group = grid_.data_and_context();
-  for (size_t c = 0; c < chunks.size(); ++c) chunk_groups_.push_back(group.split(0, group.rank()));
-  for (const GradientBucket& b : layout_.buckets()) {
-    size_t chunk = b.layer < 0 ? 0 : chunks.size() - 1;  // the embedding: the first chunk; the head: the last
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      if (b.layer >= chunks[c].begin && b.layer < chunks[c].end) chunk = c;
-    }
-    bucket_chunk_.push_back(chunk);
-  }
-}
-
 void ZeroOptimizer::start_step() {
   std::fill(shard_f32_.begin(), shard_f32_.end(), 0.0f);
   std::fill(shard_half_.begin(), shard_half_.end(), cpu::Half{});
@@ -172,15 +152,12 @@ void ZeroOptimizer::reduce_microbatch(size_t bucket, ShardGrad gradients) {
       Pending& p = stage_unit(i, gradients, u.offset - bucket_offset, false);
       // The Z or Y part first, blocking: that group's ranks run this stage's backwards in one order.
       if (Communicator* part = other_part(u.group)) part->all_reduce(p.source, size_t(u.piece * D));
-      start_reduce_scatter(p, *chunk_groups_[bucket_chunk_[bucket]]);
+      start_reduce_scatter(p, grid_.data_and_context());
     }
-    // The arrived pieces, oldest first (so each unit's microbatches add in order). Where every replica
-    // issues the same sequence of reduce-scatters, waiting is safe and keeps one bucket's fp32 copies in
-    // flight; where a replica may be running another chunk's backward first, only the arrived are taken.
-    auto arrived = [this](Pending& p) { return waits_in_backward_ ? (p.request->wait(), true) : p.request->test(); };
-    size_t done = 0;
-    while (done < pending_.size() && arrived(pending_[done])) add_to_shard(pending_[done++]);
-    pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(done));
+    // Every replica issues the same sequence of reduce-scatters (the header): waiting keeps one bucket's
+    // fp32 copies in flight.
+    for (Pending& p : pending_) p.request->wait(), add_to_shard(p);
+    pending_.clear();
   });
 }
 
@@ -225,11 +202,10 @@ void ZeroOptimizer::finish_reduction() {
   });
 }
 
-// Zero 2: the last microbatches' pieces, then the tied embedding's sum between the first and last stage.
+// Zero 2 (every microbatch's pieces already in the shard): the tied embedding's sum between the first and
+// last stage.
 void ZeroOptimizer::finish_shard() {
   timed(times_.dp_comm, [&] {
-    for (Pending& p : pending_) p.request->wait(), add_to_shard(p);
-    pending_.clear();
     Communicator* embedding = grid_.embedding();
     if (!embedding) return;
     std::vector<float> piece;

@@ -39,25 +39,20 @@
 // over Z finished with it: GptStage::on_microbatch_gradients),
 // reduce_microbatch copies each unit of the layer's buckets into fp32, sums
 // its Z or Y part (blocking: that group's ranks run this stage's backwards
-// in one order), starts its reduce-scatter over data × context, and the
-// bucket is given back; pieces that have arrived are added into the gradient
-// shard, oldest first, and finish_reduction waits for the rest. The shard
+// in one order), reduce-scatters them over data × context, and adds the
+// pieces into the gradient shard; the bucket is given back. The shard
 // is in the weights' storage format (e bytes per shard element: the model's
 // e·n/D of gradients, model/memory_model.cc; a 2-byte shard rounds each
 // microbatch's sum), beside the fp32 copies of the reduce-scatters in flight
-// (communication buffers). One chunk's backwards run in the same order on
-// every replica (microbatch after microbatch, layers from the top:
-// pipeline_schedule.h, under both schedules), and so do all of a stage's
-// under static 1F1B, so with one chunk per stage or under 1F1B each layer's
-// reduce-scatter is waited for at once (one bucket's fp32 copy in flight;
-// left to arrive, a step's copies piled up to 5x the whole model's gradients
-// in the demo). Two chunks' backwards may interleave differently on two
-// replicas under the message-driven schedule, so each chunk reduces over a
-// communicator of its own, its k-th reduce-scatter meets the k-th on every
-// replica, and there the reduce-scatters never wait in backward: a replica
-// waiting on a chunk another has not reached may hold up the pipeline that
-// other waits on. The sums run in another order than zero 0's and 1's:
-// equal to 1e-6 in fp32, to the format's round-off in bf16 and fp16.
+// (communication buffers). Every replica runs a stage's backwards in one
+// order (microbatch after microbatch within a chunk, layers from the top;
+// interleaved chunks in 1F1B's fixed order, or under the message-driven
+// schedule in the order the stage's first rank chose: pipeline_schedule.h),
+// so each layer's reduce-scatter meets the same one on every replica and is
+// waited for at once: one bucket's fp32 copies in flight (left to arrive, a
+// step's copies piled up to 5x the whole model's gradients in the demo). The
+// sums run in another order than zero 0's and 1's: equal to 1e-6 in fp32, to
+// the format's round-off in bf16 and fp16.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +67,6 @@
 #include "executor/parallel/process_grid.h"
 #include "executor/parallel/shard_layout.h"
 #include "executor/parallel/shard_view.h"
-#include "model/schedule.h"
 
 namespace axo {
 
@@ -97,11 +91,10 @@ class ZeroOptimizer {
   // elements, both fp32 or both in one 2-byte format: ShardGrad is a writable view); the
   // shards are booked in `device` (or `host` with offload). Under zero 2
   // there is no local gradient buffer (`gradients` is unused): the reduced
-  // gradients accumulate in a shard of their own, in the weights' format;
-  // `schedule`, the pipeline's, says whether zero 2 may wait for each reduce-scatter (above).
+  // gradients accumulate in a shard of their own, in the weights' format.
   ZeroOptimizer(const ShardLayout& layout, const ShardLayout& replica_owner_layout, const ProcessGrid& grid,
                 ShardGrad parameters, ShardGrad gradients, DeviceMemory& device, DeviceMemory& host,
-                PhaseTimes& times, int threads, Schedule schedule = Schedule::message_driven);
+                PhaseTimes& times, int threads);
 
   int64_t shard_size() const { return shard_size_; }
   const std::vector<ZeroUnit>& units() const { return units_; }
@@ -111,9 +104,8 @@ class ZeroOptimizer {
   // Zero 1, backward: bucket `bucket`'s gradients are final; starts its units' reductions.
   void start_bucket(size_t bucket);
   // Zero 2, backward: one microbatch's gradients of bucket `bucket` (its buffer,
-  // bucket_gradients.h) copied into fp32 and their reduce-scatter started (the
-  // bucket's buffer may be released on return); the pieces of earlier ones
-  // that have arrived are added into the shard.
+  // bucket_gradients.h) reduce-scattered in fp32 and added into the shard (the
+  // bucket's buffer may be released on return).
   void reduce_microbatch(size_t bucket, ShardGrad gradients);
   // After backward: completes the reductions (and the tied embedding's sum).
   void finish_reduction();
@@ -154,8 +146,6 @@ class ZeroOptimizer {
   Pending& stage_unit(size_t unit, ShardGrad source, int64_t offset, bool may_alias);
   void start_reduce_scatter(Pending& pending, Communicator& group);
   void finish_shard();
-  // Zero 2: the data × context group of each of the rank's chunks, and of each bucket's chunk.
-  void make_chunk_groups();
   // Zero 2: a completed reduce-scatter's piece added into the shard.
   void add_to_shard(const Pending& pending);
   // Where unit u's reduced piece lies in reduced_: the shard under zero 2, else the local buffer.
@@ -170,12 +160,9 @@ class ZeroOptimizer {
   const ProcessGrid& grid_;
   ShardGrad parameters_, gradients_;  // the local buffers in their storage format
   bool per_microbatch_;               // zero 2: each microbatch reduce-scattered into the shard
-  bool waits_in_backward_ = false;    // zero 2: every replica reduce-scatters in one order (above)
   ShardGrad reduced_;                 // where the reduced pieces are: gradients_, or the shard under zero 2
   DeviceFloats shard_f32_;            // zero 2: the gradient shard (shard_size_ elements) in fp32,
   DeviceHalves shard_half_;           // or in the 2-byte format
-  std::vector<std::unique_ptr<Communicator>> chunk_groups_;
-  std::vector<size_t> bucket_chunk_;
   DeviceMemory& device_, &host_;
   PhaseTimes& times_;
   int threads_;

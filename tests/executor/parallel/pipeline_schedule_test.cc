@@ -189,6 +189,34 @@ TEST(PipelineScheduleTest, OneFOneBRunsMegatronsOrder) {
   EXPECT_EQ(text(run(pipeline_of(2, 2), 2, options).events), as_many_as_stages[s]);
 }
 
+// Under zero 2 with interleaved chunks each backward starts reduce-scatters over the data ranks, so
+// every replica's stage must run its forwards and backwards in one order: the stage's first rank
+// chooses for all. Each replica here delays another stage at random (its own seed), which without
+// the agreement gave the replicas different orders.
+TEST(PipelineScheduleTest, UnderZeroTwoWithInterleavedChunksEveryReplicaRunsOneOrder) {
+  if (world_size() < 4 || world_size() % 2 != 0) GTEST_SKIP() << "two replicas of two or more stages";
+  ParallelConfig config = pipeline_of(world_size() / 2, 2);
+  config.zero = 2;
+  const GridCoords at = grid_coords(config, world_rank());
+  ScheduleOptions options;
+  options.delayed_stage = at.data % config.pipeline, options.delay_s = 0.002, options.jitter_s = 0.004;
+  options.seed += uint64_t(at.data);
+  const int64_t M = 3 * config.pipeline;
+  const std::vector<Event> events = run(config, M, options).events;
+  expect_complete(events, config.interleave, M);
+  // Every rank's events, encoded, gathered to compare with the other replica's same stage.
+  std::vector<int> mine;
+  for (const Event& e : events) mine.push_back(int((e.kind == 'F' ? 1 : -1) * (1000 * e.chunk + e.microbatch + 1)));
+  std::vector<int> all(mine.size() * size_t(world_size()));
+  MPI_Allgather(mine.data(), int(mine.size()), MPI_INT, all.data(), int(mine.size()), MPI_INT, MPI_COMM_WORLD);
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (grid_coords(config, rank).pipeline != at.pipeline) continue;
+    const std::vector<int> theirs(all.begin() + std::ptrdiff_t(rank * mine.size()),
+                                  all.begin() + std::ptrdiff_t((rank + 1) * mine.size()));
+    EXPECT_EQ(theirs, mine) << "stage " << at.pipeline << ": rank " << rank << " against rank " << world_rank();
+  }
+}
+
 TEST(PipelineScheduleTest, InterleavedOneFOneBNeedsMicrobatchesAMultipleOfTheStages) {
   const int64_t P = world_size();
   ScheduleOptions options;
