@@ -395,6 +395,7 @@ MeasuredRun measured_run_from_json(const nlohmann::json& root, const std::string
   run.grid = grid_from_json(value_at(root, key::kGrid, source, key::kGrid), source);
   read_grid_settings(root[key::kGrid], source, run);
   if (root.contains(key::kMemory)) run.memory = memory_from_json(root[key::kMemory], source);
+  if (run.grid.pipeline > 1) run.stages = measured_stages(root, source, run.grid.pipeline);
   return run;
 }
 

@@ -6,7 +6,8 @@
 // or more (it pays for warm-up: page faults, allocator growth, cold caches).
 // Read and checked: steps (iteration_s, components_s, the step numbers' order), model, ranks and
 // grid (required: they pair the run with its plan), and where present node, backend, batch,
-// microbatch, seq, precision and memory; other keys are ignored.
+// microbatch, seq, precision and memory; with a pipeline, the steps' and memory's ranks by stage
+// (run_stages.h); other keys are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/breakdown.h"
 #include "model/machine_profile.h"
@@ -23,6 +25,7 @@
 #include "model/plan_file.h"
 #include "model/schedule.h"
 #include "model/transformer_spec.h"
+#include "report/run_stages.h"
 
 namespace axo {
 
@@ -54,6 +57,7 @@ struct MeasuredRun {
   std::map<std::string, std::string> settings;
   std::optional<MeasuredMemory> memory;
   Schedule schedule = Schedule::message_driven;  // the pipeline's (the executor's default where the file does not say)
+  std::vector<MeasuredStage> stages;             // per pipeline stage where the grid has several (run_stages.h)
 };
 
 // Empty, or why `run` is not a run of `plan`: another model, rank count, grid (pipeline, data,

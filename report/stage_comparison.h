@@ -20,8 +20,6 @@
 //   error_pct = 100 · (measured − predicted) / predicted
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -31,20 +29,9 @@
 #include "model/machine_profile.h"
 #include "model/plan_file.h"
 #include "report/run_file.h"
+#include "report/run_stages.h"
 
 namespace axo {
-
-// What run.json measured on one stage.
-struct MeasuredStage {
-  int64_t device_peak = 0;              // bytes: the largest peak among the stage's ranks
-  std::array<double, 7> components{};  // seconds in kComponentNames order, mean over its ranks and the averaged steps
-  int64_t ranks = 0;
-  double work_s() const { return components[0] + components[1]; }  // compute + tp_comm
-};
-
-// One entry per stage of `stages`, from run.json's memory.ranks and steps[].ranks
-// (InputError naming the field when a rank's stage is missing or out of range).
-std::vector<MeasuredStage> measured_stages(const nlohmann::json& root, const std::string& source, int64_t stages);
 
 struct StageRow {
   int64_t stage = 0;
@@ -85,7 +72,7 @@ struct StagedRun {
   std::optional<int64_t> pace;  // pace_stage, where that stage recorded ranks
   MeasuredRun run;              // run_on_stage of the pace stage; the run as read without one
 };
-// From the file `run` was read from (run.source: its steps' ranks and memory).
+// From the stages `run` was read with (MeasuredRun::stages).
 StagedRun stage_run(const Plan& plan, const MeasuredRun& run, const std::optional<MachineProfile>& machine);
 
 }  // namespace axo

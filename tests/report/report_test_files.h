@@ -61,6 +61,39 @@ inline nlohmann::json run_json(const std::vector<StepTimes>& steps) {
   return root;
 }
 
+// A run of gpt2-tiny on two stages × two data ranks (xyzdp: ranks 0, 1 on stage 0), three steps,
+// its ranks' components and device peaks by stage; stage 1 works twice as long.
+inline nlohmann::json two_stage_run() {
+  nlohmann::json root;
+  root["model"] = "gpt2-tiny";
+  root["ranks"] = 4;
+  root["grid"] = {{"pipeline", 2}, {"data", 2}, {"z", 1}, {"y", 1}, {"x", 1}};
+  root["steps"] = nlohmann::json::array();
+  for (int s = 0; s < 3; ++s) {
+    nlohmann::json step;
+    step["step"] = s;
+    step["iteration_s"] = 1.0;
+    for (int k = 0; k < 4; ++k) {
+      const double warm_up = s == 0 ? 10.0 : 1.0;  // left out
+      nlohmann::json rank = {{"rank", k}, {"stage", k / 2}};
+      for (const char* component : kComponentNames) rank["components_s"][component] = 0.0;
+      rank["components_s"]["compute"] = warm_up * (k / 2 + 1) * 0.2 + 0.01 * k;
+      rank["components_s"]["tp_comm"] = 0.1;
+      step["ranks"].push_back(rank);
+      for (const char* component : kComponentNames) step["components_s"][component] = 0.0;
+    }
+    root["steps"].push_back(step);
+  }
+  root["memory"]["offload"] = false;
+  for (int k = 0; k < 4; ++k) {
+    nlohmann::json rank = {{"rank", k}, {"stage", k / 2}, {"device_peak_bytes", 1000 * (k + 1)}, {"host_bytes", 0}};
+    for (const char* part : kMemoryNames) rank["device_at_peak_bytes"][part] = 0;
+    rank["device_at_peak_bytes"]["weights"] = 1000 * (k + 1);
+    root["memory"]["ranks"].push_back(rank);
+  }
+  return root;
+}
+
 // `root` as a run of `plan` says it is: the plan's model, ranks and grid.
 inline void run_of(nlohmann::json& root, const Plan& plan) {
   const ParallelConfig& c = plan.config;

@@ -51,7 +51,9 @@ TEST(RunFile, IgnoresTheParallelExecutorsExtraKeys) {
   root["ranks"] = 8;
   root["grid"] = {{"pipeline", 2}, {"data", 2}, {"x", 1}, {"y", 2}, {"z", 1}};
   root["schedule"] = "message-driven";
-  for (int rank = 0; rank < 8; ++rank) root["steps"][0]["ranks"].push_back({{"rank", rank}, {"iteration_s", 1.0}});
+  for (int rank = 0; rank < 8; ++rank) {  // xyzdp: ranks 0-3 on stage 0
+    root["steps"][0]["ranks"].push_back({{"rank", rank}, {"stage", rank / 4}, {"iteration_s", 1.0}});
+  }
   root["steps"][0]["components_s"]["other"] = 0.3;
   const MeasuredRun run = measured_run_from_json(root, "run.json");
   EXPECT_DOUBLE_EQ(run.components[1], 0.1);

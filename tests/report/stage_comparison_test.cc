@@ -15,54 +15,12 @@
 namespace axo {
 namespace {
 
-// Two stages × two data ranks (xyzdp: ranks 0, 1 on stage 0), three steps; stage 1 works twice as long.
-nlohmann::json two_stage_run() {
-  nlohmann::json root;
-  root["steps"] = nlohmann::json::array();
-  for (int s = 0; s < 3; ++s) {
-    nlohmann::json step;
-    step["iteration_s"] = 1.0;
-    for (int k = 0; k < 4; ++k) {
-      const double warm_up = s == 0 ? 10.0 : 1.0;  // left out
-      step["ranks"].push_back({{"rank", k},
-                               {"stage", k / 2},
-                               {"components_s", {{"compute", warm_up * (k / 2 + 1) * 0.2 + 0.01 * k}, {"tp_comm", 0.1}}}});
-    }
-    root["steps"].push_back(step);
-  }
-  for (int k = 0; k < 4; ++k) root["memory"]["ranks"].push_back({{"rank", k}, {"stage", k / 2}, {"device_peak_bytes", 1000 * (k + 1)}});
-  return root;
-}
-
-TEST(StageComparison, GroupsTheRanksByStageLeavingOutTheWarmUpStep) {
-  const std::vector<MeasuredStage> stages = measured_stages(two_stage_run(), "run.json", 2);
-  ASSERT_EQ(stages.size(), 2u);
-  EXPECT_EQ(stages[0].ranks, 2);
-  EXPECT_NEAR(stages[0].work_s(), 0.2 + 0.005 + 0.1, 1e-12);  // ranks 0 and 1: mean of 0.2, 0.21, plus tp_comm
-  EXPECT_NEAR(stages[1].work_s(), 0.4 + 0.025 + 0.1, 1e-12);
-  EXPECT_EQ(stages[0].device_peak, 2000);
-  EXPECT_EQ(stages[1].device_peak, 4000);
-}
-
-TEST(StageComparison, AStageOutsideThePlansPipelineNamesTheField) {
-  nlohmann::json root = two_stage_run();
-  root["steps"][1]["ranks"][3]["stage"] = 2;
-  try {
-    measured_stages(root, "run.json", 2);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("run.json: steps[1].ranks[3].stage: expected a stage in [0, 2)"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
 TEST(StageComparison, PredictsEachStageFromItsLayersAndEnds) {
   Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
   plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
   plan.predicted.layer_forward = 0.001, plan.predicted.layer_backward = 0.002;
   MeasuredRun run;
-  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  const std::vector<MeasuredStage> measured = measured_stages(testing::two_stage_run(), "run.json", 2);
   const MachineProfile machine = load_machine("perlmutter");
   const StageComparison with_ends = compare_stages(plan, run, measured, machine);
   const StageComparison layers_only = compare_stages(plan, run, measured, std::nullopt);
@@ -98,7 +56,7 @@ TEST(StageComparison, APlanWithoutLayerSecondsIsPricedOnItsMachineOrNotAtAll) {
   plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
   ASSERT_EQ(plan.predicted.layer_forward + plan.predicted.layer_backward, 0);
   MeasuredRun run;
-  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  const std::vector<MeasuredStage> measured = measured_stages(testing::two_stage_run(), "run.json", 2);
   const MachineProfile machine = load_machine("perlmutter");
   const Breakdown priced = CostModel(plan.model, machine).evaluate(plan.config);
   ASSERT_GT(priced.layer_forward + priced.layer_backward, 0);
@@ -139,7 +97,7 @@ TEST(StageComparison, APlanWithoutLayerSecondsIsPricedOnItsMachineOrNotAtAll) {
 TEST(StageComparison, TheRunIsComparedOnTheStageThatSetsThePace) {
   Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
   plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
-  const std::vector<MeasuredStage> measured = measured_stages(two_stage_run(), "run.json", 2);
+  const std::vector<MeasuredStage> measured = measured_stages(testing::two_stage_run(), "run.json", 2);
   EXPECT_NEAR(measured[1].components[0], 0.4 + 0.025, 1e-12);  // compute: ranks 2 and 3's mean
   EXPECT_NEAR(measured[1].components[1], 0.1, 1e-12);           // tp_comm
   const StageComparison priced = compare_stages(plan, MeasuredRun{}, measured, load_machine("perlmutter"));
@@ -166,31 +124,35 @@ TEST(StageComparison, TheRunIsComparedOnTheStageThatSetsThePace) {
   EXPECT_EQ(run_on_stage(run, MeasuredStage{}).components, run.components);  // a stage without ranks
 }
 
-// stage_run reads the run's own file: its stages, the pace stage, and the run on it.
-TEST(StageComparison, AStagedRunIsReadFromTheRunsFile) {
+// stage_run takes the stages the run was read with: the pace stage, and the run on it.
+TEST(StageComparison, AStagedRunIsTheRunOnItsPaceStage) {
   Plan plan = testing::one_gpu_plan(testing::breakdown_of(1, 0, 0, 0, 0, 0, 0));
   plan.gpus = 4, plan.config.pipeline = 2, plan.config.data = 2, plan.config.microbatch = 1;
-  const testing::TemporaryFolder folder("stage_run");
-  nlohmann::json root = two_stage_run();
+  nlohmann::json root = testing::two_stage_run();
   testing::run_of(root, plan);
-  for (auto& step : root["steps"]) step["components_s"] = {{"compute", 0.3}};
-  MeasuredRun run;
-  run.source = folder.write("run.json", root.dump());
-  run.components = {0.3, 0, 0, 0, 0, 0, 0};
+  for (auto& step : root["steps"]) {
+    for (const char* component : kComponentNames) step["components_s"][component] = 0.0;
+    step["components_s"]["compute"] = 0.3;
+  }
+  const MeasuredRun run = measured_run_from_json(root, "run.json");
+  ASSERT_EQ(run.components[0], 0.3);
   const StagedRun staged = stage_run(plan, run, load_machine("perlmutter"));
   ASSERT_TRUE(staged.pace);
-  const std::vector<MeasuredStage> measured = measured_stages(root, run.source, 2);
-  EXPECT_EQ(staged.run.components, measured[size_t(*staged.pace)].components);
+  EXPECT_EQ(staged.run.components, run.stages[size_t(*staged.pace)].components);
   EXPECT_EQ(staged.comparison.rows.size(), 2u);
   const StagedRun unpriced = stage_run(plan, run, std::nullopt);
   EXPECT_FALSE(unpriced.pace);
   EXPECT_EQ(unpriced.run.components, run.components);  // the mean over every rank, as read
   // Steps without ranks: no stage's seconds to compare with.
   for (auto& step : root["steps"]) step.erase("ranks");
-  folder.write("run.json", root.dump());
-  const StagedRun without_ranks = stage_run(plan, run, load_machine("perlmutter"));
-  EXPECT_FALSE(without_ranks.pace);
-  EXPECT_EQ(without_ranks.run.components, run.components);
+  const MeasuredRun without_ranks = measured_run_from_json(root, "run.json");
+  const StagedRun unstaged = stage_run(plan, without_ranks, load_machine("perlmutter"));
+  EXPECT_FALSE(unstaged.pace);
+  EXPECT_EQ(unstaged.run.components, run.components);
+  // A run of another pipeline than the plan's: said, not read out of range.
+  Plan three = plan;
+  three.config.pipeline = 3;
+  EXPECT_THROW(stage_run(three, run, std::nullopt), InputError);
 }
 
 }  // namespace
