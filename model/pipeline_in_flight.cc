@@ -13,17 +13,13 @@ int64_t forwards_of_chunk(int64_t forwards, int64_t p, int64_t v, int64_t chunk)
   return forwards / (p * v) * p + std::clamp(forwards % (p * v) - chunk * p, int64_t(0), p);
 }
 
-int64_t warmup_forwards(int64_t p, int64_t v, int64_t m, int64_t s) {
-  return std::min(2 * (p - s - 1) + (v - 1) * p, m * v);
-}
-
 // The most interleaved 1F1B's forwards hold at once on stage s, each chunk weighing `weights[k]`:
 // the warm-up's, then each step's forward i before backward i − W. The steady state repeats every
 // p·v steps, and within a run of steps that add one chunk and take away another the held weight
 // changes by the same amount each step: the largest is at a run's first or last step.
 template <class Weight>
 double interleaved_peak(const std::vector<Weight>& weights, int64_t p, int64_t m, int64_t s) {
-  const int64_t v = int64_t(weights.size()), steps = m * v, warmup = warmup_forwards(p, v, m, s);
+  const int64_t v = int64_t(weights.size()), steps = m * v, warmup = one_f_one_b_warmup(p, v, m, s);
   auto weight = [&](int64_t chunk) { return double(weights[size_t(chunk)]); };
   if (std::all_of(weights.begin(), weights.end(), [&](Weight w) { return w == weights[0]; })) {
     return double(std::min(warmup + 1, steps)) * weight(0);  // equal chunks: the warm-up and one more
@@ -55,7 +51,7 @@ bool uniform_hold(int64_t p, int64_t m, int64_t v, int64_t s, const PipelineHold
     return true;
   }
   if (v == 1) return out.each = double(std::min(m, p - s)), true;
-  if ((m == p && hold.all_forwards_first_at_m_equal_p) || warmup_forwards(p, v, m, s) == m * v) {
+  if ((m == p && hold.all_forwards_first_at_m_equal_p) || one_f_one_b_warmup(p, v, m, s) == m * v) {
     return out.each = double(m), true;  // every forward before the first backward
   }
   return false;
@@ -86,7 +82,7 @@ HeldChunks held_chunks(const std::vector<int64_t>& chunk_layers, int64_t stages,
   if (!uniform_hold(stages, microbatches, v, stage, hold, uniform)) {
     // After the warm-up every step holds W + 1 chunks (the warm-up's W fewer, and less).
     return {interleaved_peak(chunk_layers, stages, microbatches, stage),
-            double(warmup_forwards(stages, v, microbatches, stage) + 1)};
+            double(one_f_one_b_warmup(stages, v, microbatches, stage) + 1)};
   }
   return {uniform.each * total(chunk_layers) - uniform.fewer_of_last * double(chunk_layers.back()),
           uniform.each * double(v) - uniform.fewer_of_last};

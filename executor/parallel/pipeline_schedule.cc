@@ -237,7 +237,7 @@ void run_one_f_one_b(StageLink& link, int64_t M) {
     throw InputError("interleaved 1F1B: pipeline = " + std::to_string(P) + " does not divide the step's " +
                      std::to_string(M) + " microbatches (Narayanan et al. SC'21 §2.2)");
   }
-  const int64_t warmup = std::min(v > 1 ? 2 * (P - s - 1) + (v - 1) * P : P - s - 1, steps);
+  const int64_t warmup = one_f_one_b_warmup(P, v, M, s);
   DeviceFloats buffer = link.buffer();
   int64_t forwards = 0, backwards = 0;
   auto forward = [&] {
