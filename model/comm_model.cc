@@ -73,6 +73,11 @@ GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t si
                        place_group(size_b, stride_b, gpus_per_node, world));
 }
 
+GroupPlacement place_stage_group(int64_t pipeline, int64_t pipeline_stride, int64_t gpus_per_node, int64_t world) {
+  const int64_t outside = world / (pipeline_stride * pipeline);
+  return place_two_dimensions(pipeline_stride, 1, outside, pipeline_stride * pipeline, gpus_per_node, world);
+}
+
 GroupPlacement neighbour_pair(GroupPlacement group) { return {2, group.intra_node() ? 2 : 1}; }
 
 double bus_factor(CollectiveOp op, int64_t p) {

@@ -62,6 +62,13 @@ GroupPlacement product_group(GroupPlacement a, GroupPlacement b);
 GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t size_b, int64_t stride_b,
                                     int64_t gpus_per_node, int64_t world);
 
+// The group of every rank of one pipeline stage (all the grid's dimensions but
+// the pipeline's: fp8's amax under Transformer Engine, cost_fp8.h), the pipeline
+// `pipeline` ranks at `pipeline_stride`: the ranks inside that stride and those
+// outside the pipeline, a box of the two (place_two_dimensions), one contiguous
+// group where the pipeline is outermost.
+GroupPlacement place_stage_group(int64_t pipeline, int64_t pipeline_stride, int64_t gpus_per_node, int64_t world);
+
 // The link of one send/recv between neighbours of `group` (a pipeline's stages, ring
 // attention's hops): two ranks on one node, or across nodes one rank on each, so that
 // one GPU's share of the node's NICs carries it (a single flow, unlike a ring

@@ -152,7 +152,9 @@ bool zero_group(const ParallelConfig& c) { return c.data * c.context > 1; }
 
 void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                  std::vector<FieldValue>& out) {
-  for (const auto& order : distinct_orders(c, space.gpus_per_node)) out.push_back(order_code(order));
+  for (const auto& order : distinct_orders(c, space.gpus_per_node, space.stage_group_priced)) {
+    out.push_back(order_code(order));
+  }
 }
 
 // The fields, in the order of --fix, plan.yaml and the printed table. The
@@ -493,12 +495,15 @@ namespace {
 //     has a stride of a node or more (one rank per node), so the rest go in
 //     default order: their own order changes no single group's placement. A
 //     two-dimension group (data × context, x × y) is one group where its two
-//     lie side by side, so the last one placed's partner is also tried next.
+//     lie side by side, so the last one placed's partner is also tried next;
+//     where the stage's group (every dimension but the pipeline) is priced,
+//     it holds the ranks inside the pipeline's stride, so the pipeline is
+//     also tried at each place among the rest.
 // That leaves a handful of orders per grid where 6! would be tried otherwise.
 class OrderWalk {
  public:
-  OrderWalk(const ParallelConfig& config, int64_t gpus_per_node)
-      : gpus_per_node_(gpus_per_node) {
+  OrderWalk(const ParallelConfig& config, int64_t gpus_per_node, bool stage_group_priced)
+      : gpus_per_node_(gpus_per_node), stage_group_priced_(stage_group_priced) {
     for (int d = 0; d < kGridDims; ++d) size_[size_t(d)] = config.size(static_cast<GridDim>(d));
     for (size_t slot = 0; slot < size_t(kGridDims); ++slot) {
       if (size_[size_t(config_default_[slot])] > 1) free_slots_.push_back(slot);
@@ -521,10 +526,10 @@ class OrderWalk {
         if (size_[size_t(partner)] > 1 && !(used >> int(partner) & 1u)) {
           std::array<GridDim, kGridDims> beside = order;
           beside[free_slots_[next]] = partner;
-          keep(fill_in_default_order(beside, next + 1, used | 1u << int(partner)));
+          keep_filled(beside, next + 1, used | 1u << int(partner));
         }
       }
-      return keep(fill_in_default_order(order, next, used));
+      return keep_filled(order, next, used);
     }
     for (GridDim dim : config_default_) {
       if (size_[size_t(dim)] == 1 || (used >> int(dim) & 1u)) continue;
@@ -533,13 +538,23 @@ class OrderWalk {
     }
   }
 
-  // The dimensions not in `used`, in default order, from free slot `next` on.
-  std::array<GridDim, kGridDims>& fill_in_default_order(std::array<GridDim, kGridDims>& order, size_t next,
-                                                        unsigned used) const {
+  // Keeps `order` with the dimensions not in `used` from free slot `next` on: in default order
+  // (the pipeline last, kept first where placements tie), and where the stage's group is priced
+  // with the pipeline at each earlier place among them, which moves only that group (stage_group).
+  void keep_filled(std::array<GridDim, kGridDims> order, size_t next, unsigned used) {
+    static_assert(ParallelConfig{}.order.back() == GridDim::pipeline, "the default order ends with the pipeline");
+    std::vector<GridDim> rest;
     for (GridDim dim : config_default_) {
-      if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u)) order[free_slots_[next++]] = dim;
+      if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u) && dim != GridDim::pipeline) rest.push_back(dim);
     }
-    return order;
+    const bool pipeline_left = size_[size_t(GridDim::pipeline)] > 1 && !(used >> int(GridDim::pipeline) & 1u);
+    const size_t last = pipeline_left && stage_group_priced_ ? rest.size() : 0;
+    for (size_t before = 0; before <= last; ++before) {  // dimensions after it
+      std::vector<GridDim> filled = rest;
+      if (pipeline_left) filled.insert(filled.end() - std::ptrdiff_t(before), GridDim::pipeline);
+      for (size_t i = 0; i < filled.size(); ++i) order[free_slots_[next + i]] = filled[i];
+      keep(order);
+    }
   }
 
   // The dimension priced together with `dim` (kPricedDimensionPairs), or `dim` itself.
@@ -558,7 +573,7 @@ class OrderWalk {
       stride[size_t(dim)] = inner;
       inner *= size_[size_t(dim)];
     }
-    // Each group's, and the two-dimension groups' the model prices (kPricedDimensionPairs).
+    // Each group's, the two-dimension groups' the model prices (kPricedDimensionPairs) and the stage's.
     // (The first and last stages' follow from the pipeline's.)
     Placements placement{};
     for (size_t d = 0; d < size_t(kGridDims); ++d) {
@@ -569,6 +584,10 @@ class OrderWalk {
       placement[slot++] = place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)],
                                                stride[size_t(b)], gpus_per_node_, inner).ranks_per_node;
     }
+    const size_t pipeline = size_t(GridDim::pipeline);
+    if (stage_group_priced_) {
+      placement[slot] = place_stage_group(size_[pipeline], stride[pipeline], gpus_per_node_, inner).ranks_per_node;
+    }
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);
@@ -576,19 +595,20 @@ class OrderWalk {
   }
 
   const int64_t gpus_per_node_;
+  const bool stage_group_priced_;
   const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
   std::array<int64_t, kGridDims> size_{};
   std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
-  using Placements = std::array<int64_t, kGridDims + kPricedDimensionPairs.size()>;
+  using Placements = std::array<int64_t, kGridDims + kPricedDimensionPairs.size() + 1>;  // + the stage's group
   std::vector<Placements> seen_;
   std::vector<std::array<GridDim, kGridDims>> orders_;
 };
 
 }  // namespace
 
-std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
-                                                            int64_t gpus_per_node) {
-  return OrderWalk(config, gpus_per_node).run();
+std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config, int64_t gpus_per_node,
+                                                            bool stage_group_priced) {
+  return OrderWalk(config, gpus_per_node, stage_group_priced).run();
 }
 
 }  // namespace axo

@@ -66,6 +66,7 @@ struct SearchSpace {
   const TransformerSpec& spec;
   int64_t gpus = 0;
   int64_t gpus_per_node = 0;
+  bool stage_group_priced = false;  // prices_stage_group (model/cost_fp8.h)
 };
 
 // When the search enumerates a field.
@@ -188,8 +189,9 @@ std::array<GridDim, kGridDims> order_from_code(FieldValue code);
 // Rank orders (innermost first) of `config`'s grid that place its groups
 // differently, the default order "xyzcdp" first: the rank order's candidates.
 // Dimensions of size 1 keep their default slots, and the order of the
-// dimensions outside a node is the default's (see OrderWalk).
-std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config,
-                                                            int64_t gpus_per_node);
+// dimensions outside a node is the default's (see OrderWalk), but for the
+// pipeline's where `stage_group_priced` (prices_stage_group).
+std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config, int64_t gpus_per_node,
+                                                            bool stage_group_priced);
 
 }  // namespace axo

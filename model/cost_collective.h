@@ -37,13 +37,19 @@ struct Collective {
 
 // The two-dimension groups the model prices: the gradients' data × context
 // (collective_group) and fp8's amax over x × y (cost_fp8.cc). The search's rank
-// orders (config_fields.cc) and the exports' order check tell orders apart by them.
+// orders (config_fields.cc) and the exports' order check tell orders apart by them,
+// and by the stage's group (stage_group: fp8's amax under Transformer Engine).
 inline constexpr std::array<std::pair<GridDim, GridDim>, 2> kPricedDimensionPairs{
     {{GridDim::data, GridDim::context}, {GridDim::x, GridDim::y}}};
 
 // The group of dimensions `a` and `b` of `c`'s grid together (place_two_dimensions).
 inline GroupPlacement grid_pair_group(const ParallelConfig& c, GridDim a, GridDim b, int64_t gpus_per_node) {
   return place_two_dimensions(c.size(a), c.stride(a), c.size(b), c.stride(b), gpus_per_node, c.gpus());
+}
+
+// Every rank of one of `c`'s pipeline stages (place_stage_group).
+inline GroupPlacement stage_group(const ParallelConfig& c, int64_t gpus_per_node) {
+  return place_stage_group(c.pipeline, c.stride(GridDim::pipeline), gpus_per_node, c.gpus());
 }
 
 // The ranks a collective over `dim` spans: its group of the grid, except that

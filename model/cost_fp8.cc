@@ -144,13 +144,51 @@ Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {
 
 Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record) {
   const ParallelConfig& c = in.config;
-  if (!fp8(in.spec) || c.x * c.y == 1) return {};
+  if (!fp8(in.spec) || in.machine.fp8_amax != Fp8Amax::tensor || c.x * c.y == 1) return {};
   const int64_t n = in.machine.gpus_per_node;
   const GroupPlacement tensor = grid_pair_group(c, GridDim::x, GridDim::y, n);
   return {amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::forward, 8,
                           "all_reduce fp8 amax of X and W (tensor group x*y)"),
           amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::backward, 4,
                           "all_reduce fp8 amax of dY (tensor group x*y)")};
+}
+
+bool prices_stage_group(const TransformerSpec& spec, const MachineProfile& machine) {
+  return fp8(spec) && machine.fp8_amax == Fp8Amax::stage;
+}
+
+double fp8_stage_amax(const CostInputs& in, double microbatches, double stage_layers, const CostRecorder& record) {
+  const ParallelConfig& c = in.config;
+  if (!prices_stage_group(in.spec, in.machine)) return 0;
+  const GroupPlacement stage = stage_group(c, in.machine.gpus_per_node);
+  if (stage.size == 1) return 0;
+  const double regions = microbatches * double(c.interleave);  // a model chunk's forward or backward
+  const double chunk_layers = stage_layers / double(c.interleave);
+  struct Reduction {
+    CostPhase phase;
+    double tensors;  // fp32 amaxes a layer adds
+    const char* name;
+  };
+  double total = 0;
+  for (const Reduction& r : {Reduction{CostPhase::forward, 8, "all_reduce fp8 amaxes of a chunk's X and W"},
+                             Reduction{CostPhase::backward, 4, "all_reduce fp8 amaxes of a chunk's dY"}}) {
+    const double bytes = chunk_layers * r.tensors * kAmaxBytes;
+    const double t = collective_seconds(in.machine, CollectiveOp::all_reduce, stage, bytes);
+    if (record.recording()) {
+      CostItem item;
+      item.scope = CostScope::step, item.phase = r.phase, item.kind = CostKind::collective;
+      item.name = std::string(r.name) + " (the stage's ranks: x*y*z*context*data)";
+      item.group = GridDim::data;  // stands for every rank of the stage
+      item.group_size = stage.size;
+      item.ranks_per_node = stage.ranks_per_node;
+      item.bytes = bytes;
+      item.seconds = item.exposed = t;
+      item.per_iteration = regions;
+      record.add(std::move(item));
+    }
+    total += regions * t;
+  }
+  return total;
 }
 
 double gathered_weight_bytes(Precision precision, Fp8Weights held) {

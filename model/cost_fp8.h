@@ -49,10 +49,18 @@
 //              backward transposes the gathered fp8 weight for dX (2 bytes:
 //              torch._scaled_mm takes its second operand column-major);
 //              one all-reduce of the shards' amaxes over Z per iteration
-//   amax       per layer, the amax of each fp8 tensor (X and W forward, dY
-//              backward: 8 + 4 fp32 values) all-reduced over the
-//              tensor-parallel group x·y, latency-bound and exposed. Not over
-//              z: Z gathers a weight before the cast (or casts it with the
+//   amax       the amax of each fp8 tensor (X and W forward, dY backward:
+//              8 + 4 fp32 values a layer), latency-bound and exposed, where
+//              the stack reduces it (stack.fp8_amax, machine_profile.h):
+//              stage (Transformer Engine), one blocking all-reduce of a
+//              model chunk's amaxes over every rank of the stage
+//              (x·y·z·context·data) as each microbatch's forward of the chunk
+//              ends and one as its backward ends, m·v of each an iteration (a
+//              recompute's forward, which reuses the first forward's scales,
+//              get_old_fp8_meta_tensors_for_recompute, is charged none);
+//              tensor (torchao),
+//              per layer over the tensor-parallel group x·y. Not over z:
+//              Z gathers a weight before the cast (or casts it with the
 //              precomputed scale), and a rank's activations are its own
 //              (torchao's tensor_to_amax reduces only a tensor-parallel
 //              DTensor's amax)
@@ -99,8 +107,15 @@ struct Fp8LayerCost {
 double sequence_parallel_gather_bytes(const CostInputs& in);
 // One layer's fp8 casts for one microbatch (zero unless fp8).
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record);
-// One layer's exposed amax all-reduces over the tensor group (zero unless fp8).
+// One layer's exposed amax all-reduces over the tensor group (zero unless fp8 with stack.fp8_amax tensor).
 Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& record);
+// Whether the model prices a collective over every rank of a stage (stage_group): fp8's amaxes under
+// Transformer Engine (stack.fp8_amax stage). Only then do the search's rank orders and the exports'
+// order check tell orders apart by that group's placement.
+bool prices_stage_group(const TransformerSpec& spec, const MachineProfile& machine);
+// An iteration's exposed amax all-reduces over the stage's ranks, one per model chunk, microbatch and
+// direction on a stage of `stage_layers` (zero unless fp8 with stack.fp8_amax stage).
+double fp8_stage_amax(const CostInputs& in, double microbatches, double stage_layers, const CostRecorder& record);
 // Bytes per element of a block's linear weights as Z all-gathers them: 1 where
 // the stack gathers fp8 (stack.fp8_weights gathered or primary), else the model's.
 double gathered_weight_bytes(Precision precision, Fp8Weights held);

@@ -284,7 +284,7 @@ CostModel::Priced CostModel::price(const ParallelConfig& c, const CostRecorder& 
   Breakdown b;
   const Fp8WeightCost weights = fp8_weight_costs(in, {stage.layers, stage.recomputed}, m, record);
   b.compute = m * stage.compute + weights.casts;
-  b.tp_comm = m * stage.tp_comm + weights.scales;
+  b.tp_comm = m * stage.tp_comm + weights.scales + fp8_stage_amax(in, m, stage.layers, record);
   b.bubble = pipeline_bubble(c, stage);
   b.pp_comm = pipeline_p2p(in, m, record);
   const DataParallelStep dp = data_parallel_step(in, layers, paced, record);

@@ -52,6 +52,8 @@ const char* to_string(Fp8Weights weights) {
 
 const char* to_string(Fp8Casts casts) { return casts == Fp8Casts::separate ? "separate" : "fused"; }
 
+const char* to_string(Fp8Amax amax) { return amax == Fp8Amax::tensor ? "tensor" : "stage"; }
+
 const char* to_string(LossKind loss) { return loss == LossKind::fused ? "fused" : "fp32_copy"; }
 
 const char* to_string(ActivationLayout layout) { return layout == ActivationLayout::axo ? "axo" : "korthikanti"; }
@@ -66,6 +68,10 @@ Fp8Weights parse_fp8_weights(const YamlMap& map) {
 
 Fp8Casts parse_fp8_casts(const YamlMap& map) {
   return map.get_choice("fp8_casts", {"fused", "separate"}) == "separate" ? Fp8Casts::separate : Fp8Casts::fused;
+}
+
+Fp8Amax parse_fp8_amax(const YamlMap& map) {
+  return map.get_choice("fp8_amax", {"stage", "tensor"}) == "tensor" ? Fp8Amax::tensor : Fp8Amax::stage;
 }
 
 LossKind parse_loss_kind(const YamlMap& map) {
@@ -168,6 +174,7 @@ StackSettings read_optional_stack_settings(const YamlMap& map) {
   }
   if (map.has("fp8_weights")) s.fp8_weights = parse_fp8_weights(map);
   if (map.has("fp8_casts")) s.fp8_casts = parse_fp8_casts(map);
+  if (map.has("fp8_amax")) s.fp8_amax = parse_fp8_amax(map);
   if (map.has("loss")) s.loss = parse_loss_kind(map);
   if (map.has("selective")) s.selective = parse_selective_kind(map);
   if (map.has("optimizer_state")) s.optimizer_state = parse_optimizer_state(map);
@@ -519,6 +526,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["weight_gather"] = to_string(p.weight_gather);
   node["stack"]["fp8_weights"] = to_string(p.fp8_weights);
   node["stack"]["fp8_casts"] = to_string(p.fp8_casts);
+  node["stack"]["fp8_amax"] = to_string(p.fp8_amax);
   node["stack"]["loss"] = to_string(p.loss);
   node["stack"]["selective"] = to_string(p.selective);
   node["stack"]["optimizer_state"] = to_string(p.optimizer_state);

@@ -77,6 +77,21 @@ const char* to_string(Fp8Weights weights);
 // PyTorch's norms, as llm-foundry's amp_fp8 does).
 enum class Fp8Casts { fused, separate };
 const char* to_string(Fp8Casts casts);
+// Where the amaxes that scale the fp8 tensors are all-reduced (precision fp8,
+// model/cost_fp8.h): `stage`, Transformer Engine's delayed scaling: every amax
+// its fp8_autocast region took in one fused, blocking all-reduce over the
+// region's fp8_group as the region's forward ends, and the output gradients'
+// as its backward ends (FP8GlobalStateManager.reduce_and_update_fp8_tensors,
+// torch.distributed.all_reduce(async_op=False)); Megatron-Core opens the region
+// around a transformer block, one model chunk (TransformerBlock.forward), with
+// the tensor × data × context group (parallel_state.get_amax_reduction_group(
+// with_context_parallel=True), tp_only_amax_red off by default), llm-foundry
+// around the whole model with TE's default group, every rank: in axo's grid,
+// every rank of a pipeline stage. `tensor`, torchao's dynamic scaling
+// (torchtitan's float8): each tensor's amax taken as it is cast and all-reduced
+// over the tensor-parallel group alone (tensor_to_amax of a DTensor), per layer.
+enum class Fp8Amax { stage, tensor };
+const char* to_string(Fp8Amax amax);
 // How the stack's loss holds the logits: `fp32_copy`, the 2-byte logits plus an
 // fp32 copy for the softmax (Megatron-LM's vocab-parallel cross entropy on
 // logits.float(), torchtitan's F.cross_entropy(pred.float())); `fused`, a
@@ -118,10 +133,11 @@ const char* to_string(ActivationLayout layout);
 class YamlMap;
 // A mapping's `attention` key (a clear error names the choices; `source` names the file).
 AttentionKind parse_attention(const YamlMap& map, const std::string& source);
-// The stack mapping's `fp8_weights`, `fp8_casts`, `loss`, `selective` and `optimizer_state`
+// The stack mapping's `fp8_weights`, `fp8_casts`, `fp8_amax`, `loss`, `selective` and `optimizer_state`
 // keys (a clear error names the choices).
 Fp8Weights parse_fp8_weights(const YamlMap& map);
 Fp8Casts parse_fp8_casts(const YamlMap& map);
+Fp8Amax parse_fp8_amax(const YamlMap& map);
 LossKind parse_loss_kind(const YamlMap& map);
 SelectiveKind parse_selective_kind(const YamlMap& map);
 OptimizerState parse_optimizer_state(const YamlMap& map);
@@ -271,6 +287,7 @@ struct StackSettings {
   WeightGather weight_gather = WeightGather::per_linear;        // stack.weight_gather
   Fp8Weights fp8_weights = Fp8Weights::cached;                  // stack.fp8_weights
   Fp8Casts fp8_casts = Fp8Casts::fused;                         // stack.fp8_casts
+  Fp8Amax fp8_amax = Fp8Amax::stage;                            // stack.fp8_amax
   LossKind loss = LossKind::fp32_copy;                          // stack.loss
   SelectiveKind selective = SelectiveKind::attention;           // stack.selective
   OptimizerState optimizer_state = OptimizerState::fp32;        // stack.optimizer_state

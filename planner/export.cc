@@ -306,7 +306,7 @@ std::string one_dimensional_tensor_problem(const ParallelConfig& c) {
          "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
 }
 
-bool places_groups_as(const ParallelConfig& config, const std::string& order,
+bool places_groups_as(const ParallelConfig& config, const std::string& order, bool stage_group_priced,
                       int64_t gpus_per_node) {
   ParallelConfig other = config;
   other.order = parse_order(order, "export");
@@ -324,7 +324,8 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order,
       return false;
     }
   }
-  return true;
+  return !stage_group_priced ||
+         stage_group(config, gpus_per_node).ranks_per_node == stage_group(other, gpus_per_node).ranks_per_node;
 }
 
 std::string same_placement_note(const ParallelConfig& config, const std::string& order,

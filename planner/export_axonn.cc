@@ -26,6 +26,7 @@
 // balances the LM head, and picks the rank's by ax.config.inter_layer_parallel_rank.
 #include <string>
 
+#include "model/cost_fp8.h"
 #include "model/error.h"
 #include "planner/export.h"
 
@@ -37,7 +38,7 @@ const char* python_bool(bool value) { return value ? "True" : "False"; }
 
 }  // namespace
 
-std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machine,
+std::string axonn_limitation(const TransformerSpec& spec, const MachineProfile& machine,
                              const ParallelConfig& c) {
   if (c.context > 1) {
     return "it has no context parallelism (axonn.init's groups are G_inter, G_data and the three "
@@ -60,7 +61,7 @@ std::string axonn_limitation(const TransformerSpec&, const MachineProfile& machi
     return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
            "axonn.init no longer sets up, so offload=on has no working counterpart";
   }
-  if (!places_groups_as(c, "xyzcpd", machine.gpus_per_node)) {
+  if (!places_groups_as(c, "xyzcpd", prices_stage_group(spec, machine), machine.gpus_per_node)) {
     return "it orders ranks column (x) innermost, then row (y), depth (z), pipeline and data "
            "(axo's xyzcpd), and rank order " + c.order_string() + " places the groups differently";
   }

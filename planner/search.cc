@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "model/cost_fp8.h"
 #include "model/error.h"
 #include "model/memory_model.h"
 #include "planner/row_folding.h"
@@ -179,7 +180,8 @@ class Walk {
   Walk(const CostModel& model, const SearchOptions& options)
       : model_(model),
         options_(options),
-        space_{model.spec(), options.gpus, model.machine().gpus_per_node},
+        space_{model.spec(), options.gpus, model.machine().gpus_per_node,
+               prices_stage_group(model.spec(), model.machine())},
         capacity_(model.machine().usable_memory_bytes()),
         grid_(stage_fields(SearchStage::grid)),
         settings_(stage_fields(SearchStage::setting)),

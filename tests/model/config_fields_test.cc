@@ -329,17 +329,18 @@ TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
   ParallelConfig c;
   c.y = 8, c.data = 16;
   // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
-  const auto orders = distinct_orders(c, 8);
+  const auto orders = distinct_orders(c, 8, false);
   EXPECT_GE(orders.size(), 2u);
   EXPECT_LT(orders.size(), 720u);
   EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
   ParallelConfig single;
   single.data = 8;
-  EXPECT_EQ(distinct_orders(single, 8).size(), 1u);
+  EXPECT_EQ(distinct_orders(single, 8, false).size(), 1u);
 }
 
-// Ranks per node of each group, and of the two-dimension groups the model prices, under `config`'s order.
-std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node) {
+// Ranks per node of each group, of the two-dimension groups the model prices and, where it prices
+// that group, of a stage's ranks, under `config`'s order.
+std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node, bool stage_group_priced) {
   std::vector<int64_t> ranks_per_node;
   for (int d = 0; d < kGridDims; ++d) {
     const GridDim dim = static_cast<GridDim>(d);
@@ -350,6 +351,7 @@ std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_no
     ranks_per_node.push_back(place_two_dimensions(config.size(a), config.stride(a), config.size(b), config.stride(b),
                                                   gpus_per_node, config.gpus()).ranks_per_node);
   }
+  if (stage_group_priced) ranks_per_node.push_back(stage_group(config, gpus_per_node).ranks_per_node);
   return ranks_per_node;
 }
 
@@ -357,25 +359,32 @@ TEST(ConfigFields, DistinctOrdersCoverEveryPlacementOnce) {
   ParallelConfig c;
   c.x = 2, c.y = 4, c.z = 2, c.data = 4, c.pipeline = 4;
   // 6: context 6 past a node, data just outside it is one group of 24 with 4 a node, where data
-  // after z was a box of 2 a node; the walk tried only the second.
-  for (int64_t context : {1, 2, 4, 6}) {
-    c.context = context;
-    SCOPED_TRACE(context);
-    std::set<std::vector<int64_t>> distinct;
-    const auto orders = distinct_orders(c, 8);
-    for (const auto& order : orders) {
-      ParallelConfig placed = c;
-      placed.order = order;
-      EXPECT_TRUE(distinct.insert(placement(placed, 8)).second) << placed.order_string();
+  // after z was a box of 2 a node; the walk tried only the second. With the stage's group priced
+  // (fp8 under Transformer Engine), context 6 also places it apart by where the pipeline lies
+  // outside the node.
+  for (bool stage_group_priced : {false, true}) {
+    for (int64_t context : {1, 2, 4, 6}) {
+      c.context = context;
+      SCOPED_TRACE(std::to_string(context) + (stage_group_priced ? ", stage group priced" : ""));
+      std::set<std::vector<int64_t>> distinct;
+      const auto orders = distinct_orders(c, 8, stage_group_priced);
+      for (const auto& order : orders) {
+        ParallelConfig placed = c;
+        placed.order = order;
+        EXPECT_TRUE(distinct.insert(placement(placed, 8, stage_group_priced)).second) << placed.order_string();
+      }
+      std::array<GridDim, kGridDims> order = c.order;
+      do {
+        ParallelConfig placed = c;
+        placed.order = order;
+        EXPECT_EQ(distinct.count(placement(placed, 8, stage_group_priced)), 1u) << placed.order_string();
+      } while (std::next_permutation(order.begin(), order.end()));
+      if (!stage_group_priced) {
+        EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
+      }
     }
-    std::array<GridDim, kGridDims> order = c.order;
-    do {
-      ParallelConfig placed = c;
-      placed.order = order;
-      EXPECT_EQ(distinct.count(placement(placed, 8)), 1u) << placed.order_string();
-    } while (std::next_permutation(order.begin(), order.end()));
-    EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
   }
+  EXPECT_GT(distinct_orders(c, 8, true).size(), distinct_orders(c, 8, false).size());  // context 6
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/cost_collective.h"
 #include "model/cost_layer.h"
 #include "model/cost_model.h"
 #include "model/gemm_model.h"
@@ -141,9 +142,11 @@ TEST(CostFp8, FusedCastsLeaveTheAttentionOutputAndThreeGradients) {
   EXPECT_LT(fused.forward + fused.backward, separate.forward + separate.backward);
 }
 
-TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
+// torchao (stack.fp8_amax tensor): each layer's amaxes over the tensor group alone.
+TEST(CostFp8, TorchaoAmaxAllReducesOverTheTensorGroupOnly) {
   const TransformerSpec spec = fp8_model("llama3-8b");
-  const MachineProfile h100 = load_machine("dgx-h100");
+  MachineProfile h100 = load_machine("dgx-h100");
+  h100.fp8_amax = Fp8Amax::tensor;
   ParallelConfig c;
   c.data = 8;  // no tensor group: nothing to reduce
   EXPECT_EQ(fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder()).forward, 0);
@@ -165,6 +168,47 @@ TEST(CostFp8, AmaxAllReducesOverTheTensorGroupOnly) {
   EXPECT_EQ(items[0].group_size, 8);
   c.y = 1;
   EXPECT_EQ(fp8_amax_reductions({spec, h100, c, local_shapes(spec, c)}, CostRecorder()).forward, 0);
+}
+
+// Transformer Engine (stack.fp8_amax stage, the default): per microbatch, one all-reduce of a model
+// chunk's amaxes in forward and one in backward over every rank of the stage, none per layer.
+TEST(CostFp8, TransformerEngineReducesEachChunksAmaxesOverTheStage) {
+  const TransformerSpec spec = fp8_model("llama3-70b");
+  const MachineProfile h100 = load_machine("dgx-h100");
+  ParallelConfig c;
+  c.pipeline = 4, c.interleave = 5, c.y = 4, c.context = 2, c.data = 8;  // 256 GPUs, 64 to a stage
+  const LocalShapes shapes = local_shapes(spec, c);
+  EXPECT_EQ(fp8_amax_reductions({spec, h100, c, shapes}, CostRecorder()).forward, 0);
+  const double microbatches = 16, stage_layers = 20;
+  std::vector<CostItem> items;
+  const double seconds = fp8_stage_amax({spec, h100, c, shapes}, microbatches, stage_layers, CostRecorder(&items, 1, 1));
+  ASSERT_EQ(items.size(), 2u);
+  const GroupPlacement stage{64, 8};  // the pipeline outermost: 8 nodes of the stage's ranks
+  for (const CostItem& item : items) {
+    EXPECT_EQ(item.group_size, stage.size);
+    EXPECT_EQ(item.ranks_per_node, stage.ranks_per_node);
+    EXPECT_DOUBLE_EQ(item.per_iteration, microbatches * 5);  // every chunk of every microbatch
+  }
+  EXPECT_DOUBLE_EQ(items[0].bytes, 4 * 8 * 4);  // a chunk's 4 layers: X and W of four linears, fp32
+  EXPECT_DOUBLE_EQ(items[1].bytes, 4 * 4 * 4);  // their dY
+  const double forward = collective_seconds(h100, CollectiveOp::all_reduce, stage, items[0].bytes);
+  const double backward = collective_seconds(h100, CollectiveOp::all_reduce, stage, items[1].bytes);
+  EXPECT_DOUBLE_EQ(seconds, microbatches * 5 * (forward + backward));
+  // More replicas span more nodes: each reduction waits longer.
+  ParallelConfig wider = c;
+  wider.data = 64;
+  EXPECT_GT(fp8_stage_amax({spec, h100, wider, shapes}, microbatches, stage_layers, CostRecorder()), seconds);
+  // The pipeline innermost: a stage's 64 ranks sit 4 apart, 2 to a node.
+  ParallelConfig inner = c;
+  inner.order = {GridDim::pipeline, GridDim::x, GridDim::y, GridDim::z, GridDim::context, GridDim::data};
+  EXPECT_EQ(stage_group(inner, 8).ranks_per_node, 2);
+  // bf16 reduces no amaxes; nor does a stage of one rank.
+  TransformerSpec bf16 = spec;
+  bf16.precision = Precision::bf16;
+  EXPECT_EQ(fp8_stage_amax({bf16, h100, c, shapes}, microbatches, stage_layers, CostRecorder()), 0);
+  ParallelConfig alone;
+  alone.pipeline = 4;
+  EXPECT_EQ(fp8_stage_amax({spec, h100, alone, local_shapes(spec, alone)}, 8, 20, CostRecorder()), 0);
 }
 
 // A stack that casts each weight in its forward (transient) recasts it every

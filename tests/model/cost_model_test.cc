@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "model/config_fields.h"
+#include "model/cost_fp8.h"
 #include "model/memory_model.h"
 #include "model/presets.h"
 
@@ -441,7 +442,7 @@ TEST(CostModel, PacedBoundIsALowerBoundOnEveryRankOrder) {
   c.pipeline = 4, c.y = 4, c.context = 2, c.data = 2, c.microbatch = 1, c.interleave = 2;
   ASSERT_EQ(model.check(c), "");
   bool tighter = false;
-  for (const auto& order : distinct_orders(c, 8)) {
+  for (const auto& order : distinct_orders(c, 8, prices_stage_group(spec, load_machine("dgx-h100")))) {
     c.order = order;
     const Breakdown b = model.evaluate(c);
     const double paced = model.paced_lower_bound(c);

@@ -467,6 +467,14 @@ TEST(MachineProfile, FsdpCopiesAndGradReduceReadAndRoundTrip) {
   EXPECT_EQ(selene.grad_buckets, GradBuckets::per_layer);
 }
 
+// stack.fp8_amax: stage (the default: Transformer Engine under Megatron-Core, NeMo, llm-foundry) or
+// tensor (torchao's dynamic scaling).
+TEST(MachineProfile, Fp8AmaxReadsAndRoundTrips) {
+  EXPECT_EQ(load_machine("dgx-h100").fp8_amax, Fp8Amax::stage);
+  expect_stack_choices_round_trip("fp8_amax", {"stage", "tensor"});
+  expect_bad_stack_choice(to_yaml(load_machine("dgx-h100")), "fp8_amax", "world", "stage, tensor");
+}
+
 TEST(MachineProfile, FailureAndCheckpointFields) {
   const MachineProfile frontier = load_machine("frontier");
   EXPECT_DOUBLE_EQ(frontier.failures_per_gpu_hour, 1.973e-5);

@@ -97,7 +97,7 @@ TEST_F(Cli, PlanPrecisionFp8) {
                        "--fix pipeline=1,data=1,context=1,z=1,y=8,x=1 --json " + path("p.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   for (const char* text : {"(8.03B parameters, fp8)", "Precision fp8: the linear layers' GEMMs at 1979 TFLOP/s",
-                           "fp8 casts of the 4 linear inputs", "all_reduce fp8 amax of X and W",
+                           "fp8 casts of the 4 linear inputs", "all_reduce fp8 amaxes of a chunk's X and W",
                            "fp8 casts of the stage's linear weights"}) {
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
   }
