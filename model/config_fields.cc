@@ -584,8 +584,8 @@ class OrderWalk {
       placement[slot++] = place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)],
                                                stride[size_t(b)], gpus_per_node_, inner).ranks_per_node;
     }
-    const size_t pipeline = size_t(GridDim::pipeline);
     if (stage_group_priced_) {
+      const size_t pipeline = size_t(GridDim::pipeline);
       placement[slot] = place_stage_group(size_[pipeline], stride[pipeline], gpus_per_node_, inner).ranks_per_node;
     }
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {

@@ -38,7 +38,8 @@ struct Collective {
 // The two-dimension groups the model prices: the gradients' data × context
 // (collective_group) and fp8's amax over x × y (cost_fp8.cc). The search's rank
 // orders (config_fields.cc) and the exports' order check tell orders apart by them,
-// and by the stage's group (stage_group: fp8's amax under Transformer Engine).
+// and where it is priced by the stage's group (stage_group: fp8's amax under
+// Transformer Engine, prices_stage_group).
 inline constexpr std::array<std::pair<GridDim, GridDim>, 2> kPricedDimensionPairs{
     {{GridDim::data, GridDim::context}, {GridDim::x, GridDim::y}}};
 

@@ -58,8 +58,8 @@
 //              ends and one as its backward ends, m·v of each an iteration (a
 //              recompute's forward, which reuses the first forward's scales,
 //              get_old_fp8_meta_tensors_for_recompute, is charged none);
-//              tensor (torchao),
-//              per layer over the tensor-parallel group x·y. Not over z:
+//              tensor (torchao), per layer over the tensor-parallel group
+//              x·y. Not over z:
 //              Z gathers a weight before the cast (or casts it with the
 //              precomputed scale), and a rank's activations are its own
 //              (torchao's tensor_to_amax reduces only a tensor-parallel
