@@ -11,7 +11,7 @@ namespace axo {
 
 namespace {
 
-constexpr double kFloat = 4;  // the executor's buffers and its gathered blocks are fp32
+constexpr double kFloat = 4;  // the executor's buffers are fp32, but for 2-byte gathered blocks
 
 struct Block {
   double n = 0, k = 0;
@@ -24,16 +24,18 @@ std::array<Block, 4> linear_blocks(const TransformerSpec& spec, const ParallelCo
           Block{double(spec.mlp_up_width()) / y, h / x}, Block{h / x, double(spec.ffn_hidden) / y}};
 }
 
-// The elements of the Z pools: whole blocks in flight, the reduce-scatter's chunk, 2-byte sends.
-double z_pool_elements(const TransformerSpec& spec, const ParallelConfig& c) {
+// The bytes of the Z pools (linear_4d.h): gathered blocks as stored, fp32 dW blocks, the
+// reduce-scatter's fp32 receive chunk, each as large as the largest linear's. In fp32 one pool holds
+// both kinds of block: with overlap the prefetched gather, the dW being computed and the one
+// reducing, else one. In 2-byte training gathered blocks pool apart: the current one and the
+// prefetched one, beside this dW and the one reducing (one of each without overlap).
+double z_pool_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   if (c.z == 1) return 0;
   double chunk = 0;
   for (const Block& b : linear_blocks(spec, c)) chunk = std::max(chunk, std::ceil(b.n * b.k / double(c.z)));
-  const double in_flight = c.overlap ? 3 : 1;
-  // The receive chunk; in 2-byte training with two gathers prefetched, their sends besides (without
-  // them the send's chunk is given back before the receive takes one).
-  const double chunks = spec.precision != Precision::fp32 && c.overlap ? 3 : 1;
-  return in_flight * chunk * double(c.z) + chunks * chunk;
+  const double block = chunk * double(c.z), receive = kFloat * chunk;
+  if (spec.precision == Precision::fp32) return kFloat * (c.overlap ? 3 : 1) * block + receive;
+  return (bytes_per_element(spec.precision) + kFloat) * (c.overlap ? 2 : 1) * block + receive;
 }
 
 }  // namespace
@@ -46,7 +48,7 @@ double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig
   if (c.y > 1) partial = (m + (sequence_parallel ? m / double(c.y) : 0)) * h;
   if (c.x > 1) partial = std::max(partial, m * double(spec.ffn_hidden) / double(c.y));
   const double norm_sums = c.x > 1 ? 2 * m : 0;  // sequence parallelism needs x = 1
-  return kFloat * (rows + partial + norm_sums + z_pool_elements(spec, c));
+  return kFloat * (rows + partial + norm_sums) + z_pool_bytes(spec, c);
 }
 
 double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const ParallelConfig& c) {

@@ -8,13 +8,13 @@
 //   partial: dX before its reduction, [m + m/y, h/x] for qkv and fc over y > 1
 //            (the reduce-scatter's rows after m with sequence parallelism),
 //            [m, ffn/y] for fcproj over x > 1;
-//   with z > 1, the pools: whole blocks (n_·k_ padded to z) in fp32 as many as
-//            are in flight at once (1; with the overlaps 3: a prefetched block
-//            beside the one in use, or the dW block computed beside the one
-//            reducing), one z-th chunk to receive the dW reduce-scatter (the
-//            send's, widened to fp32 in 2-byte training, is given back before
-//            it), and in 2-byte training with the overlaps two chunks more for
-//            the two gathers prefetched;
+//   with z > 1, the pools: whole blocks (n_·k_ padded to z), gathered as
+//            stored and their dW in fp32, as many as are in flight at once
+//            (without the overlaps one of each; with them a prefetched block
+//            beside the one in use, and the dW block computed beside the one
+//            reducing: in fp32 one pool of 3, in 2-byte training 2 gathered
+//            2-byte blocks and 2 fp32 dW blocks), and one fp32 z-th chunk to
+//            receive the dW reduce-scatter;
 //   over x > 1, the layer norms' sums, two a row of the residual stream
 //            (executor/parallel/sharded_layernorm.cc).
 // The largest linear sets each: one layer runs at a time, and the pools grow to

@@ -1,14 +1,16 @@
 // A group of ranks and the collectives training runs over it.
 //
-// Every collective sums or moves float32 buffers, counted in elements. Each
-// operation starts non-blocking and returns a Request; the blocking forms
-// start and wait. Implementations: MPI (mpi_communicator.h) and a single-rank
+// Every collective sums or moves float32 buffers, counted in elements, but
+// one: all_gather_halves moves 2-byte values (bf16 or fp16 weights, gathered
+// as stored, as the cost model prices them). Each operation starts
+// non-blocking and returns a Request; the blocking forms start and wait. Implementations: MPI (mpi_communicator.h) and a single-rank
 // communicator whose operations are local copies (self_communicator.h). An
 // NCCL implementation joins them with the CUDA backend.
 //
 // Shapes, for a group of p ranks:
 //   all_reduce(data[n])                          data ← Σ over ranks of data
 //   all_gather(send[n], recv[p·n])               recv[i·n, (i+1)·n) ← send of rank i
+//   all_gather_halves(send[n], recv[p·n])        the same, of 2-byte values, bit for bit
 //   reduce_scatter(send[p·n], recv[n])           recv ← Σ over ranks of send[rank·n, (rank+1)·n)
 //   broadcast(data[n], root)                     data ← data of root
 //   send(data[n], peer, tag) / recv(data[n], peer, tag)
@@ -16,6 +18,8 @@
 
 #include <cstddef>
 #include <memory>
+
+#include "executor/cpu/half.h"
 
 namespace axo {
 
@@ -38,6 +42,7 @@ class Communicator {
 
   virtual RequestPtr start_all_reduce(float* data, size_t count) = 0;
   virtual RequestPtr start_all_gather(const float* send, float* recv, size_t count_per_rank) = 0;
+  virtual RequestPtr start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) = 0;
   virtual RequestPtr start_reduce_scatter(const float* send, float* recv, size_t count_per_rank) = 0;
   virtual RequestPtr start_broadcast(float* data, size_t count, int root) = 0;
   virtual RequestPtr start_send(const float* data, size_t count, int peer, int tag) = 0;
@@ -51,6 +56,9 @@ class Communicator {
   virtual void all_reduce(float* data, size_t count) { start_all_reduce(data, count)->wait(); }
   virtual void all_gather(const float* send, float* recv, size_t count_per_rank) {
     start_all_gather(send, recv, count_per_rank)->wait();
+  }
+  virtual void all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
+    start_all_gather_halves(send, recv, count_per_rank)->wait();
   }
   virtual void reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
     start_reduce_scatter(send, recv, count_per_rank)->wait();

@@ -2,6 +2,7 @@
 #include "executor/comm/mpi_communicator.h"
 
 #include <climits>
+#include <cstdint>
 #include <thread>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,10 @@ int checked_count(size_t count) {
   }
   return int(count);
 }
+
+// A Half travels as its 16 bits.
+const MPI_Datatype kHalfType = MPI_UINT16_T;
+static_assert(sizeof(cpu::Half) == sizeof(uint16_t));
 
 void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
@@ -86,6 +91,13 @@ RequestPtr MpiCommunicator::start_all_gather(const float* send, float* recv, siz
   return request;
 }
 
+RequestPtr MpiCommunicator::start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
+  auto request = std::make_unique<MpiRequest>();
+  const int n = checked_count(count_per_rank);
+  check(MPI_Iallgather(send, n, kHalfType, recv, n, kHalfType, comm_, request->handle()), "MPI_Iallgather");
+  return request;
+}
+
 RequestPtr MpiCommunicator::start_reduce_scatter(const float* send, float* recv,
                                                  size_t count_per_rank) {
   auto request = std::make_unique<MpiRequest>();
@@ -124,6 +136,11 @@ void MpiCommunicator::all_reduce(float* data, size_t count) {
 void MpiCommunicator::all_gather(const float* send, float* recv, size_t count_per_rank) {
   const int n = checked_count(count_per_rank);
   check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+}
+
+void MpiCommunicator::all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
+  const int n = checked_count(count_per_rank);
+  check(MPI_Allgather(send, n, kHalfType, recv, n, kHalfType, comm_), "MPI_Allgather");
 }
 
 void MpiCommunicator::reduce_scatter(const float* send, float* recv, size_t count_per_rank) {

@@ -36,6 +36,7 @@ class MpiCommunicator : public Communicator {
 
   RequestPtr start_all_reduce(float* data, size_t count) override;
   RequestPtr start_all_gather(const float* send, float* recv, size_t count_per_rank) override;
+  RequestPtr start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) override;
   RequestPtr start_reduce_scatter(const float* send, float* recv, size_t count_per_rank) override;
   RequestPtr start_broadcast(float* data, size_t count, int root) override;
   RequestPtr start_send(const float* data, size_t count, int peer, int tag) override;
@@ -45,6 +46,7 @@ class MpiCommunicator : public Communicator {
   // beat the non-blocking ones for an operation nothing overlaps.
   void all_reduce(float* data, size_t count) override;
   void all_gather(const float* send, float* recv, size_t count_per_rank) override;
+  void all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) override;
   void reduce_scatter(const float* send, float* recv, size_t count_per_rank) override;
   void broadcast(float* data, size_t count, int root) override;
 

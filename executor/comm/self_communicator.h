@@ -12,6 +12,7 @@ class SelfCommunicator : public Communicator {
   int size() const override { return 1; }
   RequestPtr start_all_reduce(float* data, size_t count) override;
   RequestPtr start_all_gather(const float* send, float* recv, size_t count_per_rank) override;
+  RequestPtr start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) override;
   RequestPtr start_reduce_scatter(const float* send, float* recv, size_t count_per_rank) override;
   RequestPtr start_broadcast(float* data, size_t count, int root) override;
   RequestPtr start_send(const float* data, size_t count, int peer, int tag) override;

@@ -63,6 +63,12 @@ RequestPtr NcclCommunicator::start_all_gather(const float* send, float* recv, si
   return record();
 }
 
+// A Half travels as its two bytes.
+RequestPtr NcclCommunicator::start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
+  check_nccl(ncclAllGather(send, recv, count_per_rank * sizeof(cpu::Half), ncclUint8, nccl_, stream_), "ncclAllGather");
+  return record();
+}
+
 RequestPtr NcclCommunicator::start_reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
   check_nccl(ncclReduceScatter(send, recv, count_per_rank, ncclFloat32, ncclSum, nccl_, stream_),
              "ncclReduceScatter");

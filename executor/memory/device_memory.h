@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "executor/cpu/half.h"
 #include "model/breakdown.h"
 #include "model/error.h"
 
@@ -98,6 +99,7 @@ class DeviceAllocator {
 };
 
 using DeviceFloats = std::vector<float, DeviceAllocator<float>>;
+using DeviceHalves = std::vector<cpu::Half, DeviceAllocator<cpu::Half>>;  // 2-byte values, their format kept beside
 
 // `buffer` in fresh storage of exactly `size` elements, its old storage freed first (a vector's own
 // growth books up to twice what it holds, and it keeps its storage when it shrinks); contents dropped.
@@ -105,6 +107,13 @@ template <class Vector>
 void reallocate_exactly(Vector& buffer, size_t size) {
   buffer = Vector(buffer.get_allocator());
   buffer.reserve(size);
+  buffer.resize(size);
+}
+
+// `size` elements (contents undefined), its capacity grown to exactly that where it is less.
+template <class Vector>
+void resize_exactly(Vector& buffer, size_t size) {
+  if (buffer.capacity() < size) return reallocate_exactly(buffer, size);
   buffer.resize(size);
 }
 

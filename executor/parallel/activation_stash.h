@@ -19,8 +19,6 @@
 
 namespace axo {
 
-using DeviceHalves = std::vector<cpu::Half, DeviceAllocator<cpu::Half>>;  // 2-byte values, their format kept beside
-
 class ActivationStash {
  public:
   explicit ActivationStash(const DeviceAllocator<float>& allocator) : fp32_(allocator), half_(allocator) {}

@@ -9,30 +9,6 @@
 
 namespace axo {
 
-namespace {
-
-// `size` elements (contents undefined), its capacity grown to exactly that where it is less (a
-// vector's own growth would book up to twice it).
-void resize_exactly(DeviceFloats& buffer, size_t size) {
-  if (buffer.capacity() < size) return reallocate_exactly(buffer, size);
-  buffer.resize(size);
-}
-
-}  // namespace
-
-DeviceFloats BufferPool::take(size_t size) {
-  auto preferred = [size](const DeviceFloats& a, const DeviceFloats& b) {
-    const bool a_holds = a.capacity() >= size, b_holds = b.capacity() >= size;
-    if (a_holds != b_holds) return a_holds;
-    return a_holds ? a.capacity() < b.capacity() : a.capacity() > b.capacity();
-  };
-  DeviceFloats buffer(allocator_);
-  const auto chosen = std::min_element(free_.begin(), free_.end(), preferred);
-  if (chosen != free_.end()) buffer = std::move(*chosen), free_.erase(chosen);
-  resize_exactly(buffer, size);
-  return buffer;
-}
-
 void Linear4dScratch::finish_reducing() {
   if (reducing_) reducing_->finish_gradient();
 }
@@ -52,45 +28,44 @@ Linear4d::Linear4d(Communicator& in, Communicator& out, Communicator& z, int64_t
       gathered_(scratch.allocator()),
       dblock_(scratch.allocator()),
       dchunk_part_(scratch.allocator()),
-      wide_(scratch.allocator()),
+      gathered_half_(DeviceAllocator<cpu::Half>(scratch.allocator())),
       small_(scratch.allocator()),
       scratch_(scratch) {
   const int64_t Gz = z.size();
   chunk_ = (n_ * k_ + Gz - 1) / Gz;
 }
 
-const float* Linear4d::send_buffer(ShardView chunk) {
-  if (chunk.f32) return chunk.f32;
-  if (wide_.empty()) wide_ = scratch_.chunks.take(size_t(chunk_));
-  widen(chunk, wide_.data(), chunk_);
-  return wide_.data();
+void Linear4d::gather(ShardView chunk, bool started) {
+  const size_t count = size_t(chunk_), block = count * size_t(z_.size());
+  if (chunk.half && gathered_half_.empty()) gathered_half_ = scratch_.half_blocks.take(block);
+  if (chunk.f32 && gathered_.empty()) gathered_ = scratch_.blocks.take(block);
+  timed(times_.tp.all_gather, [&] {
+    if (chunk.half && started) gather_ = z_.start_all_gather_halves(chunk.half, gathered_half_.data(), count);
+    if (chunk.half && !started) z_.all_gather_halves(chunk.half, gathered_half_.data(), count);
+    if (chunk.f32 && started) gather_ = z_.start_all_gather(chunk.f32, gathered_.data(), count);
+    if (chunk.f32 && !started) z_.all_gather(chunk.f32, gathered_.data(), count);
+  });
 }
 
 void Linear4d::prefetch(ShardView chunk) {
-  if (!overlap_.all_gather || z_.size() == 1 || gather_) return;
-  if (gathered_.empty()) gathered_ = scratch_.blocks.take(size_t(chunk_ * z_.size()));
-  const float* send = send_buffer(chunk);
-  timed(times_.tp.all_gather, [&] { gather_ = z_.start_all_gather(send, gathered_.data(), size_t(chunk_)); });
+  if (overlap_.all_gather && z_.size() > 1 && !gather_) gather(chunk, true);
 }
 
 ShardView Linear4d::block(ShardView chunk) {
   if (z_.size() == 1) return chunk;
-  timed(times_.tp.all_gather, [&] {
-    if (gather_) {
-      gather_->wait();
-      gather_.reset();
-    } else {
-      if (gathered_.empty()) gathered_ = scratch_.blocks.take(size_t(chunk_ * z_.size()));
-      z_.all_gather(send_buffer(chunk), gathered_.data(), size_t(chunk_));
-    }
-  });
-  if (!wide_.empty()) scratch_.chunks.give_back(std::move(wide_)), wide_.clear();
-  return gathered_.data();
+  if (gather_) {
+    timed(times_.tp.all_gather, [&] { gather_->wait(); });
+    gather_.reset();
+  } else {
+    gather(chunk, false);
+  }
+  return chunk.half ? ShardView(gathered_half_.data(), chunk.format) : ShardView(gathered_.data());
 }
 
 void Linear4d::release_block() {
   if (!gathered_.empty()) scratch_.blocks.give_back(std::move(gathered_));
-  gathered_.clear();
+  if (!gathered_half_.empty()) scratch_.half_blocks.give_back(std::move(gathered_half_));
+  gathered_.clear(), gathered_half_.clear();
 }
 
 void Linear4d::forward(float* out, const float* in, ShardView chunk, ShardView bias_view, int64_t m) {

@@ -20,8 +20,10 @@
 // before forward, and keeps them for backward).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "executor/comm/communicator.h"
@@ -38,39 +40,56 @@ class Linear4d;
 // Buffers of one kind handed out and given back: the smallest free one that holds a size, else the
 // largest grown to exactly that size, else a new one. Once its buffers have grown to the sizes in
 // flight at once, no more allocations.
+template <class T>
 class BufferPool {
  public:
-  explicit BufferPool(const DeviceAllocator<float>& allocator) : allocator_(allocator) {}
-  DeviceFloats take(size_t size);  // `size` elements, contents undefined
-  void give_back(DeviceFloats buffer) { free_.push_back(std::move(buffer)); }
+  using Buffer = std::vector<T, DeviceAllocator<T>>;
+  explicit BufferPool(const DeviceAllocator<T>& allocator) : allocator_(allocator) {}
+  // `size` elements, contents undefined.
+  Buffer take(size_t size) {
+    auto preferred = [size](const Buffer& a, const Buffer& b) {
+      const bool a_holds = a.capacity() >= size, b_holds = b.capacity() >= size;
+      if (a_holds != b_holds) return a_holds;
+      return a_holds ? a.capacity() < b.capacity() : a.capacity() > b.capacity();
+    };
+    Buffer buffer(allocator_);
+    const auto chosen = std::min_element(free_.begin(), free_.end(), preferred);
+    if (chosen != free_.end()) buffer = std::move(*chosen), free_.erase(chosen);
+    resize_exactly(buffer, size);
+    return buffer;
+  }
+  void give_back(Buffer buffer) { free_.push_back(std::move(buffer)); }
 
  private:
-  DeviceAllocator<float> allocator_;
-  std::vector<DeviceFloats> free_;
+  DeviceAllocator<T> allocator_;
+  std::vector<Buffer> free_;
 };
 
 // Buffers the layers of a stage share: one layer runs at a time, and each
 // forward or backward is done with `rows` and `partial` when it returns.
-// Weight blocks and their Z chunks come from two pools: a layer takes a whole
-// block when its all-gather starts and gives it back once its GEMM has read
-// it, and one for its dW (with a chunk to receive into) until the
-// reduce-scatter over Z is done. With ORS one layer's reduce-scatter runs
-// under the next layer's backward, which finishes it before starting its own,
-// so the stage holds as many blocks as are in flight at once (the prefetched
-// next one beside the current one; the dW being computed beside the one
-// reducing), whatever its layers and microbatches: the Z sharding's saving.
+// Weight blocks and their Z chunks come from pools: a layer takes a whole
+// block when its all-gather starts (fp32, or 2-byte values as they are
+// stored) and gives it back once its GEMM has read it, and an fp32 one for
+// its dW (with a chunk to receive into) until the reduce-scatter over Z is
+// done. With ORS one layer's reduce-scatter runs under the next layer's
+// backward, which finishes it before starting its own, so the stage holds as
+// many blocks as are in flight at once (the prefetched next one beside the
+// current one; the dW being computed beside the one reducing), whatever its
+// layers and microbatches: the Z sharding's saving.
 class Linear4dScratch {
  public:
   explicit Linear4dScratch(DeviceMemory& memory)
       : rows({memory, DeviceUse::comm_buffers}),
         partial(rows.get_allocator()),
         blocks(rows.get_allocator()),
+        half_blocks(DeviceAllocator<cpu::Half>(rows.get_allocator())),
         chunks(rows.get_allocator()),
         allocator_(rows.get_allocator()) {}
   DeviceFloats rows;     // forward: Y_partial before its reduce-scatter; backward: dY's gathered rows
   DeviceFloats partial;  // backward: dX before its reduction (then the reduce-scatter's rows)
-  BufferPool blocks;     // whole blocks: gathered weights, dW
-  BufferPool chunks;     // their z-th chunks: the dW reduce-scatter's receive, 2-byte weights widened to send
+  BufferPool<float> blocks;            // whole fp32 blocks: gathered weights, dW
+  BufferPool<cpu::Half> half_blocks;   // whole 2-byte blocks: gathered bf16 or fp16 weights
+  BufferPool<float> chunks;            // their z-th chunks: the dW reduce-scatter's receive
 
   // The layer whose dW reduce-scatter is in flight (ORS), finished before another starts.
   void reducing(Linear4d* layer) { reducing_ = layer; }
@@ -101,7 +120,7 @@ class Linear4d {
   void prefetch(ShardView chunk);
   // out[m, n_local] = all-reduce_in(in[m, k_local] · blockᵀ) + bias[n_local] (bias may be null).
   // With sequence parallelism out is this rank's m/|in| rows.
-  // Weights, bias and their gradients may be bf16 or fp16 (shard_view.h); a Z-split block is gathered in fp32.
+  // Weights, bias and their gradients may be bf16 or fp16 (shard_view.h); a Z-split block is gathered as stored.
   void forward(float* out, const float* in, ShardView chunk, ShardView bias, int64_t m);
   // din[m, k_local] += all-reduce_out(dout · block); dchunk += reduce-scatter_Z(doutᵀ · in);
   // dbias += Σ rows of dout. dout is replicated over `in`, so dbias needs no reduction there.
@@ -114,18 +133,19 @@ class Linear4d {
   void finish_gradient();
 
  private:
+  // Takes a block from the pool of the chunk's storage and gathers into it: started (OAG) or blocking.
+  void gather(ShardView chunk, bool started);
   // The gathered block (the chunk itself without a Z split), held until release_block().
   ShardView block(ShardView chunk);
   void release_block();
-  // The chunk in fp32 to send in the all-gather (2-byte storage widened into a pooled block, wide_).
-  const float* send_buffer(ShardView chunk);
   Communicator &in_, &out_, &z_;
   int64_t n_, k_, chunk_;
   Overlap overlap_;
   bool sequence_parallel_;
   Precision precision_;
   PhaseTimes& times_;
-  DeviceFloats gathered_, dblock_, dchunk_part_, wide_;
+  DeviceFloats gathered_, dblock_, dchunk_part_;
+  DeviceHalves gathered_half_;  // the gathered block of a 2-byte chunk
   DeviceFloats small_;  // n_local: a 2-byte bias widened, or a 2-byte dbias's fp32 column sums
   Linear4dScratch& scratch_;
   RequestPtr gather_, scatter_;

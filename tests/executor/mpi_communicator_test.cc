@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -24,6 +25,14 @@ void check_collectives(Communicator& c) {
   std::vector<float> mine(n, float(r)), gathered(n * size_t(p));
   c.all_gather(mine.data(), gathered.data(), n);
   for (size_t i = 0; i < gathered.size(); ++i) EXPECT_EQ(gathered[i], float(i / n));
+
+  // 2-byte values move bit for bit, blocking and not.
+  std::vector<cpu::Half> halves(n, cpu::Half{uint16_t(0xbf80 + r)}), gathered_halves(n * size_t(p));
+  c.start_all_gather_halves(halves.data(), gathered_halves.data(), n)->wait();
+  for (size_t i = 0; i < gathered_halves.size(); ++i) EXPECT_EQ(gathered_halves[i].bits, 0xbf80 + i / n);
+  std::fill(gathered_halves.begin(), gathered_halves.end(), cpu::Half{});
+  c.all_gather_halves(halves.data(), gathered_halves.data(), n);
+  for (size_t i = 0; i < gathered_halves.size(); ++i) EXPECT_EQ(gathered_halves[i].bits, 0xbf80 + i / n);
 
   std::vector<float> full(n * size_t(p)), part(n);
   std::iota(full.begin(), full.end(), 0.0f);
@@ -66,6 +75,10 @@ TEST(SelfCommunicator, OneRankIsIdentity) {
   self.all_reduce(data.data(), 3);
   self.all_gather(data.data(), out.data(), 3);
   EXPECT_EQ(out, data);
+  const std::vector<cpu::Half> halves = {{1}, {0x8000}, {0xffff}};
+  std::vector<cpu::Half> halves_out(3);
+  self.all_gather_halves(halves.data(), halves_out.data(), 3);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(halves_out[i].bits, halves[i].bits);
   EXPECT_THROW(self.start_send(data.data(), 3, 1, 0), std::logic_error);
 }
 

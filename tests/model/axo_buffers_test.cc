@@ -31,10 +31,8 @@ TEST(AxoBuffers, SequenceParallelismHoldsTheRowsAndThePartial) {
 }
 
 // x 2, z 2: m = (4/2) · 128 = 256 rows; fcproj's dX [m, 512] over X, and the norms' two sums a row;
-// the largest block fc's (or fcproj's) 512 × 64, its z-th 16,384. With the overlaps three blocks and
-// the reduce-scatter's chunk in fp32; without them one block and one chunk (in bf16 the widened
-// send's, given back before the receive takes it), with them in bf16 the two prefetched gathers'
-// sends besides.
+// the largest block fc's (or fcproj's) 512 × 64, its z-th 16,384. In fp32 with the overlaps three
+// blocks and the reduce-scatter's chunk; in bf16 the gathered blocks in 2 bytes, the dW blocks in 4.
 TEST(AxoBuffers, ZShardingHoldsTheBlocksInFlight) {
   TransformerSpec spec = load_model("gpt2-mini");
   ParallelConfig c = grid(2, 1, 2);
@@ -42,9 +40,10 @@ TEST(AxoBuffers, ZShardingHoldsTheBlocksInFlight) {
   EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 3 * 32768 + 16384));
   c.overlap = false;
   spec.precision = Precision::bf16;
-  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 32768 + 16384));
-  c.overlap = true;
-  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 3 * 32768 + 3 * 16384));
+  // Gathered as stored (2 bytes), dW in fp32.
+  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 16384) + (2 + 4) * 32768);
+  c.overlap = true;  // the current and the prefetched block; this dW and the one reducing
+  EXPECT_EQ(axo_linear_buffer_bytes(spec, c), 4 * (partial_and_sums + 16384) + (2 + 4) * 2 * 32768);
 }
 
 // In 2-byte training each linear keeps an fp32 column of its outputs: qkv 384/y, attproj 128/x,

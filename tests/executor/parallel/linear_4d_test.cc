@@ -1,7 +1,7 @@
 // Linear4dScratch's pools (BufferPool, linear_4d.h): a block is reused where one holds it, grown
-// to exactly what is asked (a vector's own growth would book up to twice it), and blocks and chunks
-// pool apart, so a stage books the blocks it has in flight and no more (parallel_gpt_test checks
-// the stage).
+// to exactly what is asked (a vector's own growth would book up to twice it), and blocks, 2-byte
+// blocks and chunks pool apart, so a stage books the blocks it has in flight and no more
+// (parallel_gpt_test and mixed_precision_test check the stage).
 #include "executor/parallel/linear_4d.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +40,15 @@ TEST(Linear4dScratch, ChunksPoolApartFromBlocks) {
   const DeviceFloats chunk = scratch.chunks.take(512);  // a new chunk: the block stays for the next block
   EXPECT_EQ(chunk.capacity(), 512u);
   EXPECT_EQ(memory.in_use(DeviceUse::comm_buffers), kFloat * (4096 + 512));
+}
+
+TEST(Linear4dScratch, TwoByteBlocksPoolApartInTwoBytesAnElement) {
+  DeviceMemory memory;
+  Linear4dScratch scratch(memory);
+  scratch.blocks.give_back(scratch.blocks.take(4096));
+  scratch.half_blocks.give_back(scratch.half_blocks.take(4096));  // not the fp32 block: a 2-byte one beside it
+  scratch.half_blocks.give_back(scratch.half_blocks.take(2048));  // the 2-byte block again
+  EXPECT_EQ(memory.in_use(DeviceUse::comm_buffers), kFloat * 4096 + 2 * 4096);
 }
 
 }  // namespace

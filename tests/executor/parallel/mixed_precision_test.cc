@@ -47,6 +47,7 @@
 #include "executor/cpu/gemm.h"
 #include "executor/gpt/gpt.h"
 #include "executor/parallel/parallel_gpt.h"
+#include "executor/parallel/shard_layout.h"
 #include "executor/train/loss_scaler.h"
 #include "model/error.h"
 #include "model/memory_model.h"
@@ -383,6 +384,43 @@ TEST(MixedPrecisionTest, TheMemoryModelHoldsTheExecutorsTwoByteActivations) {
       spec.precision = precision, spec.global_batch = kSequencesPerReplica * config.data;
       EXPECT_EQ(double(peak[size_t(DeviceUse::activations)]),
                 memory_per_device(spec, config, executor_memory_stack()).activations);
+    }
+  }
+}
+
+// Bytes of the fp32 copies 2-byte training reduces its Z-replicated buckets in (norms, biases, the
+// embedding: parallel_gpt.cc) with no data ranks, which the memory model leaves out (axo_buffers.h).
+double z_replicated_copy_bytes(MpiCommunicator& world, const ParallelConfig& config) {
+  const ProcessGrid grid(world, config);
+  const GptShape shape = test_shape(kMemoryLayers);
+  const ShardLayout layout(shape, config, grid.coords(), split_pipeline(gpt_spec(shape, kT), 1, 1));
+  double elements = 0;
+  for (const GradientBucket& b : layout.buckets()) elements += b.group == GradientGroup::z_and_data ? double(b.size) : 0;
+  return 4 * elements;
+}
+
+// With Z sharding in 2-byte training the layers gather their blocks as stored, in 2 bytes (as the
+// cost model prices the all-gather), and compute dW in fp32: the stage's pools hold what the memory
+// model says (axo_buffers.h), to the byte, with the overlaps (the current and the prefetched block,
+// this dW and the one reducing) and without (one of each); in fp32 one pool of three or one. On z 2
+// (times x 2 at 4 ranks).
+TEST(MixedPrecisionTest, TheMemoryModelHoldsTheZPools) {
+  cpu::set_gemm_threads(1);
+  MpiCommunicator world(MPI_COMM_WORLD);
+  if (world.size() % 2 != 0) GTEST_SKIP() << "z = 2 (x the rest)";
+  for (Precision precision : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    for (bool overlap : {true, false}) {
+      SCOPED_TRACE(std::string(to_string(precision)) + (overlap ? ", overlapped" : ", not overlapped"));
+      ParallelConfig config;
+      config.z = 2, config.x = world.size() / 2, config.microbatch = kMicrobatch, config.overlap = overlap;
+      ParallelOptions options;
+      options.precision = precision, options.overlap = overlap ? Overlap{} : Overlap::none();
+      const BytesByUse peak = peak_of_one_forward_backward(world, config, options);
+      TransformerSpec spec = gpt_spec(test_shape(kMemoryLayers), kT);
+      spec.precision = precision, spec.global_batch = kSequencesPerReplica;
+      const double copies = precision == Precision::fp32 ? 0 : z_replicated_copy_bytes(world, config);
+      EXPECT_EQ(double(peak[size_t(DeviceUse::comm_buffers)]),
+                memory_per_device(spec, config, executor_memory_stack()).comm_buffers + copies);
     }
   }
 }
