@@ -11,7 +11,7 @@ namespace axo {
 
 namespace {
 
-constexpr double kFloat = 4;  // the executor's buffers are fp32, but for 2-byte gathered blocks
+constexpr double kFloat = 4;  // the executor's buffers are fp32, all but 2-byte gathered blocks
 
 struct Block {
   double n = 0, k = 0;

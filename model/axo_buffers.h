@@ -42,7 +42,9 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 //           layer and the end bucket; and beside the gradients' shard the buckets the backward
 //           fills: on one stage a layer's and the embedding's, on a pipeline's ends the larger.
 // Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
-// backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1), units not divisible
+// backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1: the norms, biases and
+// embedding, which the executor keeps whole over Z where the memory model divides every parameter by
+// x·y·z; mixed_precision_test's Z pools add them from the executor's layout), units not divisible
 // by D copied in fp32 too.
 // The pipeline's messages on stage `stage` (executor/parallel/pipeline_schedule.cc), each a
 // microbatch's residual stream of `stream` elements in fp32 whatever the training precision: the

@@ -3,9 +3,10 @@
 // Every collective sums or moves float32 buffers, counted in elements, but
 // one: all_gather_halves moves 2-byte values (bf16 or fp16 weights, gathered
 // as stored, as the cost model prices them). Each operation starts
-// non-blocking and returns a Request; the blocking forms start and wait. Implementations: MPI (mpi_communicator.h) and a single-rank
-// communicator whose operations are local copies (self_communicator.h). An
-// NCCL implementation joins them with the CUDA backend.
+// non-blocking and returns a Request; the blocking forms start and wait.
+// Implementations: MPI (mpi_communicator.h) and a single-rank communicator
+// whose operations are local copies (self_communicator.h). An NCCL
+// implementation joins them with the CUDA backend.
 //
 // Shapes, for a group of p ranks:
 //   all_reduce(data[n])                          data ← Σ over ranks of data
