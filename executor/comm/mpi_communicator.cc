@@ -46,6 +46,19 @@ void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
+// The all-gathers of `count` elements of `type` a rank, non-blocking and blocking.
+RequestPtr start_all_gather_of(const void* send, void* recv, size_t count, MPI_Datatype type, MPI_Comm comm) {
+  auto request = std::make_unique<MpiRequest>();
+  const int n = checked_count(count);
+  check(MPI_Iallgather(send, n, type, recv, n, type, comm, request->handle()), "MPI_Iallgather");
+  return request;
+}
+
+void all_gather_of(const void* send, void* recv, size_t count, MPI_Datatype type, MPI_Comm comm) {
+  const int n = checked_count(count);
+  check(MPI_Allgather(send, n, type, recv, n, type, comm), "MPI_Allgather");
+}
+
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
@@ -84,18 +97,11 @@ RequestPtr MpiCommunicator::start_all_reduce(float* data, size_t count) {
 }
 
 RequestPtr MpiCommunicator::start_all_gather(const float* send, float* recv, size_t count_per_rank) {
-  auto request = std::make_unique<MpiRequest>();
-  const int n = checked_count(count_per_rank);
-  check(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, request->handle()),
-        "MPI_Iallgather");
-  return request;
+  return start_all_gather_of(send, recv, count_per_rank, MPI_FLOAT, comm_);
 }
 
 RequestPtr MpiCommunicator::start_all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
-  auto request = std::make_unique<MpiRequest>();
-  const int n = checked_count(count_per_rank);
-  check(MPI_Iallgather(send, n, kHalfType, recv, n, kHalfType, comm_, request->handle()), "MPI_Iallgather");
-  return request;
+  return start_all_gather_of(send, recv, count_per_rank, kHalfType, comm_);
 }
 
 RequestPtr MpiCommunicator::start_reduce_scatter(const float* send, float* recv,
@@ -134,13 +140,11 @@ void MpiCommunicator::all_reduce(float* data, size_t count) {
 }
 
 void MpiCommunicator::all_gather(const float* send, float* recv, size_t count_per_rank) {
-  const int n = checked_count(count_per_rank);
-  check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+  all_gather_of(send, recv, count_per_rank, MPI_FLOAT, comm_);
 }
 
 void MpiCommunicator::all_gather_halves(const cpu::Half* send, cpu::Half* recv, size_t count_per_rank) {
-  const int n = checked_count(count_per_rank);
-  check(MPI_Allgather(send, n, kHalfType, recv, n, kHalfType, comm_), "MPI_Allgather");
+  all_gather_of(send, recv, count_per_rank, kHalfType, comm_);
 }
 
 void MpiCommunicator::reduce_scatter(const float* send, float* recv, size_t count_per_rank) {
