@@ -2,9 +2,9 @@
 #include "model/axo_buffers.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
+#include "model/axo_parameters.h"
 #include "model/cost_shapes.h"
 
 namespace axo {
@@ -12,17 +12,6 @@ namespace axo {
 namespace {
 
 constexpr double kFloat = 4;  // the executor's buffers are fp32, all but 2-byte gathered blocks
-
-struct Block {
-  double n = 0, k = 0;
-};
-
-// The four linears' blocks on a rank: qkv, attproj, fc, fcproj (linear_4d.h).
-std::array<Block, 4> linear_blocks(const TransformerSpec& spec, const ParallelConfig& c) {
-  const double h = double(spec.hidden), x = double(c.x), y = double(c.y);
-  return {Block{double(spec.qkv_width()) / y, h / x}, Block{h / x, h / y},
-          Block{double(spec.mlp_up_width()) / y, h / x}, Block{h / x, double(spec.ffn_hidden) / y}};
-}
 
 // The bytes of the Z pools (linear_4d.h): gathered blocks as stored, fp32 dW blocks, the
 // reduce-scatter's fp32 receive chunk, each as large as the largest linear's. In fp32 one pool holds
@@ -32,7 +21,9 @@ std::array<Block, 4> linear_blocks(const TransformerSpec& spec, const ParallelCo
 double z_pool_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   if (c.z == 1) return 0;
   double chunk = 0;
-  for (const Block& b : linear_blocks(spec, c)) chunk = std::max(chunk, std::ceil(b.n * b.k / double(c.z)));
+  for (const AxoLinearBlock& b : axo_linear_blocks(spec, c)) {
+    chunk = std::max(chunk, std::ceil(b.n * b.k / double(c.z)));
+  }
   const double block = chunk * double(c.z), receive = kFloat * chunk;
   if (spec.precision == Precision::fp32) return kFloat * (c.overlap ? 3 : 1) * block + receive;
   return (bytes_per_element(spec.precision) + kFloat) * (c.overlap ? 2 : 1) * block + receive;
@@ -54,7 +45,7 @@ double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig
 double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const ParallelConfig& c) {
   if (spec.precision == Precision::fp32) return 0;
   double columns = 0;
-  for (const Block& b : linear_blocks(spec, c)) columns += b.n;
+  for (const AxoLinearBlock& b : axo_linear_blocks(spec, c)) columns += b.n;
   return kFloat * columns;
 }
 
@@ -65,13 +56,22 @@ double axo_pipeline_buffer_bytes(const ParallelConfig& c, Schedule schedule, dou
   return kFloat * stream * double(receives + 2);
 }
 
-AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, double local, double layer,
+double axo_tied_embedding_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
+  const bool zero_zero = c.zero == 0 || c.data * c.context == 1;
+  if (!zero_zero || c.pipeline == 1 || !spec.tied_embeddings || spec.precision == Precision::fp32) return 0;
+  return kFloat * axo_vocabulary_params(spec, c);
+}
+
+AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, const AxoParams& local, double layer,
                                              double end_bucket) {
   const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;
   AxoDataParallelBytes bytes;
-  if (D == 1) return bytes;
-  if (c.zero == 0) bytes.comm_buffers = copies * local;
-  if (c.zero == 1) bytes.comm_buffers = (kFloat / D + copies) * local;
+  if (D == 1) {  // zero 0's reduction whatever the zero: the buckets summed over Z or Y alone
+    bytes.comm_buffers = copies * local.summed_beyond_data(c);
+    return bytes;
+  }
+  if (c.zero == 0) bytes.comm_buffers = copies * local.total();
+  if (c.zero == 1) bytes.comm_buffers = (kFloat / D + copies) * local.total();
   if (c.zero >= 2) {
     const double largest = std::max(layer, end_bucket);
     bytes.comm_buffers = kFloat * (1 + 1 / D) * largest;

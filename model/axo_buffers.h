@@ -21,6 +21,7 @@
 // the largest block they hand out.
 #pragma once
 
+#include "model/axo_parameters.h"
 #include "model/parallel_config.h"
 #include "model/schedule.h"
 #include "model/transformer_spec.h"
@@ -32,20 +33,19 @@ double axo_linear_buffer_bytes(const TransformerSpec& spec, const ParallelConfig
 // widened, its dbias summed).
 double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const ParallelConfig& config);
 
-// The data-parallel reduction's buffers (executor/parallel/parallel_gpt.cc, zero_optimizer.cc) over
-// D = data·context > 1 ranks, for a rank's `local` parameters of the stage in `e`-byte storage, `layer`
-// of them one layer's and `end_bucket` the embedding's (first stage) or the head's (last stage of
-// several), each one bucket:
+// The data-parallel reduction's buffers (executor/parallel/parallel_gpt.cc, zero_optimizer.cc) for a
+// rank's `local` parameters of the stage (axo_parameters.h) in `e`-byte storage, `layer` of them one
+// layer's and `end_bucket` the embedding's (first stage) or the head's (last stage of several), each
+// one bucket. Over D = data·context > 1 ranks:
 //   zero 0: in 2-byte training each bucket's fp32 copy, all of them until the step: 4 bytes a parameter;
 //   zero 1: each unit's received piece until the step, 4/D, and in 2-byte training its fp32 send copy, 4;
 //   zero 2: one bucket's units at a time, copied and received, 4·(1 + 1/D) bytes of the larger of a
 //           layer and the end bucket; and beside the gradients' shard the buckets the backward
 //           fills: on one stage a layer's and the embedding's, on a pipeline's ends the larger.
+// With D = 1 every zero reduces as zero 0 does, the buckets summed over Z or Y alone: in 2-byte
+// training the fp32 copies of those parameters (AxoParams::summed_beyond_data).
 // Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
-// backward), fp32 copies of zero 0's buckets summed over Z or Y alone (D = 1: the norms, biases and
-// embedding, which the executor keeps whole over Z where the memory model divides every parameter by
-// x·y·z; mixed_precision_test's Z pools add them from the executor's layout), units not divisible
-// by D copied in fp32 too.
+// backward), units not divisible by D copied in fp32 too.
 // The pipeline's messages on stage `stage` (executor/parallel/pipeline_schedule.cc), each a
 // microbatch's residual stream of `stream` elements in fp32 whatever the training precision: the
 // receives it keeps posted (message-driven: one per stream, a forward one for each chunk but the
@@ -54,10 +54,15 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 // waiting: up to p of each stream, by timing). None on one stage.
 double axo_pipeline_buffer_bytes(const ParallelConfig& config, Schedule schedule, double stream, int64_t stage);
 
+// The tied embedding's sum between a pipeline's first and last stage (parallel_gpt.cc), on each of
+// the two after the pipeline has drained: on zero 0's path (zero 0, or one data rank) in 2-byte
+// training an fp32 copy of the stage's wte, V'/y × h/x, beside the buckets' copies.
+double axo_tied_embedding_bytes(const TransformerSpec& spec, const ParallelConfig& config);
+
 struct AxoDataParallelBytes {
   double comm_buffers = 0, gradients = 0;
 };
-AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& config, double e, double local, double layer,
-                                             double end_bucket);
+AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& config, double e, const AxoParams& local,
+                                             double layer, double end_bucket);
 
 }  // namespace axo

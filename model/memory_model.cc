@@ -8,6 +8,7 @@
 
 #include "model/axo_activations.h"
 #include "model/axo_buffers.h"
+#include "model/axo_parameters.h"
 #include "model/cost_fp8.h"
 #include "model/cost_shapes.h"
 #include "model/cost_split.h"
@@ -120,6 +121,11 @@ struct StageMemoryParts {
   int64_t microbatches = 0, params_per_layer = 0, embedding = 0, head = 0;
   Schedule schedule = Schedule::one_f_one_b;  // which sets the microbatches in flight (pipeline_in_flight.h)
   bool executor_layout = false;          // axo's executor: its data-parallel buffers too (axo_buffers.h)
+  // axo's executor: a rank's parameters by its layout (axo_parameters.h), a layer's and the first
+  // and last stage's besides (on one stage the first's are both).
+  AxoParams axo_layer, axo_first, axo_last;
+  AxoNormWindows norm_windows;  // and its norms' fp32 windows
+  double tied_copy = 0;         // and the tied embedding's copy on either end (axo_buffers.h)
 };
 
 // Gathered weights of the largest linear layer, or of one block when the
@@ -194,6 +200,11 @@ StageMemoryParts stage_memory_parts(const TransformerSpec& spec, const ParallelC
   if (parts.executor_layout) {
     set_axo_activations(spec, c, parts);
     parts.buffers_per_layer = axo_linear_buffer_bytes_per_layer(spec, c);
+    parts.axo_layer = axo_layer_params(spec, c);
+    parts.axo_first = axo_end_params(spec, c, 0);
+    parts.axo_last = axo_end_params(spec, c, c.pipeline - 1);
+    parts.norm_windows = axo_norm_window_bytes(spec, c);
+    parts.tied_copy = axo_tied_embedding_bytes(spec, c);
   } else {
     parts.per_layer = layer_activation_bytes(spec, c, c.recompute, stack);
     parts.per_kept_layer = layer_activation_bytes(spec, c, Recompute::none, stack);
@@ -232,11 +243,18 @@ int64_t params_of(const StageMemoryParts& parts, const ParallelConfig& c, int64_
   return params;
 }
 
-// The bucket at a pipeline's end besides its layers' (params_of's): the embedding on the first
-// stage, the head on the last of several.
-double end_bucket_params(const StageMemoryParts& parts, const ParallelConfig& c, int64_t stage) {
-  if (stage == 0) return double(parts.embedding);
-  return stage == c.pipeline - 1 ? double(parts.head) : 0;
+// What axo's executor holds on stage `stage` besides its layers (axo_parameters.h): the
+// first stage's or the last's, each one bucket.
+AxoParams axo_end_bucket(const StageMemoryParts& parts, const ParallelConfig& c, int64_t stage) {
+  if (stage == 0) return parts.axo_first;
+  return stage == c.pipeline - 1 ? parts.axo_last : AxoParams{};
+}
+
+// A rank's parameters of stage `stage` with `layers` layers as axo's executor's layout holds them.
+AxoParams axo_stage_params(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
+  AxoParams local = double(layers) * parts.axo_layer;
+  local += axo_end_bucket(parts, c, stage);
+  return local;
 }
 
 // A stage's layers: `layers` in all, in the chunks of `split` (null: one chunk), and what they hold
@@ -298,6 +316,20 @@ double held_activations(const StageMemoryParts& parts, const ParallelConfig& c, 
   return a * h.held.layers + b * h.held.chunks;
 }
 
+// What axo's executor holds besides on stage `stage` of `held` parameters: its data-parallel
+// reduction's buffers and gradients' buckets, its pipeline messages or (given back before it) the
+// tied embedding's copy, its norms' fp32 windows (axo_buffers.h, axo_parameters.h).
+void add_axo_executor_bytes(const StageMemoryParts& parts, const ParallelConfig& c, const AxoParams& held,
+                            int64_t stage, MemoryBreakdown& m) {
+  const AxoDataParallelBytes dp =
+      axo_data_parallel_bytes(c, parts.e, held, parts.axo_layer.total(), axo_end_bucket(parts, c, stage).total());
+  const double messages = axo_pipeline_buffer_bytes(c, parts.schedule, parts.stream, stage);
+  const double tied = stage == 0 || stage == c.pipeline - 1 ? parts.tied_copy : 0;
+  m.comm_buffers += dp.comm_buffers + std::max(messages, tied);
+  m.weights += parts.norm_windows.weights;
+  m.gradients += dp.gradients + parts.norm_windows.gradients;
+}
+
 // Stage `stage` of `stage_layers`.
 MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelConfig& c, const StageLayers& stage_layers,
                                 int64_t stage) {
@@ -309,20 +341,17 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   if (c.pipeline == 1) activations += parts.logits;
   if (stage == 0) activations += parts.first_stage_working;
   if (stage == c.pipeline - 1) activations += parts.last_stage_working;
-  const double local = double(params_of(parts, c, layers, stage)) / parts.shards;
+  // A rank's parameters: as axo's executor's layout holds them, else an x·y·z-th of each.
+  const AxoParams held = parts.executor_layout ? axo_stage_params(parts, c, layers, stage) : AxoParams{};
+  const double local =
+      parts.executor_layout ? held.total() : double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;
   m.weights = local * parts.e + parts.fp8_copies_per_layer * fp8_copied_layers(parts.fp8_weights, double(layers));
   m.gradients = local * parts.gradient_e / parts.gradient_shards;
   m.optimizer = local * parts.optimizer_bytes_per_param / parts.optimizer_shards;
   m.activations = activations;
   m.comm_buffers = parts.buffers + double(layers) * parts.buffers_per_layer;
-  if (parts.executor_layout) {
-    const double layer = double(parts.params_per_layer) / parts.shards;
-    const AxoDataParallelBytes dp =
-        axo_data_parallel_bytes(c, parts.e, local, layer, end_bucket_params(parts, c, stage) / parts.shards);
-    m.comm_buffers += dp.comm_buffers + axo_pipeline_buffer_bytes(c, parts.schedule, parts.stream, stage);
-    m.gradients += dp.gradients;
-  }
+  if (parts.executor_layout) add_axo_executor_bytes(parts, c, held, stage, m);
   return m;
 }
 

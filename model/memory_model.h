@@ -53,7 +53,9 @@
 // last the head and one microbatch's logits (fp16 + fp32, V'/y rows:
 // vocab_parallel.h; a fused loss keeps the 2-byte logits only, LossKind).
 // That is Megatron-LM's layout; axo's own executor keeps its own
-// (stack.activations: axo, model/axo_activations.h), on the same in-flight counts.
+// (stack.activations: axo, model/axo_activations.h), on the same in-flight counts, and its own
+// parameters (model/axo_parameters.h: the linears over x·y·z, the norms, biases and embeddings
+// whole over Z, V'/y vocabulary rows; ZeRO shards those over data × context as above).
 // The fullest stage sets the memory.
 #pragma once
 

@@ -62,7 +62,7 @@ TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
   c.data = 4;
   auto bytes = [&](int zero, double e) {
     c.zero = zero;
-    return axo_data_parallel_bytes(c, e, 1000, 100, 30);
+    return axo_data_parallel_bytes(c, e, AxoParams{1000, 0, 0}, 100, 30);
   };
   EXPECT_EQ(bytes(0, 4).comm_buffers, 0);          // fp32 buckets reduce in place
   EXPECT_EQ(bytes(0, 2).comm_buffers, 4 * 1000);   // every bucket's fp32 copy
@@ -75,20 +75,61 @@ TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
   c.pipeline = 1;
   EXPECT_EQ(bytes(1, 2).gradients, 0);
   c.zero = 2;
-  EXPECT_EQ(axo_data_parallel_bytes(c, 2, 1000, 100, 300).comm_buffers, 4 * 1.25 * 300);
+  EXPECT_EQ(axo_data_parallel_bytes(c, 2, AxoParams{1000, 0, 0}, 100, 300).comm_buffers, 4 * 1.25 * 300);
   c.data = 1;
-  EXPECT_EQ(bytes(1, 2).comm_buffers, 0);  // one data rank reduces nothing
+  EXPECT_EQ(bytes(1, 2).comm_buffers, 0);  // one data rank, no Z or Y part: nothing to reduce
+}
+
+// With one data rank every zero reduces as zero 0 does: in 2-byte training the buckets summed over
+// Z (all but the linears: 40 rows' and 60 other parameters of 1,000) or, under sequence parallelism,
+// over Y (the rows' alone) are copied to fp32; fp32 reduces in place.
+TEST(AxoBuffers, OneDataRankCopiesWhatZOrYSum) {
+  const AxoParams local{900, 40, 60};
+  for (int zero : {0, 1, 2}) {
+    ParallelConfig c = grid(1, 1, 2);
+    c.zero = zero;
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 4 * (40 + 60));
+    EXPECT_EQ(axo_data_parallel_bytes(c, 4, local, 100, 30).comm_buffers, 0);
+    c = grid(1, 2, 1);
+    c.sequence_parallel = true, c.zero = zero;
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 4 * 40);
+    c.sequence_parallel = false;
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 0);
+  }
+}
+
+// On a pipeline of 2-byte training the first and last stage sum the tied embedding in an fp32
+// copy of their wte (gpt2-mini's 256 rows over y = 1, 64 columns over x = 2) on zero 0's path:
+// zero 0, or zero 1 and 2 over one data rank. None in fp32, on one stage, or sharded by zero.
+TEST(AxoBuffers, APipelinesEndsSumTheTiedEmbeddingInAnFp32Copy) {
+  TransformerSpec spec = load_model("gpt2-mini");
+  spec.precision = Precision::bf16;
+  ParallelConfig c = grid(2, 1, 1);
+  c.pipeline = 2;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 4 * 256 * 64);
+  c.zero = 1;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 4 * 256 * 64);
+  c.data = 2;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 0);
+  c.zero = 0;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 4 * 256 * 64);
+  c.pipeline = 1;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 0);
+  c.pipeline = 2, spec.precision = Precision::fp32;
+  EXPECT_EQ(axo_tied_embedding_bytes(spec, c), 0);
 }
 
 // The memory model books them as axo's executor's communication buffers (a stage of gpt2-mini's 4
-// layers), and Megatron-LM's stack the gathered 2-byte weights it prefetches (two of the largest
-// linear's 512 × 128 / 2).
+// layers, with one data rank the fp32 copies of the parameters summed over Z: 4 layers' 1,024 biases
+// and 256 LayerNorm elements, wte's 256 × 64, wpe's 128 × 64, lnf's 128), and Megatron-LM's stack the
+// gathered 2-byte weights it prefetches (two of the largest linear's 512 × 128 / 2).
 TEST(AxoBuffers, TheMemoryModelBooksThemForAxosExecutorOnly) {
   TransformerSpec spec = load_model("gpt2-mini");
   spec.precision = Precision::bf16;
   const ParallelConfig c = grid(2, 1, 2);
+  const double summed_over_z = 4 * (384 + 64 + 512 + 64 + 256) + 256 * 64 + 128 * 64 + 128;
   EXPECT_EQ(memory_per_device(spec, c, executor_memory_stack()).comm_buffers,
-            axo_linear_buffer_bytes(spec, c) + 4 * axo_linear_buffer_bytes_per_layer(spec, c));
+            axo_linear_buffer_bytes(spec, c) + 4 * axo_linear_buffer_bytes_per_layer(spec, c) + 4 * summed_over_z);
   EXPECT_EQ(memory_per_device(spec, c).comm_buffers, 2 * 2 * 512 * 128 / 2);
 }
 

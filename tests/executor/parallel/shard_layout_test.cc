@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/axo_parameters.h"
 #include "model/error.h"
 
 namespace axo {
@@ -89,6 +90,35 @@ TEST(ShardLayoutTest, TheOwnedShardsOfEveryRankCoverTheModelOnce) {
       layout.add_owned(local.data(), sum.data());
     }
     EXPECT_EQ(sum, full) << "pipeline " << config.pipeline << " × interleave " << config.interleave;
+  }
+}
+
+// The memory model counts each rank's parameters by this layout's rule (model/axo_parameters.h):
+// every rank's size is its stage's layers' count and its ends', Z chunks padded included, and the
+// elements summed beyond the data ranks (over Z, or Y under sequence parallelism) are the ones it
+// says.
+TEST(ShardLayoutTest, EveryRankHoldsWhatTheMemoryModelCounts) {
+  const GptShape shape = shape_of(6);
+  ParallelConfig sequence_parallel = grid_of(2, 1, 1, 2, 2, 1);
+  sequence_parallel.sequence_parallel = true;
+  for (const ParallelConfig& config : {grid_of(2, 3, 2, 2, 2, 1), grid_of(1, 1, 1, 2, 3, 2), grid_of(3, 1, 2, 1, 1, 1),
+                                       grid_of(1, 1, 1, 1, 1, 1), sequence_parallel}) {
+    const TransformerSpec spec = gpt_spec(shape, 8);
+    const PipelineSplit split = split_pipeline(spec, config.pipeline, config.interleave);
+    for (int rank = 0; rank < config.gpus(); ++rank) {
+      const GridCoords at = grid_coords(config, rank);
+      const ShardLayout layout(shape, config, at, split);
+      AxoParams counted = double(split.stage_layers(at.pipeline)) * axo_layer_params(spec, config);
+      counted += axo_end_params(spec, config, at.pipeline);
+      EXPECT_EQ(double(layout.size()), counted.total()) << "rank " << rank << " of " << config.gpus();
+      double beyond_data = 0;
+      for (const LocalTensor& t : layout.tensors()) {
+        const bool over_z = config.z > 1 && t.group != GradientGroup::data;
+        const bool over_y = config.y > 1 && t.group == GradientGroup::y_z_and_data;
+        if (over_z || over_y) beyond_data += double(t.size);
+      }
+      EXPECT_EQ(beyond_data, counted.summed_beyond_data(config)) << "rank " << rank << " of " << config.gpus();
+    }
   }
 }
 
