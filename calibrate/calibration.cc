@@ -162,6 +162,10 @@ MachineProfile build_profile(const std::string& name, bool gpu, int64_t ranks_pe
   p.gemm_max_efficiency = 1.0;  // peak is the best measured rate; the table corrects the rest
   p.gemm_table = gemms;
   p.activations = ActivationLayout::axo;  // the executor it measured keeps its own layout (memory only)
+  // and communicates in fp32 whatever it trains in: its gradients reduced as fp32 copies, its
+  // activations and pipeline messages sent as fp32 views (machine_profile.h).
+  p.reduce_dtype = ReduceDtype::fp32_copy;
+  p.activation_comm_dtype = ActivationCommDtype::fp32;
   p.hbm_bandwidth_GBps = std::max(memory.copy_GBps, kUnmeasuredBandwidthGBps);
   p.memory_bound_efficiency = memory_bound_efficiency(memory);
   p.kernel_launch_us = 0.5;

@@ -49,7 +49,7 @@ double ring_hop_bytes(const CostInputs& in) {
   const ParallelConfig& c = in.config;
   const double sequences = double(c.microbatch / c.z);
   const double kv_width = double(in.spec.kv_heads / c.y) * in.shapes.head_dim;
-  return 2 * sequences * in.shapes.query_seq * kv_width * in.shapes.element_bytes;
+  return 2 * sequences * in.shapes.query_seq * kv_width * activation_comm_bytes(in);
 }
 
 bool recompute_runs_attention(const CostInputs& in) {

@@ -104,7 +104,7 @@ std::string precision_problem(Precision precision, const MachineProfile& machine
 }
 
 double sequence_parallel_gather_bytes(const CostInputs& in) {
-  return fp8(in.spec) ? kFp8Bytes : in.shapes.element_bytes;
+  return fp8(in.spec) ? kFp8Bytes : activation_comm_bytes(in);
 }
 
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record) {

@@ -7,7 +7,9 @@ double grad_accumulation_seconds(const CostInputs& in, const CostRecorder& recor
                                  double elements) {
   if (in.machine.grad_accumulation != GradAccumulation::separate) return 0;
   const double held = elements / double(in.config.z);  // Z reduce-scatters each microbatch's gradients
-  const double bytes = held * (in.shapes.element_bytes + 2 * reduced_gradient_bytes(in));
+  // Read the microbatch's gradient, read and write the buffer in the dtype it is held in.
+  const double e = in.shapes.element_bytes;
+  const double bytes = held * (e + 2 * held_gradient_bytes(in.machine.reduce_dtype, e));
   return record.memory(scope, CostPhase::backward, "gradient accumulation (main_grad += grad)", bytes,
                        memory_op_seconds(in.machine, bytes, 1));
 }

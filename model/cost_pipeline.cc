@@ -13,7 +13,7 @@ double pipeline_p2p(const CostInputs& in, double m, const CostRecorder& record) 
   const int64_t gpn = in.machine.gpus_per_node;
   const GroupPlacement pipe = place_group(c.pipeline, c.stride(GridDim::pipeline), gpn, c.gpus());
   const GroupPlacement pair = neighbour_pair(pipe);
-  const double activation = in.shapes.tokens * in.shapes.hidden_local * in.shapes.element_bytes;
+  const double activation = in.shapes.tokens * in.shapes.hidden_local * activation_comm_bytes(in);
   const double bytes = activation / double(c.y);
   const double count = 2 * (double(c.interleave) * m + double(c.pipeline - 1));
   const double send = collective_seconds(in.machine, CollectiveOp::send_recv, pair, bytes);

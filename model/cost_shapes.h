@@ -71,6 +71,12 @@ struct CostInputs {
   const LocalShapes& shapes;
 };
 
+// Bytes per element of the activations' collectives and the pipeline's messages
+// (stack.activation_comm_dtype).
+inline double activation_comm_bytes(const CostInputs& in) {
+  return activation_comm_bytes(in.machine.activation_comm_dtype, in.shapes.element_bytes);
+}
+
 // Bytes per element of the gradients the stack reduces, over Z or data (stack.reduce_dtype).
 inline double reduced_gradient_bytes(const CostInputs& in) {
   return reduce_dtype_bytes(in.machine.reduce_dtype, in.shapes.element_bytes);

@@ -76,7 +76,7 @@ StageEndCompute stage_end_compute(const CostInputs& in, const CostRecorder& reco
 
 StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   const LocalShapes& x = in.shapes;
-  const double e = x.element_bytes, activation = x.tokens * x.hidden_local;
+  const double e = x.element_bytes, activation = x.tokens * x.hidden_local, a = activation_comm_bytes(in);
   const double head_block = x.head_weights();
   constexpr CostScope first = CostScope::first_stage, last = CostScope::last_stage;
   constexpr CostPhase fwd = CostPhase::forward, bwd = CostPhase::backward;
@@ -88,18 +88,18 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   // reduce_scatter_embeddings, else the all-reduce and scatter_to_sequence_parallel_region).
   const bool scattered = in.config.sequence_parallel && in.spec.positions != PositionKind::learned;
   const Op sum_lookups = scattered ? Op::reduce_scatter : Op::all_reduce;
-  embedding({first, fwd, sum_lookups, GridDim::y, activation, e, "embedding output"});
+  embedding({first, fwd, sum_lookups, GridDim::y, activation, a, "embedding output"});
   if (in.config.sequence_parallel) {
-    embedding({first, bwd, Op::all_gather, GridDim::y, activation, e, "embedding output gradient"});
+    embedding({first, bwd, Op::all_gather, GridDim::y, activation, a, "embedding output gradient"});
   }
   embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
   // A tied head on the embedding's stage is the same FSDP unit, gathered once (cost_fsdp_copies.h).
   if (embedding_apart_from_head(in.spec, in.config)) {
     head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
   }
-  head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, e, "partial logits"});
+  head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, a, "partial logits"});
   head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
-  head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, e, "lm head dX"});
+  head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, a, "lm head dX"});
   head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, reduced_gradient_bytes(in), "lm head dW"});
   return {embedding.seconds, head.seconds, head_backward.seconds};
 }

@@ -15,7 +15,7 @@ constexpr CostScope kLayer = CostScope::layer;
 // The collectives of one linear layer in one forward pass (forward or recompute).
 template <class Visit>
 void linear_forward_collectives(const CostInputs& in, const LocalLinear& l, CostPhase phase, Visit& visit) {
-  const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
+  const double e = activation_comm_bytes(in), tokens = in.shapes.tokens;
   const char* name = l.full.name;
   if (in.machine.weight_gather == WeightGather::per_linear) {
     visit(Collective{kLayer, phase, CollectiveOp::all_gather, GridDim::z, l.block, gathered_weight_bytes(in),
@@ -44,7 +44,7 @@ Exposure backward_tp_exposure(const CostInputs& in) {
 template <class Visit>
 void linear_backward_collectives(const CostInputs& in, const LayerCompute& layer, size_t i, Visit& visit) {
   const LocalLinear& l = in.shapes.linears[i];
-  const double e = in.shapes.element_bytes, tokens = in.shapes.tokens;
+  const double e = activation_comm_bytes(in), tokens = in.shapes.tokens;
   const double gathered = sequence_parallel_gather_bytes(in);  // fp8: 1 byte (cost_fp8.h)
   const char* name = l.full.name;
   constexpr CostPhase bwd = CostPhase::backward;

@@ -111,10 +111,25 @@ TpCollectives parse_tp_collectives(const YamlMap& map) {
                                                                                   : TpCollectives::overlapped;
 }
 
-const char* to_string(ReduceDtype dtype) { return dtype == ReduceDtype::fp32 ? "fp32" : "compute"; }
+const char* to_string(ReduceDtype dtype) {
+  switch (dtype) {
+    case ReduceDtype::compute: return "compute";
+    case ReduceDtype::fp32: return "fp32";
+    case ReduceDtype::fp32_copy: return "fp32_copy";
+  }
+  return "compute";
+}
 
 ReduceDtype parse_reduce_dtype(const YamlMap& map) {
-  return map.get_choice("reduce_dtype", {"compute", "fp32"}) == "fp32" ? ReduceDtype::fp32 : ReduceDtype::compute;
+  const std::string dtype = map.get_choice("reduce_dtype", {"compute", "fp32", "fp32_copy"});
+  return dtype == "fp32" ? ReduceDtype::fp32 : dtype == "fp32_copy" ? ReduceDtype::fp32_copy : ReduceDtype::compute;
+}
+
+const char* to_string(ActivationCommDtype dtype) { return dtype == ActivationCommDtype::fp32 ? "fp32" : "compute"; }
+
+ActivationCommDtype parse_activation_comm_dtype(const YamlMap& map) {
+  return map.get_choice("activation_comm_dtype", {"compute", "fp32"}) == "fp32" ? ActivationCommDtype::fp32
+                                                                                 : ActivationCommDtype::compute;
 }
 
 const char* to_string(FsdpCopies copies) {
@@ -182,6 +197,7 @@ StackSettings read_optional_stack_settings(const YamlMap& map) {
   if (map.has("backward_prefetch")) s.backward_prefetch = parse_backward_prefetch(map);
   if (map.has("tp_collectives")) s.tp_collectives = parse_tp_collectives(map);
   if (map.has("reduce_dtype")) s.reduce_dtype = parse_reduce_dtype(map);
+  if (map.has("activation_comm_dtype")) s.activation_comm_dtype = parse_activation_comm_dtype(map);
   if (map.has("fsdp_copies")) s.fsdp_copies = parse_fsdp_copies(map);
   if (map.has("grad_reduce")) s.grad_reduce = parse_grad_reduce(map);
   if (map.has("grad_buckets")) s.grad_buckets = parse_grad_buckets(map);
@@ -534,6 +550,7 @@ YAML::Node to_yaml(const MachineProfile& p, const YAML::Node& extra) {
   node["stack"]["backward_prefetch"] = to_string(p.backward_prefetch);
   node["stack"]["tp_collectives"] = to_string(p.tp_collectives);
   node["stack"]["reduce_dtype"] = to_string(p.reduce_dtype);
+  node["stack"]["activation_comm_dtype"] = to_string(p.activation_comm_dtype);
   node["stack"]["fsdp_copies"] = to_string(p.fsdp_copies);
   node["stack"]["grad_reduce"] = to_string(p.grad_reduce);
   node["stack"]["grad_buckets"] = to_string(p.grad_buckets);

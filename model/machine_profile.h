@@ -188,11 +188,30 @@ const char* to_string(TpCollectives collectives);
 // (composer/trainer/mosaic_fsdp_utils.py: "param_dtype = <precision>, reduce_dtype =
 // torch.float32, buffer_dtype = <precision>"), the version llm-foundry pinned when it published
 // its H100 and A100-80 tables (setup.py @b2a43a14: mosaicml>=0.16.4,<0.17).
-enum class ReduceDtype { compute, fp32 };
+// `fp32_copy`, 4 bytes per element on the wire, the gradients held in the model's precision: axo's
+// executor (executor/parallel/parallel_gpt.cc and zero_optimizer.cc copy 2-byte gradients to fp32
+// to reduce them; linear_4d.cc computes each Z block's dW in fp32 and reduce-scatters it so).
+enum class ReduceDtype { compute, fp32, fp32_copy };
 const char* to_string(ReduceDtype dtype);
 // Bytes per gradient element reduced in `dtype`, `element_bytes` being the model's.
 inline double reduce_dtype_bytes(ReduceDtype dtype, double element_bytes) {
+  return dtype == ReduceDtype::compute ? element_bytes : 4.0;
+}
+// Bytes per gradient element a stack holds where the weights are whole over Z: fp32's 4, else the
+// model's (memory_model.h).
+inline double held_gradient_bytes(ReduceDtype dtype, double element_bytes) {
   return dtype == ReduceDtype::fp32 ? 4.0 : element_bytes;
+}
+// The dtype a stack's activation collectives (the tensor-parallel partial sums, dX, gathered rows,
+// the context ring's keys and values) and pipeline messages move: `compute`, the model's precision
+// (Megatron-LM, NeMo, PyTorch's DTensor and pipelining send the tensors they compute); `fp32`, 4
+// bytes whatever the training precision: axo's executor, whose 2-byte training computes in fp32
+// views and communicates those (executor/parallel/linear_4d.cc, pipeline_schedule.cc,
+// ring_attention.cc, vocab_parallel_head.cc).
+enum class ActivationCommDtype { compute, fp32 };
+const char* to_string(ActivationCommDtype dtype);
+inline double activation_comm_bytes(ActivationCommDtype dtype, double element_bytes) {
+  return dtype == ActivationCommDtype::fp32 ? 4.0 : element_bytes;
 }
 const char* to_string(ElementwiseKind kind);
 // The copies an FSDP stack makes through HBM around its collectives, outside the GEMMs, every
@@ -235,12 +254,13 @@ const char* to_string(GradBuckets buckets);
 enum class GradAccumulation { fused, separate };
 const char* to_string(GradAccumulation accumulation);
 // The stack mapping's `elementwise`, `backward_prefetch`, `tp_collectives`, `reduce_dtype`,
-// `fsdp_copies`, `grad_reduce`, `grad_buckets` and `grad_accumulation` keys (a clear error names
-// the choices).
+// `activation_comm_dtype`, `fsdp_copies`, `grad_reduce`, `grad_buckets` and `grad_accumulation`
+// keys (a clear error names the choices).
 ElementwiseKind parse_elementwise_kind(const YamlMap& map);
 BackwardPrefetch parse_backward_prefetch(const YamlMap& map);
 TpCollectives parse_tp_collectives(const YamlMap& map);
 ReduceDtype parse_reduce_dtype(const YamlMap& map);
+ActivationCommDtype parse_activation_comm_dtype(const YamlMap& map);
 FsdpCopies parse_fsdp_copies(const YamlMap& map);
 GradReduce parse_grad_reduce(const YamlMap& map);
 GradBuckets parse_grad_buckets(const YamlMap& map);
@@ -295,6 +315,7 @@ struct StackSettings {
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;   // stack.backward_prefetch
   TpCollectives tp_collectives = TpCollectives::overlapped;     // stack.tp_collectives
   ReduceDtype reduce_dtype = ReduceDtype::compute;              // stack.reduce_dtype
+  ActivationCommDtype activation_comm_dtype = ActivationCommDtype::compute;  // stack.activation_comm_dtype
   FsdpCopies fsdp_copies = FsdpCopies::none;                    // stack.fsdp_copies
   GradReduce grad_reduce = GradReduce::overlapped;              // stack.grad_reduce
   GradBuckets grad_buckets = GradBuckets::per_layer;            // stack.grad_buckets

@@ -157,15 +157,16 @@ double comm_buffer_bytes(const TransformerSpec& spec, const ParallelConfig& c, c
   return buffers;
 }
 
-// Bytes per element of the gradients a rank holds: the reduce dtype's where the weights are whole
-// over Z (Megatron-LM's main_grad buffer: under bf16 it accumulates and reduces in fp32,
-// core_r0.8.0 megatron/training/arguments.py; its distributed optimizer then holds 6 + 12/d
+// Bytes per element of the gradients a rank holds: fp32's where the weights are whole over Z and
+// the stack holds them in its reduce dtype (held_gradient_bytes; Megatron-LM's main_grad buffer:
+// under bf16 it accumulates and reduces in fp32, core_r0.8.0 megatron/training/arguments.py; its
+// distributed optimizer then holds 6 + 12/d
 // bytes per parameter, docs/source/api-guide/dist_optimizer.md). With z > 1 (FSDP) the sharded
 // fp32 gradient sits with the sharded fp32 parameter, which is the optimizer's master: 16 bytes
 // in all, as booked (the 2-byte weight stands for the fp32 one's other half).
 double gradient_bytes(const TransformerSpec& spec, const ParallelConfig& c, const MemoryStack& stack) {
   const double e = bytes_per_element(spec.precision);
-  return c.z == 1 ? reduce_dtype_bytes(stack.reduce_dtype, e) : e;
+  return c.z == 1 ? held_gradient_bytes(stack.reduce_dtype, e) : e;
 }
 
 // axo's executor (axo_activations.h): its stashes in the training precision, its backward's

@@ -105,9 +105,10 @@ bool distributed_optimizer(const TransformerSpec& spec, const MachineProfile& ma
 // The dtype Megatron holds and reduces the gradients in, as the stack priced it: by default fp32
 // under --bf16 (--grad-reduce-in-bf16 keeps bf16), the model's under --fp16
 // (--accumulate-allreduce-grads-in-fp32 takes fp32). Its main_grad buffer is that dtype whatever
-// the data-parallel size, as memory_model.h holds it.
+// the data-parallel size, as memory_model.h holds it; a stack reducing fp32 copies (fp32_copy) is
+// closest to Megatron's fp32, which moves the same bytes.
 std::string gradient_dtype_flag(const TransformerSpec& spec, const MachineProfile& machine) {
-  const bool fp32 = machine.reduce_dtype == ReduceDtype::fp32;
+  const bool fp32 = machine.reduce_dtype != ReduceDtype::compute;
   if ((spec.precision == Precision::bf16 || spec.precision == Precision::fp8) && !fp32) {
     return flag("--grad-reduce-in-bf16");
   }

@@ -148,6 +148,9 @@ TEST(Calibration, CpuPeaksPerPrecision) {
   EXPECT_DOUBLE_EQ(p.peak_tflops_fp16, 0.17);
   EXPECT_EQ(p.gemm_table.size(), 6u);
   EXPECT_EQ(p.activations, ActivationLayout::axo);  // it measured axo's executor: its plans hold its layout
+  // and send what it sends: fp32 copies of 2-byte gradients, fp32 activations.
+  EXPECT_EQ(p.reduce_dtype, ReduceDtype::fp32_copy);
+  EXPECT_EQ(p.activation_comm_dtype, ActivationCommDtype::fp32);
   const MachineProfile fp32_only = build_profile("cpu", false, 1, {all[0], all[3]}, MemoryRates{}, {}, {16, 0});
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_bf16, 0.20);
   EXPECT_DOUBLE_EQ(fp32_only.peak_tflops_fp16, 0.20);

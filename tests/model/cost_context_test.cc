@@ -22,6 +22,9 @@ TEST(CostContext, RingHopsMatchAHandComputation) {
   // K and V of the rank's 2 sequences × 8192/4 tokens × (8/2 heads × 128) × 2 bytes.
   const double bytes = 2.0 * 2 * 2048 * (4 * 128) * 2;
   EXPECT_DOUBLE_EQ(ring_hop_bytes(in), bytes);
+  MachineProfile fp32_sends = machine;  // axo's executor sends its fp32 views (stack.activation_comm_dtype)
+  fp32_sends.activation_comm_dtype = ActivationCommDtype::fp32;
+  EXPECT_DOUBLE_EQ(ring_hop_bytes({spec, fp32_sends, c, shapes}), 2 * bytes);
 
   const LayerCompute layer = layer_compute(in, CostRecorder());
   ASSERT_GT(layer.attention_forward, 0);

@@ -35,6 +35,12 @@ TEST(CostPipeline, SendsOneYthOfTheActivationPerBoundaryAndGathersItOverY) {
   const double send = collective_seconds(machine, CollectiveOp::send_recv, {2, 1}, activation / 4);
   const double gather = collective_seconds(machine, CollectiveOp::all_gather, {4, 4}, activation);
   EXPECT_DOUBLE_EQ(t, 2 * (2 * m + 3) * (send + gather));
+  MachineProfile fp32_sends = machine;  // axo's executor's messages are fp32 (stack.activation_comm_dtype)
+  fp32_sends.activation_comm_dtype = ActivationCommDtype::fp32;
+  std::vector<CostItem> fp32_items;
+  pipeline_p2p({spec, fp32_sends, c, shapes}, m, CostRecorder(&fp32_items, 1, m));
+  ASSERT_EQ(fp32_items.size(), 1u);
+  EXPECT_DOUBLE_EQ(fp32_items[0].bytes, 2 * activation / 4);
   c.sequence_parallel = true;  // the activation is already split over Y: no gather
   EXPECT_DOUBLE_EQ(pipeline_p2p({spec, machine, c, local_shapes(spec, c)}, m, CostRecorder()), 2 * (2 * m + 3) * send);
   c.pipeline = 1, c.interleave = 1;

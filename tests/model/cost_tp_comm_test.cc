@@ -55,6 +55,33 @@ TEST(CostTpComm, AFasterAttentionNeverSlowsARingWithZTraffic) {
   }
 }
 
+// axo's executor sends its activations in fp32 and reduces fp32 copies of its gradients in 2-byte
+// training (stack.activation_comm_dtype fp32, reduce_dtype fp32_copy): the partial sums, dX and
+// dW's reduce-scatter move twice the bf16 bytes; the weights are gathered as stored, the norms'
+// statistics summed in fp32 either way.
+TEST(CostTpComm, AStackSendingFp32MovesTwiceTheBytesButGathersTheWeightsAsStored) {
+  Case t;
+  t.spec.precision = Precision::bf16;
+  t.config.x = 2, t.config.y = 2, t.config.z = 2, t.config.microbatch = 2;
+  std::vector<CostItem> as_computed, in_fp32;
+  t.run(&as_computed);
+  t.machine.activation_comm_dtype = ActivationCommDtype::fp32, t.machine.reduce_dtype = ReduceDtype::fp32_copy;
+  t.run(&in_fp32);
+  ASSERT_EQ(as_computed.size(), in_fp32.size());
+  int gathers = 0, doubled = 0;
+  for (size_t i = 0; i < as_computed.size(); ++i) {
+    if (!as_computed[i].group) continue;
+    const std::string& name = as_computed[i].name;
+    const bool weights = name.find("weights") != std::string::npos;
+    const bool as_before = weights || name.find("norm statistics") != std::string::npos;
+    EXPECT_DOUBLE_EQ(in_fp32[i].bytes, (as_before ? 1 : 2) * as_computed[i].bytes) << name;
+    if (weights) ++gathers;
+    if (!as_before) ++doubled;
+  }
+  EXPECT_EQ(gathers, 8);   // four linears, forward and backward
+  EXPECT_EQ(doubled, 12);  // each linear's partial sums, dX and dW
+}
+
 TEST(CostTpComm, OverlapOffOrAtZeroEfficiencyExposesEverySecond) {
   Case t;
   t.config.x = 2, t.config.y = 2, t.config.z = 2, t.config.microbatch = 2;

@@ -425,18 +425,6 @@ TEST(MachineProfile, ElementwiseReadsAndRoundTrips) {
   }
 }
 
-// stack.reduce_dtype: compute (the default) or fp32 (torchtitan's FSDP2, Composer's DEFAULT).
-TEST(MachineProfile, ReduceDtypeReadsAndRoundTrips) {
-  const MachineProfile selene = load_machine("selene");
-  EXPECT_EQ(selene.reduce_dtype, ReduceDtype::compute);
-  YAML::Node node = to_yaml(selene);
-  EXPECT_EQ(node["stack"]["reduce_dtype"].as<std::string>(), "compute");
-  node["stack"]["reduce_dtype"] = "fp32";
-  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").reduce_dtype,
-            ReduceDtype::fp32);
-  expect_bad_stack_choice(node, "reduce_dtype", "fp16", "compute, fp32");
-}
-
 // stack.`key` set to each of `choices` is read and written back as given.
 void expect_stack_choices_round_trip(const char* key, std::initializer_list<const char*> choices) {
   YAML::Node node = to_yaml(load_machine("selene"));
@@ -445,6 +433,24 @@ void expect_stack_choices_round_trip(const char* key, std::initializer_list<cons
     const MachineProfile read = machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt");
     EXPECT_EQ(to_yaml(read)["stack"][key].as<std::string>(), choice) << key;
   }
+}
+
+// stack.reduce_dtype: compute (the default), fp32 (torchtitan's FSDP2, Composer's DEFAULT) or
+// fp32_copy (axo's executor); stack.activation_comm_dtype: compute (the default) or fp32 (axo's
+// executor).
+TEST(MachineProfile, CommunicationDtypesReadAndRoundTrip) {
+  const MachineProfile selene = load_machine("selene");
+  EXPECT_EQ(selene.reduce_dtype, ReduceDtype::compute);
+  EXPECT_EQ(selene.activation_comm_dtype, ActivationCommDtype::compute);
+  YAML::Node node = to_yaml(selene);
+  EXPECT_EQ(node["stack"]["reduce_dtype"].as<std::string>(), "compute");
+  node["stack"]["reduce_dtype"] = "fp32";
+  EXPECT_EQ(machine_profile_from_yaml(load_yaml_text(YAML::Dump(node).c_str(), "rt"), "rt").reduce_dtype,
+            ReduceDtype::fp32);
+  expect_bad_stack_choice(node, "reduce_dtype", "fp16", "compute, fp32, fp32_copy");
+  expect_bad_stack_choice(node, "activation_comm_dtype", "bf16", "compute, fp32");
+  expect_stack_choices_round_trip("reduce_dtype", {"compute", "fp32", "fp32_copy"});
+  expect_stack_choices_round_trip("activation_comm_dtype", {"compute", "fp32"});
 }
 
 // stack.fsdp_copies: none (the default), flat_parameter (FSDP1) or per_parameter (FSDP2);

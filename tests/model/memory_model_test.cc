@@ -231,7 +231,7 @@ TEST(MemoryModel, ThePipelineHoldsEveryStagesParametersOnce) {
 // reduce dtypes; and a setting that shards and offloads all it can on one stage meets it.
 TEST(MemoryModel, NoSettingGoesUnderTheModelStateFloor) {
   const TransformerSpec spec = load_model("llama3-70b");
-  for (ReduceDtype reduce : {ReduceDtype::compute, ReduceDtype::fp32}) {
+  for (ReduceDtype reduce : {ReduceDtype::compute, ReduceDtype::fp32, ReduceDtype::fp32_copy}) {
     MemoryStack stack;
     stack.reduce_dtype = reduce;
     for (const auto& [pipeline, z, data, context] : std::vector<std::array<int64_t, 4>>{
@@ -303,6 +303,12 @@ TEST(MemoryModel, Fp32ReductionHoldsFp32GradientsWhereWeightsAreWhole) {
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c, fp32_reduce).gradients, local * 4 / 4);
   c.zero = 0, c.y = 4, c.z = 2;
   EXPECT_DOUBLE_EQ(memory_per_device(spec, c, fp32_reduce).total(), memory_per_device(spec, c).total());
+  // A stack reducing fp32 copies (axo's executor: fp32_copy) holds its gradients in the model's 2 bytes.
+  c = megatron(8, 8, 1, Recompute::full, false);
+  c.data = 4, c.zero = 1;
+  MemoryStack copies;
+  copies.reduce_dtype = ReduceDtype::fp32_copy;
+  EXPECT_DOUBLE_EQ(memory_per_device(spec, c, copies).gradients, local * 2);
 }
 
 // Megatron's distributed optimizer shards over the data-parallel group with

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/axo_parameters.h"
 #include "model/memory_model.h"
 #include "tests/report/report_test_files.h"
 
@@ -34,11 +35,15 @@ TEST(MemoryComparison, PredictsForWhatTheRunTrained) {
 
   run.memory->offload = false;
   EXPECT_DOUBLE_EQ(predicted_memory(plan, run).optimizer, 2 * predicted.weights);  // m and v, fp32
-  // A bf16 run (run.json's precision): 2-byte weights, 12 bytes of masters and moments.
+  // A bf16 run (run.json's precision): 2-byte weights (and the norms' fp32 windows), 12 bytes of
+  // masters and moments.
   run.precision = Precision::bf16;
   const MemoryBreakdown bf16 = predicted_memory(plan, run);
-  EXPECT_DOUBLE_EQ(bf16.weights, predicted.weights / 2);
-  EXPECT_DOUBLE_EQ(bf16.optimizer, 6 * bf16.weights);
+  spec.precision = Precision::bf16;
+  const double windows = axo_norm_window_bytes(spec, config).weights;
+  EXPECT_GT(windows, 0);
+  EXPECT_DOUBLE_EQ(bf16.weights, predicted.weights / 2 + windows);
+  EXPECT_DOUBLE_EQ(bf16.optimizer, 6 * (bf16.weights - windows));
 }
 
 TEST(MemoryComparison, RowsPerUseThenTheTotal) {
