@@ -103,7 +103,7 @@ struct Fp8LayerCost {
 };
 // Bytes per element of the activations a sequence-parallel all-gather over Y
 // moves (a plain layer's input, forward and again for dW; a transposed
-// layer's output gradient): 1 under fp8, else the model's element bytes.
+// layer's output gradient): 1 under fp8, else the stack's (activation_comm_bytes, cost_shapes.h).
 double sequence_parallel_gather_bytes(const CostInputs& in);
 // One layer's fp8 casts for one microbatch (zero unless fp8).
 Fp8LayerCost fp8_layer_casts(const CostInputs& in, const CostRecorder& record);
