@@ -51,7 +51,7 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 
 double axo_pipeline_buffer_bytes(const ParallelConfig& c, Schedule schedule, double stream, int64_t stage) {
   const int64_t p = c.pipeline, v = c.interleave;
-  if (p == 1) return 0;
+  if (p * v == 1) return 0;
   const int64_t receives = schedule == Schedule::one_f_one_b ? 1 : 2 * v - (stage == 0) - (stage == p - 1);
   return kFloat * stream * double(receives + 2);
 }
@@ -62,8 +62,8 @@ double axo_tied_embedding_bytes(const TransformerSpec& spec, const ParallelConfi
   return kFloat * axo_vocabulary_params(spec, c);
 }
 
-AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, const AxoParams& local, double layer,
-                                             double end_bucket) {
+AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, const AxoParams& local,
+                                             const AxoParams& layer, double end_bucket) {
   const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;
   AxoDataParallelBytes bytes;
   if (D == 1) {  // zero 0's reduction whatever the zero: the buckets summed over Z or Y alone
@@ -73,10 +73,12 @@ AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, 
   if (c.zero == 0) bytes.comm_buffers = copies * local.total();
   if (c.zero == 1) bytes.comm_buffers = (kFloat / D + copies) * local.total();
   if (c.zero >= 2) {
-    const double largest = std::max(layer, end_bucket);
-    bytes.comm_buffers = kFloat * (1 + 1 / D) * largest;
+    const double largest = std::max(layer.total(), end_bucket);
+    // A layer's linears are one bucket, its norms and biases (summed over Z as well) another.
+    const double largest_bucket = std::max({layer.linear, layer.rows + layer.other, end_bucket});
+    bytes.comm_buffers = kFloat * (1 + 1 / D) * largest_bucket;
     // One stage fills the embedding's bucket from the head's backward on, beside each layer's.
-    bytes.gradients = e * (c.pipeline == 1 ? layer + end_bucket : largest);
+    bytes.gradients = e * (c.pipeline == 1 ? layer.total() + end_bucket : largest);
   }
   return bytes;
 }

@@ -35,13 +35,14 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 
 // The data-parallel reduction's buffers (executor/parallel/parallel_gpt.cc, zero_optimizer.cc) for a
 // rank's `local` parameters of the stage (axo_parameters.h) in `e`-byte storage, `layer` of them one
-// layer's and `end_bucket` the embedding's (first stage) or the head's (last stage of several), each
+// layer's (its linears one bucket, its norms and biases another) and `end_bucket` the embedding's (first stage) or the head's (last stage of several), each
 // one bucket. Over D = data·context > 1 ranks:
 //   zero 0: in 2-byte training each bucket's fp32 copy, all of them until the step: 4 bytes a parameter;
 //   zero 1: each unit's received piece until the step, 4/D, and in 2-byte training its fp32 send copy, 4;
-//   zero 2: one bucket's units at a time, copied and received, 4·(1 + 1/D) bytes of the larger of a
-//           layer and the end bucket; and beside the gradients' shard the buckets the backward
-//           fills: on one stage a layer's and the embedding's, on a pipeline's ends the larger.
+//   zero 2: one bucket's units at a time, copied and received, 4·(1 + 1/D) bytes of the largest
+//           bucket: a layer's linears', its norms' and biases', or the end bucket; and beside the
+//           gradients' shard the buckets the backward fills: on one stage a layer's and the
+//           embedding's, on a pipeline's ends the larger.
 // With D = 1 every zero reduces as zero 0 does, the buckets summed over Z or Y alone: in 2-byte
 // training the fp32 copies of those parameters (AxoParams::summed_beyond_data).
 // Not counted: the step's all-gather of the weights (e·(1 + 1/D) of the largest unit, after the
@@ -51,7 +52,8 @@ double axo_linear_buffer_bytes_per_layer(const TransformerSpec& spec, const Para
 // receives it keeps posted (message-driven: one per stream, a forward one for each chunk but the
 // model's first and a backward one for each but its last; 1F1B: one) and two sends, the one being
 // computed into and the one before it waiting for its receiver (a receiver that lags leaves more
-// waiting: up to p of each stream, by timing). None on one stage.
+// waiting: up to p of each stream, by timing). None on one stage of one chunk (one stage of several
+// chunks passes each chunk's stream to the next through its own messages).
 double axo_pipeline_buffer_bytes(const ParallelConfig& config, Schedule schedule, double stream, int64_t stage);
 
 // The tied embedding's sum between a pipeline's first and last stage (parallel_gpt.cc), on each of
@@ -63,6 +65,6 @@ struct AxoDataParallelBytes {
   double comm_buffers = 0, gradients = 0;
 };
 AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& config, double e, const AxoParams& local,
-                                             double layer, double end_bucket);
+                                             const AxoParams& layer, double end_bucket);
 
 }  // namespace axo

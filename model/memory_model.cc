@@ -323,7 +323,7 @@ double held_activations(const StageMemoryParts& parts, const ParallelConfig& c, 
 void add_axo_executor_bytes(const StageMemoryParts& parts, const ParallelConfig& c, const AxoParams& held,
                             int64_t stage, MemoryBreakdown& m) {
   const AxoDataParallelBytes dp =
-      axo_data_parallel_bytes(c, parts.e, held, parts.axo_layer.total(), axo_end_bucket(parts, c, stage).total());
+      axo_data_parallel_bytes(c, parts.e, held, parts.axo_layer, axo_end_bucket(parts, c, stage).total());
   const double messages = axo_pipeline_buffer_bytes(c, parts.schedule, parts.stream, stage);
   const double tied = stage == 0 || stage == c.pipeline - 1 ? parts.tied_copy : 0;
   m.comm_buffers += dp.comm_buffers + std::max(messages, tied);

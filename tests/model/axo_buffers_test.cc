@@ -55,6 +55,9 @@ TEST(AxoBuffers, TwoByteLinearsKeepAnFp32BiasColumn) {
   EXPECT_EQ(axo_linear_buffer_bytes_per_layer(spec, grid(2, 2, 1)), 4 * (192 + 64 + 256 + 64));
 }
 
+// A layer's 100 parameters: 90 in its linears' bucket, 4 norm and 6 bias elements in another.
+const AxoParams kLayer{90, 4, 6};
+
 // 1,000 local parameters, 100 of them a layer's, 30 the embedding's, over 4 data ranks; an
 // embedding larger than a layer (GPT-2's is 5.6 of its layers) sets zero 2's bucket in flight.
 TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
@@ -62,20 +65,20 @@ TEST(AxoBuffers, TheDataParallelReductionsBuffersByZero) {
   c.data = 4;
   auto bytes = [&](int zero, double e) {
     c.zero = zero;
-    return axo_data_parallel_bytes(c, e, AxoParams{1000, 0, 0}, 100, 30);
+    return axo_data_parallel_bytes(c, e, AxoParams{1000, 0, 0}, kLayer, 30);
   };
   EXPECT_EQ(bytes(0, 4).comm_buffers, 0);          // fp32 buckets reduce in place
   EXPECT_EQ(bytes(0, 2).comm_buffers, 4 * 1000);   // every bucket's fp32 copy
   EXPECT_EQ(bytes(1, 4).comm_buffers, 1000);       // every received piece: 4 bytes over 4 ranks
   EXPECT_EQ(bytes(1, 2).comm_buffers, 1000 + 4 * 1000);
-  EXPECT_EQ(bytes(2, 2).comm_buffers, 4 * 1.25 * 100);  // one layer, copied and received
-  EXPECT_EQ(bytes(2, 2).gradients, 2 * (100 + 30));      // one stage: a layer's bucket and the embedding's
+  EXPECT_EQ(bytes(2, 2).comm_buffers, 4 * 1.25 * 90);  // a layer's largest bucket, copied and received
+  EXPECT_EQ(bytes(2, 2).gradients, 2 * (100 + 30));     // one stage: a layer's buckets and the embedding's
   c.pipeline = 2;
   EXPECT_EQ(bytes(2, 2).gradients, 2 * 100);  // a pipeline's end: the larger
   c.pipeline = 1;
   EXPECT_EQ(bytes(1, 2).gradients, 0);
   c.zero = 2;
-  EXPECT_EQ(axo_data_parallel_bytes(c, 2, AxoParams{1000, 0, 0}, 100, 300).comm_buffers, 4 * 1.25 * 300);
+  EXPECT_EQ(axo_data_parallel_bytes(c, 2, AxoParams{1000, 0, 0}, kLayer, 300).comm_buffers, 4 * 1.25 * 300);
   c.data = 1;
   EXPECT_EQ(bytes(1, 2).comm_buffers, 0);  // one data rank, no Z or Y part: nothing to reduce
 }
@@ -88,13 +91,13 @@ TEST(AxoBuffers, OneDataRankCopiesWhatZOrYSum) {
   for (int zero : {0, 1, 2}) {
     ParallelConfig c = grid(1, 1, 2);
     c.zero = zero;
-    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 4 * (40 + 60));
-    EXPECT_EQ(axo_data_parallel_bytes(c, 4, local, 100, 30).comm_buffers, 0);
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, kLayer, 30).comm_buffers, 4 * (40 + 60));
+    EXPECT_EQ(axo_data_parallel_bytes(c, 4, local, kLayer, 30).comm_buffers, 0);
     c = grid(1, 2, 1);
     c.sequence_parallel = true, c.zero = zero;
-    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 4 * 40);
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, kLayer, 30).comm_buffers, 4 * 40);
     c.sequence_parallel = false;
-    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, 100, 30).comm_buffers, 0);
+    EXPECT_EQ(axo_data_parallel_bytes(c, 2, local, kLayer, 30).comm_buffers, 0);
   }
 }
 
@@ -135,7 +138,8 @@ TEST(AxoBuffers, TheMemoryModelBooksThemForAxosExecutorOnly) {
 
 // A pipeline's messages are fp32 microbatch streams (here [512, 128]): the receives a stage keeps
 // posted and two sends. Message-driven, one receive per stream: four stages of three chunks hold
-// 3·2 − 1 on an end and 3·2 in the middle; without interleaving one and two; 1F1B one.
+// 3·2 − 1 on an end and 3·2 in the middle; without interleaving one and two; 1F1B one; one stage
+// none, of two chunks two.
 TEST(AxoBuffers, APipelineStageHoldsItsPostedReceivesAndTwoSends) {
   const double stream = 512 * 128, message = 4 * stream;
   ParallelConfig c;
@@ -149,6 +153,9 @@ TEST(AxoBuffers, APipelineStageHoldsItsPostedReceivesAndTwoSends) {
   EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 1), (2 + 2) * message);
   c.pipeline = 1;
   EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 0), 0);
+  c.interleave = 2;  // one stage of two chunks passes the stream between them: a receive each way
+  EXPECT_EQ(axo_pipeline_buffer_bytes(c, Schedule::message_driven, stream, 0), (2 + 2) * message);
+  c.interleave = 1;
   // In bf16 training too, and in the model's stage memory under axo's layout, beside the linears'.
   TransformerSpec spec = load_model("gpt2-mini");
   spec.precision = Precision::bf16;
