@@ -6,6 +6,7 @@
 
 #include "model/axo_parameters.h"
 #include "model/cost_shapes.h"
+#include "model/memory_model.h"
 
 namespace axo {
 
@@ -57,14 +58,13 @@ double axo_pipeline_buffer_bytes(const ParallelConfig& c, Schedule schedule, dou
 }
 
 double axo_tied_embedding_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
-  const bool zero_zero = c.zero == 0 || c.data * c.context == 1;
-  if (!zero_zero || c.pipeline == 1 || !spec.tied_embeddings || spec.precision == Precision::fp32) return 0;
+  if (sharded_optimizer(c) || c.pipeline == 1 || !spec.tied_embeddings || spec.precision == Precision::fp32) return 0;
   return kFloat * axo_vocabulary_params(spec, c);
 }
 
 AxoDataParallelBytes axo_data_parallel_bytes(const ParallelConfig& c, double e, const AxoParams& local,
                                              const AxoParams& layer, double end_bucket) {
-  const double D = double(c.data * c.context), copies = e < kFloat ? kFloat : 0;
+  const double D = double(zero_shards(c)), copies = e < kFloat ? kFloat : 0;
   AxoDataParallelBytes bytes;
   if (D == 1) {  // zero 0's reduction whatever the zero: the buckets summed over Z or Y alone
     bytes.comm_buffers = copies * local.summed_beyond_data(c);

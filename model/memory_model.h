@@ -76,6 +76,8 @@ namespace axo {
 inline int64_t zero_shards(const ParallelConfig& config) { return config.data * config.context; }
 // ZeRO-2 over more than one rank: each rank reduce-scatters its gradients (FSDP's copies around it).
 inline bool sharded_gradients(const ParallelConfig& config) { return config.zero >= 2 && zero_shards(config) > 1; }
+// ZeRO 1 or 2 over more than one rank: the optimizer state is sharded; with one rank, zero 0's path.
+inline bool sharded_optimizer(const ParallelConfig& config) { return config.zero >= 1 && zero_shards(config) > 1; }
 
 // What of the training stack changes memory (the machine profile's stack):
 // the attention core, the fp8 weight copies, the loss, how Z-sharded weights

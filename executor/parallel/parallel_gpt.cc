@@ -8,6 +8,7 @@
 
 #include "executor/timer.h"
 #include "model/error.h"
+#include "model/memory_model.h"
 
 namespace axo {
 
@@ -36,7 +37,7 @@ ParallelGpt::ParallelGpt(const GptShape& shape, const ProcessGrid& grid, const P
   }
   const std::string recompute = recompute_problem(options.recompute, options.recompute_layers);
   if (!recompute.empty()) throw InputError(recompute);
-  const bool shards = c.zero >= 1 && c.data * c.context > 1;  // one data × context rank: nothing to shard, zero 0's path
+  const bool shards = sharded_optimizer(c);  // one data × context rank: nothing to shard, zero 0's path
   // Zero 2: no local gradient buffer, the buckets in backward (bucket_gradients.h) and the optimizer's shard.
   if (shards && c.zero >= 2) {
     bucketed_ = std::make_unique<BucketGradients>(*layout_, half(), half() ? format() : cpu::HalfFormat::bf16, device_);
