@@ -66,6 +66,12 @@ AxoParams axo_end_params(const TransformerSpec& spec, const ParallelConfig& c, i
   return p;
 }
 
+AxoParams axo_stage_params(const TransformerSpec& spec, const ParallelConfig& c, int64_t layers, int64_t stage) {
+  AxoParams p = double(layers) * axo_layer_params(spec, c);
+  p += axo_end_params(spec, c, stage);
+  return p;
+}
+
 AxoNormWindows axo_norm_window_bytes(const TransformerSpec& spec, const ParallelConfig& c) {
   if (spec.precision == Precision::fp32) return {};
   const double window = 4 * double(spec.hidden) / double(c.x);  // fp32, a norm's h/x

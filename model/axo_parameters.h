@@ -46,6 +46,8 @@ AxoParams axo_layer_params(const TransformerSpec& spec, const ParallelConfig& co
 // What a stage holds besides its layers: the embedding on the first, the final norm and the head
 // (where it has its own: on a pipeline, or untied) on the last.
 AxoParams axo_end_params(const TransformerSpec& spec, const ParallelConfig& config, int64_t stage);
+// Stage `stage` of `layers` layers: its layers' and its ends'.
+AxoParams axo_stage_params(const TransformerSpec& spec, const ParallelConfig& config, int64_t layers, int64_t stage);
 
 // In 2-byte training a stage hands its norms' weights and biases to the fp32 ops widened, in four
 // reused fp32 windows of h/x, and takes their gradients in two (executor/parallel/stage_parameters.h):

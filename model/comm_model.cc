@@ -2,10 +2,12 @@
 #include "model/comm_model.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 
 namespace axo {
 
@@ -65,17 +67,23 @@ GroupPlacement product_group(GroupPlacement a, GroupPlacement b) {
   return {a.size * b.size, a.ranks_per_node * b.ranks_per_node};
 }
 
-GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t size_b, int64_t stride_b,
-                                    int64_t gpus_per_node, int64_t world) {
-  if (stride_a * size_a == stride_b) return place_group(size_a * size_b, stride_a, gpus_per_node, world);
-  if (stride_b * size_b == stride_a) return place_group(size_a * size_b, stride_b, gpus_per_node, world);
-  return product_group(place_group(size_a, stride_a, gpus_per_node, world),
-                       place_group(size_b, stride_b, gpus_per_node, world));
-}
-
-GroupPlacement place_stage_group(int64_t pipeline, int64_t pipeline_stride, int64_t gpus_per_node, int64_t world) {
-  const int64_t outside = world / (pipeline_stride * pipeline);
-  return place_two_dimensions(pipeline_stride, 1, outside, pipeline_stride * pipeline, gpus_per_node, world);
+GroupPlacement place_dimensions(std::span<const GridSpan> spans, int64_t gpus_per_node, int64_t world) {
+  std::array<GridSpan, 8> sorted{};  // the grid's six dimensions at most
+  size_t n = 0;
+  if (spans.size() > sorted.size()) throw std::logic_error("place_dimensions: more dimensions than a grid has");
+  for (GridSpan s : spans) {  // kept in order of stride as they come in
+    if (s.size == 1) continue;
+    size_t at = n++;
+    for (; at > 0 && sorted[at - 1].stride > s.stride; --at) sorted[at] = sorted[at - 1];
+    sorted[at] = s;
+  }
+  GroupPlacement group;
+  for (size_t i = 0; i < n;) {
+    GridSpan run = sorted[i++];
+    while (i < n && run.stride * run.size == sorted[i].stride) run.size *= sorted[i++].size;
+    group = product_group(group, place_group(run.size, run.stride, gpus_per_node, world));
+  }
+  return group;
 }
 
 GroupPlacement neighbour_pair(GroupPlacement group) { return {2, group.intra_node() ? 2 : 1}; }

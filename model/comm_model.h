@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "model/machine_profile.h"
 
@@ -53,21 +54,16 @@ GroupPlacement place_group(int64_t size, int64_t stride, int64_t gpus_per_node, 
 // dimensions of the grid, e.g. data × context): sizes and members per node
 // multiply, as a node holds a box of the grid.
 GroupPlacement product_group(GroupPlacement a, GroupPlacement b);
-// The group of two dimensions of the grid together, each given by its size and
-// stride: where one lies just inside the other in the rank order (its stride ×
-// size is the other's stride) they are one group of both sizes at the inner
-// stride (context 3 inside data 8 on 24 GPUs: all 24, 8 to a node, where the
-// product of the parts' placements said 2); otherwise a box of the two
-// (product_group).
-GroupPlacement place_two_dimensions(int64_t size_a, int64_t stride_a, int64_t size_b, int64_t stride_b,
-                                    int64_t gpus_per_node, int64_t world);
-
-// The group of every rank of one pipeline stage (all the grid's dimensions but
-// the pipeline's: fp8's amax under Transformer Engine, cost_fp8.h), the pipeline
-// `pipeline` ranks at `pipeline_stride`: the ranks inside that stride and those
-// outside the pipeline, a box of the two (place_two_dimensions), one contiguous
-// group where the pipeline is outermost.
-GroupPlacement place_stage_group(int64_t pipeline, int64_t pipeline_stride, int64_t gpus_per_node, int64_t world);
+// One dimension of the grid in the rank order: its size and stride.
+struct GridSpan {
+  int64_t size = 1, stride = 1;
+};
+// The group of several dimensions of the grid together: where one lies just
+// inside the next in the rank order (its stride × size is the next's stride)
+// they are one group of both sizes at the inner stride (context 3 inside data 8
+// on 24 GPUs: all 24, 8 to a node, where the product of the parts' placements
+// said 2); the runs that do not, a box of them (product_group).
+GroupPlacement place_dimensions(std::span<const GridSpan> spans, int64_t gpus_per_node, int64_t world);
 
 // The link of one send/recv between neighbours of `group` (a pipeline's stages, ring
 // attention's hops): two ranks on one node, or across nodes one rank on each, so that

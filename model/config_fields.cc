@@ -152,7 +152,7 @@ bool zero_group(const ParallelConfig& c) { return c.data * c.context > 1; }
 
 void rank_orders(const ConfigField&, const SearchSpace& space, const ParallelConfig& c,
                  std::vector<FieldValue>& out) {
-  for (const auto& order : distinct_orders(c, space.gpus_per_node, space.stage_group_priced)) {
+  for (const auto& order : distinct_orders(c, space.gpus_per_node, space.priced_groups)) {
     out.push_back(order_code(order));
   }
 }
@@ -494,16 +494,21 @@ namespace {
 //   - once the dimensions placed span a node or more, every dimension outside
 //     has a stride of a node or more (one rank per node), so the rest go in
 //     default order: their own order changes no single group's placement. A
-//     two-dimension group (data × context, x × y) is one group where its two
-//     lie side by side, so the last one placed's partner is also tried next;
-//     where the stage's group (every dimension but the pipeline) is priced,
-//     it holds the ranks inside the pipeline's stride, so the pipeline is
-//     also tried at each place among the rest.
+//     group of several dimensions (data × context, x × y, z × context × data)
+//     joins where they lie side by side, so the last one placed's partners (the
+//     dimensions it shares a priced group with) are also tried next; where a
+//     group of more than two is priced (a stage's ranks, every dimension but the
+//     pipeline's; axo's executor's), the pipeline may lie between its parts, so
+//     it is also tried at each place among the rest.
 // That leaves a handful of orders per grid where 6! would be tried otherwise.
 class OrderWalk {
  public:
-  OrderWalk(const ParallelConfig& config, int64_t gpus_per_node, bool stage_group_priced)
-      : gpus_per_node_(gpus_per_node), stage_group_priced_(stage_group_priced) {
+  OrderWalk(const ParallelConfig& config, int64_t gpus_per_node, const std::vector<GridDims>& priced_groups)
+      : gpus_per_node_(gpus_per_node),
+        pipeline_moves_(std::any_of(priced_groups.begin(), priced_groups.end(),
+                                    [](GridDims group) { return std::popcount(group) > 2; })),
+        groups_(priced_groups),
+        config_(config) {
     for (int d = 0; d < kGridDims; ++d) size_[size_t(d)] = config.size(static_cast<GridDim>(d));
     for (size_t slot = 0; slot < size_t(kGridDims); ++slot) {
       if (size_[size_t(config_default_[slot])] > 1) free_slots_.push_back(slot);
@@ -521,12 +526,14 @@ class OrderWalk {
   // the dimensions placed so far (bit per GridDim).
   void place(std::array<GridDim, kGridDims>& order, size_t next, int64_t inner, unsigned used) {
     if (next == free_slots_.size() || inner >= gpus_per_node_) {
-      if (next > 0 && next < free_slots_.size()) {  // the last one placed's partner just outside it, too
-        const GridDim partner = pair_partner(order[free_slots_[next - 1]]);
-        if (size_[size_t(partner)] > 1 && !(used >> int(partner) & 1u)) {
-          std::array<GridDim, kGridDims> beside = order;
-          beside[free_slots_[next]] = partner;
-          keep_filled(beside, next + 1, used | 1u << int(partner));
+      if (next > 0 && next < free_slots_.size()) {  // the last one placed's partners just outside it, too
+        for (GridDim partner : config_default_) {
+          if (!partners(order[free_slots_[next - 1]], partner)) continue;
+          if (size_[size_t(partner)] > 1 && !(used >> int(partner) & 1u)) {
+            std::array<GridDim, kGridDims> beside = order;
+            beside[free_slots_[next]] = partner;
+            keep_filled(beside, next + 1, used | 1u << int(partner));
+          }
         }
       }
       return keep_filled(order, next, used);
@@ -539,8 +546,9 @@ class OrderWalk {
   }
 
   // Keeps `order` with the dimensions not in `used` from free slot `next` on: in default order
-  // (the pipeline last, kept first where placements tie), and where the stage's group is priced
-  // with the pipeline at each earlier place among them, which moves only that group (stage_group).
+  // (the pipeline last, kept first where placements tie), and where a group of more than two
+  // dimensions is priced with the pipeline at each earlier place among them, which moves only
+  // such groups (a stage's, axo's executor's z x context x data).
   void keep_filled(std::array<GridDim, kGridDims> order, size_t next, unsigned used) {
     static_assert(ParallelConfig{}.order.back() == GridDim::pipeline, "the default order ends with the pipeline");
     std::vector<GridDim> rest;
@@ -548,7 +556,7 @@ class OrderWalk {
       if (size_[size_t(dim)] > 1 && !(used >> int(dim) & 1u) && dim != GridDim::pipeline) rest.push_back(dim);
     }
     const bool pipeline_left = size_[size_t(GridDim::pipeline)] > 1 && !(used >> int(GridDim::pipeline) & 1u);
-    const size_t last = pipeline_left && stage_group_priced_ ? rest.size() : 0;
+    const size_t last = pipeline_left && pipeline_moves_ ? rest.size() : 0;
     for (size_t before = 0; before <= last; ++before) {  // dimensions after it
       std::vector<GridDim> filled = rest;
       if (pipeline_left) filled.insert(filled.end() - std::ptrdiff_t(before), GridDim::pipeline);
@@ -557,37 +565,26 @@ class OrderWalk {
     }
   }
 
-  // The dimension priced together with `dim` (kPricedDimensionPairs), or `dim` itself.
-  static GridDim pair_partner(GridDim dim) {
-    for (auto [a, b] : kPricedDimensionPairs) {
-      if (dim == a) return b;
-      if (dim == b) return a;
+  // Whether `a` and `b` are two dimensions of one of the groups priced, but a stage's (the
+  // pipeline's places among the rest try those: keep_filled).
+  bool partners(GridDim a, GridDim b) const {
+    if (a == b) return false;
+    for (GridDims group : groups_) {
+      if (group != kStageDims && has_dim(group, a) && has_dim(group, b)) return true;
     }
-    return dim;
+    return false;
   }
 
   void keep(const std::array<GridDim, kGridDims>& order) {
-    std::array<int64_t, kGridDims> stride{};
-    int64_t inner = 1;
-    for (GridDim dim : order) {
-      stride[size_t(dim)] = inner;
-      inner *= size_[size_t(dim)];
+    config_.order = order;
+    // Each group's and the groups of several dimensions the stack prices (priced_groups).
+    Placements placement;
+    for (int d = 0; d < kGridDims; ++d) {
+      const GridDim dim = GridDim(d);
+      placement.push_back(place_group(config_.size(dim), config_.stride(dim), gpus_per_node_, config_.gpus())
+                              .ranks_per_node);
     }
-    // Each group's, the two-dimension groups' the model prices (kPricedDimensionPairs) and the stage's.
-    // (The first and last stages' follow from the pipeline's.)
-    Placements placement{};
-    for (size_t d = 0; d < size_t(kGridDims); ++d) {
-      placement[d] = place_group(size_[d], stride[d], gpus_per_node_, inner).ranks_per_node;
-    }
-    size_t slot = kGridDims;
-    for (auto [a, b] : kPricedDimensionPairs) {
-      placement[slot++] = place_two_dimensions(size_[size_t(a)], stride[size_t(a)], size_[size_t(b)],
-                                               stride[size_t(b)], gpus_per_node_, inner).ranks_per_node;
-    }
-    if (stage_group_priced_) {
-      const size_t pipeline = size_t(GridDim::pipeline);
-      placement[slot] = place_stage_group(size_[pipeline], stride[pipeline], gpus_per_node_, inner).ranks_per_node;
-    }
+    for (GridDims group : groups_) placement.push_back(grid_group(config_, group, gpus_per_node_).ranks_per_node);
     if (std::find(seen_.begin(), seen_.end(), placement) == seen_.end()) {
       seen_.push_back(placement);
       orders_.push_back(order);
@@ -595,11 +592,13 @@ class OrderWalk {
   }
 
   const int64_t gpus_per_node_;
-  const bool stage_group_priced_;
+  const bool pipeline_moves_;  // a priced group of more than two dimensions: the pipeline may split it
+  const std::vector<GridDims> groups_;
+  ParallelConfig config_;  // the grid, in the order being kept
   const std::array<GridDim, kGridDims> config_default_ = ParallelConfig{}.order;
   std::array<int64_t, kGridDims> size_{};
   std::vector<size_t> free_slots_;  // default-order slots of the dimensions larger than 1
-  using Placements = std::array<int64_t, kGridDims + kPricedDimensionPairs.size() + 1>;  // + the stage's group
+  using Placements = std::vector<int64_t>;  // ranks per node: each dimension's group, then each of groups_
   std::vector<Placements> seen_;
   std::vector<std::array<GridDim, kGridDims>> orders_;
 };
@@ -607,8 +606,8 @@ class OrderWalk {
 }  // namespace
 
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config, int64_t gpus_per_node,
-                                                            bool stage_group_priced) {
-  return OrderWalk(config, gpus_per_node, stage_group_priced).run();
+                                                            const std::vector<GridDims>& priced_groups) {
+  return OrderWalk(config, gpus_per_node, priced_groups).run();
 }
 
 }  // namespace axo

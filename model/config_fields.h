@@ -66,7 +66,7 @@ struct SearchSpace {
   const TransformerSpec& spec;
   int64_t gpus = 0;
   int64_t gpus_per_node = 0;
-  bool stage_group_priced = false;  // prices_stage_group (model/cost_fp8.h)
+  std::vector<GridDims> priced_groups = pair_groups();  // the stack's groups of several dimensions (model/cost_collective.h)
 };
 
 // When the search enumerates a field.
@@ -190,8 +190,9 @@ std::array<GridDim, kGridDims> order_from_code(FieldValue code);
 // differently, the default order "xyzcdp" first: the rank order's candidates.
 // Dimensions of size 1 keep their default slots, and the order of the
 // dimensions outside a node is the default's (see OrderWalk), but for the
-// pipeline's where `stage_group_priced` (prices_stage_group).
+// pipeline's where `priced_groups` (the stack's groups of several dimensions: priced_groups in
+// model/cost_collective.h) hold a stage's ranks (kStageDims).
 std::vector<std::array<GridDim, kGridDims>> distinct_orders(const ParallelConfig& config, int64_t gpus_per_node,
-                                                            bool stage_group_priced);
+                                                            const std::vector<GridDims>& priced_groups);
 
 }  // namespace axo

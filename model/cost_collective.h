@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "model/comm_model.h"
 #include "model/cost_item.h"
@@ -33,35 +36,52 @@ struct Collective {
   const char* layer = nullptr;      // the linear layer, if any: "qkv", ...
   Exposure exposure = Exposure::exposed;
   double window = 0;                // the compute an OAR collective hides under
+  GridDims also = 0;                // dimensions its group spans besides `dim` (collective_dims)
 };
 
-// The two-dimension groups the model prices: the gradients' data × context
-// (collective_group) and fp8's amax over x × y (cost_fp8.cc). The search's rank
-// orders (config_fields.cc) and the exports' order check tell orders apart by them,
-// and where it is priced by the stage's group (stage_group: fp8's amax under
-// Transformer Engine, prices_stage_group).
-inline constexpr std::array<std::pair<GridDim, GridDim>, 2> kPricedDimensionPairs{
-    {{GridDim::data, GridDim::context}, {GridDim::x, GridDim::y}}};
-
-// The group of dimensions `a` and `b` of `c`'s grid together (place_two_dimensions).
-inline GroupPlacement grid_pair_group(const ParallelConfig& c, GridDim a, GridDim b, int64_t gpus_per_node) {
-  return place_two_dimensions(c.size(a), c.stride(a), c.size(b), c.stride(b), gpus_per_node, c.gpus());
+// Whether the stack keeps every parameter but the linears' whole over Z, as axo's executor
+// does (ActivationLayout::axo, model/axo_parameters.h): no Z gathers of the embedding or the
+// head, and their gradients, the norms' and the biases' summed over Z as well as data.
+inline bool keeps_whole_over_z(const MachineProfile& machine) {
+  return machine.activations == ActivationLayout::axo;
 }
 
-// Every rank of one of `c`'s pipeline stages (place_stage_group).
+// The groups of several dimensions `machine`'s stack prices for `spec`: kPricedDimensionPairs;
+// a stage's ranks (every dimension but the pipeline's) where prices_stage_group (cost_fp8.h);
+// where keeps_whole_over_z, z × context × data, y × z × context × data and y × z
+// (cost_data_parallel.cc).
+std::vector<GridDims> priced_groups(const TransformerSpec& spec, const MachineProfile& machine);
+// The group of the dimensions `dims` of `c`'s grid together (place_dimensions).
+inline GroupPlacement grid_group(const ParallelConfig& c, GridDims dims, int64_t gpus_per_node) {
+  std::array<GridSpan, kGridDims> spans{};
+  size_t n = 0;
+  for (int d = 0; d < kGridDims; ++d) {
+    if (has_dim(dims, GridDim(d))) spans[n++] = {c.size(GridDim(d)), c.stride(GridDim(d))};
+  }
+  return place_dimensions(std::span<const GridSpan>(spans.data(), n), gpus_per_node, c.gpus());
+}
+
+// Every rank of one of `c`'s pipeline stages: the ranks inside the pipeline's stride and those
+// outside the pipeline, a box of the two, one contiguous group where the pipeline is outermost.
 inline GroupPlacement stage_group(const ParallelConfig& c, int64_t gpus_per_node) {
-  return place_stage_group(c.pipeline, c.stride(GridDim::pipeline), gpus_per_node, c.gpus());
+  return grid_group(c, kStageDims, gpus_per_node);
 }
 
-// The ranks a collective over `dim` spans: its group of the grid, except that
-// the data-parallel collectives (the gradient reduction, the sharded
+// The dimensions a collective over `dim` (and `also`) spans: those, and with data the
+// context too: the data-parallel collectives (the gradient reduction, the sharded
 // optimizer's) span data × context: context ranks hold the same weights and
 // each computes gradients from its own part of every sequence (Megatron-LM
 // megatron/core/distributed/distributed_data_parallel.py reduces dense
 // gradients over the data-parallel group "with context parallel").
-inline GroupPlacement collective_group(const ParallelConfig& c, GridDim dim, int64_t gpus_per_node) {
-  if (dim != GridDim::data || c.context == 1) return place_group(c.size(dim), c.stride(dim), gpus_per_node, c.gpus());
-  return grid_pair_group(c, GridDim::data, GridDim::context, gpus_per_node);
+inline GridDims collective_dims(GridDim dim, GridDims also = 0) {
+  const GridDims dims = also | grid_dims({dim});
+  return has_dim(dims, GridDim::data) ? dims | grid_dims({GridDim::context}) : dims;
+}
+inline GroupPlacement collective_group(const ParallelConfig& c, GridDim dim, int64_t gpus_per_node,
+                                       GridDims also = 0) {
+  const GridDims dims = collective_dims(dim, also);
+  if (dims == grid_dims({dim})) return place_group(c.size(dim), c.stride(dim), gpus_per_node, c.gpus());
+  return grid_group(c, dims, gpus_per_node);
 }
 
 struct TimedCollective {
@@ -73,7 +93,7 @@ struct TimedCollective {
 // Run as `parts` collectives of equal parts (a bucketed reduction), each pays the latency.
 inline TimedCollective time_collective(const CostInputs& in, const Collective& c, double parts = 1) {
   TimedCollective timed;
-  timed.group = collective_group(in.config, c.dim, in.machine.gpus_per_node);
+  timed.group = collective_group(in.config, c.dim, in.machine.gpus_per_node, c.also);
   timed.bytes = c.elements * c.element_bytes;
   timed.parts = parts;
   timed.seconds = parts * collective_seconds(in.machine, c.op, timed.group, timed.bytes / parts);

@@ -20,6 +20,14 @@
 // FSDP's fp32 reduction over data as over Z; the model's precision by default);
 // fp8 weights kept as the model's own (stack.fp8_weights: primary) are gathered
 // in fp8, 1 byte per linear weight (Megatron-Core's --fp8-param-gather).
+// axo's own executor (keeps_whole_over_z, cost_collective.h) holds its stage as
+// model/axo_parameters.h counts it and sums each part over its own group
+// (shard_layout.h's GradientGroup): the linears' Z chunks over data × context,
+// what it keeps whole over Z (norms, biases, the embedding and head) over
+// z × context × data, under sequence parallelism the norms and positions over
+// y × z × context × data, each a reduction of its own (parallel_gpt.cc); with
+// ZeRO it all-reduces those over z (y × z) first, then reduce-scatters every
+// gradient over data × context (zero_optimizer.cc).
 #pragma once
 
 #include "model/cost_layer.h"

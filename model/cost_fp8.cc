@@ -146,7 +146,7 @@ Fp8LayerCost fp8_amax_reductions(const CostInputs& in, const CostRecorder& recor
   const ParallelConfig& c = in.config;
   if (!fp8(in.spec) || in.machine.fp8_amax != Fp8Amax::tensor || c.x * c.y == 1) return {};
   const int64_t n = in.machine.gpus_per_node;
-  const GroupPlacement tensor = grid_pair_group(c, GridDim::x, GridDim::y, n);
+  const GroupPlacement tensor = grid_group(c, grid_dims({GridDim::x, GridDim::y}), n);
   return {amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::forward, 8,
                           "all_reduce fp8 amax of X and W (tensor group x*y)"),
           amax_all_reduce(in, record, tensor, CostScope::layer, CostPhase::backward, 4,

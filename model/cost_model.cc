@@ -207,7 +207,7 @@ class CostModel::ComputeMemo {
     const CommKey key{compute_key(spec, c),
                       c.overlap,
                       {capped[0], capped[1], capped[2], capped[3]},
-                      grid_pair_group(c, GridDim::x, GridDim::y, n).ranks_per_node};
+                      grid_group(c, grid_dims({GridDim::x, GridDim::y}), n).ranks_per_node};
     return comm_.get(key, [&] { return local_comm({spec, machine, c, local.shapes}, local.layer, CostRecorder()); });
   }
 

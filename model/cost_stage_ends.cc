@@ -92,15 +92,20 @@ StageEndComm stage_end_comm(const CostInputs& in, const CostRecorder& record) {
   if (in.config.sequence_parallel) {
     embedding({first, bwd, Op::all_gather, GridDim::y, activation, a, "embedding output gradient"});
   }
-  embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
+  // Sharded over Z (FSDP's units), gathered before use and their gradients reduce-scattered; axo's
+  // executor keeps them whole over Z and sums their gradients with the data-parallel step's.
+  const bool sharded_over_z = !keeps_whole_over_z(in.machine);
+  if (sharded_over_z) embedding({first, fwd, Op::all_gather, GridDim::z, head_block, e, "embedding weights"});
   // A tied head on the embedding's stage is the same FSDP unit, gathered once (cost_fsdp_copies.h).
-  if (embedding_apart_from_head(in.spec, in.config)) {
+  if (sharded_over_z && embedding_apart_from_head(in.spec, in.config)) {
     head({last, fwd, Op::all_gather, GridDim::z, head_block, e, "lm head weights"});
   }
   head({last, fwd, Op::all_reduce, GridDim::x, x.tokens * x.vocab_local, a, "partial logits"});
   head({last, fwd, Op::all_reduce, GridDim::y, 2 * x.tokens, 4, "loss max and sum"});
   head_backward({last, bwd, Op::all_reduce, GridDim::y, activation, a, "lm head dX"});
-  head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, reduced_gradient_bytes(in), "lm head dW"});
+  if (sharded_over_z) {
+    head_backward({last, bwd, Op::reduce_scatter, GridDim::z, head_block, reduced_gradient_bytes(in), "lm head dW"});
+  }
   return {embedding.seconds, head.seconds, head_backward.seconds};
 }
 

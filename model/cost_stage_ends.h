@@ -10,6 +10,8 @@
 //          logits all-reduced over X; fp32 cross-entropy (read the logits,
 //          write the fp32 softmax, read it back), its max and sum all-reduced
 //          over Y; backward all-reduces dX over Y and reduce-scatters dW over Z
+// axo's executor keeps the embedding and head whole over Z (keeps_whole_over_z):
+// no Z gathers or reduce-scatters here; cost_data_parallel sums their gradients.
 #pragma once
 
 #include "model/cost_collective.h"

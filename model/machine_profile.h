@@ -127,7 +127,9 @@ const char* to_string(OptimizerState state);
 // activation gradients, the attention probabilities' gradient and, where it
 // computes 2-byte activations or recomputes, one layer's rolling fp32 view
 // (model/axo_activations.h), and its tensor-parallel layers' buffers and Z pools
-// (model/axo_buffers.h). A calibration writes `axo`: it measured the executor.
+// (model/axo_buffers.h); it also holds the executor's parameters (model/axo_parameters.h),
+// which the cost model prices too (keeps_whole_over_z, model/cost_collective.h).
+// A calibration writes `axo`: it measured the executor.
 enum class ActivationLayout { korthikanti, axo };
 const char* to_string(ActivationLayout layout);
 class YamlMap;

@@ -252,7 +252,7 @@ AxoParams axo_end_bucket(const StageMemoryParts& parts, const ParallelConfig& c,
 }
 
 // A rank's parameters of stage `stage` with `layers` layers as axo's executor's layout holds them.
-AxoParams axo_stage_params(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
+AxoParams held_stage_params(const StageMemoryParts& parts, const ParallelConfig& c, int64_t layers, int64_t stage) {
   AxoParams local = double(layers) * parts.axo_layer;
   local += axo_end_bucket(parts, c, stage);
   return local;
@@ -343,7 +343,7 @@ MemoryBreakdown stage_memory_of(const StageMemoryParts& parts, const ParallelCon
   if (stage == 0) activations += parts.first_stage_working;
   if (stage == c.pipeline - 1) activations += parts.last_stage_working;
   // A rank's parameters: as axo's executor's layout holds them, else an x·y·z-th of each.
-  const AxoParams held = parts.executor_layout ? axo_stage_params(parts, c, layers, stage) : AxoParams{};
+  const AxoParams held = parts.executor_layout ? held_stage_params(parts, c, layers, stage) : AxoParams{};
   const double local =
       parts.executor_layout ? held.total() : double(params_of(parts, c, layers, stage)) / parts.shards;
   MemoryBreakdown m;

@@ -17,7 +17,10 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace axo {
 
@@ -30,6 +33,33 @@ const char* to_string(Recompute recompute);
 enum class GridDim { x, y, z, context, data, pipeline };
 constexpr int kGridDims = 6;
 char order_letter(GridDim dim);  // 'x', 'y', 'z', 'c', 'd', 'p'
+
+// A set of the grid's dimensions, one bit per GridDim: the group of them all together.
+using GridDims = uint32_t;
+constexpr GridDims grid_dims(std::initializer_list<GridDim> dims) {
+  GridDims set = 0;
+  for (GridDim d : dims) set |= 1u << int(d);
+  return set;
+}
+constexpr bool has_dim(GridDims set, GridDim dim) { return (set >> int(dim) & 1u) != 0; }
+
+// Every dimension but the pipeline's: one stage's ranks.
+inline constexpr GridDims kStageDims = grid_dims({GridDim::x, GridDim::y, GridDim::z, GridDim::context,
+                                                  GridDim::data});
+
+// The two-dimension groups every stack prices: the gradients' data × context
+// (collective_group) and fp8's amax over x × y (cost_fp8.cc). The search's rank
+// orders (config_fields.cc) tell orders apart by them and by the stack's other
+// groups (priced_groups in model/cost_collective.h).
+inline constexpr std::array<std::pair<GridDim, GridDim>, 2> kPricedDimensionPairs{
+    {{GridDim::data, GridDim::context}, {GridDim::x, GridDim::y}}};
+
+// kPricedDimensionPairs as groups.
+inline std::vector<GridDims> pair_groups() {
+  std::vector<GridDims> groups;
+  for (auto [a, b] : kPricedDimensionPairs) groups.push_back(grid_dims({a, b}));
+  return groups;
+}
 
 struct ParallelConfig {
   int64_t pipeline = 1;

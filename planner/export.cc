@@ -306,8 +306,8 @@ std::string one_dimensional_tensor_problem(const ParallelConfig& c) {
          "and this plan has x=" + std::to_string(c.x) + ", z=" + std::to_string(c.z);
 }
 
-bool places_groups_as(const ParallelConfig& config, const std::string& order, bool stage_group_priced,
-                      int64_t gpus_per_node) {
+bool places_groups_as(const ParallelConfig& config, const std::string& order,
+                      const std::vector<GridDims>& priced_groups, int64_t gpus_per_node) {
   ParallelConfig other = config;
   other.order = parse_order(order, "export");
   for (GridDim dim : config.order) {
@@ -318,14 +318,12 @@ bool places_groups_as(const ParallelConfig& config, const std::string& order, bo
       return false;
     }
   }
-  for (auto [d, e] : kPricedDimensionPairs) {
-    if (grid_pair_group(config, d, e, gpus_per_node).ranks_per_node !=
-        grid_pair_group(other, d, e, gpus_per_node).ranks_per_node) {
+  for (GridDims group : priced_groups) {
+    if (grid_group(config, group, gpus_per_node).ranks_per_node != grid_group(other, group, gpus_per_node).ranks_per_node) {
       return false;
     }
   }
-  return !stage_group_priced ||
-         stage_group(config, gpus_per_node).ranks_per_node == stage_group(other, gpus_per_node).ranks_per_node;
+  return true;
 }
 
 std::string same_placement_note(const ParallelConfig& config, const std::string& order,

@@ -137,13 +137,13 @@ std::string shell_word(const std::string& text);
 // "pipeline=2,data=4,context=1,x=1,y=8,z=1,microbatch=2,...,order=xyzcdp".
 std::string fix_string(const ParallelConfig& config);
 
-// True when every group of `config` (x, y, z, context, data, pipeline, the pairs
-// the model prices together, and a stage's ranks where `stage_group_priced`:
-// prices_stage_group in model/cost_fp8.h) sits on the same links as it would
+// True when every group of `config` (x, y, z, context, data, pipeline, and the
+// stack's groups of several dimensions, `priced_groups`: priced_groups in
+// model/cost_collective.h) sits on the same links as it would
 // under the rank order `order` (innermost first, e.g. "xyzcpd"): same size and
 // ranks per node. Then the two orders cost the same.
-bool places_groups_as(const ParallelConfig& config, const std::string& order, bool stage_group_priced,
-                      int64_t gpus_per_node);
+bool places_groups_as(const ParallelConfig& config, const std::string& order,
+                      const std::vector<GridDims>& priced_groups, int64_t gpus_per_node);
 
 // "" when `config` is in the framework's rank order `order`; otherwise "; the plan's ORDER places
 // its groups as ORDER does on N-GPU nodes", for an export's comment on the order it runs.

@@ -26,6 +26,7 @@
 // balances the LM head, and picks the rank's by ax.config.inter_layer_parallel_rank.
 #include <string>
 
+#include "model/cost_collective.h"
 #include "model/cost_fp8.h"
 #include "model/error.h"
 #include "planner/export.h"
@@ -61,7 +62,7 @@ std::string axonn_limitation(const TransformerSpec& spec, const MachineProfile& 
     return "its CPU optimizer (axonn/optim.py CPUAdam) depends on mixed-precision state that "
            "axonn.init no longer sets up, so offload=on has no working counterpart";
   }
-  if (!places_groups_as(c, "xyzcpd", prices_stage_group(spec, machine), machine.gpus_per_node)) {
+  if (!places_groups_as(c, "xyzcpd", priced_groups(spec, machine), machine.gpus_per_node)) {
     return "it orders ranks column (x) innermost, then row (y), depth (z), pipeline and data "
            "(axo's xyzcpd), and rank order " + c.order_string() + " places the groups differently";
   }

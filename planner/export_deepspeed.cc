@@ -47,6 +47,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "model/cost_collective.h"
 #include "model/cost_fp8.h"
 #include "model/error.h"
 #include "planner/export.h"
@@ -134,7 +135,7 @@ std::string deepspeed_limitation(const TransformerSpec& spec, const MachineProfi
            ", and Megatron-DeepSpeed's GPTModelPipe fixes partition_method 'type:transformer', "
            "which balances layer counts without the embedding and the head";
   }
-  if (!places_groups_as(c, "xyzcdp", prices_stage_group(spec, machine), machine.gpus_per_node)) {
+  if (!places_groups_as(c, "xyzcdp", priced_groups(spec, machine), machine.gpus_per_node)) {
     return "its topology puts the model (tensor) ranks innermost, then data, then pipe (axo's "
            "xyzcdp), and rank order " + c.order_string() + " places the groups differently";
   }

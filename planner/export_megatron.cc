@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cost_collective.h"
 #include "model/cost_fp8.h"
 #include "model/error.h"
 #include "planner/export.h"
@@ -161,9 +162,9 @@ std::string megatron_limitation(const TransformerSpec& spec, const MachineProfil
     return "it always overlaps the tensor-parallel backward collective with the weight-gradient "
            "GEMM, so a plan with overlap=off does not describe it";
   }
-  const bool stage = prices_stage_group(spec, machine);
-  if (!places_groups_as(c, "xyzcdp", stage, machine.gpus_per_node) &&
-      !places_groups_as(c, "xyzcpd", stage, machine.gpus_per_node)) {
+  const std::vector<GridDims> groups = priced_groups(spec, machine);
+  if (!places_groups_as(c, "xyzcdp", groups, machine.gpus_per_node) &&
+      !places_groups_as(c, "xyzcpd", groups, machine.gpus_per_node)) {
     return "it orders ranks tensor-innermost, then context, data, pipeline (or pipeline before data "
            "with --use-tp-pp-dp-mapping), and rank order " + c.order_string() +
            " places the groups differently";
@@ -175,7 +176,7 @@ std::string export_megatron(const TransformerSpec& spec, const MachineProfile& m
                             const ParallelConfig& c, const ExportContext& context) {
   const std::string why = megatron_limitation(spec, machine, c);
   if (!why.empty()) throw InputError("Megatron-LM cannot run this plan: " + why);
-  const bool tp_pp_dp = !places_groups_as(c, "xyzcdp", prices_stage_group(spec, machine), machine.gpus_per_node);
+  const bool tp_pp_dp = !places_groups_as(c, "xyzcdp", priced_groups(spec, machine), machine.gpus_per_node);
   const std::string megatron_order = tp_pp_dp ? "xyzcpd" : "xyzcdp";
 
   std::string text = "# Megatron-LM arguments for " + spec.name + " on " +

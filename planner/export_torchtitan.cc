@@ -48,6 +48,7 @@
 #include <string>
 #include <utility>
 
+#include "model/cost_collective.h"
 #include "model/cost_fp8.h"
 #include "model/error.h"
 #include "planner/export.h"
@@ -168,7 +169,7 @@ std::string torchtitan_limitation(const TransformerSpec& spec, const MachineProf
            split_sentence(spec, priced_split(spec, c)) + ") but not the others: no k gives each part its first " +
            std::to_string(c.recompute_layers) + " layers";
   }
-  if (!places_groups_as(c, "xyczdp", prices_stage_group(spec, machine), machine.gpus_per_node)) {
+  if (!places_groups_as(c, "xyczdp", priced_groups(spec, machine), machine.gpus_per_node)) {
     return "its device mesh puts tp innermost, then cp, fsdp, dp_replicate and pp (axo's xyczdp), "
            "and rank order " + c.order_string() + " places the groups differently";
   }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "model/cost_collective.h"
 #include "model/cost_fp8.h"
 #include "model/error.h"
 #include "model/memory_model.h"
@@ -181,7 +182,7 @@ class Walk {
       : model_(model),
         options_(options),
         space_{model.spec(), options.gpus, model.machine().gpus_per_node,
-               prices_stage_group(model.spec(), model.machine())},
+               priced_groups(model.spec(), model.machine())},
         capacity_(model.machine().usable_memory_bytes()),
         grid_(stage_fields(SearchStage::grid)),
         settings_(stage_fields(SearchStage::setting)),

@@ -69,12 +69,25 @@ TEST(CommModel, PlacementIsTheFewestRanksAnyInstanceHasOnANode) {
 // group; counted rank by rank, context 3 inside data 8 on 24 GPUs is all 24, 8 to a node, where
 // the product of the parts' placements (1 x 2) said 2.
 TEST(CommModel, TwoAdjacentDimensionsAreOneGroup) {
-  EXPECT_EQ(place_two_dimensions(8, 3, 3, 1, 8, 24).ranks_per_node, 8);
-  EXPECT_EQ(place_two_dimensions(3, 1, 8, 3, 8, 24).ranks_per_node, 8);  // either order of the arguments
-  EXPECT_EQ(place_two_dimensions(3, 1, 2, 3, 4, 12).ranks_per_node, 2);  // 0-3 | 4, 5 and 6, 7 | 8-11
+  EXPECT_EQ(place_dimensions(std::vector<GridSpan>{{8, 3}, {3, 1}}, 8, 24).ranks_per_node, 8);
+  EXPECT_EQ(place_dimensions(std::vector<GridSpan>{{3, 1}, {8, 3}}, 8, 24).ranks_per_node, 8);  // either order
+  EXPECT_EQ(place_dimensions(std::vector<GridSpan>{{3, 1}, {2, 3}}, 4, 12).ranks_per_node, 2);  // 0-3 | 4, 5 and 6, 7 | 8-11
   // Not adjacent (a dimension of 2 between them): a box of the two, as before.
-  EXPECT_EQ(place_two_dimensions(2, 1, 4, 4, 8, 32).ranks_per_node,
+  EXPECT_EQ(place_dimensions(std::vector<GridSpan>{{2, 1}, {4, 4}}, 8, 32).ranks_per_node,
             product_group(place_group(2, 1, 8, 32), place_group(4, 4, 8, 32)).ranks_per_node);
+}
+
+// Three dimensions (z x context x data): the adjacent ones are one group, the one apart a box with
+// it. z 2 at stride 2 and data 3 at 4 are one group of 6 at stride 2 (on 4-GPU nodes 2 a node:
+// 0, 2 | 4, 6 | 8, 10); context 2 at 12 lies past them, a node or more away; size 1 places nothing.
+TEST(CommModel, SeveralDimensionsJoinWhereAdjacent) {
+  const GroupPlacement group = place_dimensions(std::vector<GridSpan>{{3, 4}, {1, 1}, {2, 12}, {2, 2}}, 4, 24);
+  EXPECT_EQ(group.size, 12);
+  EXPECT_EQ(group.ranks_per_node, place_group(6, 2, 4, 24).ranks_per_node * place_group(2, 12, 4, 24).ranks_per_node);
+  EXPECT_EQ(group.ranks_per_node, 2);
+  // All three side by side: one group of 12 at stride 2, 2 on each 4-GPU node.
+  EXPECT_EQ(place_dimensions(std::vector<GridSpan>{{3, 4}, {2, 12}, {2, 2}}, 8, 48).ranks_per_node,
+            place_group(12, 2, 8, 48).ranks_per_node);
 }
 
 TEST(CommModel, RingFormulasIntraNode) {

@@ -20,6 +20,8 @@
 namespace axo {
 namespace {
 
+const std::vector<GridDims> kPairsOnly = pair_groups();
+
 using testing::other_value;
 using testing::sample_values;
 using testing::unusual_config;
@@ -329,29 +331,24 @@ TEST(ConfigFields, OrdersThatPlaceGroupsAlikeAreOne) {
   ParallelConfig c;
   c.y = 8, c.data = 16;
   // On 8-GPU nodes: y inside a node and data across, or the reverse, or mixed.
-  const auto orders = distinct_orders(c, 8, false);
+  const auto orders = distinct_orders(c, 8, kPairsOnly);
   EXPECT_GE(orders.size(), 2u);
   EXPECT_LT(orders.size(), 720u);
   EXPECT_EQ(orders.front()[0], GridDim::x);  // the default order comes first
   ParallelConfig single;
   single.data = 8;
-  EXPECT_EQ(distinct_orders(single, 8, false).size(), 1u);
+  EXPECT_EQ(distinct_orders(single, 8, kPairsOnly).size(), 1u);
 }
 
-// Ranks per node of each group, of the two-dimension groups the model prices and, where it prices
-// that group, of a stage's ranks, under `config`'s order.
-std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node, bool stage_group_priced) {
+// Ranks per node of each group and of the stack's groups of several dimensions, under `config`'s order.
+std::vector<int64_t> placement(const ParallelConfig& config, int64_t gpus_per_node, const std::vector<GridDims>& groups) {
   std::vector<int64_t> ranks_per_node;
   for (int d = 0; d < kGridDims; ++d) {
     const GridDim dim = static_cast<GridDim>(d);
     const GroupPlacement group = place_group(config.size(dim), config.stride(dim), gpus_per_node, config.gpus());
     ranks_per_node.push_back(group.ranks_per_node);
   }
-  for (auto [a, b] : kPricedDimensionPairs) {
-    ranks_per_node.push_back(place_two_dimensions(config.size(a), config.stride(a), config.size(b), config.stride(b),
-                                                  gpus_per_node, config.gpus()).ranks_per_node);
-  }
-  if (stage_group_priced) ranks_per_node.push_back(stage_group(config, gpus_per_node).ranks_per_node);
+  for (GridDims group : groups) ranks_per_node.push_back(grid_group(config, group, gpus_per_node).ranks_per_node);
   return ranks_per_node;
 }
 
@@ -362,29 +359,40 @@ TEST(ConfigFields, DistinctOrdersCoverEveryPlacementOnce) {
   // after z was a box of 2 a node; the walk tried only the second. With the stage's group priced
   // (fp8 under Transformer Engine), context 6 also places it apart by where the pipeline lies
   // outside the node.
-  for (bool stage_group_priced : {false, true}) {
+  // A stack that prices only the pairs, one that prices a stage's ranks too (fp8 under Transformer
+  // Engine), and axo's executor's, which sums what it keeps whole over Z over z x context x data.
+  TransformerSpec fp8 = load_model("gpt3-13b");
+  fp8.precision = Precision::fp8;
+  MachineProfile stage_amax = load_machine("dgx-h100"), axo_executor = load_machine("dgx-h100");
+  stage_amax.fp8_amax = Fp8Amax::stage;
+  axo_executor.activations = ActivationLayout::axo;
+  const std::vector<GridDims> with_stage = priced_groups(fp8, stage_amax);
+  const std::vector<GridDims> executor = priced_groups(load_model("gpt3-13b"), axo_executor);
+  ASSERT_EQ(with_stage.size(), kPairsOnly.size() + 1);
+  ASSERT_GT(executor.size(), kPairsOnly.size());
+  for (const std::vector<GridDims>* groups : {&kPairsOnly, &with_stage, &executor}) {
     for (int64_t context : {1, 2, 4, 6}) {
       c.context = context;
-      SCOPED_TRACE(std::to_string(context) + (stage_group_priced ? ", stage group priced" : ""));
+      SCOPED_TRACE(std::to_string(context) + " context, " + std::to_string(groups->size()) + " groups priced");
       std::set<std::vector<int64_t>> distinct;
-      const auto orders = distinct_orders(c, 8, stage_group_priced);
+      const auto orders = distinct_orders(c, 8, *groups);
       for (const auto& order : orders) {
         ParallelConfig placed = c;
         placed.order = order;
-        EXPECT_TRUE(distinct.insert(placement(placed, 8, stage_group_priced)).second) << placed.order_string();
+        EXPECT_TRUE(distinct.insert(placement(placed, 8, *groups)).second) << placed.order_string();
       }
       std::array<GridDim, kGridDims> order = c.order;
       do {
         ParallelConfig placed = c;
         placed.order = order;
-        EXPECT_EQ(distinct.count(placement(placed, 8, stage_group_priced)), 1u) << placed.order_string();
+        EXPECT_EQ(distinct.count(placement(placed, 8, *groups)), 1u) << placed.order_string();
       } while (std::next_permutation(order.begin(), order.end()));
-      if (!stage_group_priced) {
+      if (groups == &kPairsOnly) {
         EXPECT_EQ(candidates(config_field("order"), load_model("gpt3-13b"), 256, c).size(), orders.size());
       }
     }
   }
-  EXPECT_GT(distinct_orders(c, 8, true).size(), distinct_orders(c, 8, false).size());  // context 6
+  EXPECT_GT(distinct_orders(c, 8, with_stage).size(), distinct_orders(c, 8, kPairsOnly).size());  // context 6
 }
 
 }  // namespace

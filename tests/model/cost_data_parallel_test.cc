@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "model/axo_parameters.h"
 #include "model/cost_collective.h"
 #include "model/cost_split.h"
 #include "model/memory_model.h"
@@ -261,6 +262,85 @@ TEST(CostDataParallel, ZeroShardsOverDataTimesContext) {
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0].group_size, 8);
   EXPECT_NE(items[0].name.find("over data x context"), std::string::npos) << items[0].name;
+}
+
+// axo's executor (stack.activations: axo) sums its linears' chunks over data, and what it keeps
+// whole over Z (norms, biases, the embedding: model/axo_parameters.h) over z × data
+// (parallel_gpt.cc's GradientGroup::z_and_data), the norms under sequence parallelism over
+// y × z × data; each is a reduction of its own, every bucket paying its group's latency.
+TEST(CostDataParallel, AxosExecutorSumsWhatItKeepsWholeOverZOverZAndData) {
+  Case t;
+  t.spec = load_model("gpt2-124m");
+  t.machine.activations = ActivationLayout::axo;
+  t.config.z = 2, t.config.data = 4;
+  std::vector<CostItem> items;
+  const DataParallelStep dp = t.run(12, &items);
+  const AxoParams held = axo_stage_params(t.spec, t.config, 12, 0);
+  EXPECT_DOUBLE_EQ(dp.local_params, held.total());
+  ASSERT_EQ(items.size(), 2u);
+  const double e = reduced_gradient_bytes({t.spec, t.machine, t.config, local_shapes(t.spec, t.config)});
+  EXPECT_EQ(items[0].name, "all_reduce gradients in 12 buckets");
+  EXPECT_EQ(items[0].group_size, 4);
+  EXPECT_DOUBLE_EQ(items[0].bytes, held.linear * e);
+  EXPECT_EQ(items[1].name, "all_reduce Z-replicated gradients over z x data in 12 buckets");
+  EXPECT_EQ(items[1].group, GridDim::z);
+  EXPECT_EQ(items[1].group_size, 8);
+  EXPECT_DOUBLE_EQ(items[1].bytes, (held.rows + held.other) * e);
+  EXPECT_DOUBLE_EQ(dp.all_reduce, items[0].seconds + items[1].seconds);
+  EXPECT_NEAR(dp.exposed, items[0].exposed + items[1].exposed, 1e-15);
+  // Sequence parallelism: the rows (norms, learned positions) over y as well.
+  t.config.y = 2, t.config.sequence_parallel = true;
+  items.clear();
+  t.run(12, &items);
+  const AxoParams sp = axo_stage_params(t.spec, t.config, 12, 0);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_DOUBLE_EQ(items[1].bytes, sp.other * e);
+  EXPECT_EQ(items[2].group, GridDim::y);
+  EXPECT_EQ(items[2].group_size, 16);
+  EXPECT_DOUBLE_EQ(items[2].bytes, sp.rows * e);
+}
+
+// With ZeRO the executor all-reduces what it keeps whole over Z over z first, then reduce-scatters
+// every gradient over data and gathers the updated parameters (zero_optimizer.cc).
+TEST(CostDataParallel, AxosExecutorUnderZeroSumsOverZBeforeTheScatter) {
+  Case t;
+  t.spec = load_model("gpt2-124m");
+  t.machine.activations = ActivationLayout::axo;
+  t.config.z = 2, t.config.data = 4, t.config.zero = 1;
+  std::vector<CostItem> items;
+  const DataParallelStep dp = t.run(12, &items);
+  const AxoParams held = axo_stage_params(t.spec, t.config, 12, 0);
+  const double e = reduced_gradient_bytes({t.spec, t.machine, t.config, local_shapes(t.spec, t.config)});
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].name, "all_reduce Z-replicated gradients in 12 buckets");
+  EXPECT_EQ(items[0].group_size, 2);
+  EXPECT_DOUBLE_EQ(items[0].bytes, (held.rows + held.other) * e);
+  EXPECT_EQ(items[1].name, "reduce_scatter gradients in 12 buckets");
+  EXPECT_DOUBLE_EQ(items[1].bytes, held.total() * e);
+  EXPECT_EQ(items[2].name, "all_gather updated parameters in 12 buckets");
+  EXPECT_DOUBLE_EQ(dp.all_reduce, items[0].seconds + items[1].seconds);
+  EXPECT_DOUBLE_EQ(dp.updated_params, held.total() / 4);
+}
+
+// The executor's pipeline ends sum the tied embedding's V'/y rows of h/x, whole over Z; with ZeRO
+// the data ranks' piece of it.
+TEST(CostDataParallel, AxosExecutorSumsItsTiedEmbeddingRows) {
+  Case t;
+  t.spec = load_model("gpt2-124m");
+  t.machine.activations = ActivationLayout::axo;
+  t.config.z = 2, t.config.data = 2, t.config.pipeline = 2;
+  const auto tied_bytes = [&] {
+    std::vector<CostItem> items;
+    t.run(8, &items);
+    for (const CostItem& item : items) {
+      if (item.name.find("tied embedding") != std::string::npos) return item.bytes;
+    }
+    return -1.0;
+  };
+  const double e = reduced_gradient_bytes({t.spec, t.machine, t.config, local_shapes(t.spec, t.config)});
+  EXPECT_DOUBLE_EQ(tied_bytes(), axo_vocabulary_params(t.spec, t.config) * e);
+  t.config.zero = 1;
+  EXPECT_DOUBLE_EQ(tied_bytes(), std::ceil(axo_vocabulary_params(t.spec, t.config) / 2) * e);
 }
 
 }  // namespace

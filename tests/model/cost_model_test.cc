@@ -1,4 +1,5 @@
 // The 4D cost model: message sizes, bubble, divisibility and invariants.
+#include "model/cost_collective.h"
 #include "model/cost_model.h"
 
 #include <gtest/gtest.h>
@@ -442,7 +443,7 @@ TEST(CostModel, PacedBoundIsALowerBoundOnEveryRankOrder) {
   c.pipeline = 4, c.y = 4, c.context = 2, c.data = 2, c.microbatch = 1, c.interleave = 2;
   ASSERT_EQ(model.check(c), "");
   bool tighter = false;
-  for (const auto& order : distinct_orders(c, 8, prices_stage_group(spec, load_machine("dgx-h100")))) {
+  for (const auto& order : distinct_orders(c, 8, priced_groups(spec, load_machine("dgx-h100")))) {
     c.order = order;
     const Breakdown b = model.evaluate(c);
     const double paced = model.paced_lower_bound(c);

@@ -98,5 +98,30 @@ TEST(CostStageEnds, SequenceParallelLookupsAndTiedHeadsUnderFsdp) {
   EXPECT_NE(find(items_of(spec, c), "all_gather lm head weights"), nullptr);
 }
 
+// axo's executor keeps the embedding and the head whole over Z (shard_layout.h): it gathers neither
+// and reduce-scatters no head gradient over Z; the data-parallel step sums them (cost_data_parallel.h).
+TEST(CostStageEnds, AxosExecutorKeepsTheEmbeddingAndHeadWholeOverZ) {
+  const TransformerSpec spec = load_model("gpt2-124m");
+  MachineProfile machine = load_machine("selene");
+  ParallelConfig c;
+  c.y = 2, c.z = 2, c.pipeline = 2, c.microbatch = 2;
+  const auto items_of = [&](const MachineProfile& m) {
+    std::vector<CostItem> items;
+    stage_end_comm({spec, m, c, local_shapes(spec, c)}, CostRecorder(&items, 1, 1));
+    return items;
+  };
+  auto items = items_of(machine);
+  EXPECT_NE(find(items, "all_gather embedding weights"), nullptr);
+  EXPECT_NE(find(items, "all_gather lm head weights"), nullptr);
+  EXPECT_NE(find(items, "reduce_scatter lm head dW"), nullptr);
+  machine.activations = ActivationLayout::axo;
+  items = items_of(machine);
+  EXPECT_EQ(find(items, "all_gather embedding weights"), nullptr);
+  EXPECT_EQ(find(items, "all_gather lm head weights"), nullptr);
+  EXPECT_EQ(find(items, "reduce_scatter lm head dW"), nullptr);
+  EXPECT_NE(find(items, "all_reduce embedding output"), nullptr);  // the tensor-parallel sums stay
+  EXPECT_NE(find(items, "all_reduce lm head dX"), nullptr);
+}
+
 }  // namespace
 }  // namespace axo

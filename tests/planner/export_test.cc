@@ -713,24 +713,26 @@ TEST(Export, FormatsFixStringsAndPlacement) {
   EXPECT_EQ(fixed.values, c);
   // x = 1 and y fills a node: x's and y's places do not matter, nor does d vs p
   // once both span nodes with one rank each.
-  EXPECT_TRUE(places_groups_as(c, "xyzdp", false, 8));
+  EXPECT_TRUE(places_groups_as(c, "xyzdp", pair_groups(), 8));
   // An export that runs the framework's order says so where the plan's differs.
   EXPECT_EQ(same_placement_note(c, "yxzpcd", 8), "");
   EXPECT_EQ(same_placement_note(c, "xyzcdp", 8), "; the plan's yxzpcd places its groups as xyzcdp does on 8-GPU nodes");
-  EXPECT_FALSE(places_groups_as(grid(4, 2, 1, 2, 1, 1), "xyzpd", false, 8));
+  EXPECT_FALSE(places_groups_as(grid(4, 2, 1, 2, 1, 1), "xyzpd", pair_groups(), 8));
   // Each group alike but data x context: 3 context ranks inside 2 data ranks are one group of 6
   // (2 a node on 4-GPU nodes); with the pipeline between them, a box of 1 a node.
   ParallelConfig context = grid(2, 2, 1, 1, 1, 1);
   context.context = 3;
-  EXPECT_FALSE(places_groups_as(context, "xyzcpd", false, 4));
+  EXPECT_FALSE(places_groups_as(context, "xyzcpd", pair_groups(), 4));
   // Where the stage's group is priced (fp8 under Transformer Engine), two orders that place every
   // other group alike may place a stage's ranks apart: x and context (12 ranks) span more than a
   // node either way, but with the pipeline just outside them a stage holds 4 ranks a node, not 8.
   ParallelConfig fp8 = grid(4, 4, 2, 4, 2, 1);
   fp8.context = 6;
   fp8.order = parse_order("xcyzdp", "test");
-  EXPECT_TRUE(places_groups_as(fp8, "xcpyzd", false, 8));
-  EXPECT_FALSE(places_groups_as(fp8, "xcpyzd", true, 8));
+  EXPECT_TRUE(places_groups_as(fp8, "xcpyzd", pair_groups(), 8));
+  std::vector<GridDims> with_stage = pair_groups();
+  with_stage.push_back(kStageDims);
+  EXPECT_FALSE(places_groups_as(fp8, "xcpyzd", with_stage, 8));
 }
 
 }  // namespace
